@@ -1,0 +1,428 @@
+//! Command-line conventions shared by every binary: the common flags (defined once, in
+//! [`bench_args!`]), value parsers for durations, sizes and lists, and argument parsing
+//! that answers a bad flag with one line on stderr and exit code 2.
+
+use crate::error::{Error, Result};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How the harness measures, named as in JMH.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Operations per second over a timed iteration.
+    Throughput,
+    /// Time per operation over a timed iteration.
+    AverageTime,
+    /// One invocation per iteration, cold: time per operation.
+    SingleShot,
+    /// Every invocation timed on its own: a latency distribution.
+    Sample,
+}
+
+impl Mode {
+    /// JMH's short name: thrpt, avgt, ss, sample.
+    pub fn short(self) -> &'static str {
+        match self {
+            Mode::Throughput => "thrpt",
+            Mode::AverageTime => "avgt",
+            Mode::SingleShot => "ss",
+            Mode::Sample => "sample",
+        }
+    }
+
+    /// Whether a bigger score is better (throughput) or worse (time per op).
+    pub fn higher_is_better(self) -> bool {
+        self == Mode::Throughput
+    }
+}
+
+/// The report formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Text,
+    Csv,
+    Json,
+    /// Ruby's Benchmark.bm layout: user, system, total and (real) per benchmark.
+    Bm,
+}
+
+/// Parses `thrpt`, `avgt`, `ss` or `sample` (JMH's long names work too).
+pub fn parse_mode(s: &str) -> std::result::Result<Mode, String> {
+    match s {
+        "thrpt" | "throughput" | "Throughput" => Ok(Mode::Throughput),
+        "avgt" | "AverageTime" => Ok(Mode::AverageTime),
+        "ss" | "SingleShotTime" => Ok(Mode::SingleShot),
+        "sample" | "SampleTime" => Ok(Mode::Sample),
+        _ => Err(format!(
+            "unknown mode '{s}' (expected thrpt, avgt, ss or sample)"
+        )),
+    }
+}
+
+/// Parses `text`, `csv`, `json` or `bm`.
+pub fn parse_format(s: &str) -> std::result::Result<Format, String> {
+    match s {
+        "text" => Ok(Format::Text),
+        "csv" => Ok(Format::Csv),
+        "json" => Ok(Format::Json),
+        "bm" => Ok(Format::Bm),
+        _ => Err(format!(
+            "unknown format '{s}' (expected text, csv, json or bm)"
+        )),
+    }
+}
+
+/// Parses a duration such as `500ms`, `3s`, `1.5s`, `1m`, `2h`, `100us`, `0`.
+pub fn parse_duration(s: &str) -> std::result::Result<Duration, String> {
+    let bad = || format!("invalid duration '{s}' (expected a number and a unit: 500ms, 3s, 1m)");
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (number, unit) = s.split_at(split);
+    let value: f64 = number.parse().map_err(|_| bad())?;
+    let seconds = match unit {
+        "ns" => value / 1e9,
+        "us" | "µs" => value / 1e6,
+        "ms" => value / 1e3,
+        "s" => value,
+        "m" | "min" => value * 60.0,
+        "h" => value * 3600.0,
+        "" if value == 0.0 => 0.0,
+        _ => return Err(bad()),
+    };
+    if !seconds.is_finite() || seconds > 1e9 {
+        return Err(bad());
+    }
+    Ok(Duration::from_secs_f64(seconds))
+}
+
+/// Parses a size in bytes: `4096`, `4k`, `1m`, `16mb`, `1.5MiB`, `2g` (powers of 1024).
+pub fn parse_size(s: &str) -> std::result::Result<u64, String> {
+    let bad = || format!("invalid size '{s}' (expected bytes or a number with k, m or g: 4k, 1m)");
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (number, unit) = s.split_at(split);
+    let value: f64 = number.parse().map_err(|_| bad())?;
+    let scale = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 1u64,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        _ => return Err(bad()),
+    };
+    let bytes = value * scale as f64;
+    if !bytes.is_finite() || bytes < 0.0 || bytes > u64::MAX as f64 / 2.0 {
+        return Err(bad());
+    }
+    Ok(bytes.round() as u64)
+}
+
+/// Parses a comma-separated list with `item` for each element (`1,2,4`).
+pub fn parse_list<T>(
+    s: &str,
+    item: impl Fn(&str) -> std::result::Result<T, String>,
+) -> std::result::Result<Vec<T>, String> {
+    let items: Vec<T> = s
+        .split(',')
+        .map(|x| item(x.trim()))
+        .collect::<std::result::Result<_, _>>()?;
+    if items.is_empty() {
+        return Err(format!("empty list '{s}'"));
+    }
+    Ok(items)
+}
+
+/// Parses a list of non-negative integers (`1,2,4`).
+pub fn parse_usize_list(s: &str) -> std::result::Result<Vec<usize>, String> {
+    parse_list(s, |x| {
+        x.parse::<usize>()
+            .map_err(|_| format!("invalid number '{x}' in list '{s}'"))
+    })
+}
+
+/// Parses a list of sizes (`16,1k,64k`).
+pub fn parse_size_list(s: &str) -> std::result::Result<Vec<u64>, String> {
+    parse_list(s, parse_size)
+}
+
+/// Parses a list of words (`compress,decompress`), each checked against `allowed`.
+pub fn parse_choices(s: &str, allowed: &[&str]) -> std::result::Result<Vec<String>, String> {
+    parse_list(s, |x| {
+        if allowed.contains(&x) {
+            Ok(x.to_string())
+        } else {
+            Err(format!(
+                "unknown value '{x}' (expected one of {})",
+                allowed.join(", ")
+            ))
+        }
+    })
+}
+
+/// The flags every binary takes, collected from the binary's own argument struct.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CommonArgs {
+    pub mode: Option<Mode>,
+    pub warmup: Option<u32>,
+    pub warmup_time: Option<Duration>,
+    pub iterations: Option<u32>,
+    pub time: Option<Duration>,
+    pub forks: Option<u32>,
+    pub timeout: Option<Duration>,
+    pub format: Option<Format>,
+    pub output: Option<PathBuf>,
+    pub quick: bool,
+    pub pin: Option<Vec<usize>>,
+    pub seed: u64,
+}
+
+/// Implemented by every binary's argument struct through [`bench_args!`].
+pub trait HasCommon {
+    fn common(&self) -> CommonArgs;
+}
+
+/// Declares a binary's argument struct with the common flags appended, so that the same
+/// flag names mean the same thing on every binary. Every field of the binary ends in a comma.
+///
+/// ```ignore
+/// boardbench::bench_args! {
+///     /// Measure something.
+///     #[argh(example = "bb-x --quick")]
+///     pub struct Args {
+///         /// how many things
+///         #[argh(option, default = "1")]
+///         pub things: u32,
+///     }
+/// }
+/// ```
+#[macro_export]
+macro_rules! bench_args {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident {
+            $($fields:tt)*
+        }
+    ) => {
+        #[derive(argh::FromArgs, Debug)]
+        $(#[$meta])*
+        pub struct $name {
+            // Passed through as raw tokens: argh must see `Option<...>` itself, which it
+            // cannot through a `$ty:ty` fragment.
+            $($fields)*
+            /// benchmark mode: thrpt (ops/s), avgt (time/op), ss (single cold shot), sample (latency distribution)
+            #[argh(option, from_str_fn($crate::cli::parse_mode))]
+            pub mode: Option<$crate::cli::Mode>,
+            /// warm-up iterations per fork
+            #[argh(option)]
+            pub warmup: Option<u32>,
+            /// time of one warm-up iteration (500ms, 3s, 1m)
+            #[argh(option, from_str_fn($crate::cli::parse_duration))]
+            pub warmup_time: Option<std::time::Duration>,
+            /// measurement iterations per fork
+            #[argh(option)]
+            pub iterations: Option<u32>,
+            /// time of one measurement iteration (500ms, 3s, 1m)
+            #[argh(option, from_str_fn($crate::cli::parse_duration))]
+            pub time: Option<std::time::Duration>,
+            /// forks: each benchmark runs in this many fresh copies of the process (0 = in this process)
+            #[argh(option)]
+            pub forks: Option<u32>,
+            /// an iteration that runs longer than this fails the run (default 10m)
+            #[argh(option, from_str_fn($crate::cli::parse_duration))]
+            pub timeout: Option<std::time::Duration>,
+            /// report format: text, csv, json or bm (default text, or from the --output extension)
+            #[argh(option, from_str_fn($crate::cli::parse_format))]
+            pub format: Option<$crate::cli::Format>,
+            /// write the report to this file (atomically: a temporary file, then renamed)
+            #[argh(option)]
+            pub output: Option<std::path::PathBuf>,
+            /// the quick profile: fewer and shorter iterations, smaller inputs
+            #[argh(switch)]
+            pub quick: bool,
+            /// CPUs to pin to, a list (0,1); each binary says how it uses them
+            #[argh(option, from_str_fn($crate::cli::parse_usize_list))]
+            pub pin: Option<Vec<usize>>,
+            /// seed of the generated inputs (default 42)
+            #[argh(option, default = "42")]
+            pub seed: u64,
+        }
+
+        impl $crate::cli::HasCommon for $name {
+            fn common(&self) -> $crate::cli::CommonArgs {
+                $crate::cli::CommonArgs {
+                    mode: self.mode,
+                    warmup: self.warmup,
+                    warmup_time: self.warmup_time,
+                    iterations: self.iterations,
+                    time: self.time,
+                    forks: self.forks,
+                    timeout: self.timeout,
+                    format: self.format,
+                    output: self.output.clone(),
+                    quick: self.quick,
+                    pin: self.pin.clone(),
+                    seed: self.seed,
+                }
+            }
+        }
+    };
+}
+
+/// The name this binary was run as (`bb-zstd`), for messages.
+pub fn program_name() -> String {
+    std::env::args_os()
+        .next()
+        .map(PathBuf::from)
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| "boardbench".to_string())
+}
+
+/// Parses this process's arguments into `T`. `--help` prints and exits 0; a bad flag or
+/// value prints one line naming it on stderr and exits 2.
+pub fn parse_args<T: argh::FromArgs>() -> T {
+    let args: Vec<String> = std::env::args_os()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    match parse_from::<T>(&refs) {
+        Ok(t) => t,
+        Err(ParseExit::Help(text)) => {
+            print!("{text}");
+            std::process::exit(0)
+        }
+        Err(ParseExit::Usage(e)) => {
+            eprintln!("{}: {e}", program_name());
+            std::process::exit(2)
+        }
+    }
+}
+
+/// Why parsing stopped early.
+#[derive(Debug, PartialEq)]
+pub enum ParseExit {
+    Help(String),
+    Usage(Error),
+}
+
+/// Parses `args` (without the program name) into `T`.
+pub fn parse_from<T: argh::FromArgs>(args: &[&str]) -> std::result::Result<T, ParseExit> {
+    let name = program_name();
+    T::from_args(&[name.as_str()], args).map_err(|exit| match exit.status {
+        Ok(()) => ParseExit::Help(exit.output),
+        Err(()) => {
+            let first = exit
+                .output
+                .lines()
+                .next()
+                .unwrap_or("invalid arguments")
+                .trim()
+                .to_string();
+            ParseExit::Usage(Error::usage(format!("{first} (see --help)")))
+        }
+    })
+}
+
+/// Rejects a zero where at least one is needed: `check_positive("--threads", 0)`.
+pub fn check_positive(flag: &str, value: u64) -> Result<()> {
+    if value == 0 {
+        Err(Error::usage(format!("{flag} must be at least 1")))
+    } else {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("3s"), Ok(Duration::from_secs(3)));
+        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_duration("1m"), Ok(Duration::from_secs(60)));
+        assert_eq!(parse_duration("250us"), Ok(Duration::from_micros(250)));
+        assert_eq!(parse_duration("0"), Ok(Duration::ZERO));
+        for bad in ["", "3", "s", "3x", "-1s", "1e3s", "3 s"] {
+            let err = parse_duration(bad).unwrap_err();
+            assert!(err.contains(&format!("'{bad}'")), "{err}");
+        }
+    }
+
+    #[test]
+    fn sizes_and_lists() {
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert_eq!(parse_size("4k"), Ok(4096));
+        assert_eq!(parse_size("16mb"), Ok(16 << 20));
+        assert_eq!(parse_size("1.5MiB"), Ok(3 << 19));
+        assert!(parse_size("4q").is_err());
+        assert!(parse_size("").is_err());
+        assert_eq!(parse_usize_list("1,2, 4"), Ok(vec![1, 2, 4]));
+        assert!(parse_usize_list("1,,2")
+            .unwrap_err()
+            .contains("invalid number ''"));
+        assert_eq!(parse_size_list("16,1k"), Ok(vec![16, 1024]));
+        assert_eq!(
+            parse_choices("a,b", &["a", "b"]),
+            Ok(vec!["a".to_string(), "b".to_string()])
+        );
+        assert!(parse_choices("a,c", &["a", "b"])
+            .unwrap_err()
+            .contains("'c'"));
+    }
+
+    #[test]
+    fn modes_and_formats() {
+        assert_eq!(parse_mode("thrpt"), Ok(Mode::Throughput));
+        assert_eq!(parse_mode("sample"), Ok(Mode::Sample));
+        assert!(parse_mode("fast").is_err());
+        assert_eq!(parse_format("json"), Ok(Format::Json));
+        assert!(parse_format("xml").unwrap_err().contains("'xml'"));
+    }
+
+    crate::bench_args! {
+        /// Test arguments.
+        pub struct TestArgs {
+            /// a list of thread counts
+            #[argh(option, from_str_fn(crate::cli::parse_usize_list))]
+            pub threads: Option<Vec<usize>>,
+        }
+    }
+
+    #[test]
+    fn common_flags_parse_and_bad_flags_are_one_line() {
+        let a: TestArgs = parse_from(&[
+            "--threads",
+            "1,2",
+            "--time",
+            "2s",
+            "--quick",
+            "--mode",
+            "avgt",
+        ])
+        .unwrap();
+        assert_eq!(a.threads, Some(vec![1, 2]));
+        let c = a.common();
+        assert_eq!(c.time, Some(Duration::from_secs(2)));
+        assert_eq!(c.mode, Some(Mode::AverageTime));
+        assert!(c.quick);
+        assert_eq!(c.seed, 42);
+        match parse_from::<TestArgs>(&["--bogus"]) {
+            Err(ParseExit::Usage(e)) => {
+                assert!(e.to_string().contains("--bogus"), "{e}");
+                assert!(!e.to_string().contains('\n'));
+                assert_eq!(e.exit_code(), 2);
+            }
+            other => panic!("{other:?}"),
+        }
+        match parse_from::<TestArgs>(&["--time", "3"]) {
+            Err(ParseExit::Usage(e)) => assert!(e.to_string().contains("--time"), "{e}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(
+            matches!(parse_from::<TestArgs>(&["--help"]), Err(ParseExit::Help(h)) if h.contains("--warmup-time"))
+        );
+    }
+}

@@ -1,0 +1,186 @@
+//! boardbench's harness: every `bb-*` binary describes its benchmarks (a name, parameters
+//! and one operation) and hands them to [`run_suite`], which owns warm-up, iterations,
+//! forks, timeouts, statistics, CPU and memory accounting, the environment and throttling
+//! watch, and the reports. No binary prints its own tables or computes its own statistics.
+
+pub mod cli;
+pub mod corpus;
+pub mod cpu;
+pub mod env;
+pub mod error;
+pub mod fork;
+pub mod histogram;
+pub mod json;
+pub mod report;
+pub mod result;
+pub mod rng;
+pub mod runner;
+pub mod stats;
+pub mod warnings;
+pub mod watchdog;
+
+pub use cli::{CommonArgs, Format, Mode};
+pub use error::{Error, Result};
+pub use runner::{Benchmark, Metric, Settings, TimeUnit, Workload};
+
+use env::{Environment, Snapshot, ThrottleReport};
+use result::BenchResult;
+use warnings::{warn, Progress, Warning};
+
+/// What a binary hands to the harness.
+pub struct Suite {
+    /// The unit of time-per-operation scores.
+    pub unit: TimeUnit,
+    /// The binary's default settings for the profile the person chose (flags override them).
+    pub defaults: Settings,
+    pub benchmarks: Vec<Benchmark>,
+    /// Whether the harness pins the whole process to `--pin`'s CPUs; false where the
+    /// binary uses the CPUs itself (one per process, say).
+    pub pin_process: bool,
+}
+
+/// Runs every benchmark of the suite and writes the report. In a fork child, runs only
+/// the benchmark the parent asked for and reports back over the pipe.
+pub fn run_suite(suite: Suite, flags: &CommonArgs) -> Result<Vec<BenchResult>> {
+    let settings = suite.defaults.clone().with_flags(flags);
+    validate(&settings)?;
+    if let Some((index, pipe)) = fork::child_request() {
+        let bench = suite.benchmarks.get(index).ok_or_else(|| {
+            Error::failed(format!(
+                "fork asked for benchmark {index}, which does not exist"
+            ))
+        })?;
+        let result = runner::run_in_process(bench, &settings, suite.unit)?;
+        fork::send(pipe, &result)?;
+        return Ok(Vec::new());
+    }
+    if suite.pin_process {
+        if let Some(cpus) = &flags.pin {
+            pin_process(cpus)?;
+        }
+    }
+    let env = Environment::capture();
+    eprintln!("{}", header(&env, &settings, suite.benchmarks.len()));
+    for w in warnings::environment_warnings(&env) {
+        warn(&w);
+    }
+    let per_bench = settings.estimated_fork_time() * settings.forks.max(1);
+    let mut progress = Progress::new(per_bench * suite.benchmarks.len() as u32);
+    let mut results = Vec::new();
+    for (index, bench) in suite.benchmarks.iter().enumerate() {
+        let label = bench.label();
+        let before = Snapshot::take();
+        let mut forks = Vec::new();
+        if settings.forks == 0 {
+            progress.step(
+                &format!("[{}/{}] {label}", index + 1, suite.benchmarks.len()),
+                per_bench,
+            );
+            forks.push(runner::run_in_process(bench, &settings, suite.unit)?);
+        }
+        for fork in 1..=settings.forks {
+            progress.step(
+                &format!(
+                    "[{}/{}] {label} fork {fork}/{}",
+                    index + 1,
+                    suite.benchmarks.len(),
+                    settings.forks
+                ),
+                settings.estimated_fork_time(),
+            );
+            forks.push(fork::run_child(index, fork, &label)?);
+        }
+        let throttle = ThrottleReport::between(&before, &Snapshot::take());
+        if throttle.throttled {
+            progress.finish();
+            warn(&Warning::Throttled {
+                benchmark: label,
+                reasons: throttle.reasons.clone(),
+            });
+        }
+        results.push(BenchResult::from_forks(
+            bench, &settings, suite.unit, forks, throttle,
+        ));
+    }
+    progress.finish();
+    result::add_scaling(&mut results);
+    report::emit(&results, &env, flags)?;
+    Ok(results)
+}
+
+fn validate(s: &Settings) -> Result<()> {
+    cli::check_positive("--iterations", s.iterations as u64)?;
+    if s.mode != Mode::SingleShot && s.time.is_zero() {
+        return Err(Error::usage(
+            "--time must be longer than 0 in the timed modes",
+        ));
+    }
+    if s.timeout.is_zero() {
+        return Err(Error::usage("--timeout must be longer than 0"));
+    }
+    Ok(())
+}
+
+/// Pins this process (and so every fork and thread it starts) to `cpus`.
+pub fn pin_process(cpus: &[usize]) -> Result<()> {
+    let mut set = nix::sched::CpuSet::new();
+    for &cpu in cpus {
+        set.set(cpu)
+            .map_err(|_| Error::usage(format!("--pin: CPU {cpu} does not exist")))?;
+    }
+    nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set).map_err(|e| {
+        Error::usage(format!(
+            "--pin {}: cannot pin to these CPUs: {e}",
+            join(cpus)
+        ))
+    })
+}
+
+fn join(cpus: &[usize]) -> String {
+    cpus.iter()
+        .map(|c| c.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// The header line on stderr: what ran where, with which settings.
+fn header(env: &Environment, s: &Settings, count: usize) -> String {
+    let mut machine = vec![env.arch.clone()];
+    machine.extend(env.board_model.clone());
+    machine.extend(env.cpu_model.clone());
+    machine.push(format!("{} cores", env.cores_online));
+    machine.extend(env.kernel.as_ref().map(|k| format!("Linux {k}")));
+    machine.extend(env.governor.as_ref().map(|g| format!("governor {g}")));
+    if let (Some(c), Some(m)) = (env.cur_freq_mhz, env.max_freq_mhz) {
+        machine.push(format!("{c}/{m} MHz"));
+    }
+    machine.extend(env.temperature_c.map(|t| format!("{t:.1}°C")));
+    machine.extend(
+        env.load_avg
+            .map(|l| format!("load {:.2} {:.2} {:.2}", l[0], l[1], l[2])),
+    );
+    format!(
+        "# {} {} on {}: {}\n# {count} benchmarks, mode {}, warm-up {} × {}, {} × {}, {} fork{}, timeout {}",
+        cli::program_name(),
+        env.boardbench_version,
+        env.hostname.as_deref().unwrap_or("?"),
+        machine.join(", "),
+        s.mode.short(),
+        s.warmup_iterations,
+        report::format_duration(s.warmup_time),
+        s.iterations,
+        report::format_duration(s.time),
+        s.forks,
+        if s.forks == 1 { "" } else { "s" },
+        report::format_duration(s.timeout),
+    )
+}
+
+/// The body of every binary's `main`: runs `run`, prints an error once as
+/// `bb-x: error: ...`, and exits with its code (2 for bad input, 1 for a failed run).
+pub fn main_with(run: impl FnOnce() -> Result<()>) {
+    if let Err(e) = run() {
+        eprintln!("{}: error: {e}", cli::program_name());
+        watchdog::exit_now(e.exit_code());
+    }
+}

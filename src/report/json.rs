@@ -1,0 +1,213 @@
+//! The JSON report in JMH's `-rf json` layout (an array of entries with benchmark, mode,
+//! threads, forks, iterations, params, primaryMetric and secondaryMetrics), so JMH result
+//! viewers read it; boardbench adds `environment` and `boardbench` fields they ignore.
+
+use crate::env::Environment;
+use crate::json::Json;
+use crate::result::BenchResult;
+use crate::stats::Summary;
+
+pub fn render(results: &[BenchResult], env: &Environment) -> String {
+    Json::Arr(results.iter().map(|r| entry(r, env)).collect()).to_pretty()
+}
+
+fn entry(r: &BenchResult, env: &Environment) -> Json {
+    let s = &r.settings;
+    // JMH writes iteration times as "10 s" or "500 ms".
+    let time = |d: std::time::Duration| {
+        let ms = d.as_millis();
+        Json::str(if ms % 1000 == 0 {
+            format!("{} s", ms / 1000)
+        } else {
+            format!("{ms} ms")
+        })
+    };
+    Json::obj([
+        ("jmhVersion", Json::str("boardbench")),
+        ("benchmark", Json::str(&r.name)),
+        ("mode", Json::str(r.mode().short())),
+        ("threads", Json::Num(r.threads as f64)),
+        ("forks", Json::Num(s.forks as f64)),
+        ("warmupIterations", Json::Num(s.warmup_iterations as f64)),
+        ("warmupTime", time(s.warmup_time)),
+        ("warmupBatchSize", Json::Num(1.0)),
+        ("measurementIterations", Json::Num(s.iterations as f64)),
+        ("measurementTime", time(s.time)),
+        ("measurementBatchSize", Json::Num(1.0)),
+        (
+            "params",
+            Json::obj(r.params.iter().map(|(k, v)| (k.clone(), Json::str(v)))),
+        ),
+        (
+            "primaryMetric",
+            metric(&r.summary, r.percentiles(), &r.unit(), &r.raw),
+        ),
+        (
+            "secondaryMetrics",
+            Json::obj(r.secondary.iter().map(|m| {
+                let mut sorted: Vec<f64> = m.raw.iter().flatten().copied().collect();
+                sorted.sort_by(f64::total_cmp);
+                let pct = crate::result::PERCENTILES
+                    .iter()
+                    .map(|&p| (p, crate::stats::percentile(&sorted, p)))
+                    .collect();
+                (m.name.clone(), metric(&m.summary, pct, &m.unit, &m.raw))
+            })),
+        ),
+        ("environment", environment_json(env)),
+        (
+            "boardbench",
+            Json::obj([
+                (
+                    "cpu",
+                    Json::obj([
+                        ("wall", Json::Num(r.cpu.wall)),
+                        ("user", Json::Num(r.cpu.user())),
+                        ("sys", Json::Num(r.cpu.sys())),
+                        ("cpuPercent", Json::Num(r.cpu.percent())),
+                        ("processUser", Json::Num(r.cpu.process.user)),
+                        ("processSys", Json::Num(r.cpu.process.sys)),
+                        ("childrenUser", Json::Num(r.cpu.children.user)),
+                        ("childrenSys", Json::Num(r.cpu.children.sys)),
+                    ]),
+                ),
+                (
+                    "peakRssKiB",
+                    Json::opt_num(r.peak_rss_kib.map(|k| k as f64)),
+                ),
+                ("operations", Json::Num(r.ops as f64)),
+                ("throttled", Json::Bool(r.throttle.throttled)),
+                (
+                    "throttleReasons",
+                    Json::Arr(r.throttle.reasons.iter().map(Json::str).collect()),
+                ),
+                ("maxTemperatureC", Json::opt_num(r.throttle.max_temp_c)),
+                ("min", Json::Num(r.summary.min)),
+                ("median", Json::Num(r.summary.median)),
+                ("max", Json::Num(r.summary.max)),
+                ("stdev", Json::Num(r.summary.stdev)),
+                ("outliersMild", Json::Num(r.summary.outliers_mild as f64)),
+                (
+                    "outliersSevere",
+                    Json::Num(r.summary.outliers_severe as f64),
+                ),
+                (
+                    "samples",
+                    Json::Num(r.histogram.as_ref().map_or(0, |h| h.count()) as f64),
+                ),
+            ]),
+        ),
+    ])
+}
+
+fn metric(s: &Summary, percentiles: Vec<(f64, f64)>, unit: &str, raw: &[Vec<f64>]) -> Json {
+    let (lo, hi) = s.confidence();
+    Json::obj([
+        ("score", Json::Num(s.mean)),
+        ("scoreError", Json::Num(s.error)),
+        (
+            "scoreConfidence",
+            Json::Arr(vec![Json::Num(lo), Json::Num(hi)]),
+        ),
+        (
+            "scorePercentiles",
+            Json::obj(
+                percentiles
+                    .into_iter()
+                    .map(|(p, v)| (format!("{p:?}"), Json::Num(v))),
+            ),
+        ),
+        ("scoreUnit", Json::str(unit)),
+        (
+            "rawData",
+            Json::Arr(
+                raw.iter()
+                    .map(|f| Json::Arr(f.iter().map(|&v| Json::Num(v)).collect()))
+                    .collect(),
+            ),
+        ),
+    ])
+}
+
+/// The environment record, as in every JSON entry and in run-all's env.json.
+pub fn environment_json(env: &Environment) -> Json {
+    Json::obj([
+        ("hostname", Json::opt_str(env.hostname.as_deref())),
+        ("arch", Json::str(&env.arch)),
+        ("cpuModel", Json::opt_str(env.cpu_model.as_deref())),
+        ("coresOnline", Json::Num(env.cores_online as f64)),
+        ("boardModel", Json::opt_str(env.board_model.as_deref())),
+        ("kernel", Json::opt_str(env.kernel.as_deref())),
+        ("governor", Json::opt_str(env.governor.as_deref())),
+        (
+            "curFreqMHz",
+            Json::opt_num(env.cur_freq_mhz.map(|f| f as f64)),
+        ),
+        (
+            "maxFreqMHz",
+            Json::opt_num(env.max_freq_mhz.map(|f| f as f64)),
+        ),
+        ("temperatureC", Json::opt_num(env.temperature_c)),
+        (
+            "loadAvg",
+            env.load_avg.map_or(Json::Null, |l| {
+                Json::Arr(l.iter().map(|&v| Json::Num(v)).collect())
+            }),
+        ),
+        ("boardbenchVersion", Json::str(&env.boardbench_version)),
+    ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::tests::sample_result;
+
+    #[test]
+    fn jmh_fields_are_present_and_nan_is_a_string() {
+        let r = sample_result("bb.zstd.compress", "1", vec![1.0, 2.0]);
+        let env = Environment {
+            arch: "armv7l".into(),
+            cores_online: 4,
+            ..Default::default()
+        };
+        let text = render(&[r], &env);
+        let v = Json::parse(&text).unwrap();
+        let e = &v.as_array().unwrap()[0];
+        assert_eq!(
+            e.get("benchmark").unwrap().as_str(),
+            Some("bb.zstd.compress")
+        );
+        assert_eq!(e.get("mode").unwrap().as_str(), Some("thrpt"));
+        assert_eq!(e.get("warmupTime").unwrap().as_str(), Some("500 ms"));
+        assert_eq!(e.get("measurementTime").unwrap().as_str(), Some("1 s"));
+        assert_eq!(
+            e.get("params").unwrap().get("threads").unwrap().as_str(),
+            Some("1")
+        );
+        let pm = e.get("primaryMetric").unwrap();
+        assert_eq!(pm.get("score").unwrap().as_f64(), Some(1.5));
+        assert!(text.contains("\"scoreError\" : \"NaN\""));
+        assert_eq!(pm.get("scoreUnit").unwrap().as_str(), Some("ops/s"));
+        assert_eq!(
+            pm.get("rawData").unwrap(),
+            &Json::Arr(vec![Json::Arr(vec![Json::Num(1.0), Json::Num(2.0)])])
+        );
+        assert_eq!(
+            pm.get("scorePercentiles")
+                .unwrap()
+                .get("50.0")
+                .unwrap()
+                .as_f64(),
+            Some(1.5)
+        );
+        assert_eq!(
+            e.get("environment").unwrap().get("arch").unwrap().as_str(),
+            Some("armv7l")
+        );
+        assert_eq!(
+            e.get("boardbench").unwrap().get("throttled"),
+            Some(&Json::Bool(false))
+        );
+    }
+}

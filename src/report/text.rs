@@ -1,0 +1,214 @@
+//! The text report: JMH's table (`Benchmark (params) Mode Cnt Score Error Units`), then a
+//! `time`-like line per benchmark (user, sys, cpu%, total, peak RSS).
+
+use super::format_score;
+use crate::result::BenchResult;
+
+/// One table row before alignment.
+struct Row {
+    benchmark: String,
+    params: Vec<String>,
+    mode: String,
+    cnt: String,
+    score: String,
+    error: String,
+    unit: String,
+    flag: &'static str,
+}
+
+pub fn render(results: &[BenchResult]) -> String {
+    let keys = param_keys(results);
+    let mut rows = Vec::new();
+    for r in results {
+        let params: Vec<String> = keys
+            .iter()
+            .map(|k| r.param(k).unwrap_or("N/A").to_string())
+            .collect();
+        let flag = if r.throttle.throttled {
+            "  THROTTLED"
+        } else {
+            ""
+        };
+        let row = |benchmark: String, cnt: String, score: f64, error: f64, unit: String| Row {
+            benchmark,
+            params: params.clone(),
+            mode: r.mode().short().to_string(),
+            cnt,
+            score: format_score(score),
+            error: if error.is_nan() {
+                String::new()
+            } else {
+                format!("± {}", format_score(error))
+            },
+            unit,
+            flag,
+        };
+        rows.push(row(
+            r.name.clone(),
+            r.summary.n.to_string(),
+            r.summary.mean,
+            r.summary.error,
+            r.unit(),
+        ));
+        if let Some(h) = &r.histogram {
+            for (p, v) in r.percentiles() {
+                if [50.0, 90.0, 99.0, 99.9, 99.99, 100.0].contains(&p) {
+                    let name = if p == 100.0 {
+                        "max".to_string()
+                    } else {
+                        format!("p{:.2}", p / 100.0)
+                            .trim_end_matches('0')
+                            .to_string()
+                    };
+                    let name = if name.ends_with('.') {
+                        format!("{name}0")
+                    } else {
+                        name
+                    };
+                    rows.push(row(
+                        format!("{}:{name}", r.name),
+                        h.count().to_string(),
+                        v,
+                        f64::NAN,
+                        r.unit(),
+                    ));
+                }
+            }
+        }
+        for s in &r.secondary {
+            rows.push(row(
+                format!("{}:{}", r.name, s.name),
+                s.summary.n.to_string(),
+                s.summary.mean,
+                s.summary.error,
+                s.unit.clone(),
+            ));
+        }
+    }
+    let mut header = Row {
+        benchmark: "Benchmark".into(),
+        params: keys.iter().map(|k| format!("({k})")).collect(),
+        mode: "Mode".into(),
+        cnt: "Cnt".into(),
+        score: "Score".into(),
+        error: "Error".into(),
+        unit: "Units".into(),
+        flag: "",
+    };
+    let width = |f: &dyn Fn(&Row) -> usize| {
+        rows.iter()
+            .map(f)
+            .chain(std::iter::once(f(&header)))
+            .max()
+            .unwrap_or(0)
+    };
+    let w_bench = width(&|r| r.benchmark.chars().count());
+    let w_params: Vec<usize> = (0..keys.len())
+        .map(|i| width(&|r| r.params[i].chars().count()))
+        .collect();
+    let w_mode = width(&|r| r.mode.len());
+    let w_cnt = width(&|r| r.cnt.len());
+    let w_score = width(&|r| r.score.len());
+    let w_error = width(&|r| r.error.chars().count());
+    let mut out = String::new();
+    let mut line = |r: &Row| {
+        let mut s = format!("{:<w_bench$}", r.benchmark);
+        for (p, w) in r.params.iter().zip(&w_params) {
+            s.push_str(&format!("  {p:>w$}"));
+        }
+        s.push_str(&format!(
+            "  {:>w_mode$}  {:>w_cnt$}  {:>w_score$}  {:>w_error$}  {}{}",
+            r.mode, r.cnt, r.score, r.error, r.unit, r.flag
+        ));
+        out.push_str(s.trim_end());
+        out.push('\n');
+    };
+    header.error = format!("{:>w_error$}", "Error");
+    line(&header);
+    for r in &rows {
+        line(r);
+    }
+    out.push('\n');
+    for r in results {
+        out.push_str(&time_line(r));
+        out.push('\n');
+    }
+    let throttled: Vec<&BenchResult> = results.iter().filter(|r| r.throttle.throttled).collect();
+    if !throttled.is_empty() {
+        out.push('\n');
+        for r in throttled {
+            out.push_str(&format!(
+                "THROTTLED: {}: {}\n",
+                r.label(),
+                r.throttle.reasons.join("; ")
+            ));
+        }
+    }
+    out
+}
+
+/// The `time`-like line of one benchmark over its measured iterations.
+pub fn time_line(r: &BenchResult) -> String {
+    let c = &r.cpu;
+    let mut s = format!(
+        "{}: user {:.2}s  sys {:.2}s  cpu {:.0}%  total {:.2}s",
+        r.label(),
+        c.user(),
+        c.sys(),
+        c.percent(),
+        c.wall
+    );
+    if let Some(kib) = r.peak_rss_kib {
+        s.push_str(&format!("  peak RSS {:.1} MiB", kib as f64 / 1024.0));
+    }
+    if let Some(t) = r.throttle.max_temp_c {
+        s.push_str(&format!("  max {t:.1}°C"));
+    }
+    s
+}
+
+/// Parameter names in order of first appearance across results.
+pub fn param_keys(results: &[BenchResult]) -> Vec<String> {
+    let mut keys: Vec<String> = Vec::new();
+    for r in results {
+        for (k, _) in &r.params {
+            if !keys.contains(k) {
+                keys.push(k.clone());
+            }
+        }
+    }
+    keys
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::tests::sample_result;
+
+    #[test]
+    fn table_matches_jmh_layout_exactly() {
+        let mut a = sample_result("bb.zstd.compress", "1", vec![100.0, 110.0, 120.0]);
+        a.secondary.push(crate::result::Secondary {
+            name: "MB/s".into(),
+            unit: "MB/s".into(),
+            raw: vec![vec![355.9]],
+            summary: crate::stats::Summary::of(&[355.9]),
+        });
+        let mut b = sample_result("bb.zstd.decompress", "2", vec![1.5, 1.5]);
+        b.throttle.throttled = true;
+        b.throttle.reasons = vec!["vcgencmd get_throttled: throttled (0x4)".into()];
+        let text = render(&[a, b]);
+        let expected = "\
+Benchmark              (level)  (threads)   Mode  Cnt    Score      Error  Units
+bb.zstd.compress             3          1  thrpt    3  110.000  ± 182.437  ops/s
+bb.zstd.compress:MB/s        3          1  thrpt    1  355.900             MB/s
+bb.zstd.decompress           3          2  thrpt    2    1.500             ops/s  THROTTLED
+
+bb.zstd.compress (level=3, threads=1): user 3.50s  sys 0.25s  cpu 188%  total 2.00s  peak RSS 10.0 MiB
+bb.zstd.decompress (level=3, threads=2): user 3.50s  sys 0.25s  cpu 188%  total 2.00s  peak RSS 10.0 MiB
+
+THROTTLED: bb.zstd.decompress (level=3, threads=2): vcgencmd get_throttled: throttled (0x4)
+";
+        assert_eq!(text, expected);
+    }
+}

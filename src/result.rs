@@ -1,0 +1,277 @@
+//! A benchmark's result: every fork's iterations gathered, summarised, and annotated with
+//! CPU, memory and throttling; plus speedup and efficiency across thread counts.
+
+use crate::cli::Mode;
+use crate::cpu::CpuUsage;
+use crate::env::ThrottleReport;
+use crate::histogram::Histogram;
+use crate::runner::{Benchmark, ForkResult, Settings, TimeUnit};
+use crate::stats::{self, Summary};
+
+/// A metric beside the primary score (MB/s, a ratio, speedup), with its raw data per fork.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Secondary {
+    pub name: String,
+    pub unit: String,
+    pub raw: Vec<Vec<f64>>,
+    pub summary: Summary,
+}
+
+impl Secondary {
+    fn new(name: &str, unit: &str, raw: Vec<Vec<f64>>) -> Secondary {
+        let all: Vec<f64> = raw.iter().flatten().copied().collect();
+        Secondary {
+            name: name.to_string(),
+            unit: unit.to_string(),
+            summary: Summary::of(&all),
+            raw,
+        }
+    }
+}
+
+/// Everything known about one benchmark after all its forks ran.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BenchResult {
+    pub name: String,
+    pub params: Vec<(String, String)>,
+    pub threads: usize,
+    pub settings: Settings,
+    pub time_unit: TimeUnit,
+    /// Primary scores: one list per fork, one score per iteration.
+    pub raw: Vec<Vec<f64>>,
+    pub summary: Summary,
+    /// Per-operation latency in nanoseconds (sample mode).
+    pub histogram: Option<Histogram>,
+    pub secondary: Vec<Secondary>,
+    pub cpu: CpuUsage,
+    pub peak_rss_kib: Option<u64>,
+    pub throttle: ThrottleReport,
+    pub ops: u64,
+}
+
+/// The percentiles JMH reports in scorePercentiles.
+pub const PERCENTILES: [f64; 10] = [
+    0.0, 50.0, 90.0, 95.0, 99.0, 99.9, 99.99, 99.999, 99.9999, 100.0,
+];
+
+impl BenchResult {
+    pub fn from_forks(
+        bench: &Benchmark,
+        settings: &Settings,
+        time_unit: TimeUnit,
+        forks: Vec<ForkResult>,
+        throttle: ThrottleReport,
+    ) -> BenchResult {
+        let raw: Vec<Vec<f64>> = forks.iter().map(|f| f.scores.clone()).collect();
+        let all: Vec<f64> = raw.iter().flatten().copied().collect();
+        let mut histogram: Option<Histogram> = None;
+        let mut secondary: Vec<Secondary> = Vec::new();
+        let mut cpu = CpuUsage::default();
+        for f in &forks {
+            if let Some(h) = &f.histogram {
+                histogram.get_or_insert_with(Histogram::new).merge(h);
+            }
+            cpu = cpu.combine(&f.cpu);
+        }
+        // Metrics keep the order of the first fork; each gets one raw list per fork.
+        if let Some(first) = forks.first() {
+            for (name, unit, _) in &first.metrics {
+                let per_fork = forks
+                    .iter()
+                    .map(|f| {
+                        f.metrics
+                            .iter()
+                            .find(|(n, _, _)| n == name)
+                            .map(|(_, _, v)| v.clone())
+                            .unwrap_or_default()
+                    })
+                    .collect();
+                secondary.push(Secondary::new(name, unit, per_fork));
+            }
+        }
+        BenchResult {
+            name: bench.name.clone(),
+            params: bench.params.clone(),
+            threads: bench.threads,
+            settings: settings.clone(),
+            time_unit,
+            summary: Summary::of(&all),
+            raw,
+            histogram,
+            secondary,
+            cpu,
+            peak_rss_kib: forks.iter().filter_map(|f| f.peak_rss_kib).max(),
+            throttle,
+            ops: forks.iter().map(|f| f.ops).sum(),
+        }
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.settings.mode
+    }
+
+    pub fn unit(&self) -> String {
+        self.time_unit.score_unit(self.mode())
+    }
+
+    pub fn label(&self) -> String {
+        crate::runner::label(&self.name, &self.params)
+    }
+
+    pub fn param(&self, key: &str) -> Option<&str> {
+        self.params
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn secondary(&self, name: &str) -> Option<&Secondary> {
+        self.secondary.iter().find(|s| s.name == name)
+    }
+
+    /// JMH's scorePercentiles: of the per-operation latencies in sample mode, otherwise of
+    /// the iteration scores.
+    pub fn percentiles(&self) -> Vec<(f64, f64)> {
+        match &self.histogram {
+            Some(h) if h.count() > 0 => PERCENTILES
+                .iter()
+                .map(|&p| {
+                    (
+                        p,
+                        self.time_unit
+                            .from_secs(h.percentile(p.max(1e-9)).unwrap_or(f64::NAN) / 1e9),
+                    )
+                })
+                .map(|(p, v)| {
+                    if p == 0.0 {
+                        (
+                            p,
+                            self.time_unit.from_secs(h.min().unwrap_or(0) as f64 / 1e9),
+                        )
+                    } else {
+                        (p, v)
+                    }
+                })
+                .collect(),
+            _ => {
+                let mut sorted: Vec<f64> = self.raw.iter().flatten().copied().collect();
+                sorted.sort_by(f64::total_cmp);
+                PERCENTILES
+                    .iter()
+                    .map(|&p| (p, stats::percentile(&sorted, p)))
+                    .collect()
+            }
+        }
+    }
+}
+
+/// Adds speedup and efficiency against the fewest threads to every benchmark that was run
+/// with several `threads` values and otherwise equal parameters.
+pub fn add_scaling(results: &mut [BenchResult]) {
+    let others = |r: &BenchResult| -> Vec<(String, String)> {
+        r.params
+            .iter()
+            .filter(|(k, _)| k != "threads")
+            .cloned()
+            .collect()
+    };
+    let threads_of = |r: &BenchResult| r.param("threads").and_then(|t| t.parse::<f64>().ok());
+    for i in 0..results.len() {
+        let Some(threads) = threads_of(&results[i]) else {
+            continue;
+        };
+        let group: Vec<(f64, f64)> = results
+            .iter()
+            .filter(|r| {
+                r.name == results[i].name
+                    && others(r) == others(&results[i])
+                    && r.mode() == results[i].mode()
+            })
+            .filter_map(|r| Some((threads_of(r)?, r.summary.mean)))
+            .collect();
+        if group.len() < 2 {
+            continue;
+        }
+        let (base_threads, base_score) = group.iter().copied().fold(
+            (f64::INFINITY, f64::NAN),
+            |a, b| if b.0 < a.0 { b } else { a },
+        );
+        let score = results[i].summary.mean;
+        let speedup = if results[i].mode().higher_is_better() {
+            score / base_score
+        } else {
+            base_score / score
+        };
+        let efficiency = speedup * base_threads / threads;
+        results[i]
+            .secondary
+            .push(Secondary::new("speedup", "x", vec![vec![speedup]]));
+        results[i]
+            .secondary
+            .push(Secondary::new("efficiency", "x", vec![vec![efficiency]]));
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// A result with the given scores, for report tests.
+    pub fn sample_result(name: &str, threads: &str, scores: Vec<f64>) -> BenchResult {
+        BenchResult {
+            name: name.to_string(),
+            params: vec![
+                ("level".into(), "3".into()),
+                ("threads".into(), threads.into()),
+            ],
+            threads: threads.parse().unwrap(),
+            settings: Settings {
+                forks: 1,
+                iterations: scores.len() as u32,
+                ..Settings::quick()
+            },
+            time_unit: TimeUnit::Millis,
+            summary: Summary::of(&scores),
+            raw: vec![scores],
+            histogram: None,
+            secondary: vec![],
+            cpu: CpuUsage {
+                wall: 2.0,
+                process: crate::cpu::CpuTime {
+                    user: 3.5,
+                    sys: 0.25,
+                },
+                children: Default::default(),
+            },
+            peak_rss_kib: Some(10240),
+            throttle: ThrottleReport::default(),
+            ops: 100,
+        }
+    }
+
+    #[test]
+    fn scaling_against_one_thread() {
+        let mut rs = vec![
+            sample_result("bb.z.c", "1", vec![100.0, 100.0, 100.0]),
+            sample_result("bb.z.c", "2", vec![180.0, 180.0, 180.0]),
+            sample_result("bb.z.d", "1", vec![50.0, 50.0, 50.0]),
+        ];
+        add_scaling(&mut rs);
+        assert_eq!(rs[0].secondary("speedup").unwrap().summary.mean, 1.0);
+        assert!((rs[1].secondary("speedup").unwrap().summary.mean - 1.8).abs() < 1e-12);
+        assert!((rs[1].secondary("efficiency").unwrap().summary.mean - 0.9).abs() < 1e-12);
+        assert!(
+            rs[2].secondary("speedup").is_none(),
+            "a lone thread count has nothing to scale against"
+        );
+    }
+
+    #[test]
+    fn percentiles_of_iterations_without_histogram() {
+        let r = sample_result("bb.z.c", "1", vec![1.0, 2.0, 3.0, 4.0]);
+        let p = r.percentiles();
+        assert_eq!(p[0], (0.0, 1.0));
+        assert_eq!(p[1], (50.0, 2.5));
+        assert_eq!(p[9], (100.0, 4.0));
+    }
+}

@@ -1,0 +1,470 @@
+//! The runner: what a benchmark is (a name, parameters and a workload), the settings it
+//! runs with, and the measured loop of warm-up and measurement iterations in one process.
+//! Forks, timeouts and reports are built around this loop elsewhere.
+
+use crate::cli::{CommonArgs, Mode};
+use crate::cpu::{self, CpuMeter, CpuTime, CpuUsage};
+use crate::error::Result;
+use crate::histogram::Histogram;
+use crate::watchdog;
+use std::time::{Duration, Instant};
+
+/// How many iterations of what length, in which mode.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    pub mode: Mode,
+    pub warmup_iterations: u32,
+    pub warmup_time: Duration,
+    pub iterations: u32,
+    pub time: Duration,
+    pub forks: u32,
+    pub timeout: Duration,
+}
+
+impl Settings {
+    /// The quick profile: the whole binary in well under a minute on a board.
+    pub fn quick() -> Settings {
+        Settings {
+            mode: Mode::Throughput,
+            warmup_iterations: 1,
+            warmup_time: Duration::from_millis(500),
+            iterations: 3,
+            time: Duration::from_secs(1),
+            forks: 1,
+            timeout: Duration::from_secs(600),
+        }
+    }
+
+    /// The full profile: what a person leaves running (JMH's `-w 5 -wt 3s -i 10 -mt 3s`,
+    /// two forks instead of JMH's five).
+    pub fn full() -> Settings {
+        Settings {
+            mode: Mode::Throughput,
+            warmup_iterations: 5,
+            warmup_time: Duration::from_secs(3),
+            iterations: 10,
+            time: Duration::from_secs(3),
+            forks: 2,
+            timeout: Duration::from_secs(600),
+        }
+    }
+
+    /// These defaults with every flag the person gave applied over them.
+    pub fn with_flags(mut self, flags: &CommonArgs) -> Settings {
+        if let Some(m) = flags.mode {
+            self.mode = m;
+        }
+        if let Some(n) = flags.warmup {
+            self.warmup_iterations = n;
+        }
+        if let Some(t) = flags.warmup_time {
+            self.warmup_time = t;
+        }
+        if let Some(n) = flags.iterations {
+            self.iterations = n;
+        }
+        if let Some(t) = flags.time {
+            self.time = t;
+        }
+        if let Some(n) = flags.forks {
+            self.forks = n;
+        }
+        if let Some(t) = flags.timeout {
+            self.timeout = t;
+        }
+        self
+    }
+
+    /// A rough duration of one fork, for the progress line's ETA.
+    pub fn estimated_fork_time(&self) -> Duration {
+        match self.mode {
+            Mode::SingleShot => {
+                Duration::from_millis(100) * (self.warmup_iterations + self.iterations)
+            }
+            _ => self.warmup_time * self.warmup_iterations + self.time * self.iterations,
+        }
+    }
+}
+
+/// The unit of time-per-operation scores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeUnit {
+    Seconds,
+    Millis,
+    Micros,
+    Nanos,
+}
+
+impl TimeUnit {
+    pub fn label(self) -> &'static str {
+        match self {
+            TimeUnit::Seconds => "s",
+            TimeUnit::Millis => "ms",
+            TimeUnit::Micros => "us",
+            TimeUnit::Nanos => "ns",
+        }
+    }
+
+    /// Converts seconds into this unit.
+    pub fn from_secs(self, s: f64) -> f64 {
+        match self {
+            TimeUnit::Seconds => s,
+            TimeUnit::Millis => s * 1e3,
+            TimeUnit::Micros => s * 1e6,
+            TimeUnit::Nanos => s * 1e9,
+        }
+    }
+
+    /// The unit of the primary score in `mode`: ops/s, or time per op.
+    pub fn score_unit(self, mode: Mode) -> String {
+        match mode {
+            Mode::Throughput => "ops/s".to_string(),
+            _ => format!("{}/op", self.label()),
+        }
+    }
+}
+
+/// One value a workload reports per iteration beside the primary score
+/// (a compression ratio, a server's CPU per call).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Metric {
+    pub name: String,
+    pub unit: String,
+    pub value: f64,
+}
+
+/// The measured operation of a benchmark, set up and ready.
+pub trait Workload {
+    /// Runs `ops` operations. An error ends the benchmark (exit code 1).
+    fn run(&mut self, ops: u64) -> Result<()>;
+
+    /// Extra metrics for the iteration that just ended.
+    fn iteration_metrics(&mut self) -> Vec<Metric> {
+        Vec::new()
+    }
+
+    /// CPU time used so far by peers this process does not reap (a server that reports
+    /// its own getrusage), so the accounting includes them.
+    fn peer_cpu(&mut self) -> Result<CpuTime> {
+        Ok(CpuTime::default())
+    }
+
+    /// Called once after the last iteration, to stop servers and check final state.
+    fn finish(&mut self) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// A function that sets up a benchmark's workload; called in the process that measures
+/// it (a fork), never in a parent that only collects results.
+pub type Setup = Box<dyn Fn() -> Result<Box<dyn Workload>>>;
+
+/// A benchmark as a binary describes it to the harness.
+pub struct Benchmark {
+    /// A dotted name (`bb.zstd.compress`), so JMH viewers group benchmarks.
+    pub name: String,
+    /// Parameters in display order.
+    pub params: Vec<(String, String)>,
+    /// Threads doing the work (JMH's `threads` field).
+    pub threads: usize,
+    /// Operations per invocation of [`Workload::run`] when the workload fixes it (a batch
+    /// of jobs); otherwise the harness calibrates the batch for timed modes.
+    pub ops_per_invocation: Option<u64>,
+    /// Bytes each operation processes, to report MB/s.
+    pub bytes_per_op: Option<f64>,
+    pub setup: Setup,
+}
+
+impl Benchmark {
+    pub fn new(name: impl Into<String>, setup: Setup) -> Benchmark {
+        Benchmark {
+            name: name.into(),
+            params: Vec::new(),
+            threads: 1,
+            ops_per_invocation: None,
+            bytes_per_op: None,
+            setup,
+        }
+    }
+
+    pub fn param(mut self, key: &str, value: impl ToString) -> Benchmark {
+        self.params.push((key.to_string(), value.to_string()));
+        self
+    }
+
+    /// `name (k=v, k=v)`, for progress lines and messages.
+    pub fn label(&self) -> String {
+        label(&self.name, &self.params)
+    }
+}
+
+/// `name (k=v, k=v)` for a benchmark name and its parameters.
+pub fn label(name: &str, params: &[(String, String)]) -> String {
+    if params.is_empty() {
+        return name.to_string();
+    }
+    let p: Vec<String> = params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    format!("{name} ({})", p.join(", "))
+}
+
+/// What one process measured of one benchmark.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ForkResult {
+    /// One primary score per measurement iteration.
+    pub scores: Vec<f64>,
+    /// Per-iteration metrics (name, unit, one value per iteration).
+    pub metrics: Vec<(String, String, Vec<f64>)>,
+    /// Per-operation latency in nanoseconds (sample mode only).
+    pub histogram: Option<Histogram>,
+    pub cpu: CpuUsage,
+    pub peak_rss_kib: Option<u64>,
+    pub ops: u64,
+}
+
+/// Runs warm-up and measurement iterations of `bench` in this process.
+pub fn run_in_process(
+    bench: &Benchmark,
+    settings: &Settings,
+    unit: TimeUnit,
+) -> Result<ForkResult> {
+    let rss_reset = cpu::reset_peak_rss();
+    let label = bench.label();
+    watchdog::arm(settings.timeout, format!("setting up {label}"));
+    let mut workload = (bench.setup)()?;
+    let batch = match (bench.ops_per_invocation, settings.mode) {
+        (Some(n), _) => n.max(1),
+        (None, Mode::Throughput | Mode::AverageTime) => {
+            watchdog::arm(settings.timeout, format!("calibrating {label}"));
+            calibrate(workload.as_mut())?
+        }
+        (None, _) => 1,
+    };
+    for i in 0..settings.warmup_iterations {
+        watchdog::arm(
+            settings.timeout,
+            format!("warm-up iteration {} of {label}", i + 1),
+        );
+        iteration(
+            workload.as_mut(),
+            settings.mode,
+            batch,
+            settings.warmup_time,
+            None,
+        )?;
+    }
+    let mut result = ForkResult::default();
+    let mut histogram = (settings.mode == Mode::Sample).then(Histogram::new);
+    let peers_before = workload.peer_cpu()?;
+    let meter = CpuMeter::start();
+    for i in 0..settings.iterations {
+        watchdog::arm(settings.timeout, format!("iteration {} of {label}", i + 1));
+        let (elapsed, ops) = iteration(
+            workload.as_mut(),
+            settings.mode,
+            batch,
+            settings.time,
+            histogram.as_mut(),
+        )?;
+        result.ops += ops;
+        result.scores.push(score(settings.mode, unit, elapsed, ops));
+        let mut metrics = workload.iteration_metrics();
+        if let Some(bytes) = bench.bytes_per_op {
+            metrics.push(Metric {
+                name: "MB/s".into(),
+                unit: "MB/s".into(),
+                value: bytes * ops as f64 / elapsed.as_secs_f64() / 1e6,
+            });
+        }
+        for m in metrics {
+            match result.metrics.iter_mut().find(|(n, _, _)| *n == m.name) {
+                Some((_, _, values)) => values.push(m.value),
+                None => result.metrics.push((m.name, m.unit, vec![m.value])),
+            }
+        }
+    }
+    let peers = workload.peer_cpu()? - peers_before;
+    result.cpu = meter.stop(peers);
+    watchdog::arm(settings.timeout, format!("finishing {label}"));
+    workload.finish()?;
+    drop(workload);
+    watchdog::disarm();
+    result.histogram = histogram;
+    result.peak_rss_kib = if rss_reset { cpu::peak_rss_kib() } else { None };
+    Ok(result)
+}
+
+/// The primary score of one iteration.
+fn score(mode: Mode, unit: TimeUnit, elapsed: Duration, ops: u64) -> f64 {
+    let secs = elapsed.as_secs_f64();
+    match mode {
+        Mode::Throughput => ops as f64 / secs,
+        _ => unit.from_secs(secs / ops as f64),
+    }
+}
+
+/// Finds a batch size whose invocation takes at least a millisecond, so timing overhead
+/// stays negligible next to fast operations. The calibration runs count as warm-up.
+fn calibrate(workload: &mut dyn Workload) -> Result<u64> {
+    let mut batch = 1u64;
+    loop {
+        let start = Instant::now();
+        workload.run(batch)?;
+        if start.elapsed() >= Duration::from_millis(1) || batch >= 1 << 24 {
+            return Ok(batch);
+        }
+        batch *= 2;
+    }
+}
+
+/// One iteration: returns its wall time and the operations done.
+fn iteration(
+    workload: &mut dyn Workload,
+    mode: Mode,
+    batch: u64,
+    time: Duration,
+    mut histogram: Option<&mut Histogram>,
+) -> Result<(Duration, u64)> {
+    let start = Instant::now();
+    let mut ops = 0;
+    loop {
+        let invocation = Instant::now();
+        workload.run(batch)?;
+        ops += batch;
+        let now = Instant::now();
+        if let Some(h) = histogram.as_deref_mut() {
+            h.record((now - invocation).as_nanos() as u64 / batch);
+        }
+        if mode == Mode::SingleShot || now - start >= time {
+            return Ok((now - start, ops));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Counts operations and sleeps a fixed time per invocation.
+    struct Sleepy {
+        per_call: Duration,
+        calls: std::rc::Rc<std::cell::Cell<u64>>,
+    }
+
+    impl Workload for Sleepy {
+        fn run(&mut self, ops: u64) -> Result<()> {
+            self.calls.set(self.calls.get() + ops);
+            std::thread::sleep(self.per_call);
+            Ok(())
+        }
+        fn iteration_metrics(&mut self) -> Vec<Metric> {
+            vec![Metric {
+                name: "calls".into(),
+                unit: "#".into(),
+                value: self.calls.get() as f64,
+            }]
+        }
+    }
+
+    fn sleepy(
+        per_call: Duration,
+        fixed: Option<u64>,
+    ) -> (Benchmark, std::rc::Rc<std::cell::Cell<u64>>) {
+        let calls = std::rc::Rc::new(std::cell::Cell::new(0));
+        let c = calls.clone();
+        let mut b = Benchmark::new(
+            "bb.test.sleep",
+            Box::new(move || {
+                Ok(Box::new(Sleepy {
+                    per_call,
+                    calls: c.clone(),
+                }) as Box<dyn Workload>)
+            }),
+        );
+        b.ops_per_invocation = fixed;
+        b.bytes_per_op = Some(1e6);
+        (b, calls)
+    }
+
+    fn settings(mode: Mode) -> Settings {
+        Settings {
+            mode,
+            warmup_iterations: 1,
+            warmup_time: Duration::from_millis(20),
+            iterations: 3,
+            time: Duration::from_millis(30),
+            forks: 0,
+            timeout: Duration::from_secs(30),
+        }
+    }
+
+    #[test]
+    fn single_shot_runs_exactly_one_invocation_per_iteration() {
+        let (b, calls) = sleepy(Duration::from_millis(5), Some(10));
+        let r = run_in_process(&b, &settings(Mode::SingleShot), TimeUnit::Millis).unwrap();
+        assert_eq!(
+            calls.get(),
+            40,
+            "1 warm-up + 3 measured invocations of 10 ops"
+        );
+        assert_eq!(r.ops, 30);
+        assert_eq!(r.scores.len(), 3);
+        for s in &r.scores {
+            assert!(*s >= 0.5, "5 ms over 10 ops is at least 0.5 ms/op: {s}");
+        }
+        assert_eq!(r.metrics[0].2, vec![20.0, 30.0, 40.0]);
+        assert_eq!(r.metrics[1].0, "MB/s");
+    }
+
+    #[test]
+    fn throughput_iterations_last_their_time() {
+        let (b, _) = sleepy(Duration::from_millis(2), None);
+        let r = run_in_process(&b, &settings(Mode::Throughput), TimeUnit::Millis).unwrap();
+        assert_eq!(r.scores.len(), 3);
+        assert!(r.cpu.wall >= 0.09, "{:?}", r.cpu);
+        for s in &r.scores {
+            assert!(*s > 0.0 && *s <= 500.0, "at most one op per 2 ms: {s}");
+        }
+        assert!(r.histogram.is_none());
+    }
+
+    #[test]
+    fn sample_mode_records_every_invocation() {
+        let (b, _) = sleepy(Duration::from_millis(1), None);
+        let r = run_in_process(&b, &settings(Mode::Sample), TimeUnit::Micros).unwrap();
+        let h = r.histogram.unwrap();
+        assert_eq!(h.count(), r.ops);
+        assert!(
+            h.percentile(50.0).unwrap() >= 1e6,
+            "1 ms sleeps take at least 1e6 ns"
+        );
+    }
+
+    #[test]
+    fn workload_errors_end_the_benchmark() {
+        struct Failing;
+        impl Workload for Failing {
+            fn run(&mut self, _: u64) -> Result<()> {
+                Err(crate::Error::failed("verification mismatch"))
+            }
+        }
+        let b = Benchmark::new(
+            "bb.test.fail",
+            Box::new(|| Ok(Box::new(Failing) as Box<dyn Workload>)),
+        );
+        let e = run_in_process(&b, &settings(Mode::Throughput), TimeUnit::Millis).unwrap_err();
+        assert_eq!(e.to_string(), "verification mismatch");
+        assert_eq!(e.exit_code(), 1);
+    }
+
+    #[test]
+    fn flags_override_profile() {
+        let flags = CommonArgs {
+            iterations: Some(7),
+            mode: Some(Mode::Sample),
+            ..Default::default()
+        };
+        let s = Settings::quick().with_flags(&flags);
+        assert_eq!((s.iterations, s.mode, s.forks), (7, Mode::Sample, 1));
+        assert_eq!(label("bb.x", &[("a".into(), "1".into())]), "bb.x (a=1)");
+    }
+}
