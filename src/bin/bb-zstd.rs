@@ -210,7 +210,8 @@ impl Worker {
     fn new(shared: &Shared) -> Worker {
         let capacity = match shared.config.op {
             Op::Compress => zstd::zstd_safe::compress_bound(2 * shared.config.input.len()) + 1024,
-            Op::Decompress => shared.config.input.len(),
+            // One spare byte: a frame that decodes to more than the input fills it.
+            Op::Decompress => shared.config.input.len() + 1,
         };
         Worker {
             output: Vec::with_capacity(capacity),
@@ -270,7 +271,7 @@ impl Worker {
     }
 
     /// Decodes `frame` with a streaming decoder; returns the decoded length. The output
-    /// buffer holds exactly the input's length: a longer frame is an error, not a realloc.
+    /// buffer is never grown: a frame that fills it is an error, not a realloc.
     fn decompress_once(
         decoder: &mut Decoder<'static>,
         frame: &[u8],
@@ -289,7 +290,7 @@ impl Worker {
             }
             if out.pos() == out.capacity() {
                 return Err(format!(
-                    "decompressed output is longer than the input ({} bytes)",
+                    "decompressed output is longer than expected ({} bytes or more)",
                     out.capacity()
                 ));
             }
@@ -351,7 +352,7 @@ fn verify_job_frame(frame: &[u8], input: &[u8]) -> std::result::Result<(), Strin
 /// Checks that `frame` decodes to exactly `expected` (length and FNV-1a hash).
 fn verify_frame(frame: &[u8], expected: &[u8]) -> std::result::Result<(), String> {
     let mut decoder = Decoder::new().map_err(io_err("decoder"))?;
-    let mut output = Vec::with_capacity(expected.len());
+    let mut output = Vec::with_capacity(expected.len() + 1);
     let n = Worker::decompress_once(&mut decoder, frame, &mut output)
         .map_err(|e| format!("verification: {e}"))?;
     let (got, want) = (
@@ -479,5 +480,57 @@ impl Drop for Pool {
         for w in self.workers.drain(..) {
             let _ = w.join();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(op: Op, reuse_context: bool) -> Config {
+        Config { op, threads: 1, level: 3, reuse_context, input: Arc::new(boardbench::corpus::generate(50_000, 1)) }
+    }
+
+    #[test]
+    fn compress_job_frame_holds_the_input_twice() {
+        for reuse in [false, true] {
+            let c = config(Op::Compress, reuse);
+            let shared = Shared { config: c.clone(), job_frame: vec![], input_frame: vec![] };
+            let mut w = Worker::new(&shared);
+            w.compress(&c.input, 3, reuse).unwrap();
+            let first = w.output.clone();
+            verify_job_frame(&first, &c.input).unwrap();
+            w.compress(&c.input, 3, reuse).unwrap();
+            assert_eq!(w.output, first, "a reset context makes the same frame");
+        }
+    }
+
+    #[test]
+    fn verification_catches_wrong_and_truncated_frames() {
+        let input = boardbench::corpus::generate(50_000, 1);
+        let mut other = input.clone();
+        other[100] ^= 1;
+        let err = verify_frame(&zstd::bulk::compress(&other, 3).unwrap(), &input).unwrap_err();
+        assert!(err.contains("verification mismatch"), "{err}");
+        let longer = [&input[..], b"x"].concat();
+        let err = verify_frame(&zstd::bulk::compress(&longer, 3).unwrap(), &input).unwrap_err();
+        assert!(err.contains("longer than expected") || err.contains(&format!("decoded {} bytes", longer.len())), "{err}");
+        let good = zstd::bulk::compress(&input, 3).unwrap();
+        verify_frame(&good, &input).unwrap();
+        let err = verify_frame(&good[..good.len() / 2], &input).unwrap_err();
+        assert!(err.contains("truncated") || err.contains("mismatch"), "{err}");
+        assert!(verify_frame(b"not a zstd frame", &input).is_err());
+    }
+
+    #[test]
+    fn decompress_job_checks_length() {
+        let c = config(Op::Decompress, false);
+        let frame = zstd::bulk::compress(&c.input, 3).unwrap();
+        let shared = Shared { config: c.clone(), job_frame: vec![], input_frame: frame.clone() };
+        let mut w = Worker::new(&shared);
+        w.job(&shared).unwrap();
+        assert_eq!(w.output, *c.input);
+        let err = w.decompress(&frame, c.input.len() + 1, false).unwrap_err();
+        assert!(err.contains("expected"), "{err}");
     }
 }

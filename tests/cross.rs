@@ -1,0 +1,97 @@
+//! The cross-built binaries, checked as a board would run them: each is a static ELF for
+//! its architecture, and runs the quick profile correctly under qemu-user (correctness
+//! only, never a timing). Run by `make test` after the cross builds:
+//! `cargo test --release --test cross -- --ignored`.
+
+mod common;
+use common::run_with;
+use std::path::PathBuf;
+
+/// (target triple, ELF e_machine, ELF class (1 = 32-bit, 2 = 64-bit), how to run it, uname -m)
+const TARGETS: &[(&str, u16, u8, Option<&str>, &str)] = &[
+    ("armv7-unknown-linux-gnueabihf", 40, 1, Some("qemu-arm-static"), "armv7l"),
+    ("aarch64-unknown-linux-musl", 183, 2, Some("qemu-aarch64-static"), "aarch64"),
+    ("x86_64-unknown-linux-musl", 62, 2, None, "x86_64"),
+];
+
+fn binaries() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/src/bin"))
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.strip_suffix(".rs").map(String::from))
+        .filter(|n| n.starts_with("bb-"))
+        .collect();
+    names.sort();
+    names
+}
+
+fn built(target: &str, bin: &str) -> PathBuf {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target").join(target).join("release").join(bin);
+    assert!(p.exists(), "{} is missing: run make cross first", p.display());
+    p
+}
+
+/// Reads the ELF header and program headers: (class, machine, has PT_INTERP).
+fn elf_facts(bytes: &[u8]) -> (u8, u16, bool) {
+    assert_eq!(&bytes[..4], b"\x7fELF", "not an ELF file");
+    let class = bytes[4];
+    assert_eq!(bytes[5], 1, "little-endian");
+    let u16_at = |o: usize| u16::from_le_bytes([bytes[o], bytes[o + 1]]);
+    let u32_at = |o: usize| u32::from_le_bytes(bytes[o..o + 4].try_into().unwrap()) as usize;
+    let u64_at = |o: usize| u64::from_le_bytes(bytes[o..o + 8].try_into().unwrap()) as usize;
+    let machine = u16_at(18);
+    let (phoff, phentsize, phnum) = if class == 1 { (u32_at(28), u16_at(42), u16_at(44)) } else { (u64_at(32), u16_at(54), u16_at(56)) };
+    const PT_INTERP: u32 = 3;
+    let interp = (0..phnum as usize).any(|i| u32_at(phoff + i * phentsize as usize) as u32 == PT_INTERP);
+    (class, machine, interp)
+}
+
+#[test]
+#[ignore = "needs make cross; run by make test"]
+fn cross_binaries_are_static_elfs_of_their_architecture() {
+    for (target, machine, class, _, _) in TARGETS {
+        for bin in binaries() {
+            let path = built(target, &bin);
+            let bytes = std::fs::read(&path).unwrap();
+            let (c, m, interp) = elf_facts(&bytes);
+            assert_eq!((c, m), (*class, *machine), "{}", path.display());
+            assert!(!interp, "{} asks for a dynamic loader: not static", path.display());
+            let file = std::process::Command::new("file").arg(&path).output().unwrap();
+            let file = String::from_utf8_lossy(&file.stdout);
+            assert!(file.contains("statically linked") || file.contains("static-pie linked"), "{file}");
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs make cross and qemu-user; run by make test"]
+fn bb_zstd_runs_correctly_under_qemu() {
+    for (target, _, _, runner, arch) in TARGETS {
+        let exe = built(target, "bb-zstd");
+        let exe = exe.to_str().unwrap();
+        let args = [
+            "--quick", "--size", "64k", "--jobs", "2", "--threads", "1,2", "--warmup-time", "50ms", "--iterations", "2", "--time", "100ms",
+            "--forks", "1", "--format", "json",
+        ];
+        let run = match runner {
+            // Forks re-execute the binary: through qemu too, as the kernel cannot.
+            Some(qemu) => run_with(qemu, &[&[exe][..], &args[..]].concat(), &[("BB_FORK_RUNNER", qemu)]),
+            None => run_with(exe, &args, &[]),
+        };
+        run.assert_ok();
+        let json = run.json();
+        let entries = json.as_array().unwrap();
+        assert_eq!(entries.len(), 4, "{target}");
+        for e in entries {
+            assert_eq!(e["environment"]["arch"], *arch, "{target}");
+            assert_eq!(e["primaryMetric"]["rawData"][0].as_array().unwrap().len(), 2);
+            assert!(e["primaryMetric"]["score"].as_f64().unwrap() > 0.0);
+            assert!(e["secondaryMetrics"]["ratio"]["score"].as_f64().unwrap() > 2.0);
+        }
+        // Bad input is exit 2 on every architecture.
+        let bad = match runner {
+            Some(qemu) => run_with(qemu, &[exe, "--threads", "0"], &[]),
+            None => run_with(exe, &["--threads", "0"], &[]),
+        };
+        assert_eq!(bad.code, 2, "{target}: {}", bad.stderr);
+    }
+}
