@@ -90,7 +90,7 @@ fn cpu_model(cpuinfo: &str) -> Option<String> {
             (k.trim() == key).then(|| v.trim().to_string())
         })
     };
-    let arm_core = value("CPU part").and_then(|part| {
+    let arm_core = value("CPU part").map(|part| {
         let name = match part.to_ascii_lowercase().as_str() {
             "0xc07" => "Cortex-A7",
             "0xc08" => "Cortex-A8",
@@ -110,9 +110,9 @@ fn cpu_model(cpuinfo: &str) -> Option<String> {
             "0xd47" => "Cortex-A710",
             "0xd4d" => "Cortex-A715",
             "0xd0c" => "Neoverse-N1",
-            _ => return Some(format!("ARM part {part}")),
+            _ => return format!("ARM part {part}"),
         };
-        Some(name.to_string())
+        name.to_string()
     });
     arm_core
         .or_else(|| value("model name"))

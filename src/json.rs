@@ -77,7 +77,7 @@ impl Json {
     }
 
     fn write(&self, out: &mut String, depth: usize) {
-        let pad = |out: &mut String, d: usize| out.extend(std::iter::repeat("  ").take(d));
+        let pad = |out: &mut String, d: usize| out.extend(std::iter::repeat_n("  ", d));
         match self {
             Json::Null => out.push_str("null"),
             Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),

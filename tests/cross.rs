@@ -9,15 +9,33 @@ use std::path::PathBuf;
 
 /// (target triple, ELF e_machine, ELF class (1 = 32-bit, 2 = 64-bit), how to run it, uname -m)
 const TARGETS: &[(&str, u16, u8, Option<&str>, &str)] = &[
-    ("armv7-unknown-linux-gnueabihf", 40, 1, Some("qemu-arm-static"), "armv7l"),
-    ("aarch64-unknown-linux-musl", 183, 2, Some("qemu-aarch64-static"), "aarch64"),
+    (
+        "armv7-unknown-linux-gnueabihf",
+        40,
+        1,
+        Some("qemu-arm-static"),
+        "armv7l",
+    ),
+    (
+        "aarch64-unknown-linux-musl",
+        183,
+        2,
+        Some("qemu-aarch64-static"),
+        "aarch64",
+    ),
     ("x86_64-unknown-linux-musl", 62, 2, None, "x86_64"),
 ];
 
 fn binaries() -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/src/bin"))
         .unwrap()
-        .filter_map(|e| e.ok()?.file_name().to_str()?.strip_suffix(".rs").map(String::from))
+        .filter_map(|e| {
+            e.ok()?
+                .file_name()
+                .to_str()?
+                .strip_suffix(".rs")
+                .map(String::from)
+        })
         .filter(|n| n.starts_with("bb-"))
         .collect();
     names.sort();
@@ -25,8 +43,16 @@ fn binaries() -> Vec<String> {
 }
 
 fn built(target: &str, bin: &str) -> PathBuf {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target").join(target).join("release").join(bin);
-    assert!(p.exists(), "{} is missing: run make cross first", p.display());
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("target")
+        .join(target)
+        .join("release")
+        .join(bin);
+    assert!(
+        p.exists(),
+        "{} is missing: run make cross first",
+        p.display()
+    );
     p
 }
 
@@ -39,9 +65,14 @@ fn elf_facts(bytes: &[u8]) -> (u8, u16, bool) {
     let u32_at = |o: usize| u32::from_le_bytes(bytes[o..o + 4].try_into().unwrap()) as usize;
     let u64_at = |o: usize| u64::from_le_bytes(bytes[o..o + 8].try_into().unwrap()) as usize;
     let machine = u16_at(18);
-    let (phoff, phentsize, phnum) = if class == 1 { (u32_at(28), u16_at(42), u16_at(44)) } else { (u64_at(32), u16_at(54), u16_at(56)) };
+    let (phoff, phentsize, phnum) = if class == 1 {
+        (u32_at(28), u16_at(42), u16_at(44))
+    } else {
+        (u64_at(32), u16_at(54), u16_at(56))
+    };
     const PT_INTERP: u32 = 3;
-    let interp = (0..phnum as usize).any(|i| u32_at(phoff + i * phentsize as usize) as u32 == PT_INTERP);
+    let interp =
+        (0..phnum as usize).any(|i| u32_at(phoff + i * phentsize as usize) as u32 == PT_INTERP);
     (class, machine, interp)
 }
 
@@ -54,10 +85,20 @@ fn cross_binaries_are_static_elfs_of_their_architecture() {
             let bytes = std::fs::read(&path).unwrap();
             let (c, m, interp) = elf_facts(&bytes);
             assert_eq!((c, m), (*class, *machine), "{}", path.display());
-            assert!(!interp, "{} asks for a dynamic loader: not static", path.display());
-            let file = std::process::Command::new("file").arg(&path).output().unwrap();
+            assert!(
+                !interp,
+                "{} asks for a dynamic loader: not static",
+                path.display()
+            );
+            let file = std::process::Command::new("file")
+                .arg(&path)
+                .output()
+                .unwrap();
             let file = String::from_utf8_lossy(&file.stdout);
-            assert!(file.contains("statically linked") || file.contains("static-pie linked"), "{file}");
+            assert!(
+                file.contains("statically linked") || file.contains("static-pie linked"),
+                "{file}"
+            );
         }
     }
 }
@@ -69,12 +110,31 @@ fn bb_zstd_runs_correctly_under_qemu() {
         let exe = built(target, "bb-zstd");
         let exe = exe.to_str().unwrap();
         let args = [
-            "--quick", "--size", "64k", "--jobs", "2", "--threads", "1,2", "--warmup-time", "50ms", "--iterations", "2", "--time", "100ms",
-            "--forks", "1", "--format", "json",
+            "--quick",
+            "--size",
+            "64k",
+            "--jobs",
+            "2",
+            "--threads",
+            "1,2",
+            "--warmup-time",
+            "50ms",
+            "--iterations",
+            "2",
+            "--time",
+            "100ms",
+            "--forks",
+            "1",
+            "--format",
+            "json",
         ];
         let run = match runner {
             // Forks re-execute the binary: through qemu too, as the kernel cannot.
-            Some(qemu) => run_with(qemu, &[&[exe][..], &args[..]].concat(), &[("BB_FORK_RUNNER", qemu)]),
+            Some(qemu) => run_with(
+                qemu,
+                &[&[exe][..], &args[..]].concat(),
+                &[("BB_FORK_RUNNER", qemu)],
+            ),
             None => run_with(exe, &args, &[]),
         };
         run.assert_ok();
@@ -83,7 +143,10 @@ fn bb_zstd_runs_correctly_under_qemu() {
         assert_eq!(entries.len(), 4, "{target}");
         for e in entries {
             assert_eq!(e["environment"]["arch"], *arch, "{target}");
-            assert_eq!(e["primaryMetric"]["rawData"][0].as_array().unwrap().len(), 2);
+            assert_eq!(
+                e["primaryMetric"]["rawData"][0].as_array().unwrap().len(),
+                2
+            );
             assert!(e["primaryMetric"]["score"].as_f64().unwrap() > 0.0);
             assert!(e["secondaryMetrics"]["ratio"]["score"].as_f64().unwrap() > 2.0);
         }

@@ -6,7 +6,19 @@ use common::{entry, run_with, Run, TempDir};
 
 const EXE: &str = env!("CARGO_BIN_EXE_bb-zstd");
 /// Small and short, so each run takes about a second; the behaviour is the same.
-const SMALL: &[&str] = &["--quick", "--size", "100k", "--jobs", "4", "--warmup-time", "50ms", "--iterations", "2", "--time", "100ms"];
+const SMALL: &[&str] = &[
+    "--quick",
+    "--size",
+    "100k",
+    "--jobs",
+    "4",
+    "--warmup-time",
+    "50ms",
+    "--iterations",
+    "2",
+    "--time",
+    "100ms",
+];
 
 fn bb_zstd(extra: &[&str], env: &[(&str, &str)]) -> Run {
     let mut args = SMALL.to_vec();
@@ -16,13 +28,24 @@ fn bb_zstd(extra: &[&str], env: &[(&str, &str)]) -> Run {
 
 #[test]
 fn json_report_has_jmh_layout_and_real_measurements() {
-    let run = bb_zstd(&["--threads", "1,2", "--forks", "2", "--format", "json"], &[]);
+    let run = bb_zstd(
+        &["--threads", "1,2", "--forks", "2", "--format", "json"],
+        &[],
+    );
     run.assert_ok();
     let json = run.json();
-    assert_eq!(json.as_array().unwrap().len(), 4, "compress and decompress at 1 and 2 threads");
+    assert_eq!(
+        json.as_array().unwrap().len(),
+        4,
+        "compress and decompress at 1 and 2 threads"
+    );
     for op in ["compress", "decompress"] {
         for threads in ["1", "2"] {
-            let e = entry(&json, &format!("bb.zstd.{op}"), &[("threads", threads), ("level", "3"), ("context", "job")]);
+            let e = entry(
+                &json,
+                &format!("bb.zstd.{op}"),
+                &[("threads", threads), ("level", "3"), ("context", "job")],
+            );
             assert_eq!(e["mode"], "thrpt");
             assert_eq!(e["forks"], 2);
             assert_eq!(e["threads"].as_u64().unwrap().to_string(), threads);
@@ -30,27 +53,56 @@ fn json_report_has_jmh_layout_and_real_measurements() {
             assert_eq!(pm["scoreUnit"], "ops/s");
             let raw = pm["rawData"].as_array().unwrap();
             assert_eq!(raw.len(), 2, "one list per fork");
-            assert!(raw.iter().all(|f| f.as_array().unwrap().len() == 2), "two iterations each");
+            assert!(
+                raw.iter().all(|f| f.as_array().unwrap().len() == 2),
+                "two iterations each"
+            );
             let score = pm["score"].as_f64().unwrap();
-            let all: Vec<f64> = raw.iter().flat_map(|f| f.as_array().unwrap().iter().map(|v| v.as_f64().unwrap())).collect();
+            let all: Vec<f64> = raw
+                .iter()
+                .flat_map(|f| f.as_array().unwrap().iter().map(|v| v.as_f64().unwrap()))
+                .collect();
             let mean = all.iter().sum::<f64>() / all.len() as f64;
-            assert!((score - mean).abs() < 1e-9 * mean, "score is the mean of all iterations");
-            assert!(pm["scoreError"].as_f64().unwrap() >= 0.0, "four iterations give a finite error");
+            assert!(
+                (score - mean).abs() < 1e-9 * mean,
+                "score is the mean of all iterations"
+            );
+            assert!(
+                pm["scoreError"].as_f64().unwrap() >= 0.0,
+                "four iterations give a finite error"
+            );
             // MB/s is jobs/s times the bytes a job processes: the input (just under
             // 100 KiB, whole records) twice.
             let mbs = e["secondaryMetrics"]["MB/s"]["score"].as_f64().unwrap();
             let input_bytes = mbs / score * 1e6 / 2.0;
-            assert!((101_000.0..=102_400.0).contains(&input_bytes), "{mbs} MB/s at {score} jobs/s");
-            assert!(e["secondaryMetrics"]["ratio"]["score"].as_f64().unwrap() > 2.0, "JSON compresses");
+            assert!(
+                (101_000.0..=102_400.0).contains(&input_bytes),
+                "{mbs} MB/s at {score} jobs/s"
+            );
+            assert!(
+                e["secondaryMetrics"]["ratio"]["score"].as_f64().unwrap() > 2.0,
+                "JSON compresses"
+            );
             let bb = &e["boardbench"];
             assert!(bb["cpu"]["user"].as_f64().unwrap() > 0.0);
             assert!(bb["peakRssKiB"].as_u64().unwrap() > 0);
             assert_eq!(bb["throttled"], false);
-            assert!(bb["operations"].as_u64().unwrap() >= 4 * 4, "at least one 4-job invocation per iteration");
-            assert_eq!(e["environment"]["coresOnline"].as_u64().unwrap() as usize, std::thread::available_parallelism().unwrap().get());
+            assert!(
+                bb["operations"].as_u64().unwrap() >= 4 * 4,
+                "at least one 4-job invocation per iteration"
+            );
+            assert_eq!(
+                e["environment"]["coresOnline"].as_u64().unwrap() as usize,
+                std::thread::available_parallelism().unwrap().get()
+            );
         }
         let two = entry(&json, &format!("bb.zstd.{op}"), &[("threads", "2")]);
-        assert!(two["secondaryMetrics"]["speedup"]["score"].as_f64().unwrap() > 0.0);
+        assert!(
+            two["secondaryMetrics"]["speedup"]["score"]
+                .as_f64()
+                .unwrap()
+                > 0.0
+        );
         assert!(two["secondaryMetrics"]["efficiency"]["score"].is_number());
     }
 }
@@ -60,40 +112,101 @@ fn text_report_has_table_and_time_line() {
     let run = bb_zstd(&["--threads", "1", "--forks", "0", "--op", "compress"], &[]);
     run.assert_ok();
     let first = run.stdout.lines().next().unwrap();
-    assert!(first.starts_with("Benchmark") && first.contains("Mode  Cnt") && first.ends_with("Units"), "{first}");
+    assert!(
+        first.starts_with("Benchmark") && first.contains("Mode  Cnt") && first.ends_with("Units"),
+        "{first}"
+    );
     assert!(run.stdout.contains("bb.zstd.compress:MB/s"));
-    assert!(!run.stdout.contains("bb.zstd.decompress"), "--op compress runs compress only");
-    let time_line = run.stdout.lines().find(|l| l.starts_with("bb.zstd.compress (")).unwrap();
+    assert!(
+        !run.stdout.contains("bb.zstd.decompress"),
+        "--op compress runs compress only"
+    );
+    let time_line = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("bb.zstd.compress ("))
+        .unwrap();
     for part in ["user ", "sys ", "cpu ", "total ", "peak RSS "] {
         assert!(time_line.contains(part), "{time_line}");
     }
-    assert!(run.stderr.contains("# bb-zstd") && run.stderr.contains("mode thrpt"), "header on stderr: {}", run.stderr);
+    assert!(
+        run.stderr.contains("# bb-zstd") && run.stderr.contains("mode thrpt"),
+        "header on stderr: {}",
+        run.stderr
+    );
 }
 
 #[test]
 fn csv_report_and_atomic_output_file() {
     let dir = TempDir::new("zstd-csv");
     let out = dir.join("result.csv");
-    let run = bb_zstd(&["--threads", "1", "--forks", "0", "--output", out.to_str().unwrap()], &[]);
+    let run = bb_zstd(
+        &[
+            "--threads",
+            "1",
+            "--forks",
+            "0",
+            "--output",
+            out.to_str().unwrap(),
+        ],
+        &[],
+    );
     run.assert_ok();
-    assert!(run.stdout.starts_with("Benchmark"), "text still goes to stdout");
+    assert!(
+        run.stdout.starts_with("Benchmark"),
+        "text still goes to stdout"
+    );
     let csv = std::fs::read_to_string(&out).unwrap();
     let mut lines = csv.lines();
     let header = lines.next().unwrap();
     assert!(header.starts_with("\"Benchmark\",\"Mode\",\"Threads\",\"Samples\",\"Score\",\"Score Error (99.9%)\",\"Unit\",\"Param: input\""), "{header}");
     let rows: Vec<&str> = lines.collect();
-    assert!(rows.iter().any(|r| r.starts_with("\"bb.zstd.compress\",\"thrpt\",1,2,")), "{csv}");
-    assert!(rows.iter().any(|r| r.starts_with("\"bb.zstd.decompress:MB/s\"")), "{csv}");
+    assert!(
+        rows.iter()
+            .any(|r| r.starts_with("\"bb.zstd.compress\",\"thrpt\",1,2,")),
+        "{csv}"
+    );
+    assert!(
+        rows.iter()
+            .any(|r| r.starts_with("\"bb.zstd.decompress:MB/s\"")),
+        "{csv}"
+    );
     let columns = header.split(',').count();
     assert!(rows.iter().all(|r| r.split(',').count() == columns));
-    let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
-    assert_eq!(names, vec![std::ffi::OsString::from("result.csv")], "no temporary file left");
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        names,
+        vec![std::ffi::OsString::from("result.csv")],
+        "no temporary file left"
+    );
 }
 
 #[test]
 fn every_mode_reports_its_unit() {
-    for (mode, unit) in [("avgt", "ms/op"), ("ss", "ms/op"), ("sample", "ms/op"), ("thrpt", "ops/s")] {
-        let run = bb_zstd(&["--mode", mode, "--threads", "1", "--forks", "0", "--op", "decompress", "--format", "json"], &[]);
+    for (mode, unit) in [
+        ("avgt", "ms/op"),
+        ("ss", "ms/op"),
+        ("sample", "ms/op"),
+        ("thrpt", "ops/s"),
+    ] {
+        let run = bb_zstd(
+            &[
+                "--mode",
+                mode,
+                "--threads",
+                "1",
+                "--forks",
+                "0",
+                "--op",
+                "decompress",
+                "--format",
+                "json",
+            ],
+            &[],
+        );
         run.assert_ok();
         let e = &run.json()[0];
         assert_eq!(e["mode"], mode);
@@ -104,7 +217,10 @@ fn every_mode_reports_its_unit() {
             assert!(e["boardbench"]["samples"].as_u64().unwrap() >= 2);
         }
         if mode == "ss" {
-            assert_eq!(e["boardbench"]["operations"], 8, "one 4-job invocation per iteration, two iterations");
+            assert_eq!(
+                e["boardbench"]["operations"], 8,
+                "one 4-job invocation per iteration, two iterations"
+            );
         }
     }
 }
@@ -116,22 +232,65 @@ fn input_file_and_environment_variables_of_the_original() {
     std::fs::write(&input, "{\"k\": \"value\"}\n".repeat(3000)).unwrap();
     let run = run_with(
         EXE,
-        &["--input", input.to_str().unwrap(), "--quick", "--warmup", "0", "--iterations", "1", "--time", "50ms", "--forks", "0", "--format", "json", "--reuse-context"],
+        &[
+            "--input",
+            input.to_str().unwrap(),
+            "--quick",
+            "--warmup",
+            "0",
+            "--iterations",
+            "1",
+            "--time",
+            "50ms",
+            "--forks",
+            "0",
+            "--format",
+            "json",
+            "--reuse-context",
+        ],
         &[("THREADS", "2"), ("GUESSES", "7")],
     );
     run.assert_ok();
     let json = run.json();
-    let e = entry(&json, "bb.zstd.compress", &[("input", "sample.json"), ("threads", "2"), ("context", "thread")]);
+    let e = entry(
+        &json,
+        "bb.zstd.compress",
+        &[
+            ("input", "sample.json"),
+            ("threads", "2"),
+            ("context", "thread"),
+        ],
+    );
     assert_eq!(e["threads"], 2);
-    assert_eq!(e["boardbench"]["operations"].as_u64().unwrap() % 7, 0, "GUESSES sets the jobs per invocation");
+    assert_eq!(
+        e["boardbench"]["operations"].as_u64().unwrap() % 7,
+        0,
+        "GUESSES sets the jobs per invocation"
+    );
 }
 
 #[test]
 fn generated_corpus_is_deterministic_per_seed() {
     let ratio = |seed: &str| {
-        let run = bb_zstd(&["--seed", seed, "--threads", "1", "--forks", "0", "--op", "compress", "--format", "json"], &[]);
+        let run = bb_zstd(
+            &[
+                "--seed",
+                seed,
+                "--threads",
+                "1",
+                "--forks",
+                "0",
+                "--op",
+                "compress",
+                "--format",
+                "json",
+            ],
+            &[],
+        );
         run.assert_ok();
-        run.json()[0]["secondaryMetrics"]["ratio"]["score"].as_f64().unwrap()
+        run.json()[0]["secondaryMetrics"]["ratio"]["score"]
+            .as_f64()
+            .unwrap()
     };
     assert_eq!(ratio("7"), ratio("7"));
     assert_ne!(ratio("7"), ratio("8"));
@@ -149,14 +308,27 @@ fn bad_flags_get_one_line_and_exit_2() {
         (vec!["--op", "zip"], vec![], "--op"),
         (vec!["--jobs", "0"], vec![], "--jobs"),
         (vec!["--iterations", "0"], vec![], "--iterations"),
-        (vec!["--input", "/nonexistent/city.json"], vec![], "/nonexistent/city.json"),
+        (
+            vec!["--input", "/nonexistent/city.json"],
+            vec![],
+            "/nonexistent/city.json",
+        ),
         (vec![], vec![("THREADS", "many")], "THREADS"),
         (vec!["--pin", "4096"], vec![], "--pin"),
     ] {
         let run = run_with(EXE, &args, &env);
         assert_eq!(run.code, 2, "{args:?} {env:?}: {}", run.stderr);
-        assert_eq!(run.stderr.lines().count(), 1, "{args:?}: one line, got {:?}", run.stderr);
-        assert!(run.stderr.starts_with("bb-zstd: ") && run.stderr.contains(needle), "{args:?}: {}", run.stderr);
+        assert_eq!(
+            run.stderr.lines().count(),
+            1,
+            "{args:?}: one line, got {:?}",
+            run.stderr
+        );
+        assert!(
+            run.stderr.starts_with("bb-zstd: ") && run.stderr.contains(needle),
+            "{args:?}: {}",
+            run.stderr
+        );
         assert!(run.stdout.is_empty());
     }
 }
@@ -165,14 +337,38 @@ fn bad_flags_get_one_line_and_exit_2() {
 fn help_shows_an_example_and_exits_0() {
     let run = run_with(EXE, &["--help"], &[]);
     run.assert_ok();
-    assert!(run.stdout.contains("Examples:") && run.stdout.contains("--warmup-time") && run.stdout.contains("--reuse-context"));
+    assert!(
+        run.stdout.contains("Examples:")
+            && run.stdout.contains("--warmup-time")
+            && run.stdout.contains("--reuse-context")
+    );
 }
 
 #[test]
 fn a_stuck_iteration_fails_on_the_timeout() {
-    let run = run_with(EXE, &["--quick", "--size", "100k", "--jobs", "1000000", "--threads", "1", "--forks", "0", "--timeout", "300ms"], &[]);
+    let run = run_with(
+        EXE,
+        &[
+            "--quick",
+            "--size",
+            "100k",
+            "--jobs",
+            "1000000",
+            "--threads",
+            "1",
+            "--forks",
+            "0",
+            "--timeout",
+            "300ms",
+        ],
+        &[],
+    );
     assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(run.stderr.contains("ran past the timeout of 300ms"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("ran past the timeout of 300ms"),
+        "{}",
+        run.stderr
+    );
 }
 
 /// A made-up Raspberry Pi: sysfs under BB_SYSROOT and a vcgencmd on PATH that reports
@@ -183,7 +379,11 @@ fn fake_throttling_pi(dir: &TempDir) -> Vec<(String, String)> {
     std::fs::create_dir_all(&cpufreq).unwrap();
     std::fs::write(cpufreq.join("scaling_governor"), "ondemand\n").unwrap();
     std::fs::create_dir_all(root.join("proc/device-tree")).unwrap();
-    std::fs::write(root.join("proc/device-tree/model"), "Raspberry Pi 4 Model B Rev 1.4\0").unwrap();
+    std::fs::write(
+        root.join("proc/device-tree/model"),
+        "Raspberry Pi 4 Model B Rev 1.4\0",
+    )
+    .unwrap();
     let bin = dir.join("bin");
     std::fs::create_dir_all(&bin).unwrap();
     let vcgencmd = bin.join("vcgencmd");
@@ -191,7 +391,10 @@ fn fake_throttling_pi(dir: &TempDir) -> Vec<(String, String)> {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&vcgencmd, std::fs::Permissions::from_mode(0o755)).unwrap();
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
-    vec![("BB_SYSROOT".into(), root.display().to_string()), ("PATH".into(), path)]
+    vec![
+        ("BB_SYSROOT".into(), root.display().to_string()),
+        ("PATH".into(), path),
+    ]
 }
 
 #[test]
@@ -201,16 +404,35 @@ fn throttling_is_flagged_in_every_format_and_warned_about() {
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     let json_out = dir.join("r.json");
     let common = ["--threads", "1", "--forks", "0", "--op", "compress"];
-    let run = bb_zstd(&[&common[..], &["--output", json_out.to_str().unwrap()]].concat(), &env);
+    let run = bb_zstd(
+        &[&common[..], &["--output", json_out.to_str().unwrap()]].concat(),
+        &env,
+    );
     run.assert_ok();
-    assert!(run.stderr.contains("warning: bb.zstd.compress") && run.stderr.contains("throttled"), "{}", run.stderr);
-    assert!(run.stderr.contains("governor is 'ondemand'"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("warning: bb.zstd.compress") && run.stderr.contains("throttled"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("governor is 'ondemand'"),
+        "{}",
+        run.stderr
+    );
     assert!(run.stdout.contains("THROTTLED"), "{}", run.stdout);
-    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json_out).unwrap()).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json_out).unwrap()).unwrap();
     assert_eq!(json[0]["boardbench"]["throttled"], true);
-    assert_eq!(json[0]["environment"]["boardModel"], "Raspberry Pi 4 Model B Rev 1.4");
+    assert_eq!(
+        json[0]["environment"]["boardModel"],
+        "Raspberry Pi 4 Model B Rev 1.4"
+    );
     assert_eq!(json[0]["environment"]["governor"], "ondemand");
     let csv = bb_zstd(&[&common[..], &["--format", "csv"]].concat(), &env);
     csv.assert_ok();
-    assert!(csv.stdout.lines().nth(1).unwrap().ends_with(",true"), "{}", csv.stdout);
+    assert!(
+        csv.stdout.lines().nth(1).unwrap().ends_with(",true"),
+        "{}",
+        csv.stdout
+    );
 }

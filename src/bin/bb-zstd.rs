@@ -382,25 +382,29 @@ impl Pool {
         let input_frame = zstd::bulk::compress(input, config.level)
             .map_err(|e| Error::failed(format!("zstd compress: {e}")))?;
         verify_frame(&input_frame, input).map_err(Error::failed)?;
-        let mut reference = Worker::new(&Shared {
-            config: Config {
-                op: Op::Compress,
-                ..config.clone()
-            },
-            job_frame: vec![],
-            input_frame: vec![],
-        });
-        reference
-            .compress(input, config.level, false)
-            .map_err(Error::failed)?;
-        verify_job_frame(&reference.output, input).map_err(Error::failed)?;
+        // Compress jobs compare their frames with a verified reference frame.
+        let job_frame = match config.op {
+            Op::Compress => {
+                let mut reference = Worker::new(&Shared {
+                    config: config.clone(),
+                    job_frame: vec![],
+                    input_frame: vec![],
+                });
+                reference
+                    .compress(input, config.level, false)
+                    .map_err(Error::failed)?;
+                verify_job_frame(&reference.output, input).map_err(Error::failed)?;
+                reference.output
+            }
+            Op::Decompress => Vec::new(),
+        };
         let ratio = match config.op {
-            Op::Compress => 2.0 * input.len() as f64 / reference.output.len() as f64,
+            Op::Compress => 2.0 * input.len() as f64 / job_frame.len() as f64,
             Op::Decompress => input.len() as f64 / input_frame.len() as f64,
         };
         let shared = Arc::new(Shared {
             config: config.clone(),
-            job_frame: reference.output,
+            job_frame,
             input_frame,
         });
         let (jobs_tx, jobs_rx) = bounded::<()>(2 * config.threads);
@@ -488,14 +492,24 @@ mod tests {
     use super::*;
 
     fn config(op: Op, reuse_context: bool) -> Config {
-        Config { op, threads: 1, level: 3, reuse_context, input: Arc::new(boardbench::corpus::generate(50_000, 1)) }
+        Config {
+            op,
+            threads: 1,
+            level: 3,
+            reuse_context,
+            input: Arc::new(boardbench::corpus::generate(50_000, 1)),
+        }
     }
 
     #[test]
     fn compress_job_frame_holds_the_input_twice() {
         for reuse in [false, true] {
             let c = config(Op::Compress, reuse);
-            let shared = Shared { config: c.clone(), job_frame: vec![], input_frame: vec![] };
+            let shared = Shared {
+                config: c.clone(),
+                job_frame: vec![],
+                input_frame: vec![],
+            };
             let mut w = Worker::new(&shared);
             w.compress(&c.input, 3, reuse).unwrap();
             let first = w.output.clone();
@@ -514,11 +528,18 @@ mod tests {
         assert!(err.contains("verification mismatch"), "{err}");
         let longer = [&input[..], b"x"].concat();
         let err = verify_frame(&zstd::bulk::compress(&longer, 3).unwrap(), &input).unwrap_err();
-        assert!(err.contains("longer than expected") || err.contains(&format!("decoded {} bytes", longer.len())), "{err}");
+        assert!(
+            err.contains("longer than expected")
+                || err.contains(&format!("decoded {} bytes", longer.len())),
+            "{err}"
+        );
         let good = zstd::bulk::compress(&input, 3).unwrap();
         verify_frame(&good, &input).unwrap();
         let err = verify_frame(&good[..good.len() / 2], &input).unwrap_err();
-        assert!(err.contains("truncated") || err.contains("mismatch"), "{err}");
+        assert!(
+            err.contains("truncated") || err.contains("mismatch"),
+            "{err}"
+        );
         assert!(verify_frame(b"not a zstd frame", &input).is_err());
     }
 
@@ -526,7 +547,11 @@ mod tests {
     fn decompress_job_checks_length() {
         let c = config(Op::Decompress, false);
         let frame = zstd::bulk::compress(&c.input, 3).unwrap();
-        let shared = Shared { config: c.clone(), job_frame: vec![], input_frame: frame.clone() };
+        let shared = Shared {
+            config: c.clone(),
+            job_frame: vec![],
+            input_frame: frame.clone(),
+        };
         let mut w = Worker::new(&shared);
         w.job(&shared).unwrap();
         assert_eq!(w.output, *c.input);

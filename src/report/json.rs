@@ -16,7 +16,7 @@ fn entry(r: &BenchResult, env: &Environment) -> Json {
     // JMH writes iteration times as "10 s" or "500 ms".
     let time = |d: std::time::Duration| {
         let ms = d.as_millis();
-        Json::str(if ms % 1000 == 0 {
+        Json::str(if ms.is_multiple_of(1000) {
             format!("{} s", ms / 1000)
         } else {
             format!("{ms} ms")

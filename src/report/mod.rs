@@ -91,17 +91,17 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 pub fn format_duration(d: Duration) -> String {
     let ms = d.as_millis();
     if ms < 1000 {
-        if d.as_micros() % 1000 != 0 {
+        if !d.as_micros().is_multiple_of(1000) {
             return format!("{}us", d.as_micros());
         }
         return format!("{ms}ms");
     }
     let s = d.as_secs_f64();
-    if ms % 1000 != 0 {
+    if !ms.is_multiple_of(1000) {
         return format!("{s}s");
     }
     let s = d.as_secs();
-    if s >= 60 && s % 60 == 0 {
+    if s >= 60 && s.is_multiple_of(60) {
         format!("{}m", s / 60)
     } else {
         format!("{s}s")

@@ -14,11 +14,20 @@ pub struct Run {
 
 impl Run {
     pub fn json(&self) -> serde_json::Value {
-        serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}\nstderr:\n{}", self.stdout, self.stderr))
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
+            panic!(
+                "stdout is not JSON ({e}):\n{}\nstderr:\n{}",
+                self.stdout, self.stderr
+            )
+        })
     }
 
     pub fn assert_ok(&self) -> &Run {
-        assert_eq!(self.code, 0, "exit code {}\nstdout:\n{}\nstderr:\n{}", self.code, self.stdout, self.stderr);
+        assert_eq!(
+            self.code, 0,
+            "exit code {}\nstdout:\n{}\nstderr:\n{}",
+            self.code, self.stdout, self.stderr
+        );
         self
     }
 }
@@ -40,7 +49,9 @@ pub fn run_with(exe: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
     for (k, v) in env {
         c.env(k, v);
     }
-    c.output().unwrap_or_else(|e| panic!("running {exe}: {e}")).into()
+    c.output()
+        .unwrap_or_else(|e| panic!("running {exe}: {e}"))
+        .into()
 }
 
 /// A fresh temporary directory, removed when dropped.
@@ -48,8 +59,12 @@ pub struct TempDir(pub PathBuf);
 
 impl TempDir {
     pub fn new(name: &str) -> TempDir {
-        let unique = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
-        let dir = std::env::temp_dir().join(format!("bb-test-{name}-{}-{unique}", std::process::id()));
+        let unique = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos();
+        let dir =
+            std::env::temp_dir().join(format!("bb-test-{name}-{}-{unique}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         TempDir(dir)
     }
@@ -70,7 +85,11 @@ impl Drop for TempDir {
 }
 
 /// The entry of a JMH-layout JSON array with this benchmark name and params.
-pub fn entry<'a>(json: &'a serde_json::Value, name: &str, params: &[(&str, &str)]) -> &'a serde_json::Value {
+pub fn entry<'a>(
+    json: &'a serde_json::Value,
+    name: &str,
+    params: &[(&str, &str)],
+) -> &'a serde_json::Value {
     json.as_array()
         .expect("a JSON array")
         .iter()
