@@ -57,7 +57,7 @@ test-cargo:
 
 test-cross: cross
 	@scripts/setup.sh test
-	$(CARGO) test --release --test cross -- --ignored --test-threads 1
+	$(CARGO) test --release -- --ignored --test-threads 1
 
 # Sizes of the stripped release binaries per target, for README.
 sizes: cross

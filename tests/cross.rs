@@ -1,7 +1,7 @@
 //! The cross-built binaries, checked as a board would run them: each is a static ELF for
 //! its architecture, and runs the quick profile correctly under qemu-user (correctness
-//! only, never a timing). Run by `make test` after the cross builds:
-//! `cargo test --release --test cross -- --ignored`.
+//! only, never a timing). Run by `make test` after the cross builds, with every other
+//! ignored test that needs them: `cargo test --release -- --ignored`.
 
 mod common;
 use common::run_with;
