@@ -58,10 +58,15 @@ pub fn run_child(index: usize, fork: u32, label: &str) -> Result<ForkResult> {
         )
     })?;
     drop(write_end);
+    // If this process is stopped by a signal or a timeout, the fork must not outlive it.
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    let hook = crate::watchdog::add_exit_hook(move || {
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+    });
     let parsed = read_report(read_end);
-    let status = child
-        .wait()
-        .map_err(|e| Error::io(format!("waiting for fork {fork} of {label}"), e))?;
+    let status = child.wait();
+    crate::watchdog::remove_exit_hook(hook);
+    let status = status.map_err(|e| Error::io(format!("waiting for fork {fork} of {label}"), e))?;
     if !status.success() {
         return Err(Error::failed(format!(
             "fork {fork} of {label} failed ({status})"

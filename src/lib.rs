@@ -15,9 +15,11 @@ pub mod report;
 pub mod result;
 pub mod rng;
 pub mod runner;
+pub mod signals;
 pub mod stats;
 pub mod warnings;
 pub mod watchdog;
+pub mod wire;
 
 pub use cli::{CommonArgs, Format, Mode};
 pub use error::{Error, Result};
@@ -44,6 +46,7 @@ pub struct Suite {
 pub fn run_suite(suite: Suite, flags: &CommonArgs) -> Result<Vec<BenchResult>> {
     let settings = suite.defaults.clone().with_flags(flags);
     validate(&settings)?;
+    signals::exit_on_signals();
     if let Some((index, pipe)) = fork::child_request() {
         let bench = suite.benchmarks.get(index).ok_or_else(|| {
             Error::failed(format!(

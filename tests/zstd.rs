@@ -436,3 +436,50 @@ fn throttling_is_flagged_in_every_format_and_warned_about() {
         csv.stdout
     );
 }
+
+#[test]
+fn sigterm_ends_the_run_and_its_fork() {
+    use std::os::unix::process::ExitStatusExt;
+    let mut parent = std::process::Command::new(EXE)
+        .args([
+            "--quick",
+            "--size",
+            "100k",
+            "--jobs",
+            "1000000",
+            "--threads",
+            "1",
+            "--forks",
+            "1",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = parent.id();
+    let mut forks = Vec::new();
+    assert!(
+        common::wait_for(std::time::Duration::from_secs(10), || {
+            forks = common::children_of(pid);
+            !forks.is_empty()
+        }),
+        "the fork started"
+    );
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let status = parent.wait().unwrap();
+    assert_eq!(
+        status.code().or(status.signal().map(|s| 128 + s)),
+        Some(143),
+        "{status:?}"
+    );
+    assert!(
+        common::wait_for(std::time::Duration::from_secs(5), || forks
+            .iter()
+            .all(|&f| !common::alive(f))),
+        "the fork was stopped too"
+    );
+}

@@ -96,3 +96,41 @@ pub fn entry<'a>(
         .find(|e| e["benchmark"] == name && params.iter().all(|(k, v)| e["params"][k] == *v))
         .unwrap_or_else(|| panic!("no entry {name} {params:?} in {json:#}"))
 }
+
+/// The pids of the live (not zombie) children of `pid`, from /proc.
+pub fn children_of(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else {
+            continue;
+        };
+        // Fields after the ")" that ends the command name: state, ppid, ...
+        let mut rest = stat[stat.rfind(')').unwrap() + 2..].split(' ');
+        let state = rest.next().unwrap_or("");
+        if rest.next().and_then(|p| p.parse::<u32>().ok()) == Some(pid) && state != "Z" {
+            out.push(child);
+        }
+    }
+    out
+}
+
+/// Whether process `pid` still exists and is not a zombie.
+pub fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|s| !s[s.rfind(')').unwrap() + 2..].starts_with('Z'))
+}
+
+/// Waits up to `limit` for `cond`, checking every 20 ms.
+pub fn wait_for(limit: std::time::Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let until = std::time::Instant::now() + limit;
+    while std::time::Instant::now() < until {
+        if cond() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    cond()
+}
