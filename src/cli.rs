@@ -72,14 +72,19 @@ pub fn parse_format(s: &str) -> std::result::Result<Format, String> {
     }
 }
 
-/// Parses a duration such as `500ms`, `3s`, `1.5s`, `1m`, `2h`, `100us`, `0`.
-pub fn parse_duration(s: &str) -> std::result::Result<Duration, String> {
-    let bad = || format!("invalid duration '{s}' (expected a number and a unit: 500ms, 3s, 1m)");
+/// Splits `1.5ms` into 1.5 and `ms`; None when there is no leading number.
+fn number_and_unit(s: &str) -> Option<(f64, &str)> {
     let split = s
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(s.len());
     let (number, unit) = s.split_at(split);
-    let value: f64 = number.parse().map_err(|_| bad())?;
+    Some((number.parse().ok()?, unit))
+}
+
+/// Parses a duration such as `500ms`, `3s`, `1.5s`, `1m`, `2h`, `100us`, `0`.
+pub fn parse_duration(s: &str) -> std::result::Result<Duration, String> {
+    let bad = || format!("invalid duration '{s}' (expected a number and a unit: 500ms, 3s, 1m)");
+    let (value, unit) = number_and_unit(s).ok_or_else(bad)?;
     let seconds = match unit {
         "ns" => value / 1e9,
         "us" | "µs" => value / 1e6,
@@ -99,11 +104,7 @@ pub fn parse_duration(s: &str) -> std::result::Result<Duration, String> {
 /// Parses a size in bytes: `4096`, `4k`, `1m`, `16mb`, `1.5MiB`, `2g` (powers of 1024).
 pub fn parse_size(s: &str) -> std::result::Result<u64, String> {
     let bad = || format!("invalid size '{s}' (expected bytes or a number with k, m or g: 4k, 1m)");
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
-    let (number, unit) = s.split_at(split);
-    let value: f64 = number.parse().map_err(|_| bad())?;
+    let (value, unit) = number_and_unit(s).ok_or_else(bad)?;
     let scale = match unit.to_ascii_lowercase().as_str() {
         "" | "b" => 1u64,
         "k" | "kb" | "kib" => 1 << 10,
