@@ -496,7 +496,11 @@ mod tests {
         }
         s.iterations = 3;
         let e = run_in_process(&b, &s, TimeUnit::Millis).unwrap_err();
-        assert_eq!(e.to_string(), "check of iteration 4 failed", "1 warm-up + 3");
+        assert_eq!(
+            e.to_string(),
+            "check of iteration 4 failed",
+            "1 warm-up + 3"
+        );
     }
 
     #[test]
