@@ -248,6 +248,30 @@ fn run(args: &Args) -> Result<()> {
         )),
         None => None,
     };
+    // Every size's reads, checked before anything is generated or run.
+    let mut plans_by_size = Vec::new();
+    for &size in &sizes {
+        let mut plans: Vec<(String, Option<u64>, Vec<Read>)> = Vec::new();
+        match &custom {
+            Some((text, what)) => plans.push((
+                "custom".into(),
+                None,
+                pattern::parse_file(text, size, what)?,
+            )),
+            None => {
+                for p in &patterns {
+                    if p == "sequential" {
+                        for &rs in &read_sizes {
+                            plans.push((p.clone(), Some(rs), pattern::built_in(p, size, rs)));
+                        }
+                    } else {
+                        plans.push((p.clone(), None, pattern::built_in(p, size, 0)));
+                    }
+                }
+            }
+        }
+        plans_by_size.push((Object::new(size, flags.seed), plans));
+    }
     let parent = !boardbench::fork::is_child();
     let mut benchmarks = Vec::new();
     for spec in &sources {
@@ -259,27 +283,7 @@ fn run(args: &Args) -> Result<()> {
                 "--cold: the page cache of the server behind {url} cannot be dropped from here; its reads are as warm as the server keeps them"
             )));
         }
-        for &size in &sizes {
-            let object = Object::new(size, flags.seed);
-            let mut plans: Vec<(String, Option<u64>, Vec<Read>)> = Vec::new();
-            match &custom {
-                Some((text, what)) => plans.push((
-                    "custom".into(),
-                    None,
-                    pattern::parse_file(text, size, what)?,
-                )),
-                None => {
-                    for p in &patterns {
-                        if p == "sequential" {
-                            for &rs in &read_sizes {
-                                plans.push((p.clone(), Some(rs), pattern::built_in(p, size, rs)));
-                            }
-                        } else {
-                            plans.push((p.clone(), None, pattern::built_in(p, size, 0)));
-                        }
-                    }
-                }
-            }
+        for (object, plans) in &plans_by_size {
             for (name, read_size, reads) in plans {
                 for client in &clients {
                     let case = Case {
