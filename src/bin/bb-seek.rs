@@ -303,7 +303,7 @@ fn run(args: &Args) -> Result<()> {
                     .param("source", spec.label())
                     .param("read-size", read_size.map_or("-".to_string(), size_label))
                     .param("cache", if args.cold { "cold" } else { "hot" });
-                    b.bytes_per_op = Some(pattern::asked(&reads) as f64);
+                    b.bytes_per_op = Some(pattern::asked(reads) as f64);
                     benchmarks.push(b);
                 }
             }
@@ -355,8 +355,8 @@ fn prepare_dir(dir: &std::path::Path, sizes: &[u64], seed: u64, cold: bool) -> R
 /// `4k`, `1m`, or bytes.
 fn size_label(size: u64) -> String {
     match size {
-        s if s % (1 << 20) == 0 => format!("{}m", s >> 20),
-        s if s % (1 << 10) == 0 => format!("{}k", s >> 10),
+        s if s.is_multiple_of(1 << 20) => format!("{}m", s >> 20),
+        s if s.is_multiple_of(1 << 10) => format!("{}k", s >> 10),
         s => s.to_string(),
     }
 }

@@ -145,12 +145,12 @@ impl Stream {
     fn fetch(&mut self, from: u64, to: u64) -> Result<()> {
         let bs = self.config.block_size;
         let first = from / bs;
-        let last = (to.min(self.source.len()) - 1) / bs;
+        let last = (to.min(self.source.size()) - 1) / bs;
         let mut count = ((last - first + 1) as usize).min(self.cache.capacity_blocks());
         if let Some(cached) = (first..first + count as u64).find(|&b| self.cache.contains(b)) {
             count = (cached - first) as usize;
         }
-        let len = self.source.len();
+        let len = self.source.size();
         let source = &mut self.source;
         self.cache.fill(first, count, len, |offset, bufs| {
             source.read_at(offset, bufs)
@@ -159,7 +159,7 @@ impl Stream {
 
     /// The first read of a stream: small objects whole, or the tail for a footer reader.
     fn prefetch(&mut self, offset: u64) -> Result<()> {
-        let size = self.source.len();
+        let size = self.source.size();
         let c = &self.config;
         if size <= c.whole_object_max && size <= self.cache.memory() as u64 {
             self.fetch(0, size)
@@ -183,11 +183,11 @@ impl Reader for Stream {
         let len = buf.len() as u64;
         let end = offset
             .checked_add(len)
-            .filter(|&e| e <= self.source.len())
+            .filter(|&e| e <= self.source.size())
             .ok_or_else(|| {
                 Error::failed(format!(
                     "a read of {len} bytes at {offset} falls outside the {}-byte object",
-                    self.source.len()
+                    self.source.size()
                 ))
             })?;
         if self.next_offset.is_none() {

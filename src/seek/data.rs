@@ -63,9 +63,9 @@ impl Object {
 
 /// `random-1mb.txt` for 1 MiB, `random-64kb.txt` for 64 KiB, `random-1000b.txt` otherwise.
 pub fn object_name(size: u64) -> String {
-    if size > 0 && size % (1 << 20) == 0 {
+    if size > 0 && size.is_multiple_of(1 << 20) {
         format!("random-{}mb.txt", size >> 20)
-    } else if size > 0 && size % (1 << 10) == 0 {
+    } else if size > 0 && size.is_multiple_of(1 << 10) {
         format!("random-{}kb.txt", size >> 10)
     } else {
         format!("random-{size}b.txt")

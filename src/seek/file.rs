@@ -107,7 +107,7 @@ fn page_size() -> usize {
 }
 
 impl Source for FileSource {
-    fn len(&self) -> u64 {
+    fn size(&self) -> u64 {
         self.size
     }
 

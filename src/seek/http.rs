@@ -586,7 +586,7 @@ impl HttpSource {
 }
 
 impl Source for HttpSource {
-    fn len(&self) -> u64 {
+    fn size(&self) -> u64 {
         self.size
     }
 

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 /// An object that can be read at any offset.
 pub trait Source {
     /// The object's size in bytes.
-    fn len(&self) -> u64;
+    fn size(&self) -> u64;
 
     /// Fills `bufs`, in order, with the bytes from `offset` on: exactly their total length
     /// (a short object is an error), in one request.
@@ -41,21 +41,17 @@ impl Metered {
         self.counters
     }
 
-    pub fn len(&self) -> u64 {
-        self.inner.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
+    pub fn size(&self) -> u64 {
+        self.inner.size()
     }
 
     pub fn read_at(&mut self, offset: u64, bufs: &mut [&mut [u8]]) -> Result<()> {
         let total: u64 = bufs.iter().map(|b| b.len() as u64).sum();
-        let end = offset.checked_add(total).filter(|&e| e <= self.len());
+        let end = offset.checked_add(total).filter(|&e| e <= self.size());
         if end.is_none() {
             return Err(Error::failed(format!(
                 "a read of {total} bytes at {offset} falls outside the {}-byte object",
-                self.len()
+                self.size()
             )));
         }
         self.counters.requests += 1;
@@ -123,7 +119,7 @@ pub(crate) mod tests {
     pub struct Memory(pub Vec<u8>);
 
     impl Source for Memory {
-        fn len(&self) -> u64 {
+        fn size(&self) -> u64 {
             self.0.len() as u64
         }
         fn read_at(&mut self, offset: u64, bufs: &mut [&mut [u8]]) -> Result<()> {
