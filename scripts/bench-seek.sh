@@ -51,6 +51,8 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
 
 storage="$(df --output=source "$DATA" | tail -n 1) ($(stat -f -c %T "$DATA"))"
 
+echo "Load average at start: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores."
+echo
 echo "### Hot cache: sequential 16 MiB in 4 KiB reads, against dd"
 echo
 echo "Object: \`$OBJ\` on $storage, read once before. $ROUNDS rounds; each runs \`dd if=FILE of=/dev/null bs=1M\`"
@@ -145,7 +147,7 @@ fi
 pattern_table "$tmp/cold.csv"
 echo
 dd_cold=$(dd_ms 1M cold)
-stream_cold=$(score "$tmp/cold.csv" bb.seek.sequential stream 4k)
+stream_cold=$(score "$tmp/cold.csv" bb.seek.sequential stream 4k | awk '{ printf "%.3f", $1 }')
 echo "| cold, sequential 16 MiB | ms | MB/s |"
 echo "| --- | --- | --- |"
 echo "| dd bs=1M | $dd_cold | $(mbs "$dd_cold") |"
