@@ -52,7 +52,7 @@ run: build
 test: test-cargo test-cross
 
 test-cargo:
-	@scripts/setup.sh native
+	@scripts/setup.sh test
 	$(CARGO) test
 
 test-cross: cross

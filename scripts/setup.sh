@@ -2,8 +2,10 @@
 # Installs what boardbench's make targets need, and only what is missing:
 #   scripts/setup.sh native   cargo and a C compiler (for zstd's C code)
 #   scripts/setup.sh cross    + the rustup targets and Debian cross compilers
-#   scripts/setup.sh test     + qemu-user-static and file, for the cross-built binaries
-#   scripts/setup.sh bench    + the zstd CLI, the reference of scripts/bench-zstd.sh
+#   scripts/setup.sh test     + qemu-user-static and file, for the cross-built binaries;
+#                             nginx (with its dav module: PUT), for bb-seek's HTTP tests
+#   scripts/setup.sh bench    + the zstd CLI, the reference of scripts/bench-zstd.sh;
+#                             nginx, the HTTP server of scripts/bench-seek.sh
 # As root it installs; otherwise it prints the exact commands and exits 1.
 # Quick and silent when everything is there.
 set -eu
@@ -21,8 +23,8 @@ commands=""     # command:package pairs to check
 case $level in
     native) commands="cc:gcc" ;;
     cross) commands="cc:gcc arm-linux-gnueabihf-gcc:gcc-arm-linux-gnueabihf aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu musl-gcc:musl-tools" ;;
-    test) commands="cc:gcc arm-linux-gnueabihf-gcc:gcc-arm-linux-gnueabihf aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu musl-gcc:musl-tools qemu-arm-static:qemu-user-static qemu-aarch64-static:qemu-user-static file:file" ;;
-    bench) commands="cc:gcc zstd:zstd" ;;
+    test) commands="cc:gcc arm-linux-gnueabihf-gcc:gcc-arm-linux-gnueabihf aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu musl-gcc:musl-tools qemu-arm-static:qemu-user-static qemu-aarch64-static:qemu-user-static file:file /usr/sbin/nginx:nginx" ;;
+    bench) commands="cc:gcc zstd:zstd /usr/sbin/nginx:nginx" ;;
     *) echo "setup: unknown level '$level' (expected native, cross, test or bench)" >&2; exit 2 ;;
 esac
 

@@ -12,6 +12,12 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 const CHILD_ENV: &str = "BB_FORK_CHILD";
 
+/// Whether this process is a fork child, which should skip what its parent already did
+/// once (generating inputs, warning about them). True until [`child_request`] runs.
+pub fn is_child() -> bool {
+    std::env::var_os(CHILD_ENV).is_some()
+}
+
 /// In a fork child: the index of the benchmark to run and the pipe to report on.
 pub fn child_request() -> Option<(usize, std::fs::File)> {
     let value = std::env::var(CHILD_ENV).ok()?;

@@ -15,6 +15,7 @@ pub mod report;
 pub mod result;
 pub mod rng;
 pub mod runner;
+pub mod seek;
 pub mod signals;
 pub mod stats;
 pub mod warnings;

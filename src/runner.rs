@@ -149,6 +149,13 @@ pub trait Workload {
         Ok(CpuTime::default())
     }
 
+    /// Untimed work after every iteration, warm-up and measured alike: checking what the
+    /// iteration produced, or preparing the next one (dropping a cache). An error ends
+    /// the benchmark (exit code 1).
+    fn after_iteration(&mut self) -> Result<()> {
+        Ok(())
+    }
+
     /// Called once after the last iteration, to stop servers and check final state.
     fn finish(&mut self) -> Result<()> {
         Ok(())
@@ -251,6 +258,7 @@ pub fn run_in_process(
             settings.warmup_time,
             None,
         )?;
+        workload.after_iteration()?;
     }
     let mut result = ForkResult::default();
     let mut histogram = (settings.mode == Mode::Sample).then(Histogram::new);
@@ -265,6 +273,7 @@ pub fn run_in_process(
             settings.time,
             histogram.as_mut(),
         )?;
+        workload.after_iteration()?;
         result.ops += ops;
         result.scores.push(score(settings.mode, unit, elapsed, ops));
         let mut metrics = workload.iteration_metrics();
@@ -454,6 +463,44 @@ mod tests {
         let e = run_in_process(&b, &settings(Mode::Throughput), TimeUnit::Millis).unwrap_err();
         assert_eq!(e.to_string(), "verification mismatch");
         assert_eq!(e.exit_code(), 1);
+    }
+
+    #[test]
+    fn after_iteration_runs_untimed_after_every_iteration() {
+        /// Sleeps only in `after_iteration`, and fails there on its fourth call.
+        struct Checked {
+            calls: u32,
+        }
+        impl Workload for Checked {
+            fn run(&mut self, _: u64) -> Result<()> {
+                Ok(())
+            }
+            fn after_iteration(&mut self) -> Result<()> {
+                self.calls += 1;
+                std::thread::sleep(Duration::from_millis(50));
+                if self.calls == 4 {
+                    return Err(crate::Error::failed("check of iteration 4 failed"));
+                }
+                Ok(())
+            }
+        }
+        let b = Benchmark::new(
+            "bb.test.checked",
+            Box::new(|| Ok(Box::new(Checked { calls: 0 }) as Box<dyn Workload>)),
+        );
+        let mut s = settings(Mode::SingleShot);
+        s.iterations = 2;
+        let r = run_in_process(&b, &s, TimeUnit::Millis).unwrap();
+        for score in &r.scores {
+            assert!(*score < 50.0, "the 50 ms check is not timed: {score} ms");
+        }
+        s.iterations = 3;
+        let e = run_in_process(&b, &s, TimeUnit::Millis).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "check of iteration 4 failed",
+            "1 warm-up + 3"
+        );
     }
 
     #[test]

@@ -1,0 +1,208 @@
+//! Local objects read with positioned reads (preadv64, so offsets past 2 GiB work on
+//! 32-bit boards too), and the page-cache controls of `--cold`: dropping an object's
+//! pages (posix_fadvise DONTNEED) and checking with mincore that they really went.
+
+use crate::error::{Error, Result};
+use crate::seek::source::Source;
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+
+/// One local object.
+pub struct FileSource {
+    file: File,
+    path: PathBuf,
+    size: u64,
+}
+
+impl FileSource {
+    /// Opens `path`, which must hold `size` bytes.
+    pub fn open(path: &Path, size: u64) -> Result<FileSource> {
+        let file =
+            File::open(path).map_err(|e| Error::io(format!("opening {}", path.display()), e))?;
+        let actual = file
+            .metadata()
+            .map_err(|e| Error::io(format!("reading the size of {}", path.display()), e))?
+            .len();
+        if actual != size {
+            return Err(Error::failed(format!(
+                "{} has {actual} bytes, expected {size} (rerun bb-seek gen)",
+                path.display()
+            )));
+        }
+        Ok(FileSource {
+            file,
+            path: path.to_path_buf(),
+            size,
+        })
+    }
+
+    /// Asks the kernel to drop the object's cached pages, so the next reads come from
+    /// the storage; returns the fraction of its pages still cached afterwards (tmpfs, and
+    /// pages someone else has mapped, stay).
+    pub fn drop_cache(&self) -> Result<f64> {
+        // SAFETY: a plain system call on a descriptor this struct owns; no memory passed.
+        let rc = unsafe {
+            libc::posix_fadvise64(self.file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED)
+        };
+        if rc != 0 {
+            return Err(Error::io(
+                format!("posix_fadvise DONTNEED on {}", self.path.display()),
+                std::io::Error::from_raw_os_error(rc),
+            ));
+        }
+        self.cached_fraction()
+    }
+
+    /// The fraction of the object's pages in the page cache (mincore over a mapping).
+    pub fn cached_fraction(&self) -> Result<f64> {
+        if self.size == 0 {
+            return Ok(0.0);
+        }
+        let len = self.size as usize;
+        let fail = |what: &str| {
+            Error::io(
+                format!("{what} {} to check its cached pages", self.path.display()),
+                std::io::Error::last_os_error(),
+            )
+        };
+        // SAFETY: maps the whole file read-only and shared; the mapping is only handed to
+        // mincore (which never touches the pages) and unmapped below.
+        let addr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ,
+                libc::MAP_SHARED,
+                self.file.as_raw_fd(),
+                0,
+            )
+        };
+        if addr == libc::MAP_FAILED {
+            return Err(fail("mapping"));
+        }
+        let page = page_size();
+        let mut pages = vec![0u8; len.div_ceil(page)];
+        // SAFETY: `addr` is a live mapping of `len` bytes, and `pages` has one byte per page.
+        let rc = unsafe { libc::mincore(addr, len, pages.as_mut_ptr()) };
+        let error = (rc != 0).then(|| fail("mincore on"));
+        // SAFETY: unmaps exactly the mapping made above, which nothing else refers to.
+        unsafe { libc::munmap(addr, len) };
+        if let Some(e) = error {
+            return Err(e);
+        }
+        let cached = pages.iter().filter(|&&p| p & 1 != 0).count();
+        Ok(cached as f64 / pages.len() as f64)
+    }
+}
+
+fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if size > 0 {
+        size as usize
+    } else {
+        4096
+    }
+}
+
+impl Source for FileSource {
+    fn size(&self) -> u64 {
+        self.size
+    }
+
+    fn read_at(&mut self, offset: u64, bufs: &mut [&mut [u8]]) -> Result<()> {
+        let mut first = 0; // the first buffer not yet full
+        let mut filled = 0; // bytes already in bufs[first]
+        let mut at = offset;
+        while first < bufs.len() {
+            let iovecs: Vec<libc::iovec> = bufs[first..]
+                .iter_mut()
+                .enumerate()
+                .map(|(i, b)| {
+                    let skip = if i == 0 { filled } else { 0 };
+                    libc::iovec {
+                        iov_base: b[skip..].as_mut_ptr().cast(),
+                        iov_len: b.len() - skip,
+                    }
+                })
+                .take(1024) // IOV_MAX
+                .collect();
+            // SAFETY: every iovec points into a distinct live buffer borrowed mutably for
+            // this call, with its exact remaining length.
+            let n = unsafe {
+                libc::preadv64(
+                    self.file.as_raw_fd(),
+                    iovecs.as_ptr(),
+                    iovecs.len() as libc::c_int,
+                    at as libc::off64_t,
+                )
+            };
+            if n < 0 {
+                let e = std::io::Error::last_os_error();
+                if e.kind() == std::io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return Err(Error::io(
+                    format!("reading {} at {at}", self.path.display()),
+                    e,
+                ));
+            }
+            if n == 0 {
+                return Err(Error::failed(format!(
+                    "{} ended at {at}, before the {} bytes it should hold (it changed under the run?)",
+                    self.path.display(),
+                    self.size
+                )));
+            }
+            let mut n = n as usize;
+            at += n as u64;
+            while n > 0 && first < bufs.len() {
+                let room = bufs[first].len() - filled;
+                if n >= room {
+                    n -= room;
+                    first += 1;
+                    filled = 0;
+                } else {
+                    filled += n;
+                    n = 0;
+                }
+            }
+            while first < bufs.len() && bufs[first].is_empty() {
+                first += 1;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_exact_ranges_into_several_buffers_and_reports_short_files() {
+        let dir = std::env::temp_dir().join(format!("bb-seek-file-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("o");
+        let bytes: Vec<u8> = (0..5000u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&path, &bytes).unwrap();
+        let mut f = FileSource::open(&path, 5000).unwrap();
+        let (mut a, mut b, mut c) = (vec![0; 10], vec![0; 0], vec![0; 4000]);
+        f.read_at(100, &mut [&mut a, &mut b, &mut c]).unwrap();
+        assert_eq!(a, bytes[100..110]);
+        assert_eq!(c, bytes[110..4110]);
+        let e = FileSource::open(&path, 6000).err().unwrap();
+        assert!(
+            e.to_string().contains("has 5000 bytes, expected 6000"),
+            "{e}"
+        );
+        // The file shrinks under an open source: a clear error, not a hang or a panic.
+        std::fs::write(&path, &bytes[..1000]).unwrap();
+        let e = f.read_at(900, &mut [&mut c]).unwrap_err();
+        assert!(e.to_string().contains("ended at 1000"), "{e}");
+        let fraction = f.cached_fraction().unwrap();
+        assert!((0.0..=1.0).contains(&fraction));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,732 @@
+//! A small HTTP/1.1 client for object stores, written here rather than taken as a
+//! dependency: ranged GETs over a keep-alive connection (206 and its Content-Range
+//! checked, Content-Length and chunked bodies), HEAD for sizes and PUT for uploads. A
+//! server that ignores Range (answers 200), a redirect, an error status, a truncated body
+//! or a connection closed early is a clear error, never a wrong byte or a hang.
+
+use crate::error::{Error, Result};
+use crate::seek::source::Source;
+use std::fmt;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::time::Duration;
+
+/// How long a connect, a write or a read may wait before the request fails.
+const NETWORK_TIMEOUT: Duration = Duration::from_secs(30);
+/// The most bytes a response head may have.
+const MAX_HEAD: usize = 64 << 10;
+
+/// `http://HOST[:PORT]/PREFIX/`: where objects live; an object's URL is the prefix
+/// followed by its name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Url {
+    pub host: String,
+    pub port: u16,
+    /// The path before object names, starting and ending with `/`.
+    pub prefix: String,
+}
+
+impl Url {
+    pub fn parse(s: &str) -> std::result::Result<Url, String> {
+        let rest = match s.split_once("://") {
+            Some(("http", rest)) => rest,
+            Some(("https", _)) => {
+                return Err(format!(
+                    "'{s}': https is not supported (no TLS in these small static binaries); use http:// or a local TLS proxy"
+                ))
+            }
+            _ => return Err(format!("invalid URL '{s}' (expected http://HOST:PORT/PREFIX/)")),
+        };
+        let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+        let bad = || format!("invalid URL '{s}' (expected http://HOST:PORT/PREFIX/)");
+        let (host, port) = match authority.rsplit_once(':') {
+            Some((h, p)) if !p.contains(']') => (h, p.parse::<u16>().map_err(|_| bad())?),
+            _ => (authority, 80),
+        };
+        if host.is_empty() || path.contains(['?', '#', ' ']) {
+            return Err(bad());
+        }
+        let mut prefix = if path.is_empty() {
+            "/".to_string()
+        } else {
+            path.to_string()
+        };
+        if !prefix.ends_with('/') {
+            prefix.push('/');
+        }
+        Ok(Url {
+            host: host.to_string(),
+            port,
+            prefix,
+        })
+    }
+
+    /// The `Host` header's value.
+    fn host_header(&self) -> String {
+        if self.port == 80 {
+            self.host.clone()
+        } else {
+            format!("{}:{}", self.host, self.port)
+        }
+    }
+
+    /// The URL of object `name`, for messages.
+    pub fn object(&self, name: &str) -> String {
+        format!("{self}{name}")
+    }
+}
+
+impl fmt::Display for Url {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "http://{}{}", self.host_header(), self.prefix)
+    }
+}
+
+/// A response's status line and headers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Head {
+    pub status: u16,
+    pub reason: String,
+    /// Whether the server will keep the connection open after this response.
+    pub keep_alive: bool,
+    headers: Vec<(String, String)>,
+}
+
+impl Head {
+    /// A header's value (names compare case-insensitively).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn content_length(&self) -> std::result::Result<Option<u64>, String> {
+        self.header("content-length")
+            .map(|v| {
+                v.trim()
+                    .parse()
+                    .map_err(|_| format!("invalid Content-Length '{v}'"))
+            })
+            .transpose()
+    }
+
+    fn chunked(&self) -> bool {
+        self.header("transfer-encoding")
+            .is_some_and(|v| v.to_ascii_lowercase().contains("chunked"))
+    }
+
+    fn status_line(&self) -> String {
+        format!("{} {}", self.status, self.reason)
+    }
+}
+
+/// Reads a response's status line and headers.
+pub fn read_head<R: BufRead>(r: &mut R) -> std::result::Result<Head, String> {
+    let mut taken = 0;
+    let mut line = |first: bool| -> std::result::Result<String, String> {
+        let mut buf = Vec::new();
+        let n = r
+            .by_ref()
+            .take((MAX_HEAD - taken) as u64 + 1)
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| network_error("reading the response", e))?;
+        taken += n;
+        if n == 0 {
+            return Err(if first {
+                "the server closed the connection without answering".to_string()
+            } else {
+                "the server closed the connection in the middle of the response head".to_string()
+            });
+        }
+        if taken > MAX_HEAD {
+            return Err(format!("the response head is longer than {MAX_HEAD} bytes"));
+        }
+        if !buf.ends_with(b"\n") {
+            return Err(
+                "the server closed the connection in the middle of the response head".into(),
+            );
+        }
+        Ok(String::from_utf8_lossy(&buf)
+            .trim_end_matches(['\r', '\n'])
+            .to_string())
+    };
+    let status_line = line(true)?;
+    let mut parts = status_line.splitn(3, ' ');
+    let version = parts.next().unwrap_or("");
+    let status = parts.next().and_then(|s| s.parse::<u16>().ok());
+    let (Some(status), true) = (status, version.starts_with("HTTP/1.")) else {
+        return Err(format!("not an HTTP/1.x response: '{status_line}'"));
+    };
+    let reason = parts.next().unwrap_or("").to_string();
+    let mut headers = Vec::new();
+    loop {
+        let l = line(false)?;
+        if l.is_empty() {
+            break;
+        }
+        let (name, value) = l
+            .split_once(':')
+            .ok_or_else(|| format!("malformed header line '{l}'"))?;
+        headers.push((name.trim().to_string(), value.trim().to_string()));
+    }
+    let mut head = Head {
+        status,
+        reason,
+        keep_alive: true,
+        headers,
+    };
+    let connection = head.header("connection").unwrap_or("").to_ascii_lowercase();
+    head.keep_alive = if version == "HTTP/1.0" {
+        connection.contains("keep-alive")
+    } else {
+        !connection.contains("close")
+    };
+    Ok(head)
+}
+
+/// Writes incoming bytes into a list of buffers, in order.
+struct Filler<'a, 'b> {
+    bufs: &'a mut [&'b mut [u8]],
+    index: usize,
+    filled: usize,
+    total: usize,
+}
+
+impl<'a, 'b> Filler<'a, 'b> {
+    fn new(bufs: &'a mut [&'b mut [u8]]) -> Filler<'a, 'b> {
+        Filler {
+            bufs,
+            index: 0,
+            filled: 0,
+            total: 0,
+        }
+    }
+
+    fn wanted(&self) -> usize {
+        self.bufs.iter().map(|b| b.len()).sum()
+    }
+
+    /// Reads exactly `n` bytes of `r` into the buffers (`None`: until the end of `r`).
+    fn take_from<R: Read>(
+        &mut self,
+        r: &mut R,
+        n: Option<usize>,
+    ) -> std::result::Result<(), String> {
+        let mut left = n.unwrap_or(usize::MAX);
+        while left > 0 {
+            while self.index < self.bufs.len() && self.filled == self.bufs[self.index].len() {
+                self.index += 1;
+                self.filled = 0;
+            }
+            if self.index == self.bufs.len() {
+                if n.is_none() {
+                    let mut probe = [0u8; 1];
+                    if matches!(r.read(&mut probe), Ok(0)) {
+                        return Ok(());
+                    }
+                }
+                return Err(format!(
+                    "the body is longer than the {} bytes asked for",
+                    self.wanted()
+                ));
+            }
+            let buf = &mut self.bufs[self.index][self.filled..];
+            let want = buf.len().min(left);
+            let got = r
+                .read(&mut buf[..want])
+                .map_err(|e| network_error("reading the body", e))?;
+            if got == 0 {
+                if n.is_none() {
+                    return Ok(());
+                }
+                return Err(format!(
+                    "the server closed the connection after {} of the body's bytes (truncated body)",
+                    self.total
+                ));
+            }
+            self.filled += got;
+            self.total += got;
+            left -= got;
+        }
+        Ok(())
+    }
+}
+
+/// Reads the body that follows `head` into `bufs`, which it must fill exactly.
+pub fn read_body<R: BufRead>(
+    r: &mut R,
+    head: &Head,
+    bufs: &mut [&mut [u8]],
+) -> std::result::Result<(), String> {
+    let mut filler = Filler::new(bufs);
+    let wanted = filler.wanted();
+    if head.chunked() {
+        loop {
+            let mut size_line = String::new();
+            r.by_ref()
+                .take(1024)
+                .read_line(&mut size_line)
+                .map_err(|e| network_error("reading a chunk size", e))?;
+            if !size_line.ends_with('\n') {
+                return Err(format!(
+                    "the server closed the connection after {} of the body's bytes (truncated chunked body)",
+                    filler.total
+                ));
+            }
+            let hex = size_line.split(';').next().unwrap_or("").trim();
+            let size = usize::from_str_radix(hex, 16)
+                .map_err(|_| format!("malformed chunk size '{}'", size_line.trim()))?;
+            if size == 0 {
+                // Trailers, up to the empty line.
+                loop {
+                    let mut t = String::new();
+                    let n = r
+                        .by_ref()
+                        .take(MAX_HEAD as u64)
+                        .read_line(&mut t)
+                        .map_err(|e| network_error("reading the trailers", e))?;
+                    if n == 0 || t.trim().is_empty() {
+                        break;
+                    }
+                }
+                break;
+            }
+            if filler.total + size > wanted {
+                return Err(format!(
+                    "the body is longer than the {wanted} bytes asked for"
+                ));
+            }
+            filler.take_from(r, Some(size))?;
+            let mut crlf = [0u8; 2];
+            r.read_exact(&mut crlf)
+                .map_err(|_| "the chunked body is truncated after a chunk".to_string())?;
+            if &crlf != b"\r\n" {
+                return Err("malformed chunked body (no CRLF after a chunk)".into());
+            }
+        }
+    } else {
+        match head.content_length()? {
+            Some(n) if n as usize != wanted => {
+                return Err(format!(
+                    "the body has {n} bytes (Content-Length), expected {wanted}"
+                ))
+            }
+            Some(n) => filler.take_from(r, Some(n as usize))?,
+            None => filler.take_from(r, None)?,
+        }
+    }
+    if filler.total != wanted {
+        return Err(format!(
+            "the body has {} bytes, expected {wanted} (truncated body)",
+            filler.total
+        ));
+    }
+    Ok(())
+}
+
+/// Checks that `head` answers a GET of `len` bytes from `offset` with exactly that range.
+pub fn check_range(
+    head: &Head,
+    offset: u64,
+    len: u64,
+    size: u64,
+) -> std::result::Result<(), String> {
+    match head.status {
+        206 => {}
+        200 => {
+            return Err(
+                "the server ignores Range requests: it answered 200 with the whole object instead of 206 with the range \
+                 (enable range support, or use another server)"
+                    .into(),
+            )
+        }
+        _ => return Err(unexpected(head)),
+    }
+    let expected = format!("bytes {}-{}/{size}", offset, offset + len - 1);
+    match head.header("content-range") {
+        Some(v) if v.trim() == expected => Ok(()),
+        Some(v) => Err(format!(
+            "the server sent Content-Range '{v}', expected '{expected}'"
+        )),
+        None => Err(format!(
+            "the 206 response has no Content-Range (expected '{expected}')"
+        )),
+    }
+}
+
+/// The message for a status that was not asked for: redirects say where to.
+fn unexpected(head: &Head) -> String {
+    match (head.status, head.header("location")) {
+        (300..=399, Some(to)) => format!(
+            "the server redirected ({}) to {to}: redirects are not followed; point --source at the final URL",
+            head.status_line()
+        ),
+        (300..=399, None) => format!("the server redirected ({}) without a Location", head.status_line()),
+        _ => format!("the server answered {}", head.status_line()),
+    }
+}
+
+fn network_error(what: &str, e: std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => {
+            format!(
+                "{what}: no answer within {}s (timed out)",
+                NETWORK_TIMEOUT.as_secs()
+            )
+        }
+        _ => format!("{what}: {e}"),
+    }
+}
+
+/// One keep-alive connection to a server.
+struct Connection {
+    reader: BufReader<TcpStream>,
+    /// Whether a response has come over it: a reused connection may have been closed by
+    /// the server while idle, and a request that fails on it is retried once.
+    used: bool,
+}
+
+impl Connection {
+    fn open(url: &Url) -> std::result::Result<Connection, String> {
+        let addrs: Vec<_> = (url.host.trim_matches(['[', ']']), url.port)
+            .to_socket_addrs()
+            .map_err(|e| format!("resolving {}: {e}", url.host))?
+            .collect();
+        let mut last = format!("{} resolves to no address", url.host);
+        for addr in addrs {
+            match TcpStream::connect_timeout(&addr, NETWORK_TIMEOUT) {
+                Ok(stream) => {
+                    let _ = stream.set_nodelay(true);
+                    let _ = stream.set_read_timeout(Some(NETWORK_TIMEOUT));
+                    let _ = stream.set_write_timeout(Some(NETWORK_TIMEOUT));
+                    return Ok(Connection {
+                        reader: BufReader::with_capacity(64 << 10, stream),
+                        used: false,
+                    });
+                }
+                Err(e) => last = network_error(&format!("connecting to {addr}"), e),
+            }
+        }
+        Err(last)
+    }
+
+    fn send(&mut self, request: &[u8], body: &[u8]) -> std::io::Result<()> {
+        let stream = self.reader.get_mut();
+        stream.write_all(request)?;
+        stream.write_all(body)
+    }
+}
+
+/// A client of one server: keeps one connection open between requests.
+pub struct Client {
+    url: Url,
+    connection: Option<Connection>,
+}
+
+impl Client {
+    pub fn new(url: &Url) -> Client {
+        Client {
+            url: url.clone(),
+            connection: None,
+        }
+    }
+
+    /// Sends a request for object `name` and reads the response head; the caller reads
+    /// the body (if any) from the returned connection, then calls [`Client::done`].
+    fn request(
+        &mut self,
+        method: &str,
+        name: &str,
+        headers: &str,
+        body: &[u8],
+    ) -> std::result::Result<(Head, &mut Connection), String> {
+        let request = format!(
+            "{method} {}{name} HTTP/1.1\r\nHost: {}\r\nUser-Agent: bb-seek\r\n{headers}\r\n",
+            self.url.prefix,
+            self.url.host_header()
+        );
+        for attempt in 0..2 {
+            if self.connection.is_none() {
+                self.connection = Some(Connection::open(&self.url)?);
+            }
+            let c = self.connection.as_mut().expect("just opened");
+            let reused = c.used;
+            let answer = c
+                .send(request.as_bytes(), body)
+                .map_err(|e| network_error("sending the request", e))
+                .and_then(|_| read_head(&mut c.reader));
+            match answer {
+                Ok(head) => {
+                    let c = self.connection.as_mut().expect("still open");
+                    c.used = true;
+                    return Ok((head, c));
+                }
+                // An idle keep-alive connection the server closed: once more, afresh.
+                Err(_) if reused && attempt == 0 => self.connection = None,
+                Err(e) => {
+                    self.connection = None;
+                    return Err(e);
+                }
+            }
+        }
+        unreachable!("the second attempt returns")
+    }
+
+    /// After a response was read whole: keeps the connection if the server keeps it.
+    fn done(&mut self, head: &Head, ok: bool) {
+        if !ok || !head.keep_alive {
+            self.connection = None;
+        }
+    }
+
+    /// The size of object `name` (HEAD), or None when the server has no such object.
+    pub fn size(&mut self, name: &str) -> Result<Option<u64>> {
+        let url = self.url.object(name);
+        let what = || format!("HEAD {url}");
+        let (head, _) = self
+            .request("HEAD", name, "", &[])
+            .map_err(|e| Error::failed(format!("{}: {e}", what())))?;
+        self.done(&head, true);
+        match head.status {
+            200 => match head.content_length() {
+                Ok(Some(n)) => Ok(Some(n)),
+                Ok(None) => Err(Error::failed(format!(
+                    "{}: the answer has no Content-Length",
+                    what()
+                ))),
+                Err(e) => Err(Error::failed(format!("{}: {e}", what()))),
+            },
+            404 | 410 => Ok(None),
+            _ => Err(Error::failed(format!("{}: {}", what(), unexpected(&head)))),
+        }
+    }
+
+    /// Reads `len` bytes of object `name` from `offset` into `bufs` with one ranged GET.
+    pub fn get_range(
+        &mut self,
+        name: &str,
+        offset: u64,
+        size: u64,
+        bufs: &mut [&mut [u8]],
+    ) -> Result<()> {
+        let len: u64 = bufs.iter().map(|b| b.len() as u64).sum();
+        let range = format!("Range: bytes={}-{}\r\n", offset, offset + len - 1);
+        let url = self.url.object(name);
+        let fail = |e: String| Error::failed(format!("GET {url} bytes {offset}+{len}: {e}"));
+        let (head, c) = self.request("GET", name, &range, &[]).map_err(fail)?;
+        let result = check_range(&head, offset, len, size)
+            .and_then(|_| read_body(&mut c.reader, &head, bufs));
+        self.done(&head, result.is_ok());
+        result.map_err(fail)
+    }
+
+    /// Uploads `body` as object `name` with PUT.
+    pub fn put(&mut self, name: &str, body: &[u8]) -> Result<()> {
+        let headers = format!(
+            "Content-Length: {}\r\nContent-Type: text/plain\r\n",
+            body.len()
+        );
+        let url = self.url.object(name);
+        let fail = |e: String| Error::failed(format!("PUT {url}: {e}"));
+        let (head, c) = self.request("PUT", name, &headers, body).map_err(fail)?;
+        // Drain whatever the server says about it (nginx answers 201 with a short body).
+        let drained = match (head.chunked(), head.content_length()) {
+            (false, Ok(Some(n))) => {
+                std::io::copy(&mut c.reader.by_ref().take(n), &mut std::io::sink())
+                    .map(|got| got == n)
+                    .unwrap_or(false)
+            }
+            _ => false,
+        };
+        self.done(&head, drained);
+        match head.status {
+            200..=299 => Ok(()),
+            405 => Err(fail(format!(
+                "{}: the server does not accept uploads here (nginx needs `dav_methods PUT;`)",
+                head.status_line()
+            ))),
+            _ => Err(fail(unexpected(&head))),
+        }
+    }
+}
+
+/// One object read with ranged GETs.
+pub struct HttpSource {
+    client: Client,
+    name: String,
+    size: u64,
+}
+
+impl HttpSource {
+    /// Checks that object `name` is there with `size` bytes (HEAD), keeping the connection.
+    pub fn open(url: &Url, name: &str, size: u64) -> Result<HttpSource> {
+        let mut client = Client::new(url);
+        match client.size(name)? {
+            Some(n) if n == size => {}
+            Some(n) => {
+                return Err(Error::failed(format!(
+                    "{} has {n} bytes, expected {size} (run bb-seek gen --dest {url})",
+                    url.object(name)
+                )))
+            }
+            None => {
+                return Err(Error::failed(format!(
+                    "{} is not there (404); upload the objects first: bb-seek gen --dest {url}",
+                    url.object(name)
+                )))
+            }
+        }
+        Ok(HttpSource {
+            client,
+            name: name.to_string(),
+            size,
+        })
+    }
+}
+
+impl Source for HttpSource {
+    fn size(&self) -> u64 {
+        self.size
+    }
+
+    fn read_at(&mut self, offset: u64, bufs: &mut [&mut [u8]]) -> Result<()> {
+        self.client.get_range(&self.name, offset, self.size, bufs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn head(text: &str) -> Head {
+        read_head(&mut text.as_bytes()).unwrap()
+    }
+
+    fn body(text: &str, want: usize) -> std::result::Result<Vec<u8>, String> {
+        let mut r = text.as_bytes();
+        let h = read_head(&mut r)?;
+        let mut out = vec![0; want];
+        let (a, b) = out.split_at_mut(want / 2);
+        read_body(&mut r, &h, &mut [a, b])?;
+        Ok(out)
+    }
+
+    #[test]
+    fn urls() {
+        let u = Url::parse("http://127.0.0.1:8080/objects").unwrap();
+        assert_eq!(
+            (u.host.as_str(), u.port, u.prefix.as_str()),
+            ("127.0.0.1", 8080, "/objects/")
+        );
+        assert_eq!(
+            u.object("random-1mb.txt"),
+            "http://127.0.0.1:8080/objects/random-1mb.txt"
+        );
+        let u = Url::parse("http://[::1]:9000/").unwrap();
+        assert_eq!((u.host.as_str(), u.port), ("[::1]", 9000));
+        assert_eq!(Url::parse("http://example/").unwrap().port, 80);
+        for bad in [
+            "ftp://x/",
+            "http://:80/",
+            "http://x:port/",
+            "http://x/a?b",
+            "x",
+        ] {
+            assert!(Url::parse(bad).unwrap_err().contains(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn content_length_body_206_with_its_range() {
+        let h = head("HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 10-14/100\r\nContent-Length: 5\r\n\r\n");
+        check_range(&h, 10, 5, 100).unwrap();
+        assert!(h.keep_alive);
+        let e = check_range(&h, 10, 6, 100).unwrap_err();
+        assert!(
+            e.contains("Content-Range 'bytes 10-14/100', expected 'bytes 10-15/100'"),
+            "{e}"
+        );
+        assert_eq!(
+            body("HTTP/1.1 206 OK\r\ncontent-length: 5\r\n\r\nhello", 5).unwrap(),
+            b"hello"
+        );
+    }
+
+    #[test]
+    fn chunked_bodies_are_decoded_across_buffers() {
+        let text = "HTTP/1.1 206 OK\r\nTransfer-Encoding: chunked\r\n\r\n3;ext=1\r\nhel\r\n4\r\nlo w\r\n0\r\nX-Trailer: t\r\n\r\n";
+        assert_eq!(body(text, 7).unwrap(), b"hello w");
+        let e = body(text, 6).unwrap_err();
+        assert!(e.contains("longer than the 6 bytes"), "{e}");
+        let e = body(
+            "HTTP/1.1 206 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nhel\r\n",
+            7,
+        )
+        .unwrap_err();
+        assert!(e.contains("truncated"), "{e}");
+        let e = body(
+            "HTTP/1.1 206 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+            7,
+        )
+        .unwrap_err();
+        assert!(e.contains("malformed chunk size 'zz'"), "{e}");
+    }
+
+    #[test]
+    fn a_server_ignoring_range_is_detected() {
+        let h = head("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n");
+        let e = check_range(&h, 10, 5, 100).unwrap_err();
+        assert!(e.contains("ignores Range"), "{e}");
+    }
+
+    #[test]
+    fn bad_content_range_redirects_and_errors_are_clear() {
+        let h = head("HTTP/1.1 206 Partial Content\r\nContent-Length: 5\r\n\r\n");
+        assert!(check_range(&h, 0, 5, 100)
+            .unwrap_err()
+            .contains("no Content-Range"));
+        let h = head("HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 0-4/99\r\n\r\n");
+        assert!(check_range(&h, 0, 5, 100)
+            .unwrap_err()
+            .contains("'bytes 0-4/99'"));
+        let h = head("HTTP/1.1 302 Found\r\nLocation: http://elsewhere/x\r\n\r\n");
+        let e = check_range(&h, 0, 5, 100).unwrap_err();
+        assert!(
+            e.contains("redirected (302 Found) to http://elsewhere/x"),
+            "{e}"
+        );
+        let h = head("HTTP/1.1 403 Forbidden\r\nConnection: close\r\n\r\n");
+        assert_eq!(
+            check_range(&h, 0, 5, 100).unwrap_err(),
+            "the server answered 403 Forbidden"
+        );
+        assert!(!h.keep_alive);
+        assert!(!head("HTTP/1.0 206 OK\r\n\r\n").keep_alive);
+    }
+
+    #[test]
+    fn truncated_bodies_and_early_closes_are_errors() {
+        let e = body("HTTP/1.1 206 OK\r\nContent-Length: 5\r\n\r\nhel", 5).unwrap_err();
+        assert!(
+            e.contains("after 3 of the body's bytes (truncated body)"),
+            "{e}"
+        );
+        let e = body("HTTP/1.1 206 OK\r\nContent-Length: 9\r\n\r\nhello", 5).unwrap_err();
+        assert!(e.contains("9 bytes (Content-Length), expected 5"), "{e}");
+        // No length and no chunks: the body runs to the close, and must be exact.
+        assert_eq!(body("HTTP/1.1 206 OK\r\n\r\nhello", 5).unwrap(), b"hello");
+        assert!(body("HTTP/1.1 206 OK\r\n\r\nhell", 5)
+            .unwrap_err()
+            .contains("truncated"));
+        assert!(body("HTTP/1.1 206 OK\r\n\r\nhello!", 5)
+            .unwrap_err()
+            .contains("longer"));
+        let e = read_head(&mut &b""[..]).unwrap_err();
+        assert!(e.contains("closed the connection without answering"), "{e}");
+        let e = read_head(&mut &b"HTTP/1.1 206 OK\r\nContent-Le"[..]).unwrap_err();
+        assert!(e.contains("in the middle of the response head"), "{e}");
+        let e = read_head(&mut &b"SSH-2.0-OpenSSH\r\n\r\n"[..]).unwrap_err();
+        assert!(e.contains("not an HTTP/1.x response"), "{e}");
+    }
+}

@@ -1,0 +1,194 @@
+//! Read patterns as data: a pattern is the list of (offset, length) reads it makes of an
+//! object. The four of the original (sequential, forward, backward, parquet) are computed
+//! from the object's size; a person's own comes from a file of `offset,length` lines.
+
+use crate::error::{Error, Result};
+
+/// One read: `len` bytes from `offset`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Read {
+    pub offset: u64,
+    pub len: u64,
+}
+
+/// The built-in pattern names, in the order the reports list them.
+pub const BUILT_IN: [&str; 4] = ["sequential", "forward", "backward", "parquet"];
+
+/// The reads of built-in pattern `name` over an object of `size` bytes; `read_size` is the
+/// length of each read of `sequential` (the others read each range in one call).
+pub fn built_in(name: &str, size: u64, read_size: u64) -> Vec<Read> {
+    let percent = |p: u64| size * p / 100;
+    let tenth = |p: u64| Read {
+        offset: percent(p),
+        len: percent(p + 10) - percent(p),
+    };
+    match name {
+        "sequential" => (0..size)
+            .step_by(read_size.max(1) as usize)
+            .map(|offset| Read {
+                offset,
+                len: read_size.min(size - offset),
+            })
+            .collect(),
+        "forward" => [0, 20, 40, 60, 80].map(tenth).to_vec(),
+        "backward" => [80, 60, 40, 20, 0].map(tenth).to_vec(),
+        "parquet" => {
+            let footer = 8 << 10;
+            vec![
+                // The footer's length, then the footer, then two column chunks.
+                Read {
+                    offset: size.saturating_sub(5),
+                    len: 4.min(size),
+                },
+                Read {
+                    offset: size.saturating_sub(footer),
+                    len: footer.min(size),
+                },
+                Read {
+                    offset: percent(50),
+                    len: percent(80) - percent(50),
+                },
+                Read {
+                    offset: 0,
+                    len: percent(20),
+                },
+            ]
+        }
+        _ => panic!("unknown built-in pattern {name}"),
+    }
+    .into_iter()
+    .filter(|r| r.len > 0)
+    .collect()
+}
+
+/// A pattern file: `offset,length` per line, offsets negative from the end, `#` comments
+/// and blank lines ignored. Checked against an object of `size` bytes.
+pub fn parse_file(text: &str, size: u64, what: &str) -> Result<Vec<Read>> {
+    let mut reads = Vec::new();
+    for (number, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let bad = |why: &str| Error::usage(format!("{what} line {}: {why}: '{line}'", number + 1));
+        let (offset, len) = line
+            .split_once(',')
+            .ok_or_else(|| bad("expected offset,length"))?;
+        let offset: i64 = offset
+            .trim()
+            .parse()
+            .map_err(|_| bad("the offset is not a whole number"))?;
+        let len: u64 = len
+            .trim()
+            .parse()
+            .map_err(|_| bad("the length is not a whole number"))?;
+        let start = if offset < 0 {
+            size.checked_sub(offset.unsigned_abs())
+        } else {
+            Some(offset as u64)
+        };
+        let read = match start {
+            Some(offset) if len > 0 && offset.checked_add(len).is_some_and(|e| e <= size) => {
+                Read { offset, len }
+            }
+            _ => {
+                return Err(bad(&format!(
+                    "the read is empty or falls outside the {size}-byte object"
+                )))
+            }
+        };
+        reads.push(read);
+    }
+    if reads.is_empty() {
+        return Err(Error::usage(format!("{what}: no reads in the file")));
+    }
+    Ok(reads)
+}
+
+/// The bytes a pattern asks for.
+pub fn asked(reads: &[Read]) -> u64 {
+    reads.iter().map(|r| r.len).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pairs(reads: &[Read]) -> Vec<(u64, u64)> {
+        reads.iter().map(|r| (r.offset, r.len)).collect()
+    }
+
+    #[test]
+    fn sequential_covers_the_object_in_read_size_steps() {
+        for size in [1u64 << 20, 4 << 20, 16 << 20, 10_000] {
+            for read_size in [4096u64, 1 << 20] {
+                let reads = built_in("sequential", size, read_size);
+                assert_eq!(reads.len() as u64, size.div_ceil(read_size));
+                let mut next = 0;
+                for r in &reads {
+                    assert_eq!(r.offset, next);
+                    next += r.len;
+                }
+                assert_eq!(next, size);
+            }
+        }
+        assert_eq!(built_in("sequential", 16 << 20, 4096).len(), 4096);
+    }
+
+    #[test]
+    fn forward_backward_and_parquet_offsets_for_each_size() {
+        let mib = 1u64 << 20;
+        assert_eq!(
+            pairs(&built_in("forward", mib, 4096)),
+            vec![
+                (0, 104_857),
+                (209_715, 104_857),
+                (419_430, 104_858),
+                (629_145, 104_858),
+                (838_860, 104_858)
+            ]
+        );
+        for size in [mib, 4 * mib, 16 * mib] {
+            let forward = built_in("forward", size, 4096);
+            let mut backward = built_in("backward", size, 4096);
+            backward.reverse();
+            assert_eq!(forward, backward, "backward is forward reversed");
+            assert_eq!(forward[4].offset, size * 80 / 100);
+            assert_eq!(forward[4].offset + forward[4].len, size * 90 / 100);
+            assert_eq!(
+                pairs(&built_in("parquet", size, 4096)),
+                vec![
+                    (size - 5, 4),
+                    (size - 8192, 8192),
+                    (size / 2, size * 80 / 100 - size / 2),
+                    (0, size / 5)
+                ]
+            );
+        }
+        assert_eq!(
+            pairs(&built_in("parquet", 16 * mib, 4096))[2],
+            (8 * mib, 5_033_164)
+        );
+    }
+
+    #[test]
+    fn pattern_files_take_negative_offsets_and_reject_reads_outside() {
+        let reads = parse_file("# footer\n-8,4\n\n0,100 # head\n 50 , 10\n", 1000, "f").unwrap();
+        assert_eq!(pairs(&reads), vec![(992, 4), (0, 100), (50, 10)]);
+        assert_eq!(asked(&reads), 114);
+        for (text, needle) in [
+            ("5", "expected offset,length"),
+            ("x,5", "offset is not"),
+            ("0,-5", "length is not"),
+            ("995,10", "outside the 1000-byte object"),
+            ("-1001,1", "outside"),
+            ("0,0", "empty"),
+            ("# nothing\n", "no reads"),
+        ] {
+            let e = parse_file(text, 1000, "--pattern-file p.txt").unwrap_err();
+            assert!(e.to_string().contains(needle), "{text}: {e}");
+            assert!(e.to_string().contains("--pattern-file p.txt"), "{e}");
+            assert_eq!(e.exit_code(), 2);
+        }
+    }
+}
