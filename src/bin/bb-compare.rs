@@ -76,11 +76,24 @@ fn main() {
     })
 }
 
-/// A column's name: the path as given, without `.json` or a trailing slash.
-fn label(path: &Path) -> String {
-    let s = path.to_string_lossy();
-    let s = s.trim_end_matches('/');
-    s.strip_suffix(".json").unwrap_or(s).to_string()
+/// Column names: the paths as given without `.json` or a trailing slash, less the
+/// leading directories they all share (`results/pi4/`, `results/pi5/` → `pi4`, `pi5`).
+fn labels(paths: &[PathBuf]) -> Vec<String> {
+    let parts: Vec<Vec<String>> = paths
+        .iter()
+        .map(|p| {
+            let s = p.to_string_lossy();
+            let s = s.trim_end_matches('/');
+            let s = s.strip_suffix(".json").unwrap_or(s);
+            s.split('/').map(String::from).collect()
+        })
+        .collect();
+    let shortest = parts.iter().map(Vec::len).min().unwrap_or(1);
+    let shared = (0..shortest - 1)
+        .take_while(|&i| parts.iter().all(|p| p[i] == parts[0][i]))
+        .count();
+    let shared = if paths.len() > 1 { shared } else { 0 };
+    parts.iter().map(|p| p[shared..].join("/")).collect()
 }
 
 fn run(args: &Args) -> Result<()> {
@@ -94,11 +107,11 @@ fn run(args: &Args) -> Result<()> {
         ));
     }
     let mut runs = Vec::new();
-    for path in &args.files {
+    for (path, label) in args.files.iter().zip(labels(&args.files)) {
         if !path.exists() {
             return Err(Error::failed(format!("{}: no such file", path.display())));
         }
-        runs.push((label(path), load::load(path)?));
+        runs.push((label, load::load(path)?));
     }
     let comparison = compare::compare(
         runs,
@@ -141,4 +154,21 @@ fn run(args: &Args) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_drop_shared_directories_and_the_extension() {
+        let paths = |v: &[&str]| v.iter().map(PathBuf::from).collect::<Vec<_>>();
+        assert_eq!(labels(&paths(&["r/pi4/", "r/pi5"])), vec!["pi4", "pi5"]);
+        assert_eq!(labels(&paths(&["/t/a.json", "/t/b.json"])), vec!["a", "b"]);
+        assert_eq!(
+            labels(&paths(&["a/x.json", "b/x.json"])),
+            vec!["a/x", "b/x"]
+        );
+        assert_eq!(labels(&paths(&["x/base.json"])), vec!["x/base"]);
+    }
 }
