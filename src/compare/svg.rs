@@ -205,6 +205,12 @@ fn error_bar(out: &mut String, x: f64, lo: f64, hi: f64) {
     );
 }
 
+/// The top of an error bar for the axis: errors wider than the score itself (too few
+/// iterations) are cut there, so they do not flatten the bars.
+fn error_top(score: f64, error: f64) -> f64 {
+    score + error.max(0.0).min(score.abs())
+}
+
 fn axis_max(values: impl Iterator<Item = f64>) -> f64 {
     let max = values.filter(|v| v.is_finite()).fold(0.0, f64::max);
     if max > 0.0 {
@@ -219,7 +225,7 @@ fn bar_panel(out: &mut String, c: &Comparison, row: &Row, x: f64, y: f64) {
         row.cells
             .iter()
             .flatten()
-            .map(|cell| cell.score + cell.error.max(0.0).min(cell.score.abs())),
+            .map(|cell| error_top(cell.score, cell.error)),
     );
     let (left, top, w, h) = frame(
         out,
@@ -278,7 +284,7 @@ fn sweep_panel(out: &mut String, c: &Comparison, s: &Sweep, x: f64, y: f64) {
     let max = axis_max(s.points.iter().flat_map(|(t, row)| {
         row.cells.iter().enumerate().filter_map(move |(i, cell)| {
             let cell = cell.as_ref()?;
-            Some((cell.score + cell.error.max(0.0)).max(ideal(i).unwrap_or(0.0) * t))
+            Some(error_top(cell.score, cell.error).max(ideal(i).unwrap_or(0.0) * t))
         })
     }));
     let (left, top, w, h) = frame(out, &format!("{} vs threads", s.title), &s.unit, x, y, max);
