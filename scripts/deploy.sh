@@ -51,8 +51,7 @@ ssh_opts=${SSH_OPTS:-}
 
 say() { echo "deploy $host: $*" >&2; }
 
-# Quotes a word for the remote shell.
-quote() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
+. "$repo/scripts/lib.sh"
 
 # shellcheck disable=SC2086  # SSH_OPTS are meant to split into words
 remote() { ssh -n $ssh_opts "$host" "$@"; }
@@ -87,18 +86,13 @@ if [ $print_target = yes ]; then
     echo "$target"
     exit 0
 fi
-case $target in
-    armv7) triple=armv7-unknown-linux-gnueabihf ;;
-    aarch64) triple=aarch64-unknown-linux-musl ;;
-    x86) triple=x86_64-unknown-linux-musl ;;
-esac
 
 if [ -z "$dist" ]; then
     if [ $build = yes ]; then
-        say "building $triple"
+        say "building for $target"
         make -s -C "$repo" "cross-$target" >&2
     fi
-    dist=$repo/$("$repo/scripts/pack.sh" "$triple")
+    dist=$repo/$("$repo/scripts/pack.sh" "$target")
 fi
 [ -f "$dist" ] || { say "no dist tarball at $dist"; exit 1; }
 name=$(basename "$dist" .tar.gz)

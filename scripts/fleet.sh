@@ -48,7 +48,7 @@ case $parallel in
     '' | *[!0-9]* | 0) echo "fleet.sh: --parallel '$parallel': expected a number of at least 1" >&2; exit 2 ;;
 esac
 
-quote() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
+. "$repo/scripts/lib.sh"
 
 fleet=$results/fleet-$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$fleet"
@@ -100,13 +100,8 @@ done <"$hosts_file"
 
 # One build and one tarball per target, before the boards run in parallel.
 for target in $(sort -u "$work/targets" 2>/dev/null); do
-    case $target in
-        armv7) triple=armv7-unknown-linux-gnueabihf ;;
-        aarch64) triple=aarch64-unknown-linux-musl ;;
-        x86) triple=x86_64-unknown-linux-musl ;;
-    esac
     [ $build = yes ] && make -s -C "$repo" "cross-$target" >&2
-    dist=$repo/$("$repo/scripts/pack.sh" "$triple")
+    dist=$repo/$("$repo/scripts/pack.sh" "$target")
     set +f
     for job in "$work"/job.*; do
         [ -f "$job" ] || continue

@@ -1,10 +1,15 @@
 #!/bin/sh
 # Packs one target's release binaries with what a board needs (README, BENCHMARKS,
 # scripts/run-all.sh) into dist/boardbench-<version>-<target>.tar.gz and prints its path.
-#   scripts/pack.sh TARGET_TRIPLE     (after cargo build --release --target TARGET_TRIPLE)
+#   scripts/pack.sh TARGET     (after make cross-TARGET; armv7, aarch64, x86 or a triple)
 set -eu
 cd "$(dirname "$0")/.."
-triple=${1:?usage: scripts/pack.sh TARGET_TRIPLE}
+case ${1:?usage: scripts/pack.sh armv7|aarch64|x86|TARGET_TRIPLE} in
+    armv7) triple=armv7-unknown-linux-gnueabihf ;;
+    aarch64) triple=aarch64-unknown-linux-musl ;;
+    x86) triple=x86_64-unknown-linux-musl ;;
+    *) triple=$1 ;;
+esac
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
 name=boardbench-$version-$triple
 # Staged apart and renamed into place, so two packs at once never mix their files.

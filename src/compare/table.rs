@@ -181,7 +181,7 @@ fn markdown(c: &Comparison) -> String {
     for r in &rows {
         out.push_str(&line(r));
     }
-    if !c.notes.is_empty() || c.labels.len() > 1 {
+    if !c.notes.is_empty() {
         out.push('\n');
     }
     for note in &c.notes {
