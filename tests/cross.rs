@@ -189,7 +189,11 @@ fn bb_compare_runs_correctly_under_qemu() {
         assert_eq!(v["rows"][0]["results"][1]["ratio"], 0.5, "{target}");
         let faster = run(&[&new, &base]);
         faster.assert_ok();
-        assert!(faster.stdout.contains("faster"), "{target}: {}", faster.stdout);
+        assert!(
+            faster.stdout.contains("faster"),
+            "{target}: {}",
+            faster.stdout
+        );
         assert_eq!(run(&["--alpha", "7", &base]).code, 2, "{target}");
     }
 }

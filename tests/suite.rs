@@ -32,8 +32,11 @@ fn bin_dir(dir: &TempDir) -> PathBuf {
         std::os::unix::fs::symlink(exe, bin.join(name)).unwrap();
     }
     let broken = bin.join("bb-broken");
-    std::fs::write(&broken, "#!/bin/sh\necho 'bb-broken: error: broken on purpose' >&2\nexit 1\n")
-        .unwrap();
+    std::fs::write(
+        &broken,
+        "#!/bin/sh\necho 'bb-broken: error: broken on purpose' >&2\nexit 1\n",
+    )
+    .unwrap();
     std::fs::set_permissions(&broken, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     bin
 }
@@ -48,8 +51,8 @@ fn results_dir(run: &Run) -> PathBuf {
 }
 
 fn read_json(path: &Path) -> Value {
-    let text = std::fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    let text =
+        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()))
 }
 
@@ -58,12 +61,22 @@ fn check_zstd_results(res: &Path) {
     let name = res.file_name().unwrap().to_str().unwrap();
     let host = String::from_utf8(Command::new("uname").arg("-n").output().unwrap().stdout).unwrap();
     assert!(name.starts_with(&format!("{}-", host.trim())), "{name}");
-    assert!(name.ends_with('Z') || name.contains("Z-"), "UTC date-time: {name}");
+    assert!(
+        name.ends_with('Z') || name.contains("Z-"),
+        "UTC date-time: {name}"
+    );
     let zstd = read_json(&res.join("bb-zstd.json"));
     let entries = zstd.as_array().unwrap();
-    assert_eq!(entries.len(), 4, "compress and decompress at 1 and 2 threads");
+    assert_eq!(
+        entries.len(),
+        4,
+        "compress and decompress at 1 and 2 threads"
+    );
     for e in entries {
-        assert_eq!(e["primaryMetric"]["rawData"][0].as_array().unwrap().len(), 2);
+        assert_eq!(
+            e["primaryMetric"]["rawData"][0].as_array().unwrap().len(),
+            2
+        );
         assert!(e["primaryMetric"]["score"].as_f64().unwrap() > 0.0);
     }
     let env = read_json(&res.join("env.json"));
@@ -83,7 +96,11 @@ fn run_all_with(shell: &[&str], dir: &TempDir, args: &[&str], env: &[(&str, &str
     let bin = bin_dir(dir);
     let out = dir.join("out");
     let mut all: Vec<String> = shell[1..].iter().map(|s| s.to_string()).collect();
-    all.extend([script("run-all.sh"), "--out".into(), out.to_str().unwrap().into()]);
+    all.extend([
+        script("run-all.sh"),
+        "--out".into(),
+        out.to_str().unwrap().into(),
+    ]);
     all.extend(args.iter().map(|a| a.to_string()));
     let all: Vec<&str> = all.iter().map(String::as_str).collect();
     run_with(
@@ -103,16 +120,34 @@ fn run_all_with(shell: &[&str], dir: &TempDir, args: &[&str], env: &[(&str, &str
 fn check_run_all(shell: &[&str]) {
     let dir = TempDir::new("run-all");
     let run = run_all(shell, &dir, &["--quick"]);
-    assert_eq!(run.code, 1, "a failed binary makes the exit code 1\n{}\n{}", run.stdout, run.stderr);
-    assert!(run.stdout.contains("bb-broken: FAILED with exit code 1"), "{}", run.stdout);
+    assert_eq!(
+        run.code, 1,
+        "a failed binary makes the exit code 1\n{}\n{}",
+        run.stdout, run.stderr
+    );
+    assert!(
+        run.stdout.contains("bb-broken: FAILED with exit code 1"),
+        "{}",
+        run.stdout
+    );
     assert!(run.stdout.contains("broken on purpose"), "{}", run.stdout);
-    assert!(run.stdout.contains("bb-zstd: ok in "), "the rest still run:\n{}", run.stdout);
-    assert!(!run.stdout.contains("bb-compare"), "bb-compare is not a measurement");
+    assert!(
+        run.stdout.contains("bb-zstd: ok in "),
+        "the rest still run:\n{}",
+        run.stdout
+    );
+    assert!(
+        !run.stdout.contains("bb-compare"),
+        "bb-compare is not a measurement"
+    );
     let res = results_dir(&run);
     check_zstd_results(&res);
     assert!(!res.join("bb-broken.json").exists());
     let summary = std::fs::read_to_string(res.join("summary.txt")).unwrap();
-    assert!(summary.contains("== bb-broken: FAILED with exit code 1"), "{summary}");
+    assert!(
+        summary.contains("== bb-broken: FAILED with exit code 1"),
+        "{summary}"
+    );
     assert!(summary.contains("FAILED: bb-broken"), "{summary}");
     // Files left behind: the reports, the logs, nothing half-written.
     let mut names: Vec<String> = std::fs::read_dir(&res)
@@ -120,7 +155,16 @@ fn check_run_all(shell: &[&str]) {
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
     names.sort();
-    assert_eq!(names, ["bb-broken.log", "bb-zstd.json", "bb-zstd.log", "env.json", "summary.txt"]);
+    assert_eq!(
+        names,
+        [
+            "bb-broken.log",
+            "bb-zstd.json",
+            "bb-zstd.log",
+            "env.json",
+            "summary.txt"
+        ]
+    );
 
     // --only picks binaries, and a run where everything succeeds exits 0; a second run
     // in the same second gets its own directory.
@@ -134,18 +178,33 @@ fn check_run_all(shell: &[&str]) {
     // The results directories are what bb-compare reads.
     let cmp = run_with(
         env!("CARGO_BIN_EXE_bb-compare"),
-        &[results_dir(&first).to_str().unwrap(), results_dir(&second).to_str().unwrap()],
+        &[
+            results_dir(&first).to_str().unwrap(),
+            results_dir(&second).to_str().unwrap(),
+        ],
         &[],
     );
     assert!(cmp.code == 0 || cmp.code == 1, "{}", cmp.stderr);
-    assert_eq!(cmp.stdout.lines().filter(|l| l.starts_with("bb.zstd.")).count(), 4, "{}", cmp.stdout);
+    assert_eq!(
+        cmp.stdout
+            .lines()
+            .filter(|l| l.starts_with("bb.zstd."))
+            .count(),
+        4,
+        "{}",
+        cmp.stdout
+    );
 
     let bad = run_all(shell, &dir, &["--only", "nosuch"]);
     assert_eq!(bad.code, 2);
     assert!(bad.stderr.contains("no binary bb-nosuch"), "{}", bad.stderr);
     let bad = run_all(shell, &dir, &["--fast"]);
     assert_eq!(bad.code, 2);
-    assert!(bad.stderr.contains("unknown argument '--fast'"), "{}", bad.stderr);
+    assert!(
+        bad.stderr.contains("unknown argument '--fast'"),
+        "{}",
+        bad.stderr
+    );
 }
 
 #[test]
@@ -161,7 +220,12 @@ fn run_all_runs_under_busybox_sh() {
     let dir = TempDir::new("run-all-busybox");
     let applets = dir.join("applets");
     std::fs::create_dir_all(&applets).unwrap();
-    run_with("busybox", &["--install", "-s", applets.to_str().unwrap()], &[]).assert_ok();
+    run_with(
+        "busybox",
+        &["--install", "-s", applets.to_str().unwrap()],
+        &[],
+    )
+    .assert_ok();
     let sh = applets.join("sh");
     let run = run_all_with(
         &[sh.to_str().unwrap()],
@@ -227,7 +291,11 @@ impl Drop for Sshd {
 }
 
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 fn user() -> String {
@@ -246,7 +314,19 @@ fn start_boards() -> Boards {
     let dir = TempDir::new("boards");
     let d = dir.path();
     for key in ["host_key", "id_ed25519"] {
-        let keygen = run_with("ssh-keygen", &["-q", "-t", "ed25519", "-N", "", "-f", d.join(key).to_str().unwrap()], &[]);
+        let keygen = run_with(
+            "ssh-keygen",
+            &[
+                "-q",
+                "-t",
+                "ed25519",
+                "-N",
+                "",
+                "-f",
+                d.join(key).to_str().unwrap(),
+            ],
+            &[],
+        );
         keygen.assert_ok();
     }
     std::fs::copy(d.join("id_ed25519.pub"), d.join("authorized_keys")).unwrap();
@@ -272,7 +352,11 @@ fn start_boards() -> Boards {
 
 fn x86_musl_bb_zstd() {
     let p = Path::new(REPO).join("target/x86_64-unknown-linux-musl/release/bb-zstd");
-    assert!(p.exists(), "{} is missing: run make cross first", p.display());
+    assert!(
+        p.exists(),
+        "{} is missing: run make cross first",
+        p.display()
+    );
 }
 
 fn deploy(boards: &Boards, args: &[&str], remote: &str) -> Run {
@@ -298,7 +382,17 @@ fn deploy_copies_runs_and_fetches_results_over_ssh() {
     let local = boards.dir.join("results");
     let run = deploy(
         &boards,
-        &["--quick", "--target", "x86", "--no-build", "--only", "zstd", "--results", local.to_str().unwrap(), "board1"],
+        &[
+            "--quick",
+            "--target",
+            "x86",
+            "--no-build",
+            "--only",
+            "zstd",
+            "--results",
+            local.to_str().unwrap(),
+            "board1",
+        ],
         "remote1",
     );
     run.assert_ok();
@@ -307,14 +401,34 @@ fn deploy_copies_runs_and_fetches_results_over_ssh() {
     check_zstd_results(&res);
     // The board keeps its copy: the dist and the results under REMOTE_DIR.
     let remote = boards.dir.join("remote1");
-    let dists: Vec<_> = std::fs::read_dir(&remote).unwrap().map(|e| e.unwrap().file_name()).collect();
-    assert!(dists.iter().any(|n| n.to_str().unwrap().ends_with("x86_64-unknown-linux-musl")), "{dists:?}");
-    assert!(remote.join("results").join(res.file_name().unwrap()).join("bb-zstd.json").exists());
+    let dists: Vec<_> = std::fs::read_dir(&remote)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(
+        dists
+            .iter()
+            .any(|n| n.to_str().unwrap().ends_with("x86_64-unknown-linux-musl")),
+        "{dists:?}"
+    );
+    assert!(remote
+        .join("results")
+        .join(res.file_name().unwrap())
+        .join("bb-zstd.json")
+        .exists());
 
     // A board of another architecture is refused before anything is copied.
-    let run = deploy(&boards, &["--quick", "--target", "armv7", "--no-build", "board1"], "remote-armv7");
+    let run = deploy(
+        &boards,
+        &["--quick", "--target", "armv7", "--no-build", "board1"],
+        "remote-armv7",
+    );
     assert_eq!(run.code, 2, "{}", run.stderr);
-    assert!(run.stderr.contains("reports 'x86_64'") && run.stderr.contains("TARGET=x86"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("reports 'x86_64'") && run.stderr.contains("TARGET=x86"),
+        "{}",
+        run.stderr
+    );
     assert!(!boards.dir.join("remote-armv7").exists());
     // Without --target, the board's own architecture is used.
     let run = deploy(&boards, &["--print-target", "board1"], "unused");
@@ -325,7 +439,10 @@ fn deploy_copies_runs_and_fetches_results_over_ssh() {
     let run = run_with(
         "sh",
         &[&script("deploy.sh"), "--quick", "--no-build", &dead],
-        &[("SSH_OPTS", &format!("{} -o Port={}", boards.ssh_opts, free_port()))],
+        &[(
+            "SSH_OPTS",
+            &format!("{} -o Port={}", boards.ssh_opts, free_port()),
+        )],
     );
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(run.stderr.contains("cannot run ssh"), "{}", run.stderr);
@@ -374,16 +491,35 @@ fn fleet_runs_every_board_and_compares_them() {
             ("BB_COMPARE", env!("CARGO_BIN_EXE_bb-compare")),
         ],
     );
-    assert_eq!(run.code, 1, "the dead board fails the fleet\n{}\n{}", run.stdout, run.stderr);
+    assert_eq!(
+        run.code, 1,
+        "the dead board fails the fleet\n{}\n{}",
+        run.stdout, run.stderr
+    );
     let second = format!("{me}_127.0.0.1");
     let dead = format!("{me}_127.0.0.1-5");
     assert!(run.stdout.contains("board1: ok\n"), "{}", run.stdout);
-    assert!(run.stdout.contains(&format!("{second}: ok\n")), "{}", run.stdout);
-    assert!(run.stdout.contains(&format!("{dead}: FAILED")), "{}", run.stdout);
-    assert!(run.stdout.contains(&format!("fleet: FAILED: {dead}\n")), "{}", run.stdout);
+    assert!(
+        run.stdout.contains(&format!("{second}: ok\n")),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains(&format!("{dead}: FAILED")),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains(&format!("fleet: FAILED: {dead}\n")),
+        "{}",
+        run.stdout
+    );
     let fleet = results_dir(&run);
     for label in ["board1", second.as_str()] {
-        let runs: Vec<PathBuf> = std::fs::read_dir(fleet.join(label)).unwrap().map(|e| e.unwrap().path()).collect();
+        let runs: Vec<PathBuf> = std::fs::read_dir(fleet.join(label))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
         assert_eq!(runs.len(), 1, "{label}: {runs:?}");
         check_zstd_results(&runs[0]);
     }
@@ -391,8 +527,14 @@ fn fleet_runs_every_board_and_compares_them() {
     // The cross-host table: a column per board, every bb-zstd row matched.
     let table = std::fs::read_to_string(fleet.join("compare.txt")).unwrap();
     let header = table.lines().next().unwrap();
-    assert!(header.contains("board1") && header.contains(&second), "{table}");
-    let rows: Vec<&str> = table.lines().filter(|l| l.starts_with("bb.zstd.")).collect();
+    assert!(
+        header.contains("board1") && header.contains(&second),
+        "{table}"
+    );
+    let rows: Vec<&str> = table
+        .lines()
+        .filter(|l| l.starts_with("bb.zstd."))
+        .collect();
     assert_eq!(rows.len(), 4, "{table}");
     for r in rows {
         assert!(!r.contains(" - "), "a row without both boards: {r}");
