@@ -6,8 +6,8 @@
 #
 #   scripts/run-all.sh [--quick | --full] [--out DIR] [--only zstd,ipc,...]
 #
-# Binaries are found next to this script in a dist tarball (../bin), else in the
-# repository's target/release, else in $BB_BIN_DIR. bb-compare is a tool, not a
+# Binaries are found in $BB_BIN_DIR when set, else next to this script in a dist tarball
+# (../bin), else in the repository's target/release. bb-compare is a tool, not a
 # measurement: it writes env.json. Extra flags for every binary: $BB_FLAGS; for one
 # binary: $BB_FLAGS_<name> (BB_FLAGS_zstd="--threads 1,2"). A binary that fails is
 # reported and the others still run. Exit 0 when every binary succeeded, 1 when one
