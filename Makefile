@@ -10,10 +10,13 @@ ARMV7   := armv7-unknown-linux-gnueabihf
 AARCH64 := aarch64-unknown-linux-musl
 X86     := x86_64-unknown-linux-musl
 TARGETS := $(ARMV7) $(AARCH64) $(X86)
-# What a board needs besides the binaries.
-BOARD_FILES := README.md BENCHMARKS.md $(wildcard scripts/run-all.sh)
+# deploy: the board (user@host, or a Host of ~/.ssh/config), its target (default: from
+# the board's uname -m) and the profile.
+HOST    ?=
+TARGET  ?=
+PROFILE ?= full
 
-.PHONY: all build cross cross-armv7 cross-aarch64 cross-x86 dist run test test-cargo test-cross sizes bench clean
+.PHONY: all build cross cross-armv7 cross-aarch64 cross-x86 dist dist-armv7 dist-aarch64 dist-x86 deploy run test test-cargo test-cross sizes bench clean
 
 all: build
 
@@ -35,19 +38,26 @@ cross-x86:
 	@scripts/setup.sh cross
 	$(CARGO) build --release --target $(X86)
 
-dist: cross
-	@rm -rf dist && mkdir -p dist
-	@for t in $(TARGETS); do \
-		d=dist/boardbench-$(VERSION)-$$t; \
-		mkdir -p $$d/bin && \
-		for b in $(BINS); do cp target/$$t/release/$$b $$d/bin/; done && \
-		for f in $(BOARD_FILES); do mkdir -p $$d/$$(dirname $$f) && cp $$f $$d/$$f; done && \
-		tar -C dist -czf $$d.tar.gz $$(basename $$d) && rm -rf $$d && \
-		echo "dist/boardbench-$(VERSION)-$$t.tar.gz"; \
-	done
+# dist/boardbench-<version>-<target>.tar.gz: the binaries in bin/, scripts/run-all.sh,
+# README.md and BENCHMARKS.md (scripts/pack.sh).
+dist: dist-armv7 dist-aarch64 dist-x86
+
+dist-armv7: cross-armv7
+	@scripts/pack.sh $(ARMV7)
+
+dist-aarch64: cross-aarch64
+	@scripts/pack.sh $(AARCH64)
+
+dist-x86: cross-x86
+	@scripts/pack.sh $(X86)
+
+# Build the board's dist, copy it over ssh, run the suite there, fetch the results.
+deploy:
+	@test -n "$(HOST)" || { echo "usage: make deploy HOST=user@host [TARGET=armv7|aarch64|x86] [PROFILE=quick|full]" >&2; exit 2; }
+	scripts/deploy.sh --$(PROFILE) $(if $(TARGET),--target $(TARGET)) $(HOST)
 
 run: build
-	./target/release/bb-zstd --quick
+	scripts/run-all.sh --quick
 
 test: test-cargo test-cross
 

@@ -3,7 +3,8 @@
 #   scripts/setup.sh native   cargo and a C compiler (for zstd's C code)
 #   scripts/setup.sh cross    + the rustup targets and Debian cross compilers
 #   scripts/setup.sh test     + qemu-user-static and file, for the cross-built binaries;
-#                             nginx (with its dav module: PUT), for bb-seek's HTTP tests
+#                             nginx (with its dav module: PUT), for bb-seek's HTTP tests;
+#                             busybox, chromium and openssh-server for the suite's tests
 #   scripts/setup.sh bench    + the zstd CLI, the reference of scripts/bench-zstd.sh;
 #                             nginx, the HTTP server of scripts/bench-seek.sh
 # As root it installs; otherwise it prints the exact commands and exits 1.
@@ -23,7 +24,10 @@ commands=""     # command:package pairs to check
 case $level in
     native) commands="cc:gcc" ;;
     cross) commands="cc:gcc arm-linux-gnueabihf-gcc:gcc-arm-linux-gnueabihf aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu musl-gcc:musl-tools" ;;
-    test) commands="cc:gcc arm-linux-gnueabihf-gcc:gcc-arm-linux-gnueabihf aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu musl-gcc:musl-tools qemu-arm-static:qemu-user-static qemu-aarch64-static:qemu-user-static file:file /usr/sbin/nginx:nginx" ;;
+    test) commands="cc:gcc arm-linux-gnueabihf-gcc:gcc-arm-linux-gnueabihf aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu musl-gcc:musl-tools
+                    qemu-arm-static:qemu-user-static qemu-aarch64-static:qemu-user-static file:file
+                    /usr/sbin/nginx:nginx
+                    busybox:busybox chromium:chromium /usr/sbin/sshd:openssh-server ssh:openssh-client" ;;
     bench) commands="cc:gcc zstd:zstd /usr/sbin/nginx:nginx" ;;
     *) echo "setup: unknown level '$level' (expected native, cross, test or bench)" >&2; exit 2 ;;
 esac

@@ -4,6 +4,7 @@
 //! watch, and the reports. No binary prints its own tables or computes its own statistics.
 
 pub mod cli;
+pub mod compare;
 pub mod corpus;
 pub mod cpu;
 pub mod env;

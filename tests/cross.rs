@@ -158,3 +158,42 @@ fn bb_zstd_runs_correctly_under_qemu() {
         assert_eq!(bad.code, 2, "{target}: {}", bad.stderr);
     }
 }
+
+#[test]
+#[ignore = "needs make cross and qemu-user; run by make test"]
+fn bb_compare_runs_correctly_under_qemu() {
+    let dir = common::TempDir::new("cross-compare");
+    let result = |name: &str, raw: [f64; 4]| {
+        let path = dir.join(name);
+        let entry = serde_json::json!([{
+            "benchmark": "bb.x.op", "mode": "thrpt", "params": {"threads": "1"},
+            "primaryMetric": {"score": raw.iter().sum::<f64>() / 4.0, "scoreError": "NaN",
+                              "scoreUnit": "ops/s", "rawData": [raw]}
+        }]);
+        std::fs::write(&path, entry.to_string()).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let base = result("base.json", [100.0, 101.0, 99.0, 100.0]);
+    let new = result("new.json", [50.0, 51.0, 49.0, 50.0]);
+    for (target, _, _, runner, _) in TARGETS {
+        let exe = built(target, "bb-compare");
+        let exe = exe.to_str().unwrap();
+        let run = |args: &[&str]| match runner {
+            Some(qemu) => run_with(qemu, &[&[exe][..], args].concat(), &[]),
+            None => run_with(exe, args, &[]),
+        };
+        let slower = run(&["--format", "json", &base, &new]);
+        assert_eq!(slower.code, 1, "{target}: {}", slower.stderr);
+        let v = slower.json();
+        assert_eq!(v["rows"][0]["results"][1]["verdict"], "slower", "{target}");
+        assert_eq!(v["rows"][0]["results"][1]["ratio"], 0.5, "{target}");
+        let faster = run(&[&new, &base]);
+        faster.assert_ok();
+        assert!(
+            faster.stdout.contains("faster"),
+            "{target}: {}",
+            faster.stdout
+        );
+        assert_eq!(run(&["--alpha", "7", &base]).code, 2, "{target}");
+    }
+}

@@ -5,11 +5,11 @@
 use super::text::param_keys;
 use crate::result::BenchResult;
 
-fn quote(s: &str) -> String {
+pub(crate) fn quote(s: &str) -> String {
     format!("\"{}\"", s.replace('"', "\"\""))
 }
 
-fn num(v: f64) -> String {
+pub(crate) fn num(v: f64) -> String {
     if v.is_nan() {
         "NaN".to_string()
     } else {

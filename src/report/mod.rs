@@ -6,6 +6,7 @@ mod csv;
 mod json;
 mod text;
 
+pub(crate) use self::csv::{num as csv_number, quote as csv_quote};
 pub use self::json::environment_json;
 
 use crate::cli::{CommonArgs, Format};

@@ -1,0 +1,134 @@
+#!/bin/sh
+# Deploys boardbench to a board and runs the suite there: builds the dist for the
+# board's target, copies it with scp to REMOTE_DIR (default ~/boardbench), runs
+# scripts/run-all.sh there over ssh, and copies the results directory back under
+# results/. Uses your own ssh configuration (keys, ports, ProxyJump) and nothing else.
+#
+#   scripts/deploy.sh [--quick | --full] [--target armv7|aarch64|x86] [--only zstd,...]
+#                     [--no-build | --dist TARBALL] [--results DIR] HOST
+#   scripts/deploy.sh --print-target [--target T] HOST   (checks the board, prints T)
+#
+# HOST is user@host or a Host of your ssh config. Without --target, the target follows
+# the board's `uname -m`; with it, a board of another architecture is refused (exit 2).
+# SSH_OPTS: extra options for both ssh and scp (-F FILE, -i KEY, -o Port=2222, -J JUMP).
+# REMOTE_DIR: where on the board (default ~/boardbench). BB_FLAGS and BB_FLAGS_<name>
+# are passed on to run-all.sh on the board. Exit code: run-all's (0 all ran, 1 a binary
+# failed), 1 when the board cannot be reached, 2 for bad arguments.
+set -eu
+
+usage() {
+    echo "usage: deploy.sh [--quick | --full] [--target armv7|aarch64|x86] [--only LIST] [--no-build | --dist TARBALL] [--results DIR] HOST" >&2
+    exit 2
+}
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+profile=--full
+target=
+only=
+build=yes
+dist=
+results=results
+print_target=no
+host=
+while [ $# -gt 0 ]; do
+    case $1 in
+        --quick | --full) profile=$1 ;;
+        --target) [ $# -ge 2 ] || usage; target=$2; shift ;;
+        --only) [ $# -ge 2 ] || usage; only=$2; shift ;;
+        --no-build) build=no ;;
+        --dist) [ $# -ge 2 ] || usage; dist=$2; shift ;;
+        --results) [ $# -ge 2 ] || usage; results=$2; shift ;;
+        --print-target) print_target=yes ;;
+        -h | --help) sed -n '2,18s/^# \{0,1\}//p' "$0"; exit 0 ;;
+        -*) echo "deploy.sh: unknown option '$1'" >&2; usage ;;
+        *) [ -z "$host" ] || usage; host=$1 ;;
+    esac
+    shift
+done
+[ -n "$host" ] || usage
+remote_dir=${REMOTE_DIR:-~/boardbench}
+ssh_opts=${SSH_OPTS:-}
+
+say() { echo "deploy $host: $*" >&2; }
+
+. "$repo/scripts/lib.sh"
+
+# shellcheck disable=SC2086  # SSH_OPTS are meant to split into words
+remote() { ssh -n $ssh_opts "$host" "$@"; }
+
+# Which of our targets runs on a machine that reports this `uname -m`.
+target_for_arch() {
+    case $1 in
+        armv7l | armv7* | armv8l) echo armv7 ;;
+        aarch64 | arm64) echo aarch64 ;;
+        x86_64 | amd64) echo x86 ;;
+        *) echo unknown ;;
+    esac
+}
+
+case $target in
+    "" | armv7 | aarch64 | x86) ;;
+    *) echo "deploy.sh: --target '$target': expected armv7, aarch64 or x86" >&2; exit 2 ;;
+esac
+
+arch=$(remote uname -m) || { say "cannot run ssh $host uname -m (check ssh $host by hand)"; exit 1; }
+fits=$(target_for_arch "$arch")
+if [ -z "$target" ]; then
+    [ "$fits" != unknown ] || { say "the board reports '$arch', which no boardbench target serves"; exit 2; }
+    target=$fits
+elif [ "$fits" != "$target" ]; then
+    hint=
+    [ "$fits" != unknown ] && hint=" (TARGET=$fits would)"
+    say "the board reports '$arch' (uname -m), which the $target build does not run on$hint"
+    exit 2
+fi
+if [ $print_target = yes ]; then
+    echo "$target"
+    exit 0
+fi
+
+if [ -z "$dist" ]; then
+    if [ $build = yes ]; then
+        say "building for $target"
+        make -s -C "$repo" "cross-$target" >&2
+    fi
+    dist=$repo/$("$repo/scripts/pack.sh" "$target")
+fi
+[ -f "$dist" ] || { say "no dist tarball at $dist"; exit 1; }
+name=$(basename "$dist" .tar.gz)
+
+say "copying $name to $remote_dir ($arch)"
+remote "mkdir -p $remote_dir" || exit 1
+# shellcheck disable=SC2086
+scp -q $ssh_opts "$dist" "$host:$remote_dir/$name.tar.gz" || { say "scp failed"; exit 1; }
+remote "cd $remote_dir && rm -rf $(quote "$name") && tar -xzf $(quote "$name.tar.gz") && rm -f $(quote "$name.tar.gz")" || exit 1
+
+# run-all on the board, with BB_FLAGS and BB_FLAGS_<name> passed on.
+vars=
+for v in $(env | sed -n 's/^\(BB_FLAGS[A-Za-z0-9_]*\)=.*/\1/p'); do
+    eval "value=\${$v}"
+    vars="$vars $v=$(quote "$value")"
+done
+only_arg=
+[ -n "$only" ] && only_arg="--only $(quote "$only")"
+say "running run-all.sh $profile"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+{
+    rc=0
+    remote "cd $remote_dir/$(quote "$name") &&$vars sh scripts/run-all.sh $profile $only_arg --out ../results" || rc=$?
+    echo $rc >"$work/rc"
+} | tee "$work/out"
+rc=$(cat "$work/rc")
+remote_results=$(sed -n 's/^results: //p' "$work/out" | tail -n 1)
+if [ -z "$remote_results" ]; then
+    say "run-all.sh did not finish (exit code $rc): no results to fetch"
+    [ "$rc" -ne 0 ] && exit "$rc"
+    exit 1
+fi
+
+mkdir -p "$results"
+# shellcheck disable=SC2086
+scp -q -r $ssh_opts "$host:$remote_results" "$results/" || { say "fetching $remote_results failed"; exit 1; }
+echo "results: $(cd "$results" && pwd)/$(basename "$remote_results")"
+exit "$rc"

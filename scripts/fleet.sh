@@ -1,0 +1,155 @@
+#!/bin/sh
+# Deploys boardbench to many boards at once and runs the suite on each (scripts/deploy.sh
+# per board, in parallel with xargs -P), then compares them in one bb-compare table.
+#
+#   scripts/fleet.sh HOSTS_FILE [--parallel N] [--quick | --full] [--only zstd,...]
+#                    [--no-build] [--results DIR]
+#
+# HOSTS_FILE: a board per line, `HOST [TARGET] [dir=REMOTE_DIR] [ssh options...]`, where
+# HOST is user@host or a Host of your ssh config, TARGET armv7, aarch64 or x86 (default:
+# from the board's uname -m), dir= where on the board (default ~/boardbench), and the
+# ssh options (-i KEY, -o Port=2222, -J JUMP) apply to that board only; # starts a comment.
+# SSH_OPTS apply to every board; BB_FLAGS and BB_FLAGS_<name> go to run-all.sh;
+# COMPARE_FLAGS to bb-compare (--ignore-params threads, for boards with other core counts).
+# Writes DIR/fleet-<UTC date-time>/ (DIR defaults to results): <board>/ with its results,
+# <board>.log, compare.txt (the table across boards) and compare.svg. A board that fails
+# is reported and the others go on. Exit 0 when every board ran everything, 1 otherwise.
+set -eu
+set -f
+
+usage() {
+    echo "usage: fleet.sh HOSTS_FILE [--parallel N] [--quick | --full] [--only LIST] [--no-build] [--results DIR]" >&2
+    exit 2
+}
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+hosts_file=
+parallel=4
+profile=--full
+only=
+build=yes
+results=results
+while [ $# -gt 0 ]; do
+    case $1 in
+        --parallel) [ $# -ge 2 ] || usage; parallel=$2; shift ;;
+        --quick | --full) profile=$1 ;;
+        --only) [ $# -ge 2 ] || usage; only=$2; shift ;;
+        --no-build) build=no ;;
+        --results) [ $# -ge 2 ] || usage; results=$2; shift ;;
+        -h | --help) sed -n '2,19s/^# \{0,1\}//p' "$0"; exit 0 ;;
+        -*) echo "fleet.sh: unknown option '$1'" >&2; usage ;;
+        *) [ -z "$hosts_file" ] || usage; hosts_file=$1 ;;
+    esac
+    shift
+done
+[ -n "$hosts_file" ] || usage
+[ -r "$hosts_file" ] || { echo "fleet.sh: cannot read hosts file $hosts_file" >&2; exit 2; }
+case $parallel in
+    '' | *[!0-9]* | 0) echo "fleet.sh: --parallel '$parallel': expected a number of at least 1" >&2; exit 2 ;;
+esac
+
+. "$repo/scripts/lib.sh"
+
+fleet=$results/fleet-$(date -u +%Y%m%dT%H%M%SZ)
+mkdir -p "$fleet"
+fleet=$(cd "$fleet" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# Each board: its label (a directory name), then its deploy arguments, one job file each.
+labels=
+failed=
+lineno=0
+while IFS= read -r line || [ -n "$line" ]; do
+    lineno=$((lineno + 1))
+    line=${line%%#*}
+    # shellcheck disable=SC2086  # the line is meant to split into words
+    set -- $line
+    [ $# -gt 0 ] || continue
+    host=$1
+    shift
+    target=
+    case ${1:-} in armv7 | aarch64 | x86) target=$1; shift ;; esac
+    dir=
+    case ${1:-} in dir=*) dir=${1#dir=}; shift ;; esac
+    board_ssh="${SSH_OPTS:-} $*"
+    label=$(printf '%s' "$host" | tr -c 'A-Za-z0-9._-' '_')
+    case " $labels " in *" $label "*) label=$label-$lineno ;; esac
+    labels="$labels $label"
+    target_arg=
+    [ -n "$target" ] && target_arg="--target $target"
+    # The board's target, checked against its uname -m (deploy.sh says what is wrong).
+    # shellcheck disable=SC2086
+    if ! target=$(SSH_OPTS=$board_ssh "$repo/scripts/deploy.sh" --print-target $target_arg "$host" 2>"$fleet/$label.log"); then
+        echo "$label: FAILED: $(tail -n 1 "$fleet/$label.log")"
+        failed="$failed $label"
+        continue
+    fi
+    {
+        echo "SSH_OPTS=$(quote "$board_ssh")"
+        [ -n "$dir" ] && echo "REMOTE_DIR=$(quote "$dir")"
+        echo "export SSH_OPTS REMOTE_DIR"
+        printf '%s' "$(quote "$repo/scripts/deploy.sh") $profile --target $target --dist @DIST_$target@ --results $(quote "$fleet/$label")"
+        [ -n "$only" ] && printf ' --only %s' "$(quote "$only")"
+        echo " $(quote "$host") >>$(quote "$fleet/$label.log") 2>&1"
+        echo "echo \$? >$(quote "$work/$label.rc")"
+    } >"$work/job.$label"
+    echo "$target" >>"$work/targets"
+done <"$hosts_file"
+[ -n "$labels" ] || { echo "fleet.sh: no boards in $hosts_file" >&2; exit 2; }
+
+# One build and one tarball per target, before the boards run in parallel.
+for target in $(sort -u "$work/targets" 2>/dev/null); do
+    [ $build = yes ] && make -s -C "$repo" "cross-$target" >&2
+    dist=$repo/$("$repo/scripts/pack.sh" "$target")
+    set +f
+    for job in "$work"/job.*; do
+        [ -f "$job" ] || continue
+        sed "s|@DIST_$target@|$(quote "$dist")|" "$job" >"$job.tmp" && mv "$job.tmp" "$job"
+    done
+    set -f
+done
+
+set +f
+jobs=$(ls "$work"/job.* 2>/dev/null || true)
+set -f
+echo "fleet: $(echo "$jobs" | grep -c . || true) boards, $parallel at a time, $profile; logs in $fleet"
+[ -z "$jobs" ] || printf '%s\n' $jobs | xargs -P "$parallel" -n 1 sh
+
+for label in $labels; do
+    [ -f "$work/$label.rc" ] || continue
+    rc=$(cat "$work/$label.rc")
+    if [ "$rc" -eq 0 ]; then
+        echo "$label: ok"
+    else
+        echo "$label: FAILED (exit code $rc): $(tail -n 1 "$fleet/$label.log")"
+        failed="$failed $label"
+    fi
+done
+
+# One table across every board that brought results back.
+compare=${BB_COMPARE:-$repo/target/release/bb-compare}
+if [ ! -x "$compare" ] && [ $build = yes ]; then
+    (cd "$repo" && cargo build --release --quiet --bin bb-compare) >&2
+fi
+with_results=
+for label in $labels; do
+    [ -d "$fleet/$label" ] && with_results="$with_results $label"
+done
+if [ -z "$with_results" ]; then
+    echo "fleet: no board brought results back"
+elif [ ! -x "$compare" ]; then
+    echo "fleet: no bb-compare at $compare (cargo build --release, or set BB_COMPARE)"
+    failed="$failed bb-compare"
+else
+    rc=0
+    # shellcheck disable=SC2086
+    (cd "$fleet" && "$compare" ${COMPARE_FLAGS:-} --svg compare.svg --output compare.txt $with_results) || rc=$?
+    if [ $rc -ge 2 ]; then
+        echo "fleet: bb-compare failed (exit code $rc)"
+        failed="$failed bb-compare"
+    fi
+fi
+[ -z "$failed" ] || echo "fleet: FAILED:$failed"
+echo "results: $fleet"
+[ -z "$failed" ]

@@ -1,0 +1,30 @@
+#!/bin/sh
+# Packs one target's release binaries with what a board needs (README, BENCHMARKS,
+# scripts/run-all.sh) into dist/boardbench-<version>-<target>.tar.gz and prints its path.
+#   scripts/pack.sh TARGET     (after make cross-TARGET; armv7, aarch64, x86 or a triple)
+set -eu
+cd "$(dirname "$0")/.."
+case ${1:?usage: scripts/pack.sh armv7|aarch64|x86|TARGET_TRIPLE} in
+    armv7) triple=armv7-unknown-linux-gnueabihf ;;
+    aarch64) triple=aarch64-unknown-linux-musl ;;
+    x86) triple=x86_64-unknown-linux-musl ;;
+    *) triple=$1 ;;
+esac
+version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
+name=boardbench-$version-$triple
+# Staged apart and renamed into place, so two packs at once never mix their files.
+stage=dist/.pack-$$
+dir=$stage/$name
+trap 'rm -rf "$stage"' EXIT
+rm -rf "$stage" && mkdir -p "$dir/bin" "$dir/scripts"
+for src in src/bin/bb-*.rs; do
+    bin=$(basename "$src" .rs)
+    exe=target/$triple/release/$bin
+    [ -f "$exe" ] || { echo "pack: $exe is missing: build it first (make cross)" >&2; exit 1; }
+    cp "$exe" "$dir/bin/"
+done
+cp README.md BENCHMARKS.md "$dir/"
+cp scripts/run-all.sh "$dir/scripts/"
+tar -C "$stage" -czf "$stage/$name.tar.gz" "$name"
+mv "$stage/$name.tar.gz" "dist/$name.tar.gz"
+echo "dist/$name.tar.gz"

@@ -1,0 +1,145 @@
+#!/bin/sh
+# Runs every boardbench measurement binary present with one profile and collects the
+# results in DIR/<hostname>-<UTC date-time>/: one JSON report per binary (JMH's layout),
+# env.json (the machine), summary.txt (the text tables) and each binary's stderr (.log).
+# POSIX sh, so it runs on a board that has only busybox.
+#
+#   scripts/run-all.sh [--quick | --full] [--out DIR] [--only zstd,ipc,...]
+#
+# Binaries are found in $BB_BIN_DIR when set, else next to this script in a dist tarball
+# (../bin), else in the repository's target/release. bb-compare is a tool, not a
+# measurement: it writes env.json. Extra flags for every binary: $BB_FLAGS; for one
+# binary: $BB_FLAGS_<name> (BB_FLAGS_zstd="--threads 1,2"). A binary that fails is
+# reported and the others still run. Exit 0 when every binary succeeded, 1 when one
+# failed, 2 for bad arguments. The last line on stdout is "results: <directory>".
+set -u
+set -f    # BB_FLAGS are split into words, never globbed
+
+usage() {
+    echo "usage: run-all.sh [--quick | --full] [--out DIR] [--only zstd,ipc,...]" >&2
+    exit 2
+}
+
+profile=--full
+out=results
+only=
+while [ $# -gt 0 ]; do
+    case $1 in
+        --quick | --full) profile=$1 ;;
+        --out) [ $# -ge 2 ] || usage; out=$2; shift ;;
+        --out=*) out=${1#--out=} ;;
+        --only) [ $# -ge 2 ] || usage; only=$2; shift ;;
+        --only=*) only=${1#--only=} ;;
+        -h | --help) sed -n '2,16s/^# \{0,1\}//p' "$0"; exit 0 ;;
+        *) echo "run-all.sh: unknown argument '$1'" >&2; usage ;;
+    esac
+    shift
+done
+
+here=$(cd "$(dirname "$0")" && pwd)
+if [ -n "${BB_BIN_DIR:-}" ]; then
+    bindir=$BB_BIN_DIR
+elif [ -d "$here/../bin" ]; then
+    bindir=$here/../bin
+else
+    bindir=$here/../target/release
+fi
+
+# The measurement binaries: executable bb-* files, not bb-compare, not cargo's bb-x.d.
+names=
+set +f
+for exe in "$bindir"/bb-*; do
+    name=${exe##*/}
+    case $name in *.* | bb-compare) continue ;; esac
+    [ -f "$exe" ] && [ -x "$exe" ] || continue
+    names="$names $name"
+done
+set -f
+if [ -z "$names" ]; then
+    echo "run-all.sh: no bb-* binaries in $bindir (build them: make build, or set BB_BIN_DIR)" >&2
+    exit 1
+fi
+if [ -n "$only" ]; then
+    chosen=
+    for short in $(echo "$only" | tr ',' ' '); do
+        case " $names " in
+            *" bb-$short "*) chosen="$chosen bb-$short" ;;
+            *) echo "run-all.sh: --only: no binary bb-$short in $bindir (present:$names)" >&2; exit 2 ;;
+        esac
+    done
+    names=$chosen
+fi
+
+host=$(uname -n)
+stamp=$(date -u +%Y%m%dT%H%M%SZ)
+mkdir -p "$out" || exit 1
+res=$out/$host-$stamp
+n=1
+while ! mkdir "$res" 2>/dev/null; do    # two runs in the same second get their own
+    n=$((n + 1))
+    res=$out/$host-$stamp-$n
+    [ $n -lt 100 ] || { echo "run-all.sh: cannot create a directory under $out" >&2; exit 1; }
+done
+res=$(cd "$res" && pwd)
+
+# env.json: the environment record every report carries, from bb-compare --env; a
+# minimal one from uname where bb-compare is missing.
+if [ -x "$bindir/bb-compare" ] && "$bindir/bb-compare" --env >"$res/.env.json.tmp" 2>/dev/null; then
+    :
+else
+    printf '{\n  "hostname" : "%s",\n  "arch" : "%s",\n  "kernel" : "%s"\n}\n' \
+        "$host" "$(uname -m)" "$(uname -r)" >"$res/.env.json.tmp"
+fi
+mv "$res/.env.json.tmp" "$res/env.json"
+
+summary=$res/.summary.txt.tmp
+{
+    echo "boardbench run-all $profile on $host ($(uname -m), Linux $(uname -r)), $stamp"
+    echo "binaries:$names"
+    [ -n "${BB_FLAGS:-}" ] && echo "BB_FLAGS: $BB_FLAGS"
+} >"$summary"
+
+failed=
+total_start=$(date +%s)
+for name in $names; do
+    short=${name#bb-}
+    eval "extra=\${BB_FLAGS_$(echo "$short" | tr -c 'A-Za-z0-9_\n' '_'):-}"
+    echo "$name $profile ${BB_FLAGS:-} $extra" | tr -s ' '
+    start=$(date +%s)
+    # shellcheck disable=SC2086  # the flags are meant to split into words
+    "$bindir/$name" $profile ${BB_FLAGS:-} $extra --output "$res/$name.json" --format json \
+        >"$res/$name.txt" 2>"$res/$name.log"
+    rc=$?
+    took=$(($(date +%s) - start))
+    {
+        echo
+        if [ $rc -eq 0 ]; then
+            echo "== $name: ok in ${took}s =="
+        else
+            echo "== $name: FAILED with exit code $rc after ${took}s =="
+        fi
+        cat "$res/$name.txt"
+    } >>"$summary"
+    rm -f "$res/$name.txt"
+    if [ $rc -eq 0 ]; then
+        echo "$name: ok in ${took}s"
+    else
+        failed="$failed $name"
+        echo "$name: FAILED with exit code $rc after ${took}s:"
+        tail -n 5 "$res/$name.log" | sed 's/^/    /'
+        tail -n 5 "$res/$name.log" | sed 's/^/    /' >>"$summary"
+    fi
+done
+
+took=$(($(date +%s) - total_start))
+{
+    echo
+    if [ -z "$failed" ]; then
+        echo "every binary succeeded ($(echo $names | wc -w)) in ${took}s"
+    else
+        echo "FAILED:$failed (of$names), ${took}s"
+    fi
+} | tee -a "$summary"
+mv "$summary" "$res/summary.txt"
+echo "results: $res"
+[ -z "$failed" ]

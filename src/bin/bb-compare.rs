@@ -1,0 +1,174 @@
+//! bb-compare: did it get faster, which board is faster, and is the difference more
+//! than noise? Compares boardbench or JMH JSON results (files or run-all results
+//! directories), each against the first, and exits 1 on a significant slowdown.
+
+use boardbench::cli;
+use boardbench::compare::{self, load, svg, table, Options};
+use boardbench::report::{self, print_stdout, write_atomic};
+use boardbench::{Error, Result};
+use std::path::{Path, PathBuf};
+
+#[derive(argh::FromArgs, Debug)]
+/// Compare benchmark results (boardbench JSON, JMH -rf json, or run-all results
+/// directories), each against the first: ratio with propagated error and a verdict from a
+/// Welch t-test. Exit 1 when a result is slower beyond the threshold and significant.
+#[argh(
+    example = "bb-compare base.json new.json\nbb-compare results/pi4-*/ results/pi5-*/ --format markdown\nbb-compare a.json b.json c.json --svg chart.svg --ignore-params threads",
+    note = "Verdicts: faster or slower (beyond --threshold and Welch p < --alpha), same (within --threshold), noise (beyond it but not significant), ? (too few iterations to test).\nExit codes: 0 no regression, 1 something is slower, 2 bad flags or a malformed file."
+)]
+struct Args {
+    /// result files or results directories; the first is the base
+    #[argh(positional)]
+    files: Vec<PathBuf>,
+    /// significance level of the Welch t-test (default 0.01)
+    #[argh(option, default = "0.01", from_str_fn(parse_alpha))]
+    alpha: f64,
+    /// changes up to this percentage count as no change (default 5%)
+    #[argh(option, default = "0.05", from_str_fn(parse_percent))]
+    threshold: f64,
+    /// report format: text, csv, json or markdown (default text, or from --output's extension)
+    #[argh(option, from_str_fn(table::parse_table_format))]
+    format: Option<table::TableFormat>,
+    /// write the report to this file (atomically); the text table still goes to stdout
+    #[argh(option)]
+    output: Option<PathBuf>,
+    /// write a chart to this SVG file (atomically)
+    #[argh(option)]
+    svg: Option<PathBuf>,
+    /// params left out of matching, a list (threads,input): boards with other core counts
+    #[argh(option, from_str_fn(parse_names))]
+    ignore_params: Option<Vec<String>>,
+    /// print this machine's environment record as JSON and exit (run-all's env.json)
+    #[argh(switch)]
+    env: bool,
+}
+
+fn parse_alpha(s: &str) -> std::result::Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(a) if a > 0.0 && a < 1.0 => Ok(a),
+        _ => Err(format!(
+            "invalid alpha '{s}' (expected a number between 0 and 1, such as 0.01)"
+        )),
+    }
+}
+
+fn parse_percent(s: &str) -> std::result::Result<f64, String> {
+    match s.trim_end_matches('%').parse::<f64>() {
+        Ok(p) if (0.0..1000.0).contains(&p) => Ok(p / 100.0),
+        _ => Err(format!("invalid percentage '{s}' (expected 5 or 5%)")),
+    }
+}
+
+fn parse_names(s: &str) -> std::result::Result<Vec<String>, String> {
+    cli::parse_list(s, |x| {
+        if x.is_empty() {
+            Err(format!("empty name in list '{s}'"))
+        } else {
+            Ok(x.to_string())
+        }
+    })
+}
+
+fn main() {
+    boardbench::main_with(|| {
+        let args: Args = cli::parse_args();
+        run(&args)
+    })
+}
+
+/// Column names: the paths as given without `.json` or a trailing slash, less the
+/// leading directories they all share (`results/pi4/`, `results/pi5/` → `pi4`, `pi5`).
+fn labels(paths: &[PathBuf]) -> Vec<String> {
+    let parts: Vec<Vec<String>> = paths
+        .iter()
+        .map(|p| {
+            let s = p.to_string_lossy();
+            let s = s.trim_end_matches('/');
+            let s = s.strip_suffix(".json").unwrap_or(s);
+            s.split('/').map(String::from).collect()
+        })
+        .collect();
+    let shortest = parts.iter().map(Vec::len).min().unwrap_or(1);
+    let shared = (0..shortest - 1)
+        .take_while(|&i| parts.iter().all(|p| p[i] == parts[0][i]))
+        .count();
+    let shared = if paths.len() > 1 { shared } else { 0 };
+    parts.iter().map(|p| p[shared..].join("/")).collect()
+}
+
+fn run(args: &Args) -> Result<()> {
+    if args.env {
+        let env = boardbench::env::Environment::capture();
+        return print_stdout(&report::environment_json(&env).to_pretty());
+    }
+    if args.files.is_empty() {
+        return Err(Error::usage(
+            "no result files given (bb-compare BASE.json NEW.json ...; see --help)",
+        ));
+    }
+    let mut runs = Vec::new();
+    for (path, label) in args.files.iter().zip(labels(&args.files)) {
+        if !path.exists() {
+            return Err(Error::failed(format!("{}: no such file", path.display())));
+        }
+        runs.push((label, load::load(path)?));
+    }
+    let comparison = compare::compare(
+        runs,
+        Options {
+            alpha: args.alpha,
+            threshold: args.threshold,
+            ignore_params: args.ignore_params.clone().unwrap_or_default(),
+        },
+    );
+    let format = args.format.unwrap_or_else(|| {
+        match args
+            .output
+            .as_deref()
+            .and_then(Path::extension)
+            .and_then(|e| e.to_str())
+        {
+            Some("json") => table::TableFormat::Json,
+            Some("csv") => table::TableFormat::Csv,
+            Some("md") => table::TableFormat::Markdown,
+            _ => table::TableFormat::Text,
+        }
+    });
+    if let Some(path) = &args.svg {
+        write_atomic(path, svg::render(&comparison).as_bytes())?;
+    }
+    let stdout_format = match &args.output {
+        Some(path) => {
+            write_atomic(path, table::render(format, &comparison).as_bytes())?;
+            table::TableFormat::Text
+        }
+        None => format,
+    };
+    print_stdout(&table::render(stdout_format, &comparison))?;
+    if comparison.has_regression() {
+        return Err(Error::failed(format!(
+            "slower than {} beyond {}% (Welch p < {})",
+            comparison.labels[0],
+            args.threshold * 100.0,
+            args.alpha
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_drop_shared_directories_and_the_extension() {
+        let paths = |v: &[&str]| v.iter().map(PathBuf::from).collect::<Vec<_>>();
+        assert_eq!(labels(&paths(&["r/pi4/", "r/pi5"])), vec!["pi4", "pi5"]);
+        assert_eq!(labels(&paths(&["/t/a.json", "/t/b.json"])), vec!["a", "b"]);
+        assert_eq!(
+            labels(&paths(&["a/x.json", "b/x.json"])),
+            vec!["a/x", "b/x"]
+        );
+        assert_eq!(labels(&paths(&["x/base.json"])), vec!["x/base"]);
+    }
+}

@@ -1,0 +1,532 @@
+//! bb-compare's logic: results of several runs (files or results directories) matched by
+//! benchmark, mode and params, each scored against the first run with the ratio, its
+//! propagated error and a verdict from a Welch t-test on the raw iteration scores.
+
+pub mod load;
+pub mod svg;
+pub mod table;
+
+use crate::stats::welch_t_test;
+
+/// One benchmark entry of a result file (JMH's primary metric).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Measurement {
+    pub benchmark: String,
+    pub mode: String,
+    /// Throughput: a bigger score is better; every time-per-op mode: smaller is better.
+    pub higher_is_better: bool,
+    pub params: Vec<(String, String)>,
+    pub score: f64,
+    /// Half-width of the 99.9% confidence interval (NaN when unknown).
+    pub error: f64,
+    pub unit: String,
+    /// Every iteration score of every fork.
+    pub raw: Vec<f64>,
+}
+
+/// How results are judged.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Options {
+    /// Significance level of the Welch t-test.
+    pub alpha: f64,
+    /// Relative changes up to this (0.05 = 5%) count as no change.
+    pub threshold: f64,
+    /// Params left out of matching (for boards with different core counts, say).
+    pub ignore_params: Vec<String>,
+}
+
+/// The judgement of one result against the first run's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Faster,
+    Slower,
+    /// The change is within the threshold.
+    Same,
+    /// The change is beyond the threshold but not significant at alpha.
+    Noise,
+    /// Too few iterations on a side for a t-test, and a change beyond the threshold.
+    Unknown,
+}
+
+impl Verdict {
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Faster => "faster",
+            Verdict::Slower => "slower",
+            Verdict::Same => "same",
+            Verdict::Noise => "noise",
+            Verdict::Unknown => "?",
+        }
+    }
+}
+
+/// One run's result in a row, in the row's unit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cell {
+    pub score: f64,
+    pub error: f64,
+    pub raw: Vec<f64>,
+    /// Against the first run; None in the first column, or where the first run lacks it.
+    pub change: Option<Change>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Change {
+    /// This score over the first run's.
+    pub ratio: f64,
+    /// The ratio's error, from both errors propagated (relative errors in quadrature).
+    pub ratio_error: f64,
+    /// Two-sided p-value of Welch's t-test on the raw scores (NaN with too few).
+    pub p_value: f64,
+    pub verdict: Verdict,
+}
+
+/// A benchmark with one cell per run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    pub benchmark: String,
+    pub mode: String,
+    pub higher_is_better: bool,
+    pub params: Vec<(String, String)>,
+    pub unit: String,
+    pub cells: Vec<Option<Cell>>,
+}
+
+impl Row {
+    /// `name (k=v, k=v)`, as the notes name a row.
+    pub fn label(&self) -> String {
+        label(&self.benchmark, &self.params)
+    }
+}
+
+fn label(benchmark: &str, params: &[(String, String)]) -> String {
+    if params.is_empty() {
+        return benchmark.to_string();
+    }
+    let p: Vec<String> = params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    format!("{benchmark} ({})", p.join(", "))
+}
+
+/// Something the table cannot show: a benchmark on one side only, params that differ.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Note {
+    /// `missing`, `params`, `units` or `duplicate`.
+    pub kind: &'static str,
+    pub message: String,
+}
+
+/// Every run side by side.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comparison {
+    pub labels: Vec<String>,
+    pub options: Options,
+    pub rows: Vec<Row>,
+    pub notes: Vec<Note>,
+}
+
+impl Comparison {
+    /// Whether any result is slower than the first run's beyond the threshold, significantly.
+    pub fn has_regression(&self) -> bool {
+        self.count(Verdict::Slower) > 0
+    }
+
+    pub fn count(&self, verdict: Verdict) -> usize {
+        self.rows
+            .iter()
+            .flat_map(|r| &r.cells)
+            .filter(|c| {
+                c.as_ref()
+                    .and_then(|c| c.change.as_ref())
+                    .is_some_and(|ch| ch.verdict == verdict)
+            })
+            .count()
+    }
+
+    /// One line: how many of each verdict, and the settings behind them.
+    pub fn summary(&self) -> String {
+        let counts: Vec<String> = [
+            Verdict::Slower,
+            Verdict::Faster,
+            Verdict::Same,
+            Verdict::Noise,
+            Verdict::Unknown,
+        ]
+        .iter()
+        .map(|&v| (v, self.count(v)))
+        .filter(|&(_, n)| n > 0)
+        .map(|(v, n)| format!("{n} {}", v.name()))
+        .collect();
+        format!(
+            "{} (same: within {}%; noise: beyond it but Welch p >= {}; ?: too few iterations to test)",
+            if counts.is_empty() {
+                "nothing to compare".to_string()
+            } else {
+                counts.join(", ")
+            },
+            self.options.threshold * 100.0,
+            self.options.alpha
+        )
+    }
+}
+
+/// Matches the runs' measurements (each run a label and its measurements) and judges
+/// every run against the first.
+pub fn compare(runs: Vec<(String, Vec<Measurement>)>, options: Options) -> Comparison {
+    let mut rows: Vec<Row> = Vec::new();
+    let mut notes = Vec::new();
+    let labels: Vec<String> = runs.iter().map(|(l, _)| l.clone()).collect();
+    for (column, (run_label, measurements)) in runs.into_iter().enumerate() {
+        for mut m in measurements {
+            m.params.retain(|(k, _)| !options.ignore_params.contains(k));
+            m.params.sort();
+            let found = rows.iter().position(|r| {
+                r.benchmark == m.benchmark && r.mode == m.mode && r.params == m.params
+            });
+            let index = found.unwrap_or_else(|| {
+                rows.push(Row {
+                    benchmark: m.benchmark.clone(),
+                    mode: m.mode.clone(),
+                    higher_is_better: m.higher_is_better,
+                    params: m.params.clone(),
+                    unit: m.unit.clone(),
+                    cells: vec![None; labels.len()],
+                });
+                rows.len() - 1
+            });
+            let row = &mut rows[index];
+            if row.cells[column].is_some() {
+                notes.push(Note {
+                    kind: "duplicate",
+                    message: format!(
+                        "{} appears twice in {run_label}: the first one is used",
+                        row.label()
+                    ),
+                });
+                continue;
+            }
+            let Some(scale) = unit_factor(&m.unit, &row.unit) else {
+                notes.push(Note {
+                    kind: "units",
+                    message: format!(
+                        "{}: {run_label} is in {}, {} in {}: not compared",
+                        row.label(),
+                        m.unit,
+                        labels[0],
+                        row.unit
+                    ),
+                });
+                continue;
+            };
+            row.cells[column] = Some(Cell {
+                score: m.score * scale,
+                error: m.error * scale,
+                raw: m.raw.iter().map(|v| v * scale).collect(),
+                change: None,
+            });
+        }
+    }
+    for row in &mut rows {
+        let Some(base) = row.cells[0].clone() else {
+            continue;
+        };
+        for cell in row.cells.iter_mut().skip(1).flatten() {
+            cell.change = Some(judge(&base, cell, row.higher_is_better, &options));
+        }
+    }
+    notes.extend(unmatched(&rows, &labels));
+    Comparison {
+        labels,
+        options,
+        rows,
+        notes,
+    }
+}
+
+/// The ratio of `new` to `base`, its error, and the verdict.
+pub fn judge(base: &Cell, new: &Cell, higher_is_better: bool, options: &Options) -> Change {
+    let ratio = new.score / base.score;
+    let ratio_error =
+        ratio.abs() * ((base.error / base.score).powi(2) + (new.error / new.score).powi(2)).sqrt();
+    let (_, _, p_value) = welch_t_test(&base.raw, &new.raw);
+    let better = if higher_is_better {
+        ratio > 1.0
+    } else {
+        ratio < 1.0
+    };
+    let verdict = if (ratio - 1.0).abs() <= options.threshold {
+        Verdict::Same
+    } else if p_value.is_nan() {
+        Verdict::Unknown
+    } else if p_value >= options.alpha {
+        Verdict::Noise
+    } else if better {
+        Verdict::Faster
+    } else {
+        Verdict::Slower
+    };
+    Change {
+        ratio,
+        ratio_error,
+        p_value,
+        verdict,
+    }
+}
+
+/// Notes for rows that some run lacks: the benchmark is missing there, or it is there
+/// with other params.
+fn unmatched(rows: &[Row], labels: &[String]) -> Vec<Note> {
+    let mut notes = Vec::new();
+    for row in rows {
+        let have: Vec<&str> = labels
+            .iter()
+            .zip(&row.cells)
+            .filter(|(_, c)| c.is_some())
+            .map(|(l, _)| l.as_str())
+            .collect();
+        for (column, label) in labels.iter().enumerate() {
+            if row.cells[column].is_some() {
+                continue;
+            }
+            let others: Vec<&Row> = rows
+                .iter()
+                .filter(|r| {
+                    r.benchmark == row.benchmark && r.mode == row.mode && r.cells[column].is_some()
+                })
+                .collect();
+            if others.is_empty() {
+                notes.push(Note {
+                    kind: "missing",
+                    message: format!(
+                        "{} ({}) is in {} but not in {label}",
+                        row.label(),
+                        row.mode,
+                        have.join(", ")
+                    ),
+                });
+                continue;
+            }
+            let differing: Vec<String> = differing_params(row, &others);
+            let theirs: Vec<String> = others
+                .iter()
+                .map(|r| format!("({})", params_text(&r.params)))
+                .collect();
+            notes.push(Note {
+                kind: "params",
+                message: format!(
+                    "{} ({}) in {} has params ({}), {label} has {}{}",
+                    row.benchmark,
+                    row.mode,
+                    have.join(", "),
+                    params_text(&row.params),
+                    theirs.join(" "),
+                    if differing.is_empty() {
+                        String::new()
+                    } else {
+                        format!(
+                            "; --ignore-params {} compares them anyway",
+                            differing.join(",")
+                        )
+                    }
+                ),
+            });
+        }
+    }
+    notes
+}
+
+/// The param names whose values differ between `row` and any of `others`.
+fn differing_params(row: &Row, others: &[&Row]) -> Vec<String> {
+    let value = |params: &[(String, String)], key: &str| {
+        params
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+    };
+    let mut names: Vec<String> = Vec::new();
+    for other in others {
+        for (k, _) in row.params.iter().chain(&other.params) {
+            if value(&row.params, k) != value(&other.params, k) && !names.contains(k) {
+                names.push(k.clone());
+            }
+        }
+    }
+    names
+}
+
+fn params_text(params: &[(String, String)]) -> String {
+    params
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Seconds in one of JMH's time units.
+fn seconds_in(unit: &str) -> Option<f64> {
+    Some(match unit {
+        "ns" => 1e-9,
+        "us" | "µs" => 1e-6,
+        "ms" => 1e-3,
+        "s" => 1.0,
+        "min" | "m" => 60.0,
+        "h" => 3600.0,
+        _ => return None,
+    })
+}
+
+/// The factor that turns a score in `from` into one in `to`: 1 for the same unit, a time
+/// scale between JMH's units (`ops/ms` to `ops/s`, `ns/op` to `us/op`), None otherwise.
+pub fn unit_factor(from: &str, to: &str) -> Option<f64> {
+    if from == to {
+        return Some(1.0);
+    }
+    if let (Some(f), Some(t)) = (from.strip_prefix("ops/"), to.strip_prefix("ops/")) {
+        return Some(seconds_in(t)? / seconds_in(f)?);
+    }
+    if let (Some(f), Some(t)) = (from.strip_suffix("/op"), to.strip_suffix("/op")) {
+        return Some(seconds_in(f)? / seconds_in(t)?);
+    }
+    None
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    pub fn measurement(name: &str, params: &[(&str, &str)], raw: &[f64]) -> Measurement {
+        let s = crate::stats::Summary::of(raw);
+        Measurement {
+            benchmark: name.into(),
+            mode: "thrpt".into(),
+            higher_is_better: true,
+            params: params
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            score: s.mean,
+            error: s.error,
+            unit: "ops/s".into(),
+            raw: raw.to_vec(),
+        }
+    }
+
+    pub fn options() -> Options {
+        Options {
+            alpha: 0.01,
+            threshold: 0.05,
+            ignore_params: vec![],
+        }
+    }
+
+    fn verdict(base: &[f64], new: &[f64], higher_is_better: bool) -> Verdict {
+        let cell = |raw: &[f64]| {
+            let s = crate::stats::Summary::of(raw);
+            Cell {
+                score: s.mean,
+                error: s.error,
+                raw: raw.to_vec(),
+                change: None,
+            }
+        };
+        judge(&cell(base), &cell(new), higher_is_better, &options()).verdict
+    }
+
+    #[test]
+    fn verdicts_follow_threshold_significance_and_direction() {
+        let base = [100.0, 101.0, 99.0, 100.5, 99.5];
+        let lower = [80.0, 81.0, 79.0, 80.5, 79.5];
+        assert_eq!(verdict(&base, &lower, true), Verdict::Slower);
+        assert_eq!(verdict(&base, &lower, false), Verdict::Faster);
+        assert_eq!(verdict(&lower, &base, true), Verdict::Faster);
+        // Significant but within 5%.
+        let slightly = [97.0, 98.0, 96.0, 97.5, 96.5];
+        assert_eq!(verdict(&base, &slightly, true), Verdict::Same);
+        // 20% apart in the means but the spread is wider than that.
+        let noisy_a = [50.0, 150.0, 60.0, 140.0, 100.0];
+        let noisy_b = [40.0, 130.0, 50.0, 120.0, 60.0];
+        assert_eq!(verdict(&noisy_a, &noisy_b, true), Verdict::Noise);
+        assert_eq!(verdict(&[100.0], &[50.0], true), Verdict::Unknown);
+    }
+
+    #[test]
+    fn ratio_error_propagates_relative_errors() {
+        let a = Cell {
+            score: 100.0,
+            error: 3.0,
+            raw: vec![],
+            change: None,
+        };
+        let b = Cell {
+            score: 200.0,
+            error: 8.0,
+            raw: vec![],
+            change: None,
+        };
+        let c = judge(&a, &b, true, &options());
+        assert_eq!(c.ratio, 2.0);
+        assert!((c.ratio_error - 2.0 * (0.03f64.powi(2) + 0.04f64.powi(2)).sqrt()).abs() < 1e-12);
+        assert!(c.p_value.is_nan());
+    }
+
+    #[test]
+    fn rows_match_by_name_and_params_and_notes_name_what_is_missing() {
+        let base = vec![
+            measurement("bb.a", &[("threads", "1")], &[10.0, 11.0]),
+            measurement("bb.b", &[("threads", "4")], &[10.0, 11.0]),
+            measurement("bb.gone", &[], &[1.0, 1.0]),
+        ];
+        let new = vec![
+            measurement("bb.a", &[("threads", "1")], &[10.0, 11.0]),
+            measurement("bb.b", &[("threads", "2")], &[10.0, 11.0]),
+            measurement("bb.new", &[], &[1.0, 1.0]),
+        ];
+        let c = compare(
+            vec![("base".into(), base.clone()), ("new".into(), new.clone())],
+            options(),
+        );
+        assert_eq!(c.rows.len(), 5);
+        assert!(c.rows[0].cells.iter().all(Option::is_some));
+        let notes: Vec<String> = c.notes.iter().map(|n| n.message.clone()).collect();
+        assert!(notes.contains(&"bb.gone (thrpt) is in base but not in new".to_string()));
+        assert!(notes.contains(&"bb.new (thrpt) is in new but not in base".to_string()));
+        assert!(notes.iter().any(|n| n.starts_with(
+            "bb.b (thrpt) in base has params (threads=4), new has (threads=2); --ignore-params threads"
+        )));
+        let opts = Options {
+            ignore_params: vec!["threads".into()],
+            ..options()
+        };
+        let c = compare(vec![("base".into(), base), ("new".into(), new)], opts);
+        assert_eq!(c.rows.len(), 4);
+        assert_eq!(c.rows[1].label(), "bb.b");
+        assert!(c.rows[1].cells.iter().all(Option::is_some));
+    }
+
+    #[test]
+    fn units_are_converted_or_reported() {
+        assert_eq!(unit_factor("ops/ms", "ops/s"), Some(1000.0));
+        assert_eq!(unit_factor("ns/op", "us/op"), Some(1e-3));
+        assert_eq!(unit_factor("ops/s", "us/op"), None);
+        let mut jmh = measurement("bb.a", &[], &[0.1, 0.1]);
+        jmh.unit = "ops/ms".into();
+        jmh.score = 0.1;
+        let mut jmh_other = jmh.clone();
+        jmh_other.unit = "MB/s".into();
+        let c = compare(
+            vec![
+                (
+                    "base".into(),
+                    vec![measurement("bb.a", &[], &[100.0, 100.0])],
+                ),
+                ("jmh".into(), vec![jmh]),
+                ("odd".into(), vec![jmh_other]),
+            ],
+            options(),
+        );
+        let cell = c.rows[0].cells[1].as_ref().unwrap();
+        assert!((cell.score - 100.0).abs() < 1e-9);
+        assert_eq!(cell.change.as_ref().unwrap().verdict, Verdict::Same);
+        assert!(c.rows[0].cells[2].is_none());
+        assert_eq!(c.notes[0].kind, "units");
+    }
+}

@@ -1,0 +1,390 @@
+//! bb-compare's chart: plain SVG, no dependencies, viewable in any browser. One panel per
+//! benchmark with a bar per run and its error bar; for thread sweeps (the same throughput
+//! benchmark at several `threads`), throughput against threads with the ideal line.
+
+use super::{Comparison, Row};
+use std::fmt::Write;
+
+const COLORS: [&str; 8] = [
+    "#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#9c755f",
+];
+const PANEL_W: f64 = 300.0;
+const PANEL_H: f64 = 220.0;
+const COLUMNS: usize = 3;
+const MARGIN: f64 = 16.0;
+
+fn color(i: usize) -> &'static str {
+    COLORS[i % COLORS.len()]
+}
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// A short number for axis labels: 1234 → 1.23k.
+fn short(v: f64) -> String {
+    let a = v.abs();
+    if a >= 1e9 {
+        format!("{:.3}G", v / 1e9)
+    } else if a >= 1e6 {
+        format!("{:.3}M", v / 1e6)
+    } else if a >= 1e4 {
+        format!("{:.3}k", v / 1e3)
+    } else if a >= 100.0 || a == 0.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+/// A thread sweep: rows of one benchmark that differ only in `threads`.
+struct Sweep<'a> {
+    title: String,
+    unit: String,
+    points: Vec<(f64, &'a Row)>,
+}
+
+fn threads_of(row: &Row) -> Option<f64> {
+    row.params
+        .iter()
+        .find(|(k, _)| k == "threads")
+        .and_then(|(_, v)| v.parse::<f64>().ok())
+        .filter(|t| *t > 0.0)
+}
+
+fn sweeps(c: &Comparison) -> Vec<Sweep<'_>> {
+    let mut out: Vec<Sweep> = Vec::new();
+    for row in c.rows.iter().filter(|r| r.higher_is_better) {
+        let Some(t) = threads_of(row) else { continue };
+        let rest: Vec<&(String, String)> =
+            row.params.iter().filter(|(k, _)| k != "threads").collect();
+        let title = super::label(
+            &row.benchmark,
+            &rest.iter().map(|p| (*p).clone()).collect::<Vec<_>>(),
+        );
+        match out
+            .iter_mut()
+            .find(|s| s.title == title && s.unit == row.unit)
+        {
+            Some(s) => s.points.push((t, row)),
+            None => out.push(Sweep {
+                title,
+                unit: row.unit.clone(),
+                points: vec![(t, row)],
+            }),
+        }
+    }
+    out.retain(|s| s.points.len() >= 2);
+    for s in &mut out {
+        s.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    out
+}
+
+/// Renders the whole chart.
+pub fn render(c: &Comparison) -> String {
+    let sweeps = sweeps(c);
+    let legend_h = 24.0 + 18.0 * c.labels.len() as f64;
+    let width = MARGIN + COLUMNS as f64 * (PANEL_W + MARGIN);
+    let sweep_rows = sweeps.len().div_ceil(COLUMNS);
+    let bar_rows = c.rows.len().div_ceil(COLUMNS);
+    let height = legend_h + (sweep_rows + bar_rows) as f64 * (PANEL_H + MARGIN) + MARGIN;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">"#
+    );
+    let _ = writeln!(out, r#"<rect width="100%" height="100%" fill="white"/>"#);
+    let _ = writeln!(
+        out,
+        r#"<text x="{MARGIN}" y="18" font-size="14" font-weight="bold">bb-compare: {}</text>"#,
+        escape(&c.labels.join(" vs "))
+    );
+    for (i, label) in c.labels.iter().enumerate() {
+        let y = 28.0 + 18.0 * i as f64;
+        let _ = writeln!(
+            out,
+            r#"<rect x="{MARGIN}" y="{y}" width="12" height="12" fill="{}"/><text x="{}" y="{}">{}</text>"#,
+            color(i),
+            MARGIN + 18.0,
+            y + 10.0,
+            escape(label)
+        );
+    }
+    let origin = |index: usize, first_row: usize| {
+        (
+            MARGIN + (index % COLUMNS) as f64 * (PANEL_W + MARGIN),
+            legend_h + (first_row + index / COLUMNS) as f64 * (PANEL_H + MARGIN),
+        )
+    };
+    for (i, s) in sweeps.iter().enumerate() {
+        let (x, y) = origin(i, 0);
+        sweep_panel(&mut out, c, s, x, y);
+    }
+    for (i, row) in c.rows.iter().enumerate() {
+        let (x, y) = origin(i, sweep_rows);
+        bar_panel(&mut out, c, row, x, y);
+    }
+    out.push_str("</svg>\n");
+    out
+}
+
+/// The frame, title and y axis (0 to `max`) of a panel; returns the plot area
+/// (left, top, width, height).
+fn frame(
+    out: &mut String,
+    title: &str,
+    unit: &str,
+    x: f64,
+    y: f64,
+    max: f64,
+) -> (f64, f64, f64, f64) {
+    let (left, top, w, h) = (x + 48.0, y + 34.0, PANEL_W - 58.0, PANEL_H - 64.0);
+    let _ = writeln!(
+        out,
+        r##"<rect x="{x}" y="{y}" width="{PANEL_W}" height="{PANEL_H}" fill="#fafafa" stroke="#ccc"/>"##
+    );
+    // Long titles are split at the params, so they fit the panel.
+    let (name, params) = title.split_once(" (").map_or((title, ""), |(n, p)| (n, p));
+    let _ = writeln!(
+        out,
+        r#"<text x="{}" y="{}" font-weight="bold">{}</text>"#,
+        x + 6.0,
+        y + 14.0,
+        escape(name)
+    );
+    if !params.is_empty() {
+        let _ = writeln!(
+            out,
+            r##"<text x="{}" y="{}" fill="#555">({}</text>"##,
+            x + 6.0,
+            y + 27.0,
+            escape(params)
+        );
+    }
+    for k in 0..=4 {
+        let v = max * k as f64 / 4.0;
+        let ty = top + h - h * k as f64 / 4.0;
+        let _ = writeln!(
+            out,
+            r##"<line x1="{left}" y1="{ty}" x2="{}" y2="{ty}" stroke="#e3e3e3"/><text x="{}" y="{}" text-anchor="end">{}</text>"##,
+            left + w,
+            left - 4.0,
+            ty + 4.0,
+            short(v)
+        );
+    }
+    let _ = writeln!(
+        out,
+        r##"<line x1="{left}" y1="{top}" x2="{left}" y2="{}" stroke="#333"/><line x1="{left}" y1="{}" x2="{}" y2="{}" stroke="#333"/>"##,
+        top + h,
+        top + h,
+        left + w,
+        top + h
+    );
+    let _ = writeln!(
+        out,
+        r##"<text x="{}" y="{}" text-anchor="end" fill="#555">{}</text>"##,
+        x + PANEL_W - 6.0,
+        y + PANEL_H - 6.0,
+        escape(unit)
+    );
+    (left, top, w, h)
+}
+
+/// A vertical error bar from `lo` to `hi` (pixels) at `x`.
+fn error_bar(out: &mut String, x: f64, lo: f64, hi: f64) {
+    let _ = writeln!(
+        out,
+        r##"<path d="M{x} {lo}V{hi}M{} {lo}h8M{} {hi}h8" stroke="#222" fill="none"/>"##,
+        x - 4.0,
+        x - 4.0
+    );
+}
+
+/// The top of an error bar for the axis: errors wider than the score itself (too few
+/// iterations) are cut there, so they do not flatten the bars.
+fn error_top(score: f64, error: f64) -> f64 {
+    score + error.max(0.0).min(score.abs())
+}
+
+fn axis_max(values: impl Iterator<Item = f64>) -> f64 {
+    let max = values.filter(|v| v.is_finite()).fold(0.0, f64::max);
+    if max > 0.0 {
+        max * 1.1
+    } else {
+        1.0
+    }
+}
+
+fn bar_panel(out: &mut String, c: &Comparison, row: &Row, x: f64, y: f64) {
+    let max = axis_max(
+        row.cells
+            .iter()
+            .flatten()
+            .map(|cell| error_top(cell.score, cell.error)),
+    );
+    let (left, top, w, h) = frame(
+        out,
+        &row.label(),
+        &format!("{} {}", row.mode, row.unit),
+        x,
+        y,
+        max,
+    );
+    let slot = w / row.cells.len() as f64;
+    let scale = |v: f64| top + h - (v / max).clamp(0.0, 1.0) * h;
+    for (i, cell) in row.cells.iter().enumerate() {
+        let Some(cell) = cell else { continue };
+        let cx = left + slot * (i as f64 + 0.5);
+        let bw = (slot * 0.6).min(60.0);
+        let ty = scale(cell.score);
+        let _ = writeln!(
+            out,
+            r#"<rect x="{}" y="{ty}" width="{bw}" height="{}" fill="{}"><title>{}: {}</title></rect>"#,
+            cx - bw / 2.0,
+            top + h - ty,
+            color(i),
+            escape(&c.labels[i]),
+            short(cell.score)
+        );
+        if cell.error.is_finite() {
+            error_bar(
+                out,
+                cx,
+                scale(cell.score - cell.error),
+                scale(cell.score + cell.error),
+            );
+        }
+        let note = match &cell.change {
+            Some(ch) => format!("{:.2}× {}", ch.ratio, ch.verdict.name()),
+            None => short(cell.score),
+        };
+        let _ = writeln!(
+            out,
+            r#"<text x="{cx}" y="{}" text-anchor="middle">{}</text>"#,
+            top + h + 14.0,
+            escape(&note)
+        );
+    }
+}
+
+fn sweep_panel(out: &mut String, c: &Comparison, s: &Sweep, x: f64, y: f64) {
+    let t_max = s.points.last().map_or(1.0, |p| p.0);
+    let t_min = s.points[0].0;
+    // The ideal line: the fewest threads' score, scaled by threads.
+    let ideal = |column: usize| {
+        s.points[0].1.cells[column]
+            .as_ref()
+            .map(|cell| cell.score / t_min)
+    };
+    let max = axis_max(s.points.iter().flat_map(|(t, row)| {
+        row.cells.iter().enumerate().filter_map(move |(i, cell)| {
+            let cell = cell.as_ref()?;
+            Some(error_top(cell.score, cell.error).max(ideal(i).unwrap_or(0.0) * t))
+        })
+    }));
+    let (left, top, w, h) = frame(out, &format!("{} vs threads", s.title), &s.unit, x, y, max);
+    let px = |t: f64| left + w * t / t_max;
+    let py = |v: f64| top + h - (v / max).clamp(0.0, 1.0) * h;
+    for &(t, _) in &s.points {
+        let _ = writeln!(
+            out,
+            r#"<text x="{}" y="{}" text-anchor="middle">{t}</text>"#,
+            px(t),
+            top + h + 14.0
+        );
+    }
+    for column in 0..c.labels.len() {
+        if let Some(per_thread) = ideal(column) {
+            let _ = writeln!(
+                out,
+                r#"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" stroke-dasharray="5 4" opacity="0.7"><title>ideal: {} × threads</title></line>"#,
+                px(t_min),
+                py(per_thread * t_min),
+                px(t_max),
+                py(per_thread * t_max),
+                color(column),
+                short(per_thread)
+            );
+        }
+        let points: Vec<(f64, f64, f64)> = s
+            .points
+            .iter()
+            .filter_map(|(t, row)| row.cells[column].as_ref().map(|c| (*t, c.score, c.error)))
+            .collect();
+        let path: Vec<String> = points
+            .iter()
+            .map(|(t, v, _)| format!("{:.1},{:.1}", px(*t), py(*v)))
+            .collect();
+        let _ = writeln!(
+            out,
+            r#"<polyline points="{}" fill="none" stroke="{}" stroke-width="2"/>"#,
+            path.join(" "),
+            color(column)
+        );
+        for (t, v, e) in points {
+            let _ = writeln!(
+                out,
+                r#"<circle cx="{}" cy="{}" r="3.5" fill="{}"><title>{}: {} threads, {}</title></circle>"#,
+                px(t),
+                py(v),
+                color(column),
+                escape(&c.labels[column]),
+                t,
+                short(v)
+            );
+            if e.is_finite() {
+                error_bar(out, px(t), py(v - e), py(v + e));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::compare;
+    use super::super::tests::{measurement, options};
+    use super::*;
+
+    #[test]
+    fn bars_per_benchmark_and_a_sweep_with_its_ideal_line() {
+        let run = |f: f64| {
+            vec![
+                measurement(
+                    "bb.zstd.compress",
+                    &[("threads", "1")],
+                    &[100.0 * f, 101.0 * f, 99.0 * f],
+                ),
+                measurement(
+                    "bb.zstd.compress",
+                    &[("threads", "2")],
+                    &[190.0 * f, 191.0 * f, 189.0 * f],
+                ),
+                measurement("bb.x<y>", &[], &[1.0, 1.0, 1.0]),
+            ]
+        };
+        let c = compare(
+            vec![("a".into(), run(1.0)), ("b & c".into(), run(0.5))],
+            options(),
+        );
+        let svg = render(&c);
+        assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
+        assert!(svg.trim_end().ends_with("</svg>"));
+        assert!(svg.contains("bb.zstd.compress vs threads"));
+        assert_eq!(svg.matches("<polyline").count(), 2);
+        assert_eq!(
+            svg.matches("stroke-dasharray").count(),
+            2,
+            "one ideal line per run"
+        );
+        // Legend swatches, four panel frames (a sweep, three benchmarks), two bars each.
+        assert_eq!(svg.matches("<rect x=").count(), 2 + 4 + 3 * 2);
+        assert!(svg.contains("0.50× slower"));
+        assert!(svg.contains("bb.x&lt;y&gt;") && svg.contains("b &amp; c"));
+        assert!(!svg.contains("NaN"), "{svg}");
+    }
+}

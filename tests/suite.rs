@@ -1,0 +1,545 @@
+//! The suite on boards, tested for real: scripts/run-all.sh end to end in a temporary
+//! directory (with a failing binary among the real ones), and scripts/deploy.sh and
+//! scripts/fleet.sh against two OpenSSH servers started on 127.0.0.1 as two boards.
+
+mod common;
+use common::{run_with, Run, TempDir};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const REPO: &str = env!("CARGO_MANIFEST_DIR");
+/// bb-zstd's quick profile made smaller and shorter: the behaviour is the same.
+const ZSTD_FLAGS: &str =
+    "--size 64k --jobs 2 --threads 1,2 --warmup-time 50ms --iterations 2 --time 100ms";
+
+fn script(name: &str) -> String {
+    format!("{REPO}/scripts/{name}")
+}
+
+/// A bin directory with the real bb-zstd and bb-compare, and a bb-broken that fails.
+fn bin_dir(dir: &TempDir) -> PathBuf {
+    let bin = dir.join("bin");
+    if bin.exists() {
+        return bin;
+    }
+    std::fs::create_dir_all(&bin).unwrap();
+    for (name, exe) in [
+        ("bb-zstd", env!("CARGO_BIN_EXE_bb-zstd")),
+        ("bb-compare", env!("CARGO_BIN_EXE_bb-compare")),
+    ] {
+        std::os::unix::fs::symlink(exe, bin.join(name)).unwrap();
+    }
+    let broken = bin.join("bb-broken");
+    std::fs::write(
+        &broken,
+        "#!/bin/sh\necho 'bb-broken: error: broken on purpose' >&2\nexit 1\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&broken, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    bin
+}
+
+/// The results directory named on run-all's (or deploy's) last stdout line.
+fn results_dir(run: &Run) -> PathBuf {
+    let line = run.stdout.lines().last().unwrap_or("");
+    PathBuf::from(
+        line.strip_prefix("results: ")
+            .unwrap_or_else(|| panic!("no results line:\n{}\n{}", run.stdout, run.stderr)),
+    )
+}
+
+fn read_json(path: &Path) -> Value {
+    let text =
+        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()))
+}
+
+/// Checks a run-all results directory holding bb-zstd's results.
+fn check_zstd_results(res: &Path) {
+    let name = res.file_name().unwrap().to_str().unwrap();
+    let host = String::from_utf8(Command::new("uname").arg("-n").output().unwrap().stdout).unwrap();
+    assert!(name.starts_with(&format!("{}-", host.trim())), "{name}");
+    assert!(
+        name.ends_with('Z') || name.contains("Z-"),
+        "UTC date-time: {name}"
+    );
+    let zstd = read_json(&res.join("bb-zstd.json"));
+    let entries = zstd.as_array().unwrap();
+    assert_eq!(
+        entries.len(),
+        4,
+        "compress and decompress at 1 and 2 threads"
+    );
+    for e in entries {
+        assert_eq!(
+            e["primaryMetric"]["rawData"][0].as_array().unwrap().len(),
+            2
+        );
+        assert!(e["primaryMetric"]["score"].as_f64().unwrap() > 0.0);
+    }
+    let env = read_json(&res.join("env.json"));
+    assert_eq!(env["arch"], std::env::consts::ARCH);
+    assert_eq!(env["hostname"], host.trim());
+    let summary = std::fs::read_to_string(res.join("summary.txt")).unwrap();
+    assert!(summary.contains("== bb-zstd: ok in "), "{summary}");
+    assert!(summary.contains("bb.zstd.decompress"), "{summary}");
+}
+
+/// Runs run-all.sh with `shell` (`sh`, or `busybox sh`).
+fn run_all(shell: &[&str], dir: &TempDir, args: &[&str]) -> Run {
+    run_all_with(shell, dir, args, &[])
+}
+
+fn run_all_with(shell: &[&str], dir: &TempDir, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let bin = bin_dir(dir);
+    let out = dir.join("out");
+    let mut all: Vec<String> = shell[1..].iter().map(|s| s.to_string()).collect();
+    all.extend([
+        script("run-all.sh"),
+        "--out".into(),
+        out.to_str().unwrap().into(),
+    ]);
+    all.extend(args.iter().map(|a| a.to_string()));
+    let all: Vec<&str> = all.iter().map(String::as_str).collect();
+    run_with(
+        shell[0],
+        &all,
+        &[
+            &[
+                ("BB_BIN_DIR", bin.to_str().unwrap()),
+                ("BB_FLAGS_zstd", ZSTD_FLAGS),
+            ][..],
+            env,
+        ]
+        .concat(),
+    )
+}
+
+fn check_run_all(shell: &[&str]) {
+    let dir = TempDir::new("run-all");
+    let run = run_all(shell, &dir, &["--quick"]);
+    assert_eq!(
+        run.code, 1,
+        "a failed binary makes the exit code 1\n{}\n{}",
+        run.stdout, run.stderr
+    );
+    assert!(
+        run.stdout.contains("bb-broken: FAILED with exit code 1"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("broken on purpose"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("bb-zstd: ok in "),
+        "the rest still run:\n{}",
+        run.stdout
+    );
+    assert!(
+        !run.stdout.contains("bb-compare"),
+        "bb-compare is not a measurement"
+    );
+    let res = results_dir(&run);
+    check_zstd_results(&res);
+    assert!(!res.join("bb-broken.json").exists());
+    let summary = std::fs::read_to_string(res.join("summary.txt")).unwrap();
+    assert!(
+        summary.contains("== bb-broken: FAILED with exit code 1"),
+        "{summary}"
+    );
+    assert!(summary.contains("FAILED: bb-broken"), "{summary}");
+    // Files left behind: the reports, the logs, nothing half-written.
+    let mut names: Vec<String> = std::fs::read_dir(&res)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "bb-broken.log",
+            "bb-zstd.json",
+            "bb-zstd.log",
+            "env.json",
+            "summary.txt"
+        ]
+    );
+
+    // --only picks binaries, and a run where everything succeeds exits 0; a second run
+    // in the same second gets its own directory.
+    let first = run_all(shell, &dir, &["--quick", "--only", "zstd"]);
+    first.assert_ok();
+    let second = run_all(shell, &dir, &["--quick", "--only=zstd"]);
+    second.assert_ok();
+    assert_ne!(results_dir(&first), results_dir(&second));
+    assert!(!first.stdout.contains("bb-broken"));
+    check_zstd_results(&results_dir(&second));
+    // The results directories are what bb-compare reads.
+    let cmp = run_with(
+        env!("CARGO_BIN_EXE_bb-compare"),
+        &[
+            results_dir(&first).to_str().unwrap(),
+            results_dir(&second).to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(cmp.code == 0 || cmp.code == 1, "{}", cmp.stderr);
+    assert_eq!(
+        cmp.stdout
+            .lines()
+            .filter(|l| l.starts_with("bb.zstd."))
+            .count(),
+        4,
+        "{}",
+        cmp.stdout
+    );
+
+    let bad = run_all(shell, &dir, &["--only", "nosuch"]);
+    assert_eq!(bad.code, 2);
+    assert!(bad.stderr.contains("no binary bb-nosuch"), "{}", bad.stderr);
+    let bad = run_all(shell, &dir, &["--fast"]);
+    assert_eq!(bad.code, 2);
+    assert!(
+        bad.stderr.contains("unknown argument '--fast'"),
+        "{}",
+        bad.stderr
+    );
+}
+
+#[test]
+fn run_all_quick_end_to_end() {
+    check_run_all(&["sh"]);
+}
+
+#[test]
+#[ignore = "needs busybox (scripts/setup.sh test); run by make test"]
+fn run_all_runs_under_busybox_sh() {
+    check_run_all(&["busybox", "sh"]);
+    // A board with only busybox: no other tool on PATH.
+    let dir = TempDir::new("run-all-busybox");
+    let applets = dir.join("applets");
+    std::fs::create_dir_all(&applets).unwrap();
+    run_with(
+        "busybox",
+        &["--install", "-s", applets.to_str().unwrap()],
+        &[],
+    )
+    .assert_ok();
+    let sh = applets.join("sh");
+    let run = run_all_with(
+        &[sh.to_str().unwrap()],
+        &dir,
+        &["--quick", "--only", "zstd"],
+        &[("PATH", applets.to_str().unwrap())],
+    );
+    run.assert_ok();
+    check_zstd_results(&results_dir(&run));
+}
+
+/// An OpenSSH server on 127.0.0.1, stopped by its pid when dropped.
+struct Sshd {
+    child: Child,
+    port: u16,
+}
+
+impl Sshd {
+    fn start(dir: &Path, name: &str) -> Sshd {
+        let port = free_port();
+        let config = dir.join(format!("{name}.conf"));
+        std::fs::write(
+            &config,
+            format!(
+                "Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/host_key\nPidFile {d}/{name}.pid\n\
+                 AuthorizedKeysFile {d}/authorized_keys\nPasswordAuthentication no\n\
+                 KbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\nPermitRootLogin prohibit-password\n\
+                 Subsystem sftp internal-sftp\nLogLevel ERROR\n",
+                d = dir.display()
+            ),
+        )
+        .unwrap();
+        // Debian's sshd wants its privilege separation directory.
+        let _ = std::fs::create_dir_all("/run/sshd");
+        let log = std::fs::File::create(dir.join(format!("{name}.log"))).unwrap();
+        let child = Command::new("/usr/sbin/sshd")
+            .args(["-D", "-e", "-f"])
+            .arg(&config)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("starting /usr/sbin/sshd (openssh-server, scripts/setup.sh test)");
+        let sshd = Sshd { child, port };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "sshd did not start: {}",
+                std::fs::read_to_string(dir.join(format!("{name}.log"))).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        sshd
+    }
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn user() -> String {
+    let out = Command::new("id").arg("-un").output().unwrap();
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+/// Throwaway host and user keys, two servers, and an ssh config naming the first `board1`.
+struct Boards {
+    dir: TempDir,
+    servers: Vec<Sshd>,
+    ssh_opts: String,
+}
+
+fn start_boards() -> Boards {
+    let dir = TempDir::new("boards");
+    let d = dir.path();
+    for key in ["host_key", "id_ed25519"] {
+        let keygen = run_with(
+            "ssh-keygen",
+            &[
+                "-q",
+                "-t",
+                "ed25519",
+                "-N",
+                "",
+                "-f",
+                d.join(key).to_str().unwrap(),
+            ],
+            &[],
+        );
+        keygen.assert_ok();
+    }
+    std::fs::copy(d.join("id_ed25519.pub"), d.join("authorized_keys")).unwrap();
+    let servers = vec![Sshd::start(d, "sshd1"), Sshd::start(d, "sshd2")];
+    let config = d.join("ssh_config");
+    std::fs::write(
+        &config,
+        format!(
+            "Host board1\n  HostName 127.0.0.1\n  Port {}\nHost *\n  User {}\n  IdentityFile {}/id_ed25519\n  IdentitiesOnly yes\n  \
+             UserKnownHostsFile /dev/null\n  StrictHostKeyChecking no\n  BatchMode yes\n  LogLevel ERROR\n  ConnectTimeout 10\n",
+            servers[0].port,
+            user(),
+            d.display()
+        ),
+    )
+    .unwrap();
+    Boards {
+        ssh_opts: format!("-F {}", config.display()),
+        dir,
+        servers,
+    }
+}
+
+fn x86_musl_bb_zstd() {
+    let p = Path::new(REPO).join("target/x86_64-unknown-linux-musl/release/bb-zstd");
+    assert!(
+        p.exists(),
+        "{} is missing: run make cross first",
+        p.display()
+    );
+}
+
+fn deploy(boards: &Boards, args: &[&str], remote: &str) -> Run {
+    let mut all = vec![script("deploy.sh")];
+    all.extend(args.iter().map(|a| a.to_string()));
+    let all: Vec<&str> = all.iter().map(String::as_str).collect();
+    run_with(
+        "sh",
+        &all,
+        &[
+            ("SSH_OPTS", boards.ssh_opts.as_str()),
+            ("REMOTE_DIR", boards.dir.join(remote).to_str().unwrap()),
+            ("BB_FLAGS_zstd", ZSTD_FLAGS),
+        ],
+    )
+}
+
+#[test]
+#[ignore = "needs make cross and openssh-server (scripts/setup.sh test); run by make test"]
+fn deploy_copies_runs_and_fetches_results_over_ssh() {
+    x86_musl_bb_zstd();
+    let boards = start_boards();
+    let local = boards.dir.join("results");
+    let run = deploy(
+        &boards,
+        &[
+            "--quick",
+            "--target",
+            "x86",
+            "--no-build",
+            "--only",
+            "zstd",
+            "--results",
+            local.to_str().unwrap(),
+            "board1",
+        ],
+        "remote1",
+    );
+    run.assert_ok();
+    let res = results_dir(&run);
+    assert!(res.starts_with(&local), "{}", res.display());
+    check_zstd_results(&res);
+    // The board keeps its copy: the dist and the results under REMOTE_DIR.
+    let remote = boards.dir.join("remote1");
+    let dists: Vec<_> = std::fs::read_dir(&remote)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(
+        dists
+            .iter()
+            .any(|n| n.to_str().unwrap().ends_with("x86_64-unknown-linux-musl")),
+        "{dists:?}"
+    );
+    assert!(remote
+        .join("results")
+        .join(res.file_name().unwrap())
+        .join("bb-zstd.json")
+        .exists());
+
+    // A board of another architecture is refused before anything is copied.
+    let run = deploy(
+        &boards,
+        &["--quick", "--target", "armv7", "--no-build", "board1"],
+        "remote-armv7",
+    );
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("reports 'x86_64'") && run.stderr.contains("TARGET=x86"),
+        "{}",
+        run.stderr
+    );
+    assert!(!boards.dir.join("remote-armv7").exists());
+    // Without --target, the board's own architecture is used.
+    let run = deploy(&boards, &["--print-target", "board1"], "unused");
+    run.assert_ok();
+    assert_eq!(run.stdout.trim(), "x86");
+    // A board that does not answer is exit 1 with a clear message.
+    let dead = format!("{}@127.0.0.1", user());
+    let run = run_with(
+        "sh",
+        &[&script("deploy.sh"), "--quick", "--no-build", &dead],
+        &[(
+            "SSH_OPTS",
+            &format!("{} -o Port={}", boards.ssh_opts, free_port()),
+        )],
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("cannot run ssh"), "{}", run.stderr);
+}
+
+#[test]
+#[ignore = "needs make cross and openssh-server (scripts/setup.sh test); run by make test"]
+fn fleet_runs_every_board_and_compares_them() {
+    x86_musl_bb_zstd();
+    let boards = start_boards();
+    let d = boards.dir.path();
+    let me = user();
+    let hosts = d.join("hosts");
+    std::fs::write(
+        &hosts,
+        format!(
+            "# two boards on this machine, and one that does not answer\n\
+             board1 x86 dir={d}/remote1\n\
+             {me}@127.0.0.1 dir={d}/remote2 -o Port={p2}   # target from uname -m\n\
+             \n\
+             {me}@127.0.0.1 x86 dir={d}/remote3 -o Port={dead}\n",
+            d = d.display(),
+            p2 = boards.servers[1].port,
+            dead = free_port()
+        ),
+    )
+    .unwrap();
+    let results = d.join("results");
+    let run = run_with(
+        "sh",
+        &[
+            &script("fleet.sh"),
+            hosts.to_str().unwrap(),
+            "--parallel",
+            "2",
+            "--quick",
+            "--only",
+            "zstd",
+            "--no-build",
+            "--results",
+            results.to_str().unwrap(),
+        ],
+        &[
+            ("SSH_OPTS", boards.ssh_opts.as_str()),
+            ("BB_FLAGS_zstd", ZSTD_FLAGS),
+            ("BB_COMPARE", env!("CARGO_BIN_EXE_bb-compare")),
+        ],
+    );
+    assert_eq!(
+        run.code, 1,
+        "the dead board fails the fleet\n{}\n{}",
+        run.stdout, run.stderr
+    );
+    let second = format!("{me}_127.0.0.1");
+    let dead = format!("{me}_127.0.0.1-5");
+    assert!(run.stdout.contains("board1: ok\n"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains(&format!("{second}: ok\n")),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains(&format!("{dead}: FAILED")),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains(&format!("fleet: FAILED: {dead}\n")),
+        "{}",
+        run.stdout
+    );
+    let fleet = results_dir(&run);
+    for label in ["board1", second.as_str()] {
+        let runs: Vec<PathBuf> = std::fs::read_dir(fleet.join(label))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert_eq!(runs.len(), 1, "{label}: {runs:?}");
+        check_zstd_results(&runs[0]);
+    }
+    assert!(!fleet.join(&dead).exists());
+    // The cross-host table: a column per board, every bb-zstd row matched.
+    let table = std::fs::read_to_string(fleet.join("compare.txt")).unwrap();
+    let header = table.lines().next().unwrap();
+    assert!(
+        header.contains("board1") && header.contains(&second),
+        "{table}"
+    );
+    let rows: Vec<&str> = table
+        .lines()
+        .filter(|l| l.starts_with("bb.zstd."))
+        .collect();
+    assert_eq!(rows.len(), 4, "{table}");
+    for r in rows {
+        assert!(!r.contains(" - "), "a row without both boards: {r}");
+    }
+    assert!(run.stdout.contains(header), "the table is printed too");
+    let svg = std::fs::read_to_string(fleet.join("compare.svg")).unwrap();
+    assert!(svg.contains("bb.zstd.compress") && svg.contains("vs threads"));
+}
