@@ -14,6 +14,7 @@ pub mod json;
 pub mod report;
 pub mod result;
 pub mod rng;
+pub mod rpc;
 pub mod runner;
 pub mod signals;
 pub mod stats;
