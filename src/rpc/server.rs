@@ -278,7 +278,10 @@ fn frames(
         };
         if let Err(why) = check_request(&header) {
             protocol::push_error(&mut out, &header, status::ERROR, &why);
-            break Err(WireError::Malformed(why));
+            break Err(WireError::Io(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                why,
+            )));
         }
         answer(&header, &payload, &mut out, conn, peer, shared);
         if reader.buffer().is_empty() || out.len() >= REPLY_BATCH {
