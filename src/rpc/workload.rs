@@ -302,7 +302,9 @@ impl Fanout {
                 sent += 1;
             }
         }
-        let mut result = self.first.calls(n / parts + u64::from(n % parts > 0));
+        let mut result = self
+            .first
+            .calls(n / parts + u64::from(!n.is_multiple_of(parts)));
         for _ in 0..sent {
             let r = self
                 .done
