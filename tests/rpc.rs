@@ -423,6 +423,24 @@ fn bb_rpc(args: &[&str]) -> common::Run {
     run_with(EXE, args, &[])
 }
 
+/// One short iteration, no warm-up, in this process, reported as JSON.
+const ONE_SHORT_ITERATION: &[&str] = &[
+    "--warmup",
+    "0",
+    "--iterations",
+    "1",
+    "--time",
+    "100ms",
+    "--forks",
+    "0",
+    "--format",
+    "json",
+];
+
+fn bb_rpc_once(args: &[&str]) -> common::Run {
+    bb_rpc(&[args, ONE_SHORT_ITERATION].concat())
+}
+
 #[test]
 fn the_default_run_spawns_its_servers_measures_every_mode_and_cleans_up() {
     let run = bb_rpc(&[
@@ -494,7 +512,7 @@ fn the_default_run_spawns_its_servers_measures_every_mode_and_cleans_up() {
     );
 
     // Sample mode: a latency distribution per mode.
-    let run = bb_rpc(&[
+    let run = bb_rpc_once(&[
         "--quick",
         "--mode",
         "sample",
@@ -506,16 +524,6 @@ fn the_default_run_spawns_its_servers_measures_every_mode_and_cleans_up() {
         "sync,async",
         "--depth",
         "8",
-        "--warmup",
-        "0",
-        "--iterations",
-        "1",
-        "--time",
-        "100ms",
-        "--forks",
-        "0",
-        "--format",
-        "json",
     ]);
     run.assert_ok();
     let json = run.json();
@@ -697,7 +705,7 @@ fn messagepack_interoperates_with_an_independent_implementation() {
         .strip_prefix("listening on ")
         .expect(&line)
         .to_string();
-    let run = bb_rpc(&[
+    let run = bb_rpc_once(&[
         "--connect",
         &addr,
         "--codec",
@@ -708,16 +716,6 @@ fn messagepack_interoperates_with_an_independent_implementation() {
         "4",
         "--payload",
         "0,16,70000",
-        "--warmup",
-        "0",
-        "--iterations",
-        "1",
-        "--time",
-        "100ms",
-        "--forks",
-        "0",
-        "--format",
-        "json",
     ]);
     let _ = py.kill();
     let _ = py.wait();
@@ -747,25 +745,19 @@ fn bb_rpc_runs_a_client_and_server_round_under_qemu() {
         let run = run_with(
             qemu,
             &[
-                &exe,
-                "--quick",
-                "--client",
-                "sync,async,future",
-                "--depth",
-                "4",
-                "--payload",
-                "16,1k",
-                "--warmup",
-                "0",
-                "--iterations",
-                "1",
-                "--time",
-                "100ms",
-                "--forks",
-                "0",
-                "--format",
-                "json",
-            ],
+                &[
+                    &exe[..],
+                    "--quick",
+                    "--client",
+                    "sync,async,future",
+                    "--depth",
+                    "4",
+                    "--payload",
+                    "16,1k",
+                ][..],
+                ONE_SHORT_ITERATION,
+            ]
+            .concat(),
             // The spawned server is this binary too: through qemu, as the kernel cannot.
             &[("BB_FORK_RUNNER", qemu)],
         );
