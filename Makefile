@@ -78,6 +78,8 @@ sizes: cross
 bench: build
 	@scripts/setup.sh bench
 	scripts/bench-zstd.sh
+	scripts/bench-rpc.sh
+	scripts/bench-seek.sh
 
 clean:
 	$(CARGO) clean

@@ -4,7 +4,8 @@
 #   scripts/setup.sh cross    + the rustup targets and Debian cross compilers
 #   scripts/setup.sh test     + qemu-user-static and file, for the cross-built binaries;
 #                             nginx (with its dav module: PUT), for bb-seek's HTTP tests;
-#                             busybox, chromium and openssh-server for the suite's tests
+#                             busybox, chromium and openssh-server for the suite's tests;
+#                             Python's msgpack, for bb-rpc's interop test
 #   scripts/setup.sh bench    + the zstd CLI, the reference of scripts/bench-zstd.sh;
 #                             nginx, the HTTP server of scripts/bench-seek.sh
 # As root it installs; otherwise it prints the exact commands and exits 1.
@@ -40,6 +41,16 @@ for pair in $commands; do
     fi
 done
 
+# bb-rpc's interop test needs Python's msgpack for the python3 on PATH: Debian's package
+# serves /usr/bin/python3 (or no python3 yet), pip any other (pyenv's, say).
+pip_packages=""
+if [ "$level" = test ] && ! python3 -c 'import msgpack' >/dev/null 2>&1; then
+    case $(command -v python3 || true) in
+        ""|/usr/bin/python3) packages="$packages python3 python3-msgpack" ;;
+        *) pip_packages="msgpack" ;;
+    esac
+fi
+
 missing_targets=""
 if [ "$level" != native ] && [ "$level" != bench ]; then
     installed=$(rustup target list --installed 2>/dev/null || true)
@@ -48,12 +59,13 @@ if [ "$level" != native ] && [ "$level" != bench ]; then
     done
 fi
 
-[ -z "$packages" ] && [ -z "$missing_targets" ] && exit 0
+[ -z "$packages" ] && [ -z "$missing_targets" ] && [ -z "$pip_packages" ] && exit 0
 
 if [ "$(id -u)" != 0 ]; then
     echo "setup: missing pieces; run these, then rerun make:" >&2
     [ -n "$packages" ] && echo "  sudo apt-get update && sudo apt-get install -y$packages" >&2
     [ -n "$missing_targets" ] && echo "  rustup target add$missing_targets" >&2
+    [ -n "$pip_packages" ] && echo "  python3 -m pip install $pip_packages" >&2
     exit 1
 fi
 
@@ -61,6 +73,10 @@ if [ -n "$packages" ]; then
     echo "setup: installing$packages" >&2
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $packages >/dev/null
+fi
+if [ -n "$pip_packages" ]; then
+    echo "setup: installing $pip_packages for $(command -v python3)" >&2
+    python3 -m pip install -q $pip_packages
 fi
 if [ -n "$missing_targets" ]; then
     echo "setup: adding rustup targets$missing_targets" >&2

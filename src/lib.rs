@@ -15,6 +15,7 @@ pub mod json;
 pub mod report;
 pub mod result;
 pub mod rng;
+pub mod rpc;
 pub mod runner;
 pub mod seek;
 pub mod signals;

@@ -1,0 +1,285 @@
+//! bb-rpc: how many RPCs per second with one call in flight (sync) against many (async,
+//! future), over a Unix socket or TCP, and what framing and marshalling cost. Without
+//! `--connect` it spawns its own server per benchmark; `bb-rpc serve` is that server.
+
+use boardbench::cli::{self, HasCommon};
+use boardbench::rpc::addr::Addr;
+use boardbench::rpc::client::ClientConfig;
+use boardbench::rpc::protocol::Codec;
+use boardbench::rpc::server::{self, ServerConfig};
+use boardbench::rpc::workload::{Plan, RpcWorkload, Style, Target};
+use boardbench::{Benchmark, Error, Mode, Result, Settings, Suite, TimeUnit, Workload};
+use std::time::Duration;
+
+boardbench::bench_args! {
+    /// Measure RPCs per second, sync against async, over Unix sockets and TCP.
+    #[argh(
+        example = "bb-rpc --quick\nbb-rpc --transport unix --codec raw --client sync,async --depth 1,64\nbb-rpc serve --listen tcp:0.0.0.0:7700      (on the board)\nbb-rpc --connect tcp:pi.local:7700          (on the laptop)"
+    )]
+    pub struct Args {
+        #[argh(subcommand)]
+        pub command: Option<Command>,
+        /// a server to measure (unix:PATH or tcp:HOST:PORT); default: spawn one per benchmark
+        #[argh(option, from_str_fn(parse_addr))]
+        pub connect: Option<Addr>,
+        /// transports of the spawned server: unix, tcp or both (default unix,tcp)
+        #[argh(option, from_str_fn(parse_transports))]
+        pub transport: Option<Vec<String>>,
+        /// codecs: raw, msgpack (default both)
+        #[argh(option, from_str_fn(parse_codecs))]
+        pub codec: Option<Vec<Codec>>,
+        /// client styles: sync, async, future, floor (default sync,async,future; floor is plain byte echo without the RPC layer)
+        #[argh(option, from_str_fn(parse_styles))]
+        pub client: Option<Vec<Style>>,
+        /// calls in flight per connection for async and future, a list (default 1,8,64; 1,64 with --quick)
+        #[argh(option, from_str_fn(boardbench::cli::parse_usize_list))]
+        pub depth: Option<Vec<usize>>,
+        /// connections, each with its own thread, a list (default 1)
+        #[argh(option, from_str_fn(boardbench::cli::parse_usize_list))]
+        pub connections: Option<Vec<usize>>,
+        /// echo payload sizes, a list (default 16,1024,65536; 16 with --quick)
+        #[argh(option, from_str_fn(boardbench::cli::parse_size_list))]
+        pub payload: Option<Vec<u64>>,
+        /// largest frame payload accepted, on both sides (default 16m)
+        #[argh(option, from_str_fn(boardbench::cli::parse_size))]
+        pub max_frame: Option<u64>,
+        /// the longest wait for a connection or a reply before the run fails (default 10s)
+        #[argh(option, from_str_fn(boardbench::cli::parse_duration))]
+        pub call_timeout: Option<Duration>,
+    }
+}
+
+/// Subcommands.
+#[derive(argh::FromArgs, Debug)]
+#[argh(subcommand)]
+pub enum Command {
+    Serve(ServeArgs),
+}
+
+/// Serve bb-rpc's methods (echo, add, stats) until SIGINT or SIGTERM.
+#[derive(argh::FromArgs, Debug)]
+#[argh(
+    subcommand,
+    name = "serve",
+    example = "bb-rpc serve --listen unix:/tmp/bb-rpc.sock\nbb-rpc serve --listen tcp:0.0.0.0:7700"
+)]
+pub struct ServeArgs {
+    /// where to listen: unix:PATH or tcp:HOST:PORT (port 0: any free port; the address is printed)
+    #[argh(option, from_str_fn(parse_addr))]
+    pub listen: Addr,
+    /// largest frame payload accepted (default 16m)
+    #[argh(option, from_str_fn(boardbench::cli::parse_size))]
+    pub max_frame: Option<u64>,
+    /// close a connection that sends nothing for this long (default 60s; 0: never)
+    #[argh(option, from_str_fn(boardbench::cli::parse_duration))]
+    pub idle_timeout: Option<Duration>,
+    /// most connections served at once; more are closed (default 1024)
+    #[argh(option, default = "1024")]
+    pub max_connections: usize,
+    /// plain byte echo without handshake or frames (the floor of the benchmark)
+    #[argh(switch)]
+    pub floor: bool,
+    /// no summary line when stopping
+    #[argh(switch)]
+    pub quiet: bool,
+}
+
+fn parse_addr(s: &str) -> std::result::Result<Addr, String> {
+    Addr::parse(s)
+}
+
+fn parse_transports(s: &str) -> std::result::Result<Vec<String>, String> {
+    cli::parse_choices(s, &["unix", "tcp"])
+}
+
+fn parse_codecs(s: &str) -> std::result::Result<Vec<Codec>, String> {
+    cli::parse_list(s, Codec::parse)
+}
+
+fn parse_styles(s: &str) -> std::result::Result<Vec<Style>, String> {
+    cli::parse_list(s, |x| {
+        Style::parse(x).ok_or_else(|| {
+            format!(
+                "unknown client '{x}' (expected one of {})",
+                Style::NAMES.join(", ")
+            )
+        })
+    })
+}
+
+fn main() {
+    boardbench::main_with(|| {
+        let args: Args = cli::parse_args();
+        match &args.command {
+            Some(Command::Serve(serve)) => run_server(&args, serve),
+            None => run(&args),
+        }
+    })
+}
+
+fn max_frame(flag: Option<u64>) -> Result<u32> {
+    let bytes = flag.unwrap_or(boardbench::wire::DEFAULT_MAX_FRAME as u64);
+    cli::check_positive("--max-frame", bytes)?;
+    u32::try_from(bytes).map_err(|_| Error::usage(format!("--max-frame {bytes}: at most 4g - 1")))
+}
+
+fn run_server(args: &Args, serve: &ServeArgs) -> Result<()> {
+    if let Some(cpus) = &args.common().pin {
+        boardbench::pin_process(cpus)?;
+    }
+    cli::check_positive("--max-connections", serve.max_connections as u64)?;
+    server::serve(
+        &serve.listen,
+        ServerConfig {
+            max_frame: max_frame(serve.max_frame)?,
+            idle_timeout: serve.idle_timeout.unwrap_or(Duration::from_secs(60)),
+            max_connections: serve.max_connections,
+            floor: serve.floor,
+            quiet: serve.quiet,
+        },
+    )
+}
+
+fn run(args: &Args) -> Result<()> {
+    let flags = args.common();
+    let quick = flags.quick;
+    let codecs = args
+        .codec
+        .clone()
+        .unwrap_or(vec![Codec::Raw, Codec::Msgpack]);
+    let styles = args
+        .client
+        .clone()
+        .unwrap_or(vec![Style::Sync, Style::Async, Style::Future]);
+    let depths = args
+        .depth
+        .clone()
+        .unwrap_or(if quick { vec![1, 64] } else { vec![1, 8, 64] });
+    let connections = args.connections.clone().unwrap_or(vec![1]);
+    let payloads = args.payload.clone().unwrap_or(if quick {
+        vec![16]
+    } else {
+        vec![16, 1024, 65536]
+    });
+    let max_frame = max_frame(args.max_frame)?;
+    let timeout = args.call_timeout.unwrap_or(Duration::from_secs(10));
+    for &d in &depths {
+        cli::check_positive("--depth", d as u64)?;
+    }
+    for &c in &connections {
+        cli::check_positive("--connections", c as u64)?;
+    }
+    for &p in &payloads {
+        // Echo's reply is its payload plus at most 5 bytes of MessagePack header.
+        if p + 5 > max_frame as u64 {
+            return Err(Error::usage(format!(
+                "--payload {p}: larger than --max-frame {max_frame} allows"
+            )));
+        }
+    }
+    if timeout.is_zero() {
+        return Err(Error::usage("--call-timeout must be longer than 0"));
+    }
+    let targets: Vec<Target> = match (&args.connect, &args.transport) {
+        (Some(_), Some(_)) => {
+            return Err(Error::usage(
+                "--transport applies to the spawned server only, not with --connect",
+            ))
+        }
+        (Some(addr), None) => vec![Target::Remote(addr.clone())],
+        (None, t) => t
+            .clone()
+            .unwrap_or(vec!["unix".into(), "tcp".into()])
+            .iter()
+            .map(|t| Target::Local {
+                transport: if t == "unix" { "unix" } else { "tcp" },
+            })
+            .collect(),
+    };
+    if styles.contains(&Style::Floor) && args.connect.is_some() {
+        return Err(Error::usage(
+            "--client floor needs the spawned server (it has no RPC layer to reach with --connect)",
+        ));
+    }
+    let mode = flags.mode.unwrap_or(Mode::Throughput);
+    let mut benchmarks = Vec::new();
+    for target in &targets {
+        for &payload in &payloads {
+            for &style in &styles {
+                let style_codecs = if style == Style::Floor {
+                    vec![None]
+                } else {
+                    codecs.iter().map(|&c| Some(c)).collect()
+                };
+                let style_depths = if style.pipelined() {
+                    depths.clone()
+                } else {
+                    vec![1]
+                };
+                for codec in style_codecs {
+                    for &depth in &style_depths {
+                        for &conns in &connections {
+                            let plan = Plan {
+                                target: target.clone(),
+                                style,
+                                client: ClientConfig {
+                                    addr: Addr::Unix(Default::default()),
+                                    codec: codec.unwrap_or(Codec::Raw),
+                                    max_frame,
+                                    timeout,
+                                },
+                                payload: payload as usize,
+                                depth,
+                                connections: conns,
+                                seed: flags.seed,
+                                pin: flags.pin.clone(),
+                            };
+                            let transport = match target {
+                                Target::Local { transport } => transport.to_string(),
+                                Target::Remote(a) => a.transport().to_string(),
+                            };
+                            let mut b = Benchmark::new(
+                                format!("bb.rpc.{}", style.name()),
+                                Box::new(move || {
+                                    Ok(Box::new(RpcWorkload::setup(&plan)?) as Box<dyn Workload>)
+                                }),
+                            )
+                            .param("transport", transport)
+                            .param("codec", codec.map_or("none", |c| c.name()))
+                            .param("payload", payload)
+                            .param("depth", depth)
+                            .param("connections", conns);
+                            b.threads = conns;
+                            // Pipelines drain at the end of every invocation: make each long
+                            // enough that the drain is noise. Timed per call otherwise.
+                            let timed = matches!(mode, Mode::Throughput | Mode::AverageTime);
+                            if timed && (style.pipelined() || conns > 1) {
+                                b.ops_per_invocation = Some((64 * depth * conns) as u64);
+                            }
+                            benchmarks.push(b);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let defaults = if quick {
+        Settings {
+            warmup_time: Duration::from_millis(200),
+            time: Duration::from_millis(300),
+            ..Settings::quick()
+        }
+    } else {
+        Settings::full()
+    };
+    boardbench::run_suite(
+        Suite {
+            unit: TimeUnit::Micros,
+            defaults,
+            benchmarks,
+            pin_process: false,
+        },
+        &flags,
+    )?;
+    Ok(())
+}

@@ -1,0 +1,253 @@
+//! Where an RPC server listens and a client connects: `unix:PATH` or `tcp:HOST:PORT`,
+//! and one stream and one listener type over both transports, so the server and the
+//! clients are written once.
+
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream, ToSocketAddrs};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// A transport address.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Addr {
+    Unix(PathBuf),
+    /// `host:port`, as given (a name, an IPv4 or a bracketed IPv6 address).
+    Tcp(String),
+}
+
+impl Addr {
+    /// Parses `unix:PATH` or `tcp:HOST:PORT`.
+    pub fn parse(s: &str) -> Result<Addr, String> {
+        if let Some(path) = s.strip_prefix("unix:") {
+            if path.is_empty() {
+                return Err(format!("'{s}': the unix: address needs a path"));
+            }
+            return Ok(Addr::Unix(PathBuf::from(path)));
+        }
+        if let Some(hostport) = s.strip_prefix("tcp:") {
+            let ok = hostport
+                .rsplit_once(':')
+                .is_some_and(|(h, p)| !h.is_empty() && p.parse::<u16>().is_ok());
+            if !ok {
+                return Err(format!("'{s}': expected tcp:HOST:PORT"));
+            }
+            return Ok(Addr::Tcp(hostport.to_string()));
+        }
+        Err(format!(
+            "'{s}': expected unix:PATH or tcp:HOST:PORT (tcp:127.0.0.1:7700)"
+        ))
+    }
+
+    /// The transport's name, as benchmarks show it: `unix` or `tcp`.
+    pub fn transport(&self) -> &'static str {
+        match self {
+            Addr::Unix(_) => "unix",
+            Addr::Tcp(_) => "tcp",
+        }
+    }
+
+    /// Connects, giving up after `timeout`.
+    pub fn connect(&self, timeout: Duration) -> io::Result<Stream> {
+        match self {
+            Addr::Unix(path) => UnixStream::connect(path).map(Stream::Unix),
+            Addr::Tcp(hostport) => {
+                let mut last = io::Error::new(io::ErrorKind::NotFound, "no address");
+                for sa in hostport.to_socket_addrs()? {
+                    match TcpStream::connect_timeout(&sa, timeout) {
+                        Ok(s) => {
+                            s.set_nodelay(true)?;
+                            return Ok(Stream::Tcp(s));
+                        }
+                        Err(e) => last = e,
+                    }
+                }
+                Err(last)
+            }
+        }
+    }
+
+    /// Binds a listener here. A unix socket file left by a dead server is replaced only
+    /// when nothing answers on it.
+    pub fn listen(&self) -> io::Result<Listener> {
+        match self {
+            Addr::Unix(path) => {
+                if path.exists() && UnixStream::connect(path).is_err() {
+                    std::fs::remove_file(path)?;
+                }
+                UnixListener::bind(path).map(|l| Listener::Unix(l, path.clone()))
+            }
+            Addr::Tcp(hostport) => TcpListener::bind(hostport.as_str()).map(Listener::Tcp),
+        }
+    }
+}
+
+impl std::fmt::Display for Addr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Addr::Unix(p) => write!(f, "unix:{}", p.display()),
+            Addr::Tcp(hp) => write!(f, "tcp:{hp}"),
+        }
+    }
+}
+
+/// A connected stream over either transport.
+#[derive(Debug)]
+pub enum Stream {
+    Unix(UnixStream),
+    Tcp(TcpStream),
+}
+
+impl Stream {
+    pub fn try_clone(&self) -> io::Result<Stream> {
+        match self {
+            Stream::Unix(s) => s.try_clone().map(Stream::Unix),
+            Stream::Tcp(s) => s.try_clone().map(Stream::Tcp),
+        }
+    }
+
+    /// Bounds every blocking read and write (None: wait forever). Clones share it.
+    pub fn set_timeouts(&self, timeout: Option<Duration>) -> io::Result<()> {
+        match self {
+            Stream::Unix(s) => {
+                s.set_read_timeout(timeout)?;
+                s.set_write_timeout(timeout)
+            }
+            Stream::Tcp(s) => {
+                s.set_read_timeout(timeout)?;
+                s.set_write_timeout(timeout)
+            }
+        }
+    }
+
+    pub fn shutdown(&self, how: Shutdown) -> io::Result<()> {
+        match self {
+            Stream::Unix(s) => s.shutdown(how),
+            Stream::Tcp(s) => s.shutdown(how),
+        }
+    }
+
+    /// The peer, for log lines.
+    pub fn peer(&self) -> String {
+        match self {
+            Stream::Unix(_) => "unix".to_string(),
+            Stream::Tcp(s) => s
+                .peer_addr()
+                .map_or_else(|_| "tcp".to_string(), |a| format!("tcp:{a}")),
+        }
+    }
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Unix(s) => s.read(buf),
+            Stream::Tcp(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Stream::Unix(s) => s.write(buf),
+            Stream::Tcp(s) => s.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A bound listener over either transport.
+pub enum Listener {
+    /// The path is kept to remove the socket file when the server stops.
+    Unix(UnixListener, PathBuf),
+    Tcp(TcpListener),
+}
+
+impl Listener {
+    pub fn accept(&self) -> io::Result<Stream> {
+        match self {
+            Listener::Unix(l, _) => l.accept().map(|(s, _)| Stream::Unix(s)),
+            Listener::Tcp(l) => {
+                let (s, _) = l.accept()?;
+                s.set_nodelay(true)?;
+                Ok(Stream::Tcp(s))
+            }
+        }
+    }
+
+    /// The address it is bound to (with the real port where port 0 was asked for).
+    pub fn local_addr(&self) -> io::Result<Addr> {
+        match self {
+            Listener::Unix(_, path) => Ok(Addr::Unix(path.clone())),
+            Listener::Tcp(l) => Ok(Addr::Tcp(l.local_addr()?.to_string())),
+        }
+    }
+
+    /// An address a local client can reach this listener at (0.0.0.0 becomes 127.0.0.1).
+    pub fn reachable_addr(&self) -> io::Result<Addr> {
+        match self {
+            Listener::Tcp(l) => {
+                let mut a = l.local_addr()?;
+                if a.ip().is_unspecified() {
+                    a.set_ip(if a.is_ipv4() {
+                        std::net::Ipv4Addr::LOCALHOST.into()
+                    } else {
+                        std::net::Ipv6Addr::LOCALHOST.into()
+                    });
+                }
+                Ok(Addr::Tcp(a.to_string()))
+            }
+            unix => unix.local_addr(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses_parse_and_print_back() {
+        for s in [
+            "unix:/tmp/x.sock",
+            "tcp:127.0.0.1:7700",
+            "tcp:[::1]:80",
+            "tcp:pi.local:7700",
+        ] {
+            assert_eq!(Addr::parse(s).unwrap().to_string(), s);
+        }
+        for bad in [
+            "",
+            "unix:",
+            "tcp:127.0.0.1",
+            "tcp::80",
+            "tcp:h:99999",
+            "udp:x:1",
+            "/tmp/x",
+        ] {
+            assert!(
+                Addr::parse(bad).unwrap_err().contains(&format!("'{bad}'")),
+                "{bad}"
+            );
+        }
+        assert_eq!(Addr::parse("tcp:h:1").unwrap().transport(), "tcp");
+    }
+
+    #[test]
+    fn a_stale_socket_file_is_replaced_but_a_live_one_is_not() {
+        let dir = std::env::temp_dir().join(format!("bb-rpc-addr-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let addr = Addr::Unix(dir.join("s.sock"));
+        let live = addr.listen().unwrap();
+        assert!(addr.listen().is_err(), "a live server keeps its socket");
+        drop(live);
+        let again = addr.listen().unwrap();
+        assert_eq!(again.local_addr().unwrap(), addr);
+        drop(again);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,510 @@
+//! bb-rpc's clients: a blocking stub (one call in flight), and a pipeline with a reader
+//! thread that matches replies to requests by id, completing each either by a callback
+//! (async) or through a handle the caller waits on later (future). Every client bounds
+//! its waits by the call timeout, so a dead or silent server is an error, never a hang.
+
+use super::addr::{Addr, Stream};
+use super::protocol::{self, Call, Codec, Reply, ServerStats};
+use crate::error::{Error, Result};
+use crate::wire::{self, Header, WireError};
+use crossbeam_channel::{bounded, Receiver, Sender};
+use std::collections::HashMap;
+use std::io::{BufReader, Write};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// How clients connect and how long they wait.
+#[derive(Debug, Clone)]
+pub struct ClientConfig {
+    pub addr: Addr,
+    pub codec: Codec,
+    pub max_frame: u32,
+    /// The longest wait for a connection, a hello or a reply.
+    pub timeout: Duration,
+}
+
+impl ClientConfig {
+    fn fail(&self, what: impl std::fmt::Display) -> Error {
+        Error::failed(format!("rpc to {}: {what}", self.addr))
+    }
+
+    /// Connects and exchanges hellos.
+    fn open(&self) -> Result<(Stream, BufReader<Stream>)> {
+        let mut stream = self
+            .addr
+            .connect(self.timeout)
+            .map_err(|e| self.fail(format!("connecting: {e}")))?;
+        stream
+            .set_timeouts(Some(self.timeout))
+            .map_err(|e| self.fail(e))?;
+        wire::send_hello(&mut stream).map_err(|e| self.fail(e))?;
+        let mut reader =
+            BufReader::with_capacity(64 << 10, stream.try_clone().map_err(|e| self.fail(e))?);
+        wire::expect_hello(&mut reader).map_err(|e| self.fail(e))?;
+        Ok((stream, reader))
+    }
+
+    /// Connects a blocking stub.
+    pub fn connect(&self) -> Result<Client> {
+        let (writer, reader) = self.open()?;
+        Ok(Client {
+            config: self.clone(),
+            writer,
+            reader,
+            out: Vec::new(),
+            payload: Vec::new(),
+            next_id: 1,
+        })
+    }
+
+    /// Connects a pipeline whose replies are checked by `requests`.
+    pub fn pipeline(&self, requests: Arc<Requests>) -> Result<Pipeline> {
+        let (writer, reader) = self.open()?;
+        let shared = Arc::new(PipeShared {
+            state: Mutex::new(PipeState::default()),
+            progress: Condvar::new(),
+        });
+        let s = shared.clone();
+        let config = self.clone();
+        let thread = std::thread::Builder::new()
+            .name("bb-rpc-reader".into())
+            .spawn(move || read_replies(reader, &config, &requests, &s))
+            .map_err(|e| self.fail(format!("starting the reader thread: {e}")))?;
+        Ok(Pipeline {
+            config: self.clone(),
+            writer,
+            out: Vec::new(),
+            scratch: Vec::new(),
+            next_id: 1,
+            shared,
+            reader: Some(thread),
+        })
+    }
+}
+
+/// Checks a reply's header against the request it answers; an error reply is an error.
+fn check_header(h: &Header, payload: &[u8]) -> std::result::Result<(), String> {
+    if h.flags & wire::FLAG_RESPONSE == 0 {
+        return Err(format!(
+            "frame {} is not a reply (flags 0x{:02x})",
+            h.id, h.flags
+        ));
+    }
+    if h.status != wire::status::OK {
+        return Err(format!(
+            "call {} failed with status {} ({}): {}",
+            h.id,
+            h.status,
+            protocol::status_name(h.status),
+            String::from_utf8_lossy(&payload[..payload.len().min(200)])
+        ));
+    }
+    Ok(())
+}
+
+/// A blocking stub: one call in flight.
+pub struct Client {
+    config: ClientConfig,
+    writer: Stream,
+    reader: BufReader<Stream>,
+    out: Vec<u8>,
+    payload: Vec<u8>,
+    next_id: u32,
+}
+
+impl Client {
+    /// Makes one call and returns its reply.
+    pub fn call(&mut self, call: &Call) -> Result<Reply<'_>> {
+        let id = self.next_id;
+        self.next_id = self.next_id.wrapping_add(1);
+        self.out.clear();
+        protocol::push_request(&mut self.out, id, self.config.codec, call);
+        self.writer
+            .write_all(&self.out)
+            .map_err(|e| self.config.fail(format!("sending call {id}: {e}")))?;
+        let h = wire::read_frame(&mut self.reader, self.config.max_frame, &mut self.payload)
+            .map_err(|e| {
+                self.config
+                    .fail(format!("waiting for the reply to call {id}: {e}"))
+            })?;
+        check_header(&h, &self.payload).map_err(|e| self.config.fail(e))?;
+        if h.id != id || h.method != call.method() {
+            return Err(self.config.fail(format!(
+                "reply to call {id} (method {}) came with id {} and method {}",
+                call.method(),
+                h.id,
+                h.method
+            )));
+        }
+        protocol::decode_reply(h.method, self.config.codec, &self.payload)
+            .map_err(|e| self.config.fail(e))
+    }
+
+    /// The server's `stats()`.
+    pub fn stats(&mut self) -> Result<ServerStats> {
+        match self.call(&Call::Stats)? {
+            Reply::Stats(s) => Ok(s),
+            _ => unreachable!("decode_reply answers stats with stats"),
+        }
+    }
+
+    /// Makes `n` calls from `requests`, checking each reply.
+    pub fn calls(&mut self, requests: &Requests, n: u64) -> Result<()> {
+        let mut scratch = Vec::new();
+        for _ in 0..n {
+            let id = self.next_id;
+            let call = requests.call(id, &mut scratch);
+            let reply = self.call(&call)?;
+            requests
+                .check(id, &reply)
+                .map_err(|e| Error::failed(format!("rpc to {}: {e}", self.config.addr)))?;
+        }
+        Ok(())
+    }
+}
+
+/// The calls a benchmark makes, made from the request id so that every reply can be
+/// checked against what its request asked without keeping the request.
+#[derive(Debug, Clone)]
+pub struct Requests {
+    pub method: u16,
+    /// echo's payload, bytes from the seed; each request stamps its id over the front.
+    base: Vec<u8>,
+    seed: u64,
+}
+
+impl Requests {
+    pub fn echo(size: usize, seed: u64) -> Requests {
+        let mut base = vec![0u8; size];
+        crate::rng::Rng::new(seed).fill(&mut base);
+        Requests {
+            method: protocol::ECHO,
+            base,
+            seed,
+        }
+    }
+
+    pub fn add(seed: u64) -> Requests {
+        Requests {
+            method: protocol::ADD,
+            base: Vec::new(),
+            seed,
+        }
+    }
+
+    /// The payload size of a request (echo's bytes, add's two i64).
+    pub fn payload_size(&self) -> usize {
+        match self.method {
+            protocol::ECHO => self.base.len(),
+            _ => 16,
+        }
+    }
+
+    fn operands(&self, id: u32) -> (i64, i64) {
+        (id as i64 * 7919 - 1_000_000, self.seed as i64)
+    }
+
+    /// Request `id`'s call; echo's bytes are built in `scratch`.
+    pub fn call<'a>(&self, id: u32, scratch: &'a mut Vec<u8>) -> Call<'a> {
+        if self.method == protocol::ADD {
+            let (a, b) = self.operands(id);
+            return Call::Add(a, b);
+        }
+        scratch.clear();
+        scratch.extend_from_slice(&self.base);
+        let stamp = id.to_le_bytes();
+        let n = stamp.len().min(scratch.len());
+        scratch[..n].copy_from_slice(&stamp[..n]);
+        Call::Echo(scratch)
+    }
+
+    /// Checks that `reply` answers request `id`.
+    pub fn check(&self, id: u32, reply: &Reply) -> std::result::Result<(), String> {
+        let ok = match reply {
+            Reply::Add(sum) => {
+                let (a, b) = self.operands(id);
+                self.method == protocol::ADD && *sum == a.wrapping_add(b)
+            }
+            Reply::Echo(data) => {
+                let stamp = id.to_le_bytes();
+                let n = stamp.len().min(self.base.len());
+                self.method == protocol::ECHO
+                    && data.len() == self.base.len()
+                    && data[..n] == stamp[..n]
+                    && data[n..] == self.base[n..]
+            }
+            Reply::Stats(_) => false,
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(format!("the reply to call {id} does not match its request"))
+        }
+    }
+}
+
+/// How a pipelined call completes.
+enum Pending {
+    /// The reader thread checks the reply and counts it (async).
+    Callback,
+    /// The reader thread hands the reply to the caller's handle (future).
+    Handle(Sender<std::result::Result<Vec<u8>, String>>),
+}
+
+#[derive(Default)]
+struct PipeState {
+    in_flight: HashMap<u32, Pending>,
+    /// Why the connection failed, once it has.
+    error: Option<String>,
+    closing: bool,
+}
+
+struct PipeShared {
+    state: Mutex<PipeState>,
+    /// Signalled whenever a call completes or the connection fails.
+    progress: Condvar,
+}
+
+impl PipeShared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, PipeState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// A pipelined connection: many calls in flight, replies matched by id on a reader thread.
+pub struct Pipeline {
+    config: ClientConfig,
+    writer: Stream,
+    out: Vec<u8>,
+    scratch: Vec<u8>,
+    next_id: u32,
+    shared: Arc<PipeShared>,
+    reader: Option<std::thread::JoinHandle<()>>,
+}
+
+/// A call in flight whose reply the caller waits for later (a future per call).
+pub struct Handle {
+    id: u32,
+    reply: Receiver<std::result::Result<Vec<u8>, String>>,
+}
+
+impl Pipeline {
+    /// Waits until fewer than `depth` calls are in flight; returns how many more may go.
+    fn wait_for_room(&self, depth: usize) -> Result<usize> {
+        let mut state = self.shared.lock();
+        let mut waited_since = Instant::now();
+        let mut completed_before = state.in_flight.len();
+        loop {
+            if let Some(e) = &state.error {
+                return Err(self.config.fail(e));
+            }
+            if state.in_flight.len() < depth {
+                return Ok(depth - state.in_flight.len());
+            }
+            let (s, _) = self
+                .shared
+                .progress
+                .wait_timeout(state, self.config.timeout)
+                .unwrap_or_else(|e| e.into_inner());
+            state = s;
+            if state.in_flight.len() < completed_before {
+                waited_since = Instant::now();
+                completed_before = state.in_flight.len();
+            } else if waited_since.elapsed() >= self.config.timeout {
+                return Err(self.config.fail(format!(
+                    "no reply within {} with {} calls in flight",
+                    crate::report::format_duration(self.config.timeout),
+                    state.in_flight.len()
+                )));
+            }
+        }
+    }
+
+    fn send(&mut self) -> Result<()> {
+        let r = self.writer.write_all(&self.out);
+        self.out.clear();
+        r.map_err(|e| self.config.fail(format!("sending calls: {e}")))
+    }
+
+    /// Makes `n` calls with up to `depth` in flight, completed by the reader thread,
+    /// and waits for the last of them.
+    pub fn calls_async(&mut self, requests: &Requests, n: u64, depth: usize) -> Result<()> {
+        let mut issued = 0u64;
+        while issued < n {
+            let room = self.wait_for_room(depth)?.min((n - issued) as usize);
+            let first = self.next_id;
+            {
+                let mut state = self.shared.lock();
+                for i in 0..room as u32 {
+                    state
+                        .in_flight
+                        .insert(first.wrapping_add(i), Pending::Callback);
+                }
+            }
+            for _ in 0..room {
+                let id = self.next_id;
+                self.next_id = self.next_id.wrapping_add(1);
+                let call = requests.call(id, &mut self.scratch);
+                protocol::push_request(&mut self.out, id, self.config.codec, &call);
+            }
+            self.send()?;
+            issued += room as u64;
+        }
+        self.wait_for_room(1).map(|_| ())
+    }
+
+    /// Sends one call (buffered until [`Pipeline::flush`]) and returns its handle.
+    pub fn call_future(&mut self, requests: &Requests) -> Result<Handle> {
+        let id = self.next_id;
+        self.next_id = self.next_id.wrapping_add(1);
+        let (tx, rx) = bounded(1);
+        {
+            let mut state = self.shared.lock();
+            if let Some(e) = &state.error {
+                return Err(self.config.fail(e));
+            }
+            state.in_flight.insert(id, Pending::Handle(tx));
+        }
+        let call = requests.call(id, &mut self.scratch);
+        protocol::push_request(&mut self.out, id, self.config.codec, &call);
+        Ok(Handle { id, reply: rx })
+    }
+
+    /// Sends the calls buffered by [`Pipeline::call_future`].
+    pub fn flush(&mut self) -> Result<()> {
+        if self.out.is_empty() {
+            return Ok(());
+        }
+        self.send()
+    }
+
+    /// Waits for a handle's reply and checks it.
+    pub fn wait(&self, handle: Handle, requests: &Requests) -> Result<()> {
+        let payload = match handle.reply.recv_timeout(self.config.timeout) {
+            Ok(Ok(p)) => p,
+            Ok(Err(e)) => return Err(self.config.fail(e)),
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
+                return Err(self.config.fail(format!(
+                    "no reply to call {} within {}",
+                    handle.id,
+                    crate::report::format_duration(self.config.timeout)
+                )))
+            }
+            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => {
+                let why = self.shared.lock().error.clone();
+                return Err(self
+                    .config
+                    .fail(why.unwrap_or_else(|| "the connection failed".into())));
+            }
+        };
+        protocol::decode_reply(requests.method, self.config.codec, &payload)
+            .and_then(|r| requests.check(handle.id, &r))
+            .map_err(|e| self.config.fail(e))
+    }
+
+    /// Makes `n` calls through handles, up to `depth` outstanding: the oldest is waited
+    /// for, then every other that is ready, then the freed room is refilled in one send.
+    pub fn calls_future(&mut self, requests: &Requests, n: u64, depth: usize) -> Result<()> {
+        let mut outstanding = std::collections::VecDeque::with_capacity(depth);
+        let mut issued = 0u64;
+        let mut done = 0u64;
+        while done < n {
+            while outstanding.len() < depth && issued < n {
+                outstanding.push_back(self.call_future(requests)?);
+                issued += 1;
+            }
+            self.flush()?;
+            let oldest = outstanding.pop_front().expect("a call is outstanding");
+            self.wait(oldest, requests)?;
+            done += 1;
+            while outstanding
+                .front()
+                .is_some_and(|h: &Handle| !h.reply.is_empty())
+            {
+                let h = outstanding.pop_front().expect("checked");
+                self.wait(h, requests)?;
+                done += 1;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Pipeline {
+    fn drop(&mut self) {
+        self.shared.lock().closing = true;
+        let _ = self.writer.shutdown(std::net::Shutdown::Both);
+        if let Some(t) = self.reader.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// The reader thread: completes calls by id until the connection ends or fails.
+fn read_replies(
+    mut reader: BufReader<Stream>,
+    config: &ClientConfig,
+    requests: &Requests,
+    shared: &PipeShared,
+) {
+    let mut payload = Vec::new();
+    let error = loop {
+        let h = match wire::read_frame(&mut reader, config.max_frame, &mut payload) {
+            Ok(h) => h,
+            Err(WireError::Io(e))
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                // The writer side times out calls; an idle pipeline just waits on.
+                if shared.lock().closing {
+                    return;
+                }
+                continue;
+            }
+            Err(e) => {
+                if shared.lock().closing {
+                    return;
+                }
+                break format!("waiting for replies: {e}");
+            }
+        };
+        let mut state = shared.lock();
+        let Some(pending) = state.in_flight.remove(&h.id) else {
+            break format!("a reply came with id {}, which no call in flight has", h.id);
+        };
+        if let Err(e) = check_header(&h, &payload) {
+            break e;
+        }
+        if h.method != requests.method {
+            break format!(
+                "the reply to call {} names method {}, not {}",
+                h.id, h.method, requests.method
+            );
+        }
+        match pending {
+            Pending::Callback => {
+                let checked = protocol::decode_reply(h.method, config.codec, &payload)
+                    .and_then(|r| requests.check(h.id, &r));
+                if let Err(e) = checked {
+                    break e;
+                }
+            }
+            Pending::Handle(tx) => {
+                let _ = tx.send(Ok(payload.clone()));
+            }
+        }
+        drop(state);
+        shared.progress.notify_all();
+    };
+    let mut state = shared.lock();
+    state.error = Some(error.clone());
+    for (_, pending) in state.in_flight.drain() {
+        if let Pending::Handle(tx) = pending {
+            let _ = tx.send(Err(error.clone()));
+        }
+    }
+    drop(state);
+    shared.progress.notify_all();
+}

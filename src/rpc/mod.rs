@@ -1,0 +1,9 @@
+//! bb-rpc's library: addresses and transports, the methods and codecs on top of the
+//! shared wire format, the server, the three client styles, and the workload the harness
+//! measures.
+
+pub mod addr;
+pub mod client;
+pub mod protocol;
+pub mod server;
+pub mod workload;

@@ -1,0 +1,351 @@
+//! The bb-rpc server: a thread per connection, each reading frames through a buffer and
+//! answering them in order, writing its replies in one go whenever no further request is
+//! already buffered (so pipelined calls cost one write per batch, not one per call).
+//! A fault on one connection (a bad header, an oversized or truncated frame, a stranger,
+//! an idle client) is answered with an error frame where the framing allows, logged in
+//! one line, and closes that connection only. SIGINT/SIGTERM stop it gracefully.
+
+use super::addr::{Addr, Listener, Stream};
+use super::protocol::{self, Call, Reply, ServerStats, FLAG_MSGPACK};
+use crate::cpu::CpuTime;
+use crate::error::{Error, Result};
+use crate::wire::{self, status, Header, WireError};
+use std::collections::HashMap;
+use std::io::{BufReader, Read, Write};
+use std::net::Shutdown;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// How a server runs.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    pub max_frame: u32,
+    /// A connection that sends nothing for this long is closed.
+    pub idle_timeout: Duration,
+    pub max_connections: usize,
+    /// Plain byte echo without handshake or frames: the floor the RPC layer is compared to.
+    pub floor: bool,
+    /// No summary line at the end (a server spawned by a benchmark).
+    pub quiet: bool,
+}
+
+/// Replies are written once this much is buffered even if more requests are waiting.
+const REPLY_BATCH: usize = 256 << 10;
+const READ_BUFFER: usize = 64 << 10;
+
+#[derive(Default)]
+struct Counters {
+    connections: AtomicU64,
+    echo: AtomicU64,
+    add: AtomicU64,
+    stats: AtomicU64,
+    errors: AtomicU64,
+}
+
+struct Shared {
+    config: ServerConfig,
+    counters: Counters,
+    /// Live connections, so a stop can end their reads.
+    live: Mutex<HashMap<u64, Stream>>,
+}
+
+impl Shared {
+    fn stats(&self) -> ServerStats {
+        let cpu = CpuTime::of_self();
+        let c = &self.counters;
+        ServerStats {
+            user_us: (cpu.user * 1e6) as u64,
+            sys_us: (cpu.sys * 1e6) as u64,
+            connections: c.connections.load(Ordering::Relaxed),
+            echo_calls: c.echo.load(Ordering::Relaxed),
+            add_calls: c.add.load(Ordering::Relaxed),
+            stats_calls: c.stats.load(Ordering::Relaxed),
+            errors: c.errors.load(Ordering::Relaxed),
+        }
+    }
+
+    fn fault(&self, conn: u64, peer: &str, what: impl std::fmt::Display) {
+        self.counters.errors.fetch_add(1, Ordering::Relaxed);
+        eprintln!(
+            "{}: serve: connection {conn} ({peer}): {what}; closed",
+            crate::cli::program_name()
+        );
+    }
+}
+
+/// Binds `addr`, prints `listening on ADDR` on stdout (with the real port), and serves
+/// until SIGINT or SIGTERM; then stops accepting, lets every connection finish the calls
+/// it has received, prints a one-line summary on stderr and removes its socket file.
+pub fn serve(addr: &Addr, config: ServerConfig) -> Result<()> {
+    let listener = addr
+        .listen()
+        .map_err(|e| Error::failed(format!("listening on {addr}: {e}")))?;
+    let bound = listener
+        .local_addr()
+        .map_err(|e| Error::io(format!("reading the address of {addr}"), e))?;
+    let socket_file = match &listener {
+        Listener::Unix(_, path) => Some(path.clone()),
+        Listener::Tcp(_) => None,
+    };
+    if let Some(path) = socket_file.clone() {
+        crate::watchdog::add_exit_hook(move || {
+            let _ = std::fs::remove_file(&path);
+        });
+    }
+    let wake_addr = listener
+        .reachable_addr()
+        .map_err(|e| Error::io(format!("reading the address of {addr}"), e))?;
+    crate::signals::stop_on_signals(move || {
+        // Unblocks accept(); the loop then sees the stop flag.
+        let _ = wake_addr.connect(Duration::from_secs(1));
+    });
+    println!("listening on {bound}");
+    let _ = std::io::stdout().flush();
+
+    let shared = Arc::new(Shared {
+        config,
+        counters: Counters::default(),
+        live: Mutex::new(HashMap::new()),
+    });
+    let mut threads: Vec<std::thread::JoinHandle<()>> = Vec::new();
+    let mut next_id = 0u64;
+    while !crate::signals::stop_requested() {
+        let stream = match listener.accept() {
+            Ok(s) => s,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                // Out of descriptors, say: keep serving the connections there are.
+                eprintln!("{}: serve: accept: {e}", crate::cli::program_name());
+                std::thread::sleep(Duration::from_millis(50));
+                continue;
+            }
+        };
+        if crate::signals::stop_requested() {
+            break;
+        }
+        threads.retain(|t| !t.is_finished());
+        next_id += 1;
+        let peer = stream.peer();
+        if threads.len() >= shared.config.max_connections {
+            shared.fault(
+                next_id,
+                &peer,
+                format!("over --max-connections {}", shared.config.max_connections),
+            );
+            continue;
+        }
+        shared.counters.connections.fetch_add(1, Ordering::Relaxed);
+        let conn = next_id;
+        let s = shared.clone();
+        let spawned = std::thread::Builder::new()
+            .name(format!("bb-rpc-conn-{conn}"))
+            .spawn(move || connection(stream, conn, &peer, &s));
+        match spawned {
+            Ok(t) => threads.push(t),
+            Err(e) => eprintln!(
+                "{}: serve: starting a thread: {e}",
+                crate::cli::program_name()
+            ),
+        }
+    }
+    for stream in shared
+        .live
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .values()
+    {
+        let _ = stream.shutdown(Shutdown::Read);
+    }
+    for t in threads {
+        let _ = t.join();
+    }
+    if let Some(path) = socket_file {
+        let _ = std::fs::remove_file(path);
+    }
+    let s = shared.stats();
+    if !shared.config.quiet {
+        eprintln!(
+            "{}: serve: stopped: {} connections, {} calls, {} errors",
+            crate::cli::program_name(),
+            s.connections,
+            s.work_calls() + s.stats_calls,
+            s.errors
+        );
+    }
+    Ok(())
+}
+
+/// Serves one connection to its end, registered so a stop can end its reads.
+fn connection(stream: Stream, conn: u64, peer: &str, shared: &Shared) {
+    let registered = stream.try_clone().map(|clone| {
+        shared
+            .live
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(conn, clone);
+    });
+    if registered.is_ok() && !crate::signals::stop_requested() {
+        let timeout = Some(shared.config.idle_timeout).filter(|t| !t.is_zero());
+        let served = stream
+            .set_timeouts(timeout)
+            .map_err(WireError::Io)
+            .and_then(|_| {
+                if shared.config.floor {
+                    floor(stream)
+                } else {
+                    frames(stream, conn, peer, shared)
+                }
+            });
+        if let Err(e) = served {
+            if !crate::signals::stop_requested() {
+                shared.fault(conn, peer, describe(&e, shared.config.idle_timeout));
+            }
+        }
+    }
+    shared
+        .live
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(&conn);
+}
+
+fn describe(e: &WireError, idle: Duration) -> String {
+    match e {
+        WireError::Io(io)
+            if matches!(
+                io.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ) =>
+        {
+            format!(
+                "idle for {} (--idle-timeout)",
+                crate::report::format_duration(idle)
+            )
+        }
+        other => other.to_string(),
+    }
+}
+
+/// The floor: every byte read is written straight back.
+fn floor(mut stream: Stream) -> std::result::Result<(), WireError> {
+    let mut buf = vec![0u8; READ_BUFFER];
+    let mut writer = stream.try_clone()?;
+    loop {
+        match stream.read(&mut buf) {
+            Ok(0) => return Ok(()),
+            Ok(n) => writer.write_all(&buf[..n])?,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+/// The framed protocol: hello, then requests answered in order.
+fn frames(
+    stream: Stream,
+    conn: u64,
+    peer: &str,
+    shared: &Shared,
+) -> std::result::Result<(), WireError> {
+    let mut writer = stream.try_clone()?;
+    wire::send_hello(&mut writer)?;
+    let mut reader = BufReader::with_capacity(READ_BUFFER, stream);
+    let mut out = Vec::with_capacity(READ_BUFFER);
+    if let Err(e) = wire::expect_hello(&mut reader) {
+        // The stranger may still read: tell it why before closing.
+        protocol::push_error(&mut out, &Header::default(), status::ERROR, &e.to_string());
+        let _ = writer.write_all(&out);
+        return Err(e);
+    }
+    let max = shared.config.max_frame;
+    let mut payload = Vec::new();
+    let result = loop {
+        let header = match wire::read_frame(&mut reader, max, &mut payload) {
+            Ok(h) => h,
+            Err(WireError::Closed) => break Ok(()),
+            Err(e @ WireError::TooLarge { .. }) => {
+                // A connection-level error: id 0, as the request's header is not kept.
+                protocol::push_error(
+                    &mut out,
+                    &Header::default(),
+                    status::TOO_LARGE,
+                    &e.to_string(),
+                );
+                break Err(e);
+            }
+            Err(e) => break Err(e),
+        };
+        if let Err(why) = check_request(&header) {
+            protocol::push_error(&mut out, &header, status::ERROR, &why);
+            break Err(WireError::Io(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                why,
+            )));
+        }
+        answer(&header, &payload, &mut out, conn, peer, shared);
+        if reader.buffer().is_empty() || out.len() >= REPLY_BATCH {
+            writer.write_all(&out)?;
+            out.clear();
+        }
+    };
+    if !out.is_empty() {
+        let _ = writer.write_all(&out);
+    }
+    result
+}
+
+/// A request's header must carry only the codec flag and a zero status.
+fn check_request(h: &Header) -> std::result::Result<(), String> {
+    if h.flags & !FLAG_MSGPACK != 0 || h.status != 0 {
+        return Err(format!(
+            "malformed header: flags 0x{:02x}, status {} in a request (only flag 0x{FLAG_MSGPACK:02x} and status 0 are valid)",
+            h.flags, h.status
+        ));
+    }
+    Ok(())
+}
+
+/// Appends the reply to one well-framed request (an error reply for a bad one).
+fn answer(
+    header: &Header,
+    payload: &[u8],
+    out: &mut Vec<u8>,
+    conn: u64,
+    peer: &str,
+    shared: &Shared,
+) {
+    let call = match protocol::decode_call(header, payload) {
+        Ok(c) => c,
+        Err(why) => {
+            let code = match header.method {
+                protocol::ECHO | protocol::ADD | protocol::STATS => status::BAD_ARGUMENTS,
+                _ => status::UNKNOWN_METHOD,
+            };
+            shared.counters.errors.fetch_add(1, Ordering::Relaxed);
+            eprintln!(
+                "{}: serve: connection {conn} ({peer}): call {}: {why}; answered with status {code} ({})",
+                crate::cli::program_name(),
+                header.id,
+                protocol::status_name(code)
+            );
+            protocol::push_error(out, header, code, &why);
+            return;
+        }
+    };
+    let c = &shared.counters;
+    match call {
+        Call::Echo(data) => {
+            c.echo.fetch_add(1, Ordering::Relaxed);
+            protocol::push_reply(out, header, &Reply::Echo(data));
+        }
+        Call::Add(a, b) => {
+            c.add.fetch_add(1, Ordering::Relaxed);
+            protocol::push_reply(out, header, &Reply::Add(a.wrapping_add(b)));
+        }
+        Call::Stats => {
+            c.stats.fetch_add(1, Ordering::Relaxed);
+            protocol::push_reply(out, header, &Reply::Stats(shared.stats()));
+        }
+    }
+}

@@ -1,0 +1,779 @@
+//! bb-rpc as a person runs it: real `bb-rpc serve` processes on a temporary Unix socket
+//! and on 127.0.0.1 with an ephemeral port, faulty and well-behaved clients against them,
+//! the benchmark's own spawned servers, clients whose server dies or misbehaves, an
+//! independent MessagePack peer (Python's msgpack), and the cross-built binaries under
+//! qemu-user.
+
+mod common;
+use boardbench::rpc::addr::Addr;
+use boardbench::rpc::client::ClientConfig;
+use boardbench::rpc::protocol::{self, Call, Codec, Reply, FLAG_MSGPACK};
+use boardbench::wire::{self, status, Header};
+use common::{run_with, TempDir};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const EXE: &str = env!("CARGO_BIN_EXE_bb-rpc");
+
+/// A `bb-rpc serve` process, its stderr collected.
+struct Server {
+    child: Child,
+    addr: Addr,
+    stderr: Arc<Mutex<String>>,
+    _dir: TempDir,
+}
+
+impl Server {
+    fn start(transport: &str, extra: &[&str]) -> Server {
+        let dir = TempDir::new("rpc");
+        let listen = match transport {
+            "unix" => format!("unix:{}", dir.join("rpc.sock").display()),
+            _ => "tcp:127.0.0.1:0".to_string(),
+        };
+        let mut child = Command::new(EXE)
+            .args(["serve", "--listen", &listen])
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let addr = Addr::parse(line.trim().strip_prefix("listening on ").expect(&line)).unwrap();
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let (sink, mut pipe) = (stderr.clone(), child.stderr.take().unwrap());
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = pipe.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+        Server {
+            child,
+            addr,
+            stderr,
+            _dir: dir,
+        }
+    }
+
+    fn config(&self, codec: Codec) -> ClientConfig {
+        ClientConfig {
+            addr: self.addr.clone(),
+            codec,
+            max_frame: wire::DEFAULT_MAX_FRAME,
+            timeout: Duration::from_secs(10),
+        }
+    }
+
+    fn signal(&self, sig: nix::sys::signal::Signal) {
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.child.id() as i32), sig).unwrap();
+    }
+
+    /// SIGTERM, then the exit code and everything it logged.
+    fn stop(mut self) -> (i32, String) {
+        self.signal(nix::sys::signal::Signal::SIGTERM);
+        let until = Instant::now() + Duration::from_secs(10);
+        let code = loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                break s.code().unwrap_or(-1);
+            }
+            assert!(Instant::now() < until, "the server did not stop within 10s");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        std::thread::sleep(Duration::from_millis(100));
+        let log = self.stderr.lock().unwrap().clone();
+        (code, log)
+    }
+
+    fn peak_rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+        line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A hand-driven connection for sending what no well-behaved client would.
+struct Raw(Box<dyn ReadWrite>);
+trait ReadWrite: Read + Write {
+    fn shutdown_write(&self);
+}
+impl ReadWrite for std::os::unix::net::UnixStream {
+    fn shutdown_write(&self) {
+        let _ = self.shutdown(std::net::Shutdown::Write);
+    }
+}
+impl ReadWrite for std::net::TcpStream {
+    fn shutdown_write(&self) {
+        let _ = self.shutdown(std::net::Shutdown::Write);
+    }
+}
+
+impl Raw {
+    /// Connects and reads the server's hello (sending ours when `hello`).
+    fn connect(addr: &Addr, hello: bool) -> Raw {
+        let mut s: Box<dyn ReadWrite> = match addr {
+            Addr::Unix(p) => {
+                let s = std::os::unix::net::UnixStream::connect(p).unwrap();
+                s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+                Box::new(s)
+            }
+            Addr::Tcp(hp) => {
+                let s = std::net::TcpStream::connect(hp.as_str()).unwrap();
+                s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+                Box::new(s)
+            }
+        };
+        let mut theirs = [0u8; 4];
+        s.read_exact(&mut theirs).unwrap();
+        assert_eq!(&theirs, b"BBW\x01");
+        if hello {
+            s.write_all(b"BBW\x01").unwrap();
+        }
+        Raw(s)
+    }
+
+    fn send(&mut self, bytes: &[u8]) {
+        self.0.write_all(bytes).unwrap();
+    }
+
+    fn frame(&mut self, header: Header, payload: &[u8]) {
+        let header = Header {
+            len: payload.len() as u32,
+            ..header
+        };
+        let mut out = header.encode().to_vec();
+        out.extend_from_slice(payload);
+        self.send(&out);
+    }
+
+    fn reply(&mut self) -> (Header, Vec<u8>) {
+        let mut payload = Vec::new();
+        let h = wire::read_frame(&mut self.0, 1 << 20, &mut payload).unwrap();
+        (h, payload)
+    }
+
+    /// Whether the server closed the connection (read returns 0) within the read timeout.
+    fn closed_by_server(&mut self) -> bool {
+        let mut b = [0u8; 1];
+        matches!(self.0.read(&mut b), Ok(0))
+    }
+}
+
+fn request(id: u32, method: u16, flags: u8) -> Header {
+    Header {
+        id,
+        method,
+        flags,
+        ..Header::default()
+    }
+}
+
+#[test]
+fn faults_close_only_their_connection_and_each_is_logged_once() {
+    for transport in ["unix", "tcp"] {
+        let server = Server::start(transport, &["--idle-timeout", "1s", "--max-frame", "1m"]);
+        // A well-behaved client calls throughout, every call checked.
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (config, done) = (server.config(Codec::Raw), stop.clone());
+        let good = std::thread::spawn(move || {
+            let mut client = config.connect().unwrap();
+            let mut calls = 0u64;
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                assert_eq!(client.call(&Call::Add(40, 2)).unwrap(), Reply::Add(42));
+                calls += 1;
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            (client, calls)
+        });
+
+        // Malformed header: a request with the response flag and a status.
+        let mut c = Raw::connect(&server.addr, true);
+        c.frame(
+            Header {
+                status: 9,
+                ..request(5, protocol::ADD, wire::FLAG_RESPONSE)
+            },
+            &[0; 16],
+        );
+        let (h, p) = c.reply();
+        assert_eq!((h.id, h.status), (5, status::ERROR));
+        assert!(String::from_utf8_lossy(&p).contains("malformed header"));
+        assert!(c.closed_by_server());
+
+        // Oversized length: refused from the header, nothing allocated for it.
+        for _ in 0..20 {
+            let mut c = Raw::connect(&server.addr, true);
+            c.send(
+                &Header {
+                    len: u32::MAX,
+                    ..request(6, protocol::ECHO, 0)
+                }
+                .encode(),
+            );
+            let (h, p) = c.reply();
+            assert_eq!(h.status, status::TOO_LARGE);
+            assert!(String::from_utf8_lossy(&p).contains("exceeds the maximum"));
+            assert!(c.closed_by_server());
+        }
+        assert!(
+            server.peak_rss_kib() < 64 * 1024,
+            "{} KiB",
+            server.peak_rss_kib()
+        );
+
+        // Unknown method and bad arguments: an error reply, and the connection serves on.
+        let mut c = Raw::connect(&server.addr, true);
+        c.frame(request(7, 77, 0), b"");
+        let (h, p) = c.reply();
+        assert_eq!((h.id, h.method, h.status), (7, 77, status::UNKNOWN_METHOD));
+        assert!(String::from_utf8_lossy(&p).contains("unknown method 77"));
+        c.frame(request(8, protocol::ADD, FLAG_MSGPACK), &[0x92, 0x01]);
+        let (h, _) = c.reply();
+        assert_eq!((h.id, h.status), (8, status::BAD_ARGUMENTS));
+        let mut out = Vec::new();
+        protocol::push_request(&mut out, 9, Codec::Raw, &Call::Echo(b"still here"));
+        c.send(&out);
+        let (h, p) = c.reply();
+        assert_eq!(
+            (h.id, h.status, &p[..]),
+            (9, status::OK, &b"still here"[..])
+        );
+        drop(c);
+
+        // Truncated frame: a header promising 100 bytes, 10 sent, then the end of input.
+        let mut c = Raw::connect(&server.addr, true);
+        c.send(
+            &Header {
+                len: 100,
+                ..request(10, protocol::ECHO, 0)
+            }
+            .encode(),
+        );
+        c.send(&[1; 10]);
+        c.0.shutdown_write();
+        assert!(c.closed_by_server());
+
+        // Disconnecting inside a header.
+        let mut c = Raw::connect(&server.addr, true);
+        c.send(&[1, 2, 3, 4, 5]);
+        drop(c);
+
+        // Garbage instead of a hello, and a hello of another version: told why, closed.
+        for (hello, why) in [
+            (&b"GET / HTTP/1.1\r\n\r\n"[..], "not a boardbench peer"),
+            (b"BBW\x02", "version 2"),
+        ] {
+            let mut c = Raw::connect(&server.addr, false);
+            c.send(hello);
+            let (h, p) = c.reply();
+            assert_eq!((h.id, h.status), (0, status::ERROR));
+            assert!(
+                String::from_utf8_lossy(&p).contains(why),
+                "{}",
+                String::from_utf8_lossy(&p)
+            );
+            assert!(c.closed_by_server());
+        }
+
+        // A client that connects and sends nothing is closed after --idle-timeout.
+        let mut idle = Raw::connect(&server.addr, false);
+        let start = Instant::now();
+        let (h, p) = idle.reply();
+        assert_eq!((h.id, h.status), (0, status::ERROR));
+        assert!(String::from_utf8_lossy(&p).contains("timed out"));
+        assert!(idle.closed_by_server());
+        assert!(
+            start.elapsed() >= Duration::from_millis(900),
+            "{:?}",
+            start.elapsed()
+        );
+
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let (mut good, good_calls) = good.join().expect("the good client was served throughout");
+        assert!(good_calls > 20, "{good_calls}");
+        let stats = good.stats().unwrap();
+        // 1 malformed + 20 oversized + 2 error replies + truncated + mid-header + 2 hellos + idle
+        assert_eq!(stats.errors, 28, "{stats:?}");
+        assert_eq!(stats.add_calls, good_calls);
+        assert_eq!(stats.echo_calls, 1);
+        drop(good);
+        let addr = server.addr.clone();
+        let (code, log) = server.stop();
+        assert_eq!(code, 0, "{log}");
+        let count = |s: &str| log.lines().filter(|l| l.contains(s)).count();
+        assert_eq!(count("serve: connection"), 28, "{log}");
+        assert_eq!(count("malformed header"), 1, "{log}");
+        assert_eq!(count("exceeds the maximum"), 20, "{log}");
+        assert_eq!(count("unknown method 77"), 1, "{log}");
+        assert_eq!(count("status 3 (bad arguments)"), 1, "{log}");
+        assert_eq!(count("truncated frame"), 2, "{log}");
+        assert_eq!(count("bad handshake"), 2, "{log}");
+        assert_eq!(count("idle for 1s"), 1, "{log}");
+        assert!(!log.contains("panic"), "{log}");
+        assert_eq!(
+            count(&format!(
+                "serve: stopped: 28 connections, {} calls, 28 errors",
+                good_calls + 2
+            )),
+            1,
+            "{log}"
+        );
+        if let Addr::Unix(path) = &addr {
+            assert!(!path.exists(), "the socket file is removed");
+        }
+    }
+}
+
+#[test]
+fn sixty_four_connections_at_once_are_all_answered_and_counted() {
+    for transport in ["unix", "tcp"] {
+        let server = Server::start(transport, &[]);
+        let until = Instant::now() + Duration::from_millis(1500);
+        let threads: Vec<_> = (0..64u32)
+            .map(|t| {
+                let codec = if t % 2 == 0 {
+                    Codec::Raw
+                } else {
+                    Codec::Msgpack
+                };
+                let config = server.config(codec);
+                std::thread::spawn(move || {
+                    let mut client = config.connect().unwrap();
+                    let mut calls = 0u64;
+                    let data: Vec<u8> = (0..(t as usize * 37 % 3000))
+                        .map(|i| (i as u32 * t) as u8)
+                        .collect();
+                    while Instant::now() < until || calls == 0 {
+                        let a = t as i64 * 1000 + calls as i64;
+                        assert_eq!(client.call(&Call::Add(a, -7)).unwrap(), Reply::Add(a - 7));
+                        assert_eq!(client.call(&Call::Echo(&data)).unwrap(), Reply::Echo(&data));
+                        calls += 2;
+                    }
+                    calls
+                })
+            })
+            .collect();
+        let total: u64 = threads.into_iter().map(|t| t.join().unwrap()).sum();
+        let mut control = server.config(Codec::Msgpack).connect().unwrap();
+        let stats = control.stats().unwrap();
+        assert_eq!(stats.work_calls(), total, "{stats:?}");
+        assert_eq!(stats.echo_calls, stats.add_calls);
+        assert_eq!((stats.connections, stats.errors), (65, 0), "{stats:?}");
+        drop(control);
+        let (code, log) = server.stop();
+        assert_eq!(code, 0, "{log}");
+        assert!(
+            log.contains(&format!(
+                "stopped: 65 connections, {} calls, 0 errors",
+                total + 1
+            )),
+            "{log}"
+        );
+    }
+}
+
+#[test]
+fn a_stop_answers_the_calls_already_received_and_removes_the_socket() {
+    let server = Server::start("unix", &[]);
+    let Addr::Unix(path) = server.addr.clone() else {
+        unreachable!()
+    };
+    let mut c = Raw::connect(&server.addr, true);
+    let mut out = Vec::new();
+    let n = 20_000u32;
+    for id in 1..=n {
+        protocol::push_request(&mut out, id, Codec::Raw, &Call::Echo(&id.to_le_bytes()));
+    }
+    c.send(&out);
+    let (first, _) = c.reply();
+    assert_eq!(first.id, 1);
+    server.signal(nix::sys::signal::Signal::SIGTERM);
+    for id in 2..=n {
+        let (h, p) = c.reply();
+        assert_eq!((h.id, &p[..]), (id, &id.to_le_bytes()[..]));
+    }
+    assert!(c.closed_by_server());
+    let (code, log) = server.stop();
+    assert_eq!(code, 0, "{log}");
+    assert!(
+        log.contains(&format!("stopped: 1 connections, {n} calls, 0 errors")),
+        "{log}"
+    );
+    assert!(!path.exists(), "the socket file is removed");
+}
+
+fn bb_rpc(args: &[&str]) -> common::Run {
+    run_with(EXE, args, &[])
+}
+
+/// One short iteration, no warm-up, in this process, reported as JSON.
+const ONE_SHORT_ITERATION: &[&str] = &[
+    "--warmup",
+    "0",
+    "--iterations",
+    "1",
+    "--time",
+    "100ms",
+    "--forks",
+    "0",
+    "--format",
+    "json",
+];
+
+fn bb_rpc_once(args: &[&str]) -> common::Run {
+    bb_rpc(&[args, ONE_SHORT_ITERATION].concat())
+}
+
+#[test]
+fn the_default_run_spawns_its_servers_measures_every_mode_and_cleans_up() {
+    let run = bb_rpc(&[
+        "--quick",
+        "--client",
+        "sync,async,future,floor",
+        "--depth",
+        "1,4",
+        "--warmup",
+        "0",
+        "--iterations",
+        "2",
+        "--time",
+        "100ms",
+        "--format",
+        "json",
+    ]);
+    run.assert_ok();
+    let json = run.json();
+    // 2 transports × (2 codecs × (sync + 2 async + 2 future) + floor)
+    assert_eq!(json.as_array().unwrap().len(), 22, "{json:#}");
+    for transport in ["unix", "tcp"] {
+        for codec in ["raw", "msgpack"] {
+            for (name, depth) in [
+                ("bb.rpc.sync", "1"),
+                ("bb.rpc.async", "4"),
+                ("bb.rpc.future", "1"),
+                ("bb.rpc.future", "4"),
+            ] {
+                let e = common::entry(
+                    &json,
+                    name,
+                    &[
+                        ("transport", transport),
+                        ("codec", codec),
+                        ("depth", depth),
+                        ("payload", "16"),
+                    ],
+                );
+                assert_eq!(e["primaryMetric"]["scoreUnit"], "ops/s");
+                assert!(e["primaryMetric"]["score"].as_f64().unwrap() > 0.0);
+                for m in ["client-cpu", "server-cpu"] {
+                    let v = e["secondaryMetrics"][m]["score"].as_f64().unwrap();
+                    assert!(v > 0.0 && v.is_finite(), "{m}: {e:#}");
+                }
+            }
+        }
+        let floor = common::entry(
+            &json,
+            "bb.rpc.floor",
+            &[("transport", transport), ("codec", "none")],
+        );
+        assert!(floor["primaryMetric"]["score"].as_f64().unwrap() > 0.0);
+    }
+    let leftovers: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("bb-rpc-"))
+        .filter(|e| {
+            std::fs::read_dir(e.path())
+                .map(|mut d| d.next().is_some())
+                .unwrap_or(false)
+        })
+        .map(|e| e.path())
+        .collect();
+    assert!(
+        leftovers.is_empty(),
+        "socket directories left behind: {leftovers:?}"
+    );
+
+    // Sample mode: a latency distribution per mode.
+    let run = bb_rpc_once(&[
+        "--quick",
+        "--mode",
+        "sample",
+        "--transport",
+        "unix",
+        "--codec",
+        "raw",
+        "--client",
+        "sync,async",
+        "--depth",
+        "8",
+    ]);
+    run.assert_ok();
+    let json = run.json();
+    for name in ["bb.rpc.sync", "bb.rpc.async"] {
+        let e = common::entry(&json, name, &[]);
+        assert_eq!(e["mode"], "sample");
+        let p = &e["primaryMetric"]["scorePercentiles"];
+        assert!(
+            p["50.0"].as_f64().unwrap() > 0.0
+                && p["99.9"].as_f64().unwrap() >= p["50.0"].as_f64().unwrap(),
+            "{e:#}"
+        );
+    }
+}
+
+#[test]
+fn bad_flags_are_one_line_and_exit_2() {
+    for args in [
+        &["--codec", "json"][..],
+        &["--client", "rest"],
+        &["--depth", "0"],
+        &["--connect", "udp:1.2.3.4:5"],
+        &["--connect", "tcp:127.0.0.1:1", "--transport", "unix"],
+        &["--payload", "20m"],
+        &["serve", "--listen", "nowhere"],
+        &[
+            "serve",
+            "--listen",
+            "tcp:127.0.0.1:0",
+            "--max-connections",
+            "0",
+        ],
+    ] {
+        let run = bb_rpc(args);
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+        assert_eq!(
+            run.stderr.trim().lines().count(),
+            1,
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
+}
+
+/// A fake server on 127.0.0.1: says hello on every connection, then does `behave`.
+fn fake_server(behave: impl Fn(std::net::TcpStream) + Send + Sync + 'static) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = format!("tcp:{}", listener.local_addr().unwrap());
+    let behave = Arc::new(behave);
+    std::thread::spawn(move || {
+        // Bounded: a client run opens a few connections at most.
+        for _ in 0..8 {
+            let Ok((mut s, _)) = listener.accept() else {
+                return;
+            };
+            let behave = behave.clone();
+            std::thread::spawn(move || {
+                if s.write_all(b"BBW\x01").is_ok() {
+                    behave(s);
+                }
+            });
+        }
+    });
+    addr
+}
+
+fn client_against(addr: &str, style: &str) -> (common::Run, Duration) {
+    let start = Instant::now();
+    let run = bb_rpc(&[
+        "--connect",
+        addr,
+        "--client",
+        style,
+        "--codec",
+        "raw",
+        "--depth",
+        "4",
+        "--warmup",
+        "0",
+        "--iterations",
+        "1",
+        "--time",
+        "20s",
+        "--forks",
+        "0",
+        "--call-timeout",
+        "2s",
+    ]);
+    (run, start.elapsed())
+}
+
+#[test]
+fn a_client_fails_with_a_clear_error_when_its_server_dies_or_misbehaves() {
+    // Nothing listening.
+    let (run, _) = client_against("unix:/nonexistent/bb-rpc.sock", "sync");
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("connecting"), "{}", run.stderr);
+
+    for style in ["sync", "async", "future"] {
+        // The server dies in the middle of the run.
+        let server = Server::start("tcp", &[]);
+        let addr = server.addr.to_string();
+        let killer = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(800));
+            server.signal(nix::sys::signal::Signal::SIGKILL);
+            server
+        });
+        let (run, took) = client_against(&addr, style);
+        drop(killer.join().unwrap());
+        assert_eq!(run.code, 1, "{style}: {}", run.stderr);
+        assert!(
+            run.stderr.contains(&format!("rpc to {addr}")),
+            "{style}: {}",
+            run.stderr
+        );
+        assert!(took < Duration::from_secs(10), "{style}: {took:?}");
+
+        // A server that reads calls and never answers: the call timeout ends the run.
+        let silent = fake_server(|mut s| {
+            let mut sink = [0u8; 4096];
+            while matches!(s.read(&mut sink), Ok(n) if n > 0) {}
+        });
+        let (run, took) = client_against(&silent, style);
+        assert_eq!(run.code, 1, "{style}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("timed out") || run.stderr.contains("no reply within"),
+            "{style}: {}",
+            run.stderr
+        );
+        assert!(took < Duration::from_secs(10), "{style}: {took:?}");
+
+        // A server that answers with an id nobody asked for.
+        let liar = fake_server(|mut s| {
+            let mut hello = [0u8; 4];
+            if s.read_exact(&mut hello).is_err() {
+                return;
+            }
+            let mut out = Vec::new();
+            let h = Header {
+                id: 999_999,
+                method: protocol::ECHO,
+                ..Header::default()
+            };
+            protocol::push_reply(&mut out, &h, &Reply::Echo(b"x"));
+            let _ = s.write_all(&out);
+            std::thread::sleep(Duration::from_secs(3));
+        });
+        let (run, _) = client_against(&liar, style);
+        assert_eq!(run.code, 1, "{style}: {}", run.stderr);
+        assert!(run.stderr.contains("999999"), "{style}: {}", run.stderr);
+    }
+}
+
+/// Runs the Python peer (independent MessagePack) against the real server, and the real
+/// client against the Python peer.
+#[test]
+#[ignore = "needs python3 with msgpack (scripts/setup.sh test); run by make test"]
+fn messagepack_interoperates_with_an_independent_implementation() {
+    let peer = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/rpc_peer.py");
+    for transport in ["unix", "tcp"] {
+        let server = Server::start(transport, &[]);
+        let run = run_with("python3", &[peer, "client", &server.addr.to_string()], &[]);
+        run.assert_ok();
+        assert!(run.stdout.starts_with("ok"), "{}", run.stdout);
+        let (code, log) = server.stop();
+        assert_eq!(code, 0, "{log}");
+    }
+    let mut py = Command::new("python3")
+        .args([peer, "serve", "0"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(py.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("listening on ")
+        .expect(&line)
+        .to_string();
+    let run = bb_rpc_once(&[
+        "--connect",
+        &addr,
+        "--codec",
+        "msgpack",
+        "--client",
+        "sync,async,future",
+        "--depth",
+        "4",
+        "--payload",
+        "0,16,70000",
+    ]);
+    let _ = py.kill();
+    let _ = py.wait();
+    run.assert_ok();
+    assert_eq!(run.json().as_array().unwrap().len(), 9);
+}
+
+#[test]
+#[ignore = "needs make cross and qemu-user; run by make test"]
+fn bb_rpc_runs_a_client_and_server_round_under_qemu() {
+    for (target, qemu, arch) in [
+        ("armv7-unknown-linux-gnueabihf", "qemu-arm-static", "armv7l"),
+        (
+            "aarch64-unknown-linux-musl",
+            "qemu-aarch64-static",
+            "aarch64",
+        ),
+    ] {
+        let exe = format!(
+            "{}/target/{target}/release/bb-rpc",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        assert!(
+            std::path::Path::new(&exe).exists(),
+            "{exe} is missing: run make cross first"
+        );
+        let run = run_with(
+            qemu,
+            &[
+                &[
+                    &exe[..],
+                    "--quick",
+                    "--client",
+                    "sync,async,future",
+                    "--depth",
+                    "4",
+                    "--payload",
+                    "16,1k",
+                ][..],
+                ONE_SHORT_ITERATION,
+            ]
+            .concat(),
+            // The spawned server is this binary too: through qemu, as the kernel cannot.
+            &[("BB_FORK_RUNNER", qemu)],
+        );
+        run.assert_ok();
+        let json = run.json();
+        let entries = json.as_array().unwrap();
+        assert_eq!(entries.len(), 2 * 2 * 2 * 3, "{target}");
+        for e in entries {
+            assert_eq!(e["environment"]["arch"], arch, "{target}");
+            assert!(e["primaryMetric"]["score"].as_f64().unwrap() > 0.0);
+            assert!(
+                e["secondaryMetrics"]["server-cpu"]["score"]
+                    .as_f64()
+                    .is_some(),
+                "{target}"
+            );
+        }
+    }
+}
