@@ -23,6 +23,9 @@ boardbench::bench_args! {
         /// calls, a list (default all): method_no_args, method_default, method_a1, method_a2, method_a3, method_args, method_keywords, method_block
         #[argh(option, from_str_fn(parse_calls))]
         pub calls: Option<Vec<Call>>,
+        /// leave out the local calls (and so the remote/local ratios)
+        #[argh(switch)]
+        pub no_local: bool,
     }
 }
 
@@ -64,7 +67,7 @@ fn run(args: &Args) -> Result<()> {
     };
     let mut benchmarks = Vec::new();
     let mut local_labels = Vec::new();
-    for &call in &calls {
+    for &call in calls.iter().filter(|_| !args.no_local) {
         for &mode in &local_modes {
             let mut b = Benchmark::new(
                 "bb.ipc.local",

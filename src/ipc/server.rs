@@ -32,8 +32,8 @@ use std::time::{Duration, Instant};
 const SERVER_ENV: &str = "BB_IPC_SERVER";
 /// The socket file the child removes if its parent dies first.
 const SOCKET_ENV: &str = "BB_IPC_SOCKET";
-/// A fault to inject, for the tests: `truncate`, `vanish` or `stall` (the server, at its
-/// first call), `unknown-method` or `bad-args` (the client's first call).
+/// A fault to inject, for the tests: `truncate`, `vanish`, `stall` or `wrong-answer` (the
+/// server, at its first call), `unknown-method` or `bad-args` (the client's first call).
 pub const FAULT_ENV: &str = "BB_IPC_FAULT";
 
 /// The floor's request bytes: a ping answered by itself, or a request for the server's
@@ -284,9 +284,7 @@ fn serve_calls(conn: &mut Conn, fault: Option<&str>) -> std::result::Result<(), 
     let mut first = true;
     loop {
         let request = conn.recv(&mut payload)?;
-        if std::mem::take(&mut first) {
-            inject(conn, fault)?;
-        }
+        let wrong_answer = std::mem::take(&mut first) && inject(conn, fault)?;
         if request.flags == 0 && request.method == USAGE_METHOD {
             send_usage(conn, request)?;
             continue;
@@ -306,7 +304,7 @@ fn serve_calls(conn: &mut Conn, fault: Option<&str>) -> std::result::Result<(), 
                         call_back(conn, request, x, &mut callback_buf)
                     })? {
                         Ok(v) => {
-                            msgpack::write_int(&mut answer, v);
+                            msgpack::write_int(&mut answer, v + i64::from(wrong_answer));
                             status::OK
                         }
                         Err(rejection) => {
@@ -364,8 +362,9 @@ fn call_back(
         .ok_or_else(|| malformed("not an integer".into()))
 }
 
-/// The server's side of the faults the tests inject at the first call.
-fn inject(conn: &mut Conn, fault: Option<&str>) -> std::result::Result<(), WireError> {
+/// The server's side of the faults the tests inject at the first call; true when the
+/// answer to that call is to be wrong.
+fn inject(conn: &mut Conn, fault: Option<&str>) -> std::result::Result<bool, WireError> {
     let cut = Header {
         len: 8,
         flags: FLAG_RESPONSE,
@@ -381,9 +380,10 @@ fn inject(conn: &mut Conn, fault: Option<&str>) -> std::result::Result<(), WireE
         Some("stall") => {
             conn.write_raw(&cut[..7])?;
             std::thread::sleep(Duration::from_secs(3600));
-            Ok(())
+            Ok(false)
         }
-        _ => Ok(()),
+        Some("wrong-answer") => Ok(true),
+        _ => Ok(false),
     }
 }
 
