@@ -2,6 +2,9 @@
 //! (called directly for the local baseline, and by the server's dispatcher), the arguments
 //! a benchmark passes, the result each call must return, and the checks of both sides.
 
+// foo, bar and baz are the original benchmark's keyword names.
+#![allow(clippy::disallowed_names)]
+
 use crate::wire::msgpack::{self, Value};
 use crate::wire::status;
 
