@@ -180,8 +180,8 @@ fn bb_ipc_runs_correctly_under_qemu() {
             "json",
         ];
         let dir = tmp.path().to_str().unwrap();
+        // Forks and the server child re-execute the binary: through qemu too.
         let run = match runner {
-            // Forks and the server child re-execute the binary: through qemu too.
             Some(qemu) => run_with(
                 qemu,
                 &[&[exe][..], &args[..]].concat(),
