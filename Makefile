@@ -68,6 +68,7 @@ sizes: cross
 bench: build
 	@scripts/setup.sh bench
 	scripts/bench-zstd.sh
+	scripts/bench-ipc.sh
 
 clean:
 	$(CARGO) clean
