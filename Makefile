@@ -78,6 +78,7 @@ sizes: cross
 bench: build
 	@scripts/setup.sh bench
 	scripts/bench-zstd.sh
+	scripts/bench-ipc.sh
 	scripts/bench-rpc.sh
 	scripts/bench-seek.sh
 

@@ -42,16 +42,8 @@ pub fn run_child(index: usize, fork: u32, label: &str) -> Result<ForkResult> {
     let (read_end, write_end) = nix::unistd::pipe()
         .map_err(|e| Error::failed(format!("creating a pipe for a fork: {e}")))?;
     set_cloexec(read_end.as_raw_fd());
-    let exe =
-        std::env::current_exe().map_err(|e| Error::io("finding this binary to fork it", e))?;
-    let mut command = match std::env::var_os("BB_FORK_RUNNER").filter(|r| !r.is_empty()) {
-        Some(runner) => {
-            let mut c = std::process::Command::new(runner);
-            c.arg(&exe);
-            c
-        }
-        None => std::process::Command::new(&exe),
-    };
+    let (mut command, exe) = command_for_self()?;
+    die_with_parent(&mut command, nix::sys::signal::Signal::SIGTERM);
     command
         .args(std::env::args_os().skip(1))
         .env(CHILD_ENV, format!("{index}:{}", write_end.as_raw_fd()))
@@ -79,6 +71,43 @@ pub fn run_child(index: usize, fork: u32, label: &str) -> Result<ForkResult> {
         )));
     }
     parsed.map_err(|e| Error::failed(format!("fork {fork} of {label} sent a bad report: {e}")))
+}
+
+/// A command that starts this binary again (through `BB_FORK_RUNNER` where one is set),
+/// without arguments; and the binary's path, for messages.
+pub fn command_for_self() -> Result<(std::process::Command, std::path::PathBuf)> {
+    let exe = std::env::current_exe()
+        .map_err(|e| Error::io("finding this binary to start it again", e))?;
+    let command = match std::env::var_os("BB_FORK_RUNNER").filter(|r| !r.is_empty()) {
+        Some(runner) => {
+            let mut c = std::process::Command::new(runner);
+            c.arg(&exe);
+            c
+        }
+        None => std::process::Command::new(&exe),
+    };
+    Ok((command, exe))
+}
+
+/// Makes the process that `command` starts receive `signal` when the thread that starts
+/// it ends (PR_SET_PDEATHSIG), so that a child never outlives a parent killed with
+/// SIGKILL; a child whose parent died before the request took hold exits at once.
+pub fn die_with_parent(command: &mut std::process::Command, signal: nix::sys::signal::Signal) {
+    use std::os::unix::process::CommandExt;
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: the closure runs between fork and exec and only makes async-signal-safe
+    // system calls (prctl, getppid, _exit); it allocates nothing and takes no lock.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, signal as libc::c_ulong) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::getppid() != parent {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
 }
 
 fn read_report(read_end: OwnedFd) -> std::result::Result<ForkResult, String> {
@@ -244,6 +273,23 @@ mod tests {
             ),
             (r.metrics, r.histogram, r.cpu, r.peak_rss_kib, r.ops)
         );
+    }
+
+    #[test]
+    fn a_child_dies_with_the_thread_that_started_it() {
+        let child = std::thread::spawn(|| {
+            let mut c = std::process::Command::new("sleep");
+            c.arg("30");
+            die_with_parent(&mut c, nix::sys::signal::Signal::SIGKILL);
+            c.spawn().unwrap()
+        })
+        .join()
+        .unwrap();
+        // The starting thread has ended: the kernel sent the child SIGKILL.
+        let mut child = child;
+        let status = child.wait().unwrap();
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(libc::SIGKILL), "{status:?}");
     }
 
     #[test]

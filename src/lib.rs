@@ -11,6 +11,7 @@ pub mod env;
 pub mod error;
 pub mod fork;
 pub mod histogram;
+pub mod ipc;
 pub mod json;
 pub mod report;
 pub mod result;
@@ -56,7 +57,8 @@ pub fn run_suite(suite: Suite, flags: &CommonArgs) -> Result<Vec<BenchResult>> {
                 "fork asked for benchmark {index}, which does not exist"
             ))
         })?;
-        let result = runner::run_in_process(bench, &settings, suite.unit)?;
+        let (settings, unit) = bench.effective(&settings, suite.unit);
+        let result = runner::run_in_process(bench, &settings, unit)?;
         fork::send(pipe, &result)?;
         return Ok(Vec::new());
     }
@@ -74,6 +76,7 @@ pub fn run_suite(suite: Suite, flags: &CommonArgs) -> Result<Vec<BenchResult>> {
     let mut progress = Progress::new(per_bench * suite.benchmarks.len() as u32);
     let mut results = Vec::new();
     for (index, bench) in suite.benchmarks.iter().enumerate() {
+        let (settings, unit) = bench.effective(&settings, suite.unit);
         let label = bench.label();
         let before = Snapshot::take();
         let mut forks = Vec::new();
@@ -82,7 +85,7 @@ pub fn run_suite(suite: Suite, flags: &CommonArgs) -> Result<Vec<BenchResult>> {
                 &format!("[{}/{}] {label}", index + 1, suite.benchmarks.len()),
                 per_bench,
             );
-            forks.push(runner::run_in_process(bench, &settings, suite.unit)?);
+            forks.push(runner::run_in_process(bench, &settings, unit)?);
         }
         for fork in 1..=settings.forks {
             progress.step(
@@ -105,11 +108,12 @@ pub fn run_suite(suite: Suite, flags: &CommonArgs) -> Result<Vec<BenchResult>> {
             });
         }
         results.push(BenchResult::from_forks(
-            bench, &settings, suite.unit, forks, throttle,
+            bench, &settings, unit, forks, throttle,
         ));
     }
     progress.finish();
     result::add_scaling(&mut results);
+    result::add_ratios(&mut results);
     report::emit(&results, &env, flags)?;
     Ok(results)
 }

@@ -47,6 +47,8 @@ pub struct BenchResult {
     pub peak_rss_kib: Option<u64>,
     pub throttle: ThrottleReport,
     pub ops: u64,
+    /// (metric name, label of the benchmark to divide by), from [`Benchmark::baselines`].
+    pub baselines: Vec<(String, String)>,
 }
 
 /// The percentiles JMH reports in scorePercentiles.
@@ -103,6 +105,7 @@ impl BenchResult {
             peak_rss_kib: forks.iter().filter_map(|f| f.peak_rss_kib).max(),
             throttle,
             ops: forks.iter().map(|f| f.ops).sum(),
+            baselines: bench.baselines.clone(),
         }
     }
 
@@ -123,6 +126,14 @@ impl BenchResult {
             .iter()
             .find(|(k, _)| k == key)
             .map(|(_, v)| v.as_str())
+    }
+
+    /// The mean time per operation in seconds, whatever the mode and unit.
+    pub fn seconds_per_op(&self) -> f64 {
+        match self.mode() {
+            Mode::Throughput => 1.0 / self.summary.mean,
+            _ => self.summary.mean / self.time_unit.from_secs(1.0),
+        }
     }
 
     pub fn secondary(&self, name: &str) -> Option<&Secondary> {
@@ -212,6 +223,28 @@ pub fn add_scaling(results: &mut [BenchResult]) {
     }
 }
 
+/// Adds each benchmark's ratios to its baselines: its time per operation over the
+/// baseline's (a remote call against a local one, a call against a bare round trip), the
+/// baseline taken in the same mode where it ran in several. Modes and units may differ.
+pub fn add_ratios(results: &mut [BenchResult]) {
+    for i in 0..results.len() {
+        for (metric, label) in results[i].baselines.clone() {
+            let mode = results[i].mode();
+            let candidates = || results.iter().filter(|r| r.label() == label);
+            let Some(base) = candidates()
+                .find(|r| r.mode() == mode)
+                .or_else(|| candidates().next())
+            else {
+                continue;
+            };
+            let ratio = results[i].seconds_per_op() / base.seconds_per_op();
+            results[i]
+                .secondary
+                .push(Secondary::new(&metric, "x", vec![vec![ratio]]));
+        }
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -246,7 +279,44 @@ pub(crate) mod tests {
             peak_rss_kib: Some(10240),
             throttle: ThrottleReport::default(),
             ops: 100,
+            baselines: vec![],
         }
+    }
+
+    #[test]
+    fn ratios_against_baselines_across_units_and_modes() {
+        let mut local = sample_result("bb.i.local", "1", vec![500.0]);
+        local.time_unit = TimeUnit::Nanos;
+        local.settings.mode = Mode::AverageTime;
+        let mut remote_avgt = sample_result("bb.i.remote", "1", vec![20.0, 20.0]);
+        remote_avgt.time_unit = TimeUnit::Micros;
+        remote_avgt.settings.mode = Mode::AverageTime;
+        let mut remote_sample = remote_avgt.clone();
+        remote_sample.settings.mode = Mode::Sample;
+        remote_sample.summary = Summary::of(&[30.0]);
+        let mut floor_thrpt = sample_result("bb.i.floor", "1", vec![100_000.0]);
+        floor_thrpt.settings.mode = Mode::Throughput;
+        let mut floor_sample = sample_result("bb.i.floor", "1", vec![15.0]);
+        floor_sample.time_unit = TimeUnit::Micros;
+        floor_sample.settings.mode = Mode::Sample;
+        for r in [&mut remote_avgt, &mut remote_sample] {
+            r.baselines = vec![
+                ("vs local".into(), local.label()),
+                ("vs floor".into(), floor_thrpt.label()),
+                ("vs missing".into(), "bb.nothing".into()),
+            ];
+        }
+        let mut rs = vec![local, floor_thrpt, floor_sample, remote_avgt, remote_sample];
+        add_ratios(&mut rs);
+        let ratio = |r: &BenchResult, m: &str| r.secondary(m).unwrap().summary.mean;
+        // 20 us against 500 ns; against 100k ops/s (10 us) when no floor ran in avgt.
+        assert!((ratio(&rs[3], "vs local") - 40.0).abs() < 1e-9);
+        assert!((ratio(&rs[3], "vs floor") - 2.0).abs() < 1e-9);
+        // The sample-mode call against the sample-mode floor: 30 / 15.
+        assert!((ratio(&rs[4], "vs local") - 60.0).abs() < 1e-9);
+        assert!((ratio(&rs[4], "vs floor") - 2.0).abs() < 1e-9);
+        assert!(rs[3].secondary("vs missing").is_none());
+        assert!(rs[0].secondary.is_empty());
     }
 
     #[test]

@@ -179,6 +179,16 @@ pub struct Benchmark {
     pub ops_per_invocation: Option<u64>,
     /// Bytes each operation processes, to report MB/s.
     pub bytes_per_op: Option<f64>,
+    /// What an operation is called (`calls`), to report `<rate>/s` beside any mode.
+    pub rate: Option<String>,
+    /// This benchmark's mode, over the suite's (a binary that measures some benchmarks
+    /// in two modes, say).
+    pub mode: Option<Mode>,
+    /// This benchmark's unit of time-per-operation scores, over the suite's.
+    pub unit: Option<TimeUnit>,
+    /// Ratios to report: (metric name, label of the benchmark to divide by); see
+    /// [`crate::result::add_ratios`].
+    pub baselines: Vec<(String, String)>,
     pub setup: Setup,
 }
 
@@ -190,8 +200,21 @@ impl Benchmark {
             threads: 1,
             ops_per_invocation: None,
             bytes_per_op: None,
+            rate: None,
+            mode: None,
+            unit: None,
+            baselines: Vec::new(),
             setup,
         }
+    }
+
+    /// The settings and unit this benchmark runs with, given the suite's.
+    pub fn effective(&self, settings: &Settings, unit: TimeUnit) -> (Settings, TimeUnit) {
+        let mut s = settings.clone();
+        if let Some(m) = self.mode {
+            s.mode = m;
+        }
+        (s, self.unit.unwrap_or(unit))
     }
 
     pub fn param(mut self, key: &str, value: impl ToString) -> Benchmark {
@@ -282,6 +305,14 @@ pub fn run_in_process(
                 name: "MB/s".into(),
                 unit: "MB/s".into(),
                 value: bytes * ops as f64 / elapsed.as_secs_f64() / 1e6,
+            });
+        }
+        if let Some(rate) = &bench.rate {
+            let name = format!("{rate}/s");
+            metrics.push(Metric {
+                unit: name.clone(),
+                name,
+                value: ops as f64 / elapsed.as_secs_f64(),
             });
         }
         for m in metrics {
@@ -422,6 +453,30 @@ mod tests {
         }
         assert_eq!(r.metrics[0].2, vec![20.0, 30.0, 40.0]);
         assert_eq!(r.metrics[1].0, "MB/s");
+    }
+
+    #[test]
+    fn rate_metric_and_per_benchmark_overrides() {
+        let (mut b, _) = sleepy(Duration::from_millis(2), Some(4));
+        b.rate = Some("calls".into());
+        b.mode = Some(Mode::AverageTime);
+        b.unit = Some(TimeUnit::Nanos);
+        let (s, unit) = b.effective(&settings(Mode::Throughput), TimeUnit::Millis);
+        assert_eq!((s.mode, unit), (Mode::AverageTime, TimeUnit::Nanos));
+        let r = run_in_process(&b, &s, unit).unwrap();
+        let (name, metric_unit, values) = &r.metrics[2];
+        assert_eq!(
+            (name.as_str(), metric_unit.as_str()),
+            ("calls/s", "calls/s")
+        );
+        for (rate, per_op_ns) in values.iter().zip(&r.scores) {
+            // 4 ops per 2 ms sleep: at most 2000 calls/s, and calls/s = 1e9 / ns per op.
+            assert!(*rate > 0.0 && *rate <= 2000.0, "{rate}");
+            assert!((rate * per_op_ns / 1e9 - 1.0).abs() < 1e-9);
+        }
+        let (s, unit) = Benchmark::new("x", Box::new(|| unreachable!()))
+            .effective(&settings(Mode::Sample), TimeUnit::Micros);
+        assert_eq!((s.mode, unit), (Mode::Sample, TimeUnit::Micros));
     }
 
     #[test]

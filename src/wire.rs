@@ -138,6 +138,12 @@ fn read_full(r: &mut impl Read, buf: &mut [u8], at_boundary: bool) -> Result<(),
     Ok(())
 }
 
+/// Reads exactly `buf.len()` bytes that are not a frame (a raw ping, a fixed-size
+/// record): `Closed` if the stream ends before the first byte, `Truncated` after it.
+pub fn read_exact_bytes(r: &mut impl Read, buf: &mut [u8]) -> Result<(), WireError> {
+    read_full(r, buf, true)
+}
+
 /// Sends this side's hello.
 pub fn send_hello(w: &mut impl Write) -> Result<(), WireError> {
     let mut hello = [0u8; 4];

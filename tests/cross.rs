@@ -197,3 +197,50 @@ fn bb_compare_runs_correctly_under_qemu() {
         assert_eq!(run(&["--alpha", "7", &base]).code, 2, "{target}");
     }
 }
+
+#[test]
+#[ignore = "needs make cross and qemu-user; run by make test"]
+fn bb_ipc_runs_correctly_under_qemu() {
+    for (target, _, _, runner, arch) in TARGETS {
+        let exe = built(target, "bb-ipc");
+        let exe = exe.to_str().unwrap();
+        let tmp = common::TempDir::new("ipc-qemu");
+        let args = [
+            "--quick",
+            "--transport",
+            "unix,seqpacket,socketpair,pipes,tcp",
+            "--warmup",
+            "0",
+            "--iterations",
+            "1",
+            "--time",
+            "50ms",
+            "--format",
+            "json",
+        ];
+        let dir = tmp.path().to_str().unwrap();
+        // Forks and the server child re-execute the binary: through qemu too.
+        let run = match runner {
+            Some(qemu) => run_with(
+                qemu,
+                &[&[exe][..], &args[..]].concat(),
+                &[("BB_FORK_RUNNER", qemu), ("TMPDIR", dir)],
+            ),
+            None => run_with(exe, &args, &[("TMPDIR", dir)]),
+        };
+        run.assert_ok();
+        let json = run.json();
+        let entries = json.as_array().unwrap();
+        // 8 local calls; per transport a floor and 8 calls, in avgt and in sample mode.
+        assert_eq!(entries.len(), 8 + 5 * 9 * 2, "{target}");
+        for e in entries {
+            assert_eq!(e["environment"]["arch"], *arch, "{target}");
+            assert!(e["primaryMetric"]["score"].as_f64().unwrap() > 0.0);
+            if e["benchmark"] == "bb.ipc.remote" {
+                assert!(e["secondaryMetrics"]["vs floor"]["score"].as_f64().unwrap() > 0.0);
+            }
+        }
+        let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+        assert!(left.is_empty(), "{target}: left {left:?}");
+    }
+}

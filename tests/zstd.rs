@@ -486,12 +486,27 @@ fn sigterm_ends_the_run_and_its_fork() {
 
 #[test]
 fn pinned_to_one_cpu_two_threads_use_one_core() {
-    let run = bb_zstd(&["--threads", "2", "--pin", "0", "--forks", "1", "--format", "json"], &[]);
+    let run = bb_zstd(
+        &[
+            "--threads",
+            "2",
+            "--pin",
+            "0",
+            "--forks",
+            "1",
+            "--format",
+            "json",
+        ],
+        &[],
+    );
     run.assert_ok();
     for e in run.json().as_array().unwrap() {
         let cpu = e["boardbench"]["cpu"]["cpuPercent"].as_f64().unwrap();
         // One CPU cannot give more than 100% however many threads run; how much less it
         // gives depends on the machine's load, so only the ceiling is asserted.
-        assert!(cpu > 0.0 && cpu < 110.0, "two threads on one pinned CPU: {cpu}%");
+        assert!(
+            cpu > 0.0 && cpu < 110.0,
+            "two threads on one pinned CPU: {cpu}%"
+        );
     }
 }

@@ -1,10 +1,18 @@
 //! Ruby's `Benchmark.bm` layout: `user system total (real)` per benchmark over its
-//! measured iterations, so a result can be put beside the original Ruby output.
+//! measured iterations, so a result can be put beside the original Ruby output. Rows keep
+//! the order the benchmarks ran in; where they ran in several modes, each label names its mode.
 
 use crate::result::BenchResult;
 
 pub fn render(results: &[BenchResult]) -> String {
-    let labels: Vec<String> = results.iter().map(|r| r.label()).collect();
+    let mixed_modes = results.iter().any(|r| r.mode() != results[0].mode());
+    let labels: Vec<String> = results
+        .iter()
+        .map(|r| match mixed_modes {
+            true => format!("{} [{}]", r.label(), r.mode().short()),
+            false => r.label(),
+        })
+        .collect();
     let width = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
     let mut out = format!(
         "{:width$}  {:>9}  {:>9}  {:>9}  {:>12}  ops\n",
@@ -36,6 +44,26 @@ mod tests {
             text,
             "                                user     system      total          real  ops\n\
              bb.x (level=3, threads=1)   3.500000   0.250000   3.750000 (  2.000000)  100\n"
+        );
+    }
+
+    #[test]
+    fn labels_name_their_mode_when_modes_are_mixed() {
+        let avgt = sample_result("bb.x", "1", vec![1.0]);
+        let mut sample = avgt.clone();
+        sample.settings.mode = crate::cli::Mode::Sample;
+        let text = render(&[avgt, sample]);
+        let labels: Vec<&str> = text
+            .lines()
+            .skip(1)
+            .map(|l| l.split("  ").next().unwrap())
+            .collect();
+        assert_eq!(
+            labels,
+            [
+                "bb.x (level=3, threads=1) [thrpt]",
+                "bb.x (level=3, threads=1) [sample]"
+            ]
         );
     }
 }

@@ -53,18 +53,7 @@ pub fn render(results: &[BenchResult]) -> String {
         if let Some(h) = &r.histogram {
             for (p, v) in r.percentiles() {
                 if [50.0, 90.0, 99.0, 99.9, 99.99, 100.0].contains(&p) {
-                    let name = if p == 100.0 {
-                        "max".to_string()
-                    } else {
-                        format!("p{:.2}", p / 100.0)
-                            .trim_end_matches('0')
-                            .to_string()
-                    };
-                    let name = if name.ends_with('.') {
-                        format!("{name}0")
-                    } else {
-                        name
-                    };
+                    let name = percentile_name(p);
                     rows.push(row(
                         format!("{}:{name}", r.name),
                         h.count().to_string(),
@@ -168,6 +157,18 @@ pub fn time_line(r: &BenchResult) -> String {
 }
 
 /// Parameter names in order of first appearance across results.
+/// JMH's names of percentile rows: `p0.50`, `p0.90`, `p0.99`, `p0.999`, `p0.9999`, `max`.
+fn percentile_name(p: f64) -> String {
+    if p == 100.0 {
+        return "max".to_string();
+    }
+    let mut digits = format!("{:.4}", p / 100.0);
+    while digits.ends_with('0') && digits.len() > 4 {
+        digits.pop();
+    }
+    format!("p{digits}")
+}
+
 pub fn param_keys(results: &[BenchResult]) -> Vec<String> {
     let mut keys: Vec<String> = Vec::new();
     for r in results {
@@ -210,5 +211,17 @@ bb.zstd.decompress (level=3, threads=2): user 3.50s  sys 0.25s  cpu 188%  total 
 THROTTLED: bb.zstd.decompress (level=3, threads=2): vcgencmd get_throttled: throttled (0x4)
 ";
         assert_eq!(text, expected);
+    }
+
+    #[test]
+    fn percentile_rows_are_named_as_jmh_names_them() {
+        let names: Vec<String> = [50.0, 90.0, 99.0, 99.9, 99.99, 100.0]
+            .iter()
+            .map(|&p| percentile_name(p))
+            .collect();
+        assert_eq!(
+            names,
+            ["p0.50", "p0.90", "p0.99", "p0.999", "p0.9999", "max"]
+        );
     }
 }

@@ -1,0 +1,66 @@
+//! A framed connection over any of bb-ipc's transports: a read side and a write side
+//! (one socket twice, or two pipes), frames in the shared wire format, and the 1-byte
+//! ping-pong of the floor rows.
+//!
+//! Reads go through a buffer as large as the largest frame, so a frame usually costs one
+//! read(2); on a seqpacket socket that also takes each message whole, as the kernel
+//! never merges or splits them, and a message too long for the buffer is refused by its
+//! header before its payload is read.
+
+use crate::wire::{self, Header, WireError, HEADER_LEN};
+use std::fs::File;
+use std::io::{BufReader, Write};
+use std::os::fd::OwnedFd;
+
+/// The largest payload bb-ipc's calls accept; theirs are a few bytes.
+pub const MAX_FRAME: u32 = 64 << 10;
+
+pub struct Conn {
+    reader: BufReader<File>,
+    writer: File,
+    scratch: Vec<u8>,
+}
+
+impl Conn {
+    /// A connection reading from `reader` and writing to `writer` (the same socket
+    /// duplicated, or two pipes).
+    pub fn new(reader: OwnedFd, writer: OwnedFd) -> Conn {
+        Conn {
+            reader: BufReader::with_capacity(HEADER_LEN + MAX_FRAME as usize, File::from(reader)),
+            writer: File::from(writer),
+            scratch: Vec::with_capacity(256),
+        }
+    }
+
+    /// A connection over one socket.
+    pub fn over_socket(socket: OwnedFd) -> std::io::Result<Conn> {
+        let writer = socket.try_clone()?;
+        Ok(Conn::new(socket, writer))
+    }
+
+    /// Both hellos: this side's sent, the peer's checked.
+    pub fn handshake(&mut self) -> Result<(), WireError> {
+        wire::send_hello(&mut self.writer)?;
+        wire::expect_hello(&mut self.reader)
+    }
+
+    pub fn send(&mut self, header: Header, payload: &[u8]) -> Result<(), WireError> {
+        wire::write_frame(&mut self.writer, header, payload, &mut self.scratch)
+    }
+
+    /// Reads one frame into `payload`.
+    pub fn recv(&mut self, payload: &mut Vec<u8>) -> Result<Header, WireError> {
+        wire::read_frame(&mut self.reader, MAX_FRAME, payload)
+    }
+
+    /// Writes raw bytes (the floor's ping, a usage record, a deliberately cut frame).
+    pub fn write_raw(&mut self, bytes: &[u8]) -> Result<(), WireError> {
+        self.writer.write_all(bytes)?;
+        Ok(())
+    }
+
+    /// Reads exactly `buf.len()` raw bytes; `Closed` at a clean end of the stream.
+    pub fn read_raw(&mut self, buf: &mut [u8]) -> Result<(), WireError> {
+        wire::read_exact_bytes(&mut self.reader, buf)
+    }
+}

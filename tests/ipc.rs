@@ -1,0 +1,364 @@
+//! Integration tests of bb-ipc: the real binary and its real server child. Every call on
+//! every transport is checked by the binary itself (a wrong answer is exit 1, shown here
+//! with an injected fault); reports parse; faults end with a clear error and exit 1; and
+//! after a normal run, a failed one, and a parent killed by SIGINT, SIGTERM or SIGKILL,
+//! no socket file is left in the run's TMPDIR and no child process survives.
+
+mod common;
+use common::{alive, children_of, entry, run_with, wait_for, Run, TempDir};
+use std::time::Duration;
+
+const EXE: &str = env!("CARGO_BIN_EXE_bb-ipc");
+const CALLS: [&str; 8] = [
+    "method_no_args",
+    "method_default",
+    "method_a1",
+    "method_a2",
+    "method_a3",
+    "method_args",
+    "method_keywords",
+    "method_block",
+];
+const TRANSPORTS: [&str; 5] = ["unix", "seqpacket", "socketpair", "pipes", "tcp"];
+const SHORT: &[&str] = &[
+    "--quick",
+    "--warmup",
+    "0",
+    "--iterations",
+    "2",
+    "--time",
+    "20ms",
+];
+
+/// Runs bb-ipc with a TMPDIR of its own, and checks it left nothing in it.
+fn bb_ipc(extra: &[&str], env: &[(&str, &str)]) -> Run {
+    let tmp = TempDir::new("ipc");
+    let mut args = SHORT.to_vec();
+    args.extend_from_slice(extra);
+    let mut env = env.to_vec();
+    let dir = tmp.path().to_str().unwrap().to_string();
+    env.push(("TMPDIR", &dir));
+    let run = run_with(EXE, &args, &env);
+    assert_eq!(leftovers(&tmp), Vec::<String>::new(), "{}", run.stderr);
+    run
+}
+
+fn leftovers(tmp: &TempDir) -> Vec<String> {
+    std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+#[test]
+fn every_call_on_every_transport_returns_the_checked_result() {
+    let run = bb_ipc(
+        &[
+            "--transport",
+            &TRANSPORTS.join(","),
+            "--mode",
+            "avgt",
+            "--format",
+            "json",
+        ],
+        &[],
+    );
+    run.assert_ok();
+    let json = run.json();
+    assert_eq!(json.as_array().unwrap().len(), 8 + 5 * 9);
+    for call in CALLS {
+        let local = entry(&json, "bb.ipc.local", &[("call", call)]);
+        assert_eq!(local["primaryMetric"]["scoreUnit"], "ns/op");
+        for t in TRANSPORTS {
+            let e = entry(&json, "bb.ipc.remote", &[("call", call), ("transport", t)]);
+            assert_eq!(e["mode"], "avgt");
+            assert_eq!(e["primaryMetric"]["scoreUnit"], "us/op");
+            let us = e["primaryMetric"]["score"].as_f64().unwrap();
+            let rate = e["secondaryMetrics"]["calls/s"]["score"].as_f64().unwrap();
+            assert!(us > 0.0 && rate > 0.0, "{e}");
+            let floor = entry(&json, "bb.ipc.floor", &[("transport", t)]);
+            let floor_us = floor["primaryMetric"]["score"].as_f64().unwrap();
+            let local_ns = local["primaryMetric"]["score"].as_f64().unwrap();
+            let vs = |m: &str| e["secondaryMetrics"][m]["score"].as_f64().unwrap();
+            assert!((vs("vs floor") - us / floor_us).abs() < 1e-6 * vs("vs floor"));
+            assert!((vs("vs local") - us * 1000.0 / local_ns).abs() < 1e-6 * vs("vs local"));
+            // The server's CPU counts: its report over the socket adds to the children's.
+            let cpu = &e["boardbench"]["cpu"];
+            let server_cpu =
+                cpu["childrenUser"].as_f64().unwrap() + cpu["childrenSys"].as_f64().unwrap();
+            assert!(server_cpu > 0.0, "{cpu}");
+        }
+    }
+}
+
+#[test]
+fn default_modes_add_sample_percentiles_and_bm_puts_local_calls_first() {
+    let run = bb_ipc(
+        &["--calls", "method_a3,method_block", "--format", "json"],
+        &[],
+    );
+    run.assert_ok();
+    let json = run.json();
+    let sample: Vec<&serde_json::Value> = json
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["mode"] == "sample")
+        .collect();
+    assert_eq!(sample.len(), 3, "floor and two calls in sample mode too");
+    for e in sample {
+        let p = &e["primaryMetric"]["scorePercentiles"];
+        for key in ["50.0", "99.0", "99.9", "100.0"] {
+            assert!(p[key].as_f64().unwrap() > 0.0, "{key} in {e}");
+        }
+        assert!(p["50.0"].as_f64() <= p["100.0"].as_f64());
+    }
+    let bm = bb_ipc(
+        &["--calls", "method_a3,method_block", "--format", "bm"],
+        &[],
+    );
+    bm.assert_ok();
+    let rows: Vec<&str> = bm.stdout.lines().collect();
+    let header: Vec<&str> = rows[0].split_whitespace().collect();
+    assert_eq!(header, ["user", "system", "total", "real", "ops"]);
+    let labels: Vec<&str> = rows[1..]
+        .iter()
+        .map(|r| r.split("  ").next().unwrap())
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            "bb.ipc.local (call=method_a3) [avgt]",
+            "bb.ipc.local (call=method_block) [avgt]",
+            "bb.ipc.floor (transport=unix) [avgt]",
+            "bb.ipc.remote (call=method_a3, transport=unix) [avgt]",
+            "bb.ipc.remote (call=method_block, transport=unix) [avgt]",
+            "bb.ipc.floor (transport=unix) [sample]",
+            "bb.ipc.remote (call=method_a3, transport=unix) [sample]",
+            "bb.ipc.remote (call=method_block, transport=unix) [sample]",
+        ]
+    );
+    for (r, label) in rows[1..].iter().zip(&labels) {
+        // user system total (real) ops, each a number.
+        let numbers: Vec<f64> = r[label.len()..]
+            .replace(['(', ')'], " ")
+            .split_whitespace()
+            .map(|n| n.parse().unwrap())
+            .collect();
+        assert_eq!(numbers.len(), 5, "{r}");
+        assert!(
+            (numbers[0] + numbers[1] - numbers[2]).abs() < 2e-6,
+            "total = user + system: {r}"
+        );
+        assert!(numbers[3] > 0.0 && numbers[4] >= 1.0, "{r}");
+    }
+}
+
+#[test]
+fn faults_end_with_a_clear_error_and_exit_1() {
+    for (fault, transport, message) in [
+        (
+            "unknown-method",
+            "unix",
+            "the server refused the call (unknown method): unknown method 999",
+        ),
+        (
+            "bad-args",
+            "pipes",
+            "the server refused the call (bad arguments)",
+        ),
+        (
+            "wrong-answer",
+            "socketpair",
+            "verification mismatch: method_a3 returned Int(124), expected 123",
+        ),
+        ("truncate", "seqpacket", "truncated frame"),
+        ("truncate", "tcp", "truncated frame"),
+        ("vanish", "unix", "closed the connection without answering"),
+    ] {
+        let started = std::time::Instant::now();
+        let run = bb_ipc(
+            &[
+                "--calls",
+                "method_a3",
+                "--transport",
+                transport,
+                "--mode",
+                "avgt",
+                "--forks",
+                "0",
+            ],
+            &[("BB_IPC_FAULT", fault)],
+        );
+        assert_eq!(run.code, 1, "{fault}: {}", run.stderr);
+        assert!(run.stderr.contains(message), "{fault}: {}", run.stderr);
+        assert!(run.stderr.contains("method_a3"), "{fault}: {}", run.stderr);
+        assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+        assert!(started.elapsed() < Duration::from_secs(20), "{fault}");
+    }
+    // A server that sends half a frame and hangs: the timeout ends the run.
+    let started = std::time::Instant::now();
+    let run = bb_ipc(
+        &[
+            "--calls",
+            "method_no_args",
+            "--mode",
+            "avgt",
+            "--timeout",
+            "1s",
+        ],
+        &[("BB_IPC_FAULT", "stall")],
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("ran past the timeout of 1s"),
+        "{}",
+        run.stderr
+    );
+    assert!(started.elapsed() < Duration::from_secs(20));
+}
+
+#[test]
+fn bad_flags_are_one_line_and_exit_2() {
+    for (args, names) in [
+        (&["--transport", "udp"][..], "udp"),
+        (&["--calls", "method_x"][..], "method_x"),
+        (&["--pin", "0,0,0"][..], "--pin"),
+        (&["--pin", "4095"][..], "CPU 4095"),
+    ] {
+        let run = run_with(EXE, args, &[]);
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+        assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+        assert!(run.stderr.contains(names), "{}", run.stderr);
+    }
+}
+
+/// Every live descendant of `pid`.
+fn descendants(pid: u32) -> Vec<u32> {
+    let mut all = Vec::new();
+    let mut queue = vec![pid];
+    while let Some(p) = queue.pop() {
+        for c in children_of(p) {
+            all.push(c);
+            queue.push(c);
+        }
+    }
+    all
+}
+
+fn cpus_allowed(pid: u32) -> String {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap_or("")
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn no_socket_file_and_no_child_survive_a_signal_to_the_parent() {
+    use nix::sys::signal::{kill, Signal};
+    let two_cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) >= 2;
+    for (signal, forks) in [
+        (Signal::SIGINT, "1"),
+        (Signal::SIGKILL, "0"),
+        (Signal::SIGKILL, "1"),
+        (Signal::SIGTERM, "0"),
+    ] {
+        let tmp = TempDir::new("ipc-kill");
+        let mut args = vec![
+            "--calls",
+            "method_no_args",
+            "--no-local",
+            "--mode",
+            "avgt",
+            "--warmup",
+            "0",
+            "--time",
+            "20s",
+            "--iterations",
+            "1",
+            "--forks",
+            forks,
+        ];
+        let pin = if two_cpus { "0,1" } else { "0,0" };
+        if signal == Signal::SIGTERM {
+            args.extend(["--pin", pin, "--transport", "unix"]);
+        }
+        let mut child = std::process::Command::new(EXE)
+            .args(&args)
+            .env("TMPDIR", tmp.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        // Wait until the remote benchmark runs: its socket file and its server exist.
+        let depth = if forks == "0" { 1 } else { 2 };
+        let mut seen = Vec::new();
+        let running = wait_for(Duration::from_secs(20), || {
+            seen = descendants(pid);
+            leftovers(&tmp).iter().any(|f| f.ends_with(".sock")) && seen.len() >= depth
+        });
+        assert!(running, "{signal}: the remote benchmark never started");
+        if signal == Signal::SIGTERM {
+            let server = *seen.last().unwrap();
+            assert_eq!(
+                cpus_allowed(server),
+                &pin[2..],
+                "the server runs on the second CPU"
+            );
+            assert_eq!(
+                cpus_allowed(pid),
+                &pin[..1],
+                "the client runs on the first CPU"
+            );
+        }
+        kill(nix::unistd::Pid::from_raw(pid as i32), signal).unwrap();
+        let status = child.wait().unwrap();
+        assert!(!status.success(), "{signal}");
+        assert!(
+            wait_for(Duration::from_secs(10), || seen.iter().all(|&p| !alive(p))),
+            "{signal} (forks {forks}): children {seen:?} survive"
+        );
+        assert!(
+            wait_for(Duration::from_secs(10), || leftovers(&tmp).is_empty()),
+            "{signal} (forks {forks}): left {:?}",
+            leftovers(&tmp)
+        );
+    }
+}
+
+#[test]
+fn a_normal_run_reaps_its_children_and_removes_its_socket_files() {
+    let tmp = TempDir::new("ipc-normal");
+    let mut child = std::process::Command::new(EXE)
+        .args(SHORT)
+        .args([
+            "--calls",
+            "method_no_args,method_block",
+            "--transport",
+            "unix,seqpacket",
+        ])
+        .env("TMPDIR", tmp.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut seen = std::collections::BTreeSet::new();
+    let mut sockets = std::collections::BTreeSet::new();
+    while child.try_wait().unwrap().is_none() {
+        seen.extend(descendants(child.id()));
+        sockets.extend(leftovers(&tmp));
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(child.wait().unwrap().success());
+    assert!(
+        sockets.iter().any(|s| s.ends_with(".sock")),
+        "a socket file existed: {sockets:?}"
+    );
+    assert!(seen.len() >= 2, "forks and servers were seen: {seen:?}");
+    assert!(seen.iter().all(|&p| !alive(p)), "{seen:?}");
+    assert!(leftovers(&tmp).is_empty(), "{:?}", leftovers(&tmp));
+}
