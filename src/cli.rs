@@ -294,7 +294,7 @@ pub fn parse_args<T: argh::FromArgs>() -> T {
             std::process::exit(0)
         }
         Err(ParseExit::Usage(e)) => {
-            eprintln!("{}: {e}", program_name());
+            crate::stderr!("{}: {e}", program_name());
             std::process::exit(2)
         }
     }
@@ -313,13 +313,19 @@ pub fn parse_from<T: argh::FromArgs>(args: &[&str]) -> std::result::Result<T, Pa
     T::from_args(&[name.as_str()], args).map_err(|exit| match exit.status {
         Ok(()) => ParseExit::Help(exit.output),
         Err(()) => {
-            let first = exit
+            // argh's message is a line, or a heading with the flags under it
+            // ("Required options not provided:\n    --x"): keep all of it on one line.
+            let message: Vec<&str> = exit
                 .output
                 .lines()
-                .next()
-                .unwrap_or("invalid arguments")
-                .trim()
-                .to_string();
+                .map(str::trim)
+                .take_while(|l| !l.is_empty())
+                .collect();
+            let first = if message.is_empty() {
+                "invalid arguments".to_string()
+            } else {
+                message.join(" ")
+            };
             ParseExit::Usage(Error::usage(format!("{first} (see --help)")))
         }
     })

@@ -68,7 +68,7 @@ pub fn run_suite(suite: Suite, flags: &CommonArgs) -> Result<Vec<BenchResult>> {
         }
     }
     let env = Environment::capture();
-    eprintln!("{}", header(&env, &settings, suite.benchmarks.len()));
+    crate::stderr!("{}", header(&env, &settings, &suite.benchmarks));
     for w in warnings::environment_warnings(&env) {
         warn(&w);
     }
@@ -154,7 +154,7 @@ fn join(cpus: &[usize]) -> String {
 }
 
 /// The header line on stderr: what ran where, with which settings.
-fn header(env: &Environment, s: &Settings, count: usize) -> String {
+fn header(env: &Environment, s: &Settings, benchmarks: &[Benchmark]) -> String {
     let mut machine = vec![env.arch.clone()];
     machine.extend(env.board_model.clone());
     machine.extend(env.cpu_model.clone());
@@ -169,13 +169,21 @@ fn header(env: &Environment, s: &Settings, count: usize) -> String {
         env.load_avg
             .map(|l| format!("load {:.2} {:.2} {:.2}", l[0], l[1], l[2])),
     );
+    // Benchmarks may choose their own mode; name every mode that runs.
+    let mut modes: Vec<&str> = Vec::new();
+    for m in benchmarks.iter().map(|b| b.mode.unwrap_or(s.mode).short()) {
+        if !modes.contains(&m) {
+            modes.push(m);
+        }
+    }
     format!(
-        "# {} {} on {}: {}\n# {count} benchmarks, mode {}, warm-up {} × {}, {} × {}, {} fork{}, timeout {}",
+        "# {} {} on {}: {}\n# {} benchmarks, mode {}, warm-up {} × {}, {} × {}, {} fork{}, timeout {}",
         cli::program_name(),
         env.boardbench_version,
         env.hostname.as_deref().unwrap_or("?"),
         machine.join(", "),
-        s.mode.short(),
+        benchmarks.len(),
+        modes.join(" and "),
         s.warmup_iterations,
         report::format_duration(s.warmup_time),
         s.iterations,
@@ -190,7 +198,7 @@ fn header(env: &Environment, s: &Settings, count: usize) -> String {
 /// `bb-x: error: ...`, and exits with its code (2 for bad input, 1 for a failed run).
 pub fn main_with(run: impl FnOnce() -> Result<()>) {
     if let Err(e) = run() {
-        eprintln!("{}: error: {e}", cli::program_name());
+        crate::stderr!("{}: error: {e}", cli::program_name());
         watchdog::exit_now(e.exit_code());
     }
 }

@@ -2,7 +2,7 @@
 //! on stderr; and the progress line with its ETA.
 
 use std::fmt;
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -39,9 +39,20 @@ impl fmt::Display for Warning {
     }
 }
 
+/// Prints a line on stderr like `eprintln!`, but a closed or broken stderr is ignored
+/// instead of panicking: losing a message must not stop a run, least of all the
+/// watchdog's that ends a stuck one.
+#[macro_export]
+macro_rules! stderr {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 /// Prints a warning on stderr.
 pub fn warn(w: &Warning) {
-    eprintln!("{}: warning: {w}", crate::cli::program_name());
+    crate::stderr!("{}: warning: {w}", crate::cli::program_name());
 }
 
 /// The warnings about the machine at start.
@@ -90,7 +101,8 @@ impl Progress {
                 1.0
             };
             let eta = (self.total.saturating_sub(self.done)).as_secs_f64() * pace;
-            eprint!(
+            let _ = write!(
+                std::io::stderr(),
                 "\r\x1b[K{what}  ETA {}:{:02}",
                 eta as u64 / 60,
                 eta as u64 % 60
@@ -101,7 +113,7 @@ impl Progress {
 
     pub fn finish(&self) {
         if self.enabled {
-            eprint!("\r\x1b[K");
+            let _ = write!(std::io::stderr(), "\r\x1b[K");
         }
     }
 }

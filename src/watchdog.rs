@@ -49,7 +49,7 @@ fn watch() {
                 .map(|d| (d.what.clone(), d.timeout))
         };
         if let Some((what, timeout)) = expired {
-            eprintln!(
+            crate::stderr!(
                 "{}: error: {what} ran past the timeout of {} (raise it with --timeout)",
                 crate::cli::program_name(),
                 crate::report::format_duration(timeout)

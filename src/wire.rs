@@ -420,7 +420,7 @@ pub mod msgpack {
                 0xc0 => Value::Nil,
                 0xc2 => Value::Bool(false),
                 0xc3 => Value::Bool(true),
-                0xc4 | 0xc5 | 0xc6 => {
+                0xc4..=0xc6 => {
                     let n = self.be(1 << (marker - 0xc4))? as usize;
                     Value::Bin(self.take(n)?.to_vec())
                 }

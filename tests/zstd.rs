@@ -510,3 +510,41 @@ fn pinned_to_one_cpu_two_threads_use_one_core() {
         );
     }
 }
+
+#[test]
+fn the_timeout_ends_the_run_even_when_stderr_is_closed() {
+    // A reader that went away (a test that failed, `| head`) must not keep a stuck run alive.
+    let mut child = std::process::Command::new(EXE)
+        .args([
+            "--quick",
+            "--size",
+            "100k",
+            "--jobs",
+            "1000000",
+            "--threads",
+            "1",
+            "--forks",
+            "1",
+            "--timeout",
+            "300ms",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stderr.take());
+    let pid = child.id();
+    let mut forks = Vec::new();
+    let ended = common::wait_for(std::time::Duration::from_secs(20), || {
+        forks.extend(common::children_of(pid));
+        matches!(child.try_wait(), Ok(Some(_)))
+    });
+    if !ended {
+        let _ = child.kill();
+    }
+    assert!(ended, "the run outlived its timeout");
+    assert_eq!(child.wait().unwrap().code(), Some(1));
+    assert!(common::wait_for(std::time::Duration::from_secs(5), || {
+        forks.iter().all(|&f| !common::alive(f))
+    }));
+}

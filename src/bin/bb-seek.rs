@@ -326,7 +326,7 @@ fn run(args: &Args) -> Result<()> {
 fn prepare_dir(dir: &std::path::Path, sizes: &[u64], seed: u64, cold: bool) -> Result<()> {
     for (object, outcome) in data::ensure_dir(dir, sizes, seed, false)? {
         if outcome == Outcome::Written {
-            eprintln!(
+            boardbench::stderr!(
                 "{}: generated {} ({} bytes, seed {seed})",
                 cli::program_name(),
                 dir.join(&object.name).display(),

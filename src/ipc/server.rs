@@ -171,7 +171,7 @@ pub fn serve_if_child() {
     let code = match serve(&spec) {
         Ok(()) => 0,
         Err(e) => {
-            eprintln!("{} server: error: {e}", crate::cli::program_name());
+            crate::stderr!("{} server: error: {e}", crate::cli::program_name());
             1
         }
     };

@@ -67,7 +67,7 @@ impl Shared {
 
     fn fault(&self, conn: u64, peer: &str, what: impl std::fmt::Display) {
         self.counters.errors.fetch_add(1, Ordering::Relaxed);
-        eprintln!(
+        crate::stderr!(
             "{}: serve: connection {conn} ({peer}): {what}; closed",
             crate::cli::program_name()
         );
@@ -116,7 +116,7 @@ pub fn serve(addr: &Addr, config: ServerConfig) -> Result<()> {
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => {
                 // Out of descriptors, say: keep serving the connections there are.
-                eprintln!("{}: serve: accept: {e}", crate::cli::program_name());
+                crate::stderr!("{}: serve: accept: {e}", crate::cli::program_name());
                 std::thread::sleep(Duration::from_millis(50));
                 continue;
             }
@@ -143,7 +143,7 @@ pub fn serve(addr: &Addr, config: ServerConfig) -> Result<()> {
             .spawn(move || connection(stream, conn, &peer, &s));
         match spawned {
             Ok(t) => threads.push(t),
-            Err(e) => eprintln!(
+            Err(e) => crate::stderr!(
                 "{}: serve: starting a thread: {e}",
                 crate::cli::program_name()
             ),
@@ -165,7 +165,7 @@ pub fn serve(addr: &Addr, config: ServerConfig) -> Result<()> {
     }
     let s = shared.stats();
     if !shared.config.quiet {
-        eprintln!(
+        crate::stderr!(
             "{}: serve: stopped: {} connections, {} calls, {} errors",
             crate::cli::program_name(),
             s.connections,
@@ -323,7 +323,7 @@ fn answer(
                 _ => status::UNKNOWN_METHOD,
             };
             shared.counters.errors.fetch_add(1, Ordering::Relaxed);
-            eprintln!(
+            crate::stderr!(
                 "{}: serve: connection {conn} ({peer}): call {}: {why}; answered with status {code} ({})",
                 crate::cli::program_name(),
                 header.id,
