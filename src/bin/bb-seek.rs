@@ -45,13 +45,13 @@ boardbench::bench_args! {
         /// stream: fetches are aligned to and cached in blocks of this size (default 64k)
         #[argh(option, from_str_fn(boardbench::cli::parse_size))]
         pub block_size: Option<u64>,
-        /// stream: the block cache's bound (default 8m)
+        /// stream: the block cache's bound (default 8m for HTTP, 256k for files)
         #[argh(option, from_str_fn(boardbench::cli::parse_size))]
         pub cache_size: Option<u64>,
-        /// stream: the first read-ahead of a sequential run (default 128k)
+        /// stream: the first read-ahead of a sequential run (default 128k for HTTP, 64k for files)
         #[argh(option, from_str_fn(boardbench::cli::parse_size))]
         pub readahead_min: Option<u64>,
-        /// stream: the read-ahead doubles per sequential fetch up to this (default 4m)
+        /// stream: the read-ahead doubles per sequential fetch up to this (default 4m for HTTP, 128k for files)
         #[argh(option, from_str_fn(boardbench::cli::parse_size))]
         pub readahead_max: Option<u64>,
         /// stream: a first read this close to the end fetches this much of the tail (default 64k, 0 = off)
@@ -207,16 +207,25 @@ fn run(args: &Args) -> Result<()> {
         .source
         .clone()
         .unwrap_or_else(|| vec![SourceSpec::File(PathBuf::from(DEFAULT_DIR))]);
-    let defaults = StreamConfig::default();
-    let stream = StreamConfig {
-        block_size: args.block_size.unwrap_or(defaults.block_size),
-        cache_size: args.cache_size.unwrap_or(defaults.cache_size),
-        readahead_min: args.readahead_min.unwrap_or(defaults.readahead_min),
-        readahead_max: args.readahead_max.unwrap_or(defaults.readahead_max),
-        tail_prefetch: args.tail_prefetch.unwrap_or(defaults.tail_prefetch),
-        whole_object_max: args.whole_object_max.unwrap_or(defaults.whole_object_max),
+    // The stream's knobs: the flags given, over the defaults of the source's kind.
+    let stream_config = |spec: &SourceSpec| -> Result<StreamConfig> {
+        let defaults = match spec {
+            SourceSpec::File(_) => StreamConfig::local(),
+            SourceSpec::Http(_) => StreamConfig::default(),
+        };
+        let config = StreamConfig {
+            block_size: args.block_size.unwrap_or(defaults.block_size),
+            cache_size: args.cache_size.unwrap_or(defaults.cache_size),
+            readahead_min: args.readahead_min.unwrap_or(defaults.readahead_min),
+            readahead_max: args.readahead_max.unwrap_or(defaults.readahead_max),
+            tail_prefetch: args.tail_prefetch.unwrap_or(defaults.tail_prefetch),
+            whole_object_max: args.whole_object_max.unwrap_or(defaults.whole_object_max),
+        };
+        config.validate()?;
+        Ok(config)
     };
-    stream.validate()?;
+    // Every flag is checked before any data is generated.
+    let streams: Vec<StreamConfig> = sources.iter().map(stream_config).collect::<Result<_>>()?;
     let settings = if flags.quick {
         Settings {
             mode: Mode::SingleShot,
@@ -274,7 +283,7 @@ fn run(args: &Args) -> Result<()> {
     }
     let parent = !boardbench::fork::is_child();
     let mut benchmarks = Vec::new();
-    for spec in &sources {
+    for (spec, stream) in sources.iter().zip(&streams) {
         if let (SourceSpec::File(dir), true) = (spec, parent) {
             prepare_dir(dir, &sizes, flags.seed, args.cold)?;
         }

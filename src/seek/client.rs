@@ -68,6 +68,8 @@ pub struct StreamConfig {
 }
 
 impl Default for StreamConfig {
+    /// The defaults for a remote object, where each request costs a round trip: large
+    /// fetches, few requests.
     fn default() -> StreamConfig {
         StreamConfig {
             block_size: 64 << 10,
@@ -76,6 +78,22 @@ impl Default for StreamConfig {
             readahead_max: 4 << 20,
             tail_prefetch: 64 << 10,
             whole_object_max: 256 << 10,
+        }
+    }
+}
+
+impl StreamConfig {
+    /// The defaults for a local file, where a read costs a system call and the copy out
+    /// of the cache dominates: a cache small enough to stay in the CPU's L2 cache, so the
+    /// bytes the kernel just wrote are still there when they are copied out. (Measured
+    /// here: sequential 4 KiB reads at 8.2–8.5 GB/s with 256 KiB against 5.5–6.1 GB/s
+    /// with 8 MiB.)
+    pub fn local() -> StreamConfig {
+        StreamConfig {
+            cache_size: 256 << 10,
+            readahead_min: 64 << 10,
+            readahead_max: 128 << 10,
+            ..StreamConfig::default()
         }
     }
 }
