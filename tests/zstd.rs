@@ -437,51 +437,55 @@ fn throttling_is_flagged_in_every_format_and_warned_about() {
     );
 }
 
-#[test]
-fn sigterm_ends_the_run_and_its_fork() {
-    use std::os::unix::process::ExitStatusExt;
-    let mut parent = std::process::Command::new(EXE)
-        .args([
-            "--quick",
-            "--size",
-            "100k",
-            "--jobs",
-            "1000000",
-            "--threads",
-            "1",
-            "--forks",
-            "1",
-        ])
+/// Starts a run that would take hours (a million jobs per invocation) in a fork, and
+/// waits until the fork exists: returns the parent and the fork's pids.
+fn start_stuck_run(extra: &[&str]) -> (std::process::Child, Vec<u32>) {
+    let args = [
+        "--quick",
+        "--size",
+        "100k",
+        "--jobs",
+        "1000000",
+        "--threads",
+        "1",
+        "--forks",
+        "1",
+    ];
+    let parent = std::process::Command::new(EXE)
+        .args(args.iter().chain(extra))
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let pid = parent.id();
     let mut forks = Vec::new();
-    assert!(
-        common::wait_for(std::time::Duration::from_secs(10), || {
-            forks = common::children_of(pid);
-            !forks.is_empty()
-        }),
-        "the fork started"
-    );
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(pid as i32),
-        nix::sys::signal::Signal::SIGTERM,
-    )
-    .unwrap();
+    let started = common::wait_for(std::time::Duration::from_secs(10), || {
+        forks = common::children_of(parent.id());
+        !forks.is_empty()
+    });
+    assert!(started, "the fork started");
+    (parent, forks)
+}
+
+/// Whether every one of `pids` is gone within five seconds.
+fn all_gone(pids: &[u32]) -> bool {
+    common::wait_for(std::time::Duration::from_secs(5), || {
+        pids.iter().all(|&p| !common::alive(p))
+    })
+}
+
+#[test]
+fn sigterm_ends_the_run_and_its_fork() {
+    use std::os::unix::process::ExitStatusExt;
+    let (mut parent, forks) = start_stuck_run(&[]);
+    let pid = nix::unistd::Pid::from_raw(parent.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
     let status = parent.wait().unwrap();
     assert_eq!(
         status.code().or(status.signal().map(|s| 128 + s)),
         Some(143),
         "{status:?}"
     );
-    assert!(
-        common::wait_for(std::time::Duration::from_secs(5), || forks
-            .iter()
-            .all(|&f| !common::alive(f))),
-        "the fork was stopped too"
-    );
+    assert!(all_gone(&forks), "the fork was stopped too");
 }
 
 #[test]
@@ -514,37 +518,15 @@ fn pinned_to_one_cpu_two_threads_use_one_core() {
 #[test]
 fn the_timeout_ends_the_run_even_when_stderr_is_closed() {
     // A reader that went away (a test that failed, `| head`) must not keep a stuck run alive.
-    let mut child = std::process::Command::new(EXE)
-        .args([
-            "--quick",
-            "--size",
-            "100k",
-            "--jobs",
-            "1000000",
-            "--threads",
-            "1",
-            "--forks",
-            "1",
-            "--timeout",
-            "300ms",
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    drop(child.stderr.take());
-    let pid = child.id();
-    let mut forks = Vec::new();
+    let (mut parent, forks) = start_stuck_run(&["--timeout", "1s"]);
+    drop(parent.stderr.take());
     let ended = common::wait_for(std::time::Duration::from_secs(20), || {
-        forks.extend(common::children_of(pid));
-        matches!(child.try_wait(), Ok(Some(_)))
+        matches!(parent.try_wait(), Ok(Some(_)))
     });
     if !ended {
-        let _ = child.kill();
+        let _ = parent.kill();
     }
     assert!(ended, "the run outlived its timeout");
-    assert_eq!(child.wait().unwrap().code(), Some(1));
-    assert!(common::wait_for(std::time::Duration::from_secs(5), || {
-        forks.iter().all(|&f| !common::alive(f))
-    }));
+    assert_eq!(parent.wait().unwrap().code(), Some(1));
+    assert!(all_gone(&forks), "the fork was stopped too");
 }
