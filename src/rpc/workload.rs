@@ -12,7 +12,7 @@ use crate::{Metric, Workload};
 use crossbeam_channel::{unbounded, Receiver, Sender};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -104,16 +104,9 @@ impl LocalServer {
         } else {
             ("tcp:127.0.0.1:0".to_string(), None)
         };
-        let exe = std::env::current_exe()
-            .map_err(|e| Error::io("finding this binary to start its server", e))?;
-        let mut command = match std::env::var_os("BB_FORK_RUNNER").filter(|r| !r.is_empty()) {
-            Some(runner) => {
-                let mut c = Command::new(runner);
-                c.arg(&exe);
-                c
-            }
-            None => Command::new(&exe),
-        };
+        let (mut command, exe) = crate::fork::command_for_self()?;
+        // A client killed outright (SIGKILL) must not leave its server behind.
+        crate::fork::die_with_parent(&mut command, nix::sys::signal::Signal::SIGTERM);
         if let Some(cpu) = cpu {
             command.args(["--pin", &cpu.to_string()]);
         }
