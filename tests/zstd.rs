@@ -344,23 +344,22 @@ fn help_shows_an_example_and_exits_0() {
     );
 }
 
+/// A run that would take hours: a million jobs per invocation.
+const STUCK: &[&str] = &[
+    "--quick",
+    "--size",
+    "100k",
+    "--jobs",
+    "1000000",
+    "--threads",
+    "1",
+];
+
 #[test]
 fn a_stuck_iteration_fails_on_the_timeout() {
     let run = run_with(
         EXE,
-        &[
-            "--quick",
-            "--size",
-            "100k",
-            "--jobs",
-            "1000000",
-            "--threads",
-            "1",
-            "--forks",
-            "0",
-            "--timeout",
-            "300ms",
-        ],
+        &[STUCK, &["--forks", "0", "--timeout", "300ms"]].concat(),
         &[],
     );
     assert_eq!(run.code, 1, "{}", run.stderr);
@@ -437,22 +436,11 @@ fn throttling_is_flagged_in_every_format_and_warned_about() {
     );
 }
 
-/// Starts a run that would take hours (a million jobs per invocation) in a fork, and
-/// waits until the fork exists: returns the parent and the fork's pids.
+/// Starts a run that would take hours in a fork, and waits until the fork exists:
+/// returns the parent and the fork's pids.
 fn start_stuck_run(extra: &[&str]) -> (std::process::Child, Vec<u32>) {
-    let args = [
-        "--quick",
-        "--size",
-        "100k",
-        "--jobs",
-        "1000000",
-        "--threads",
-        "1",
-        "--forks",
-        "1",
-    ];
     let parent = std::process::Command::new(EXE)
-        .args(args.iter().chain(extra))
+        .args(STUCK.iter().chain(&["--forks", "1"]).chain(extra))
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
