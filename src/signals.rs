@@ -4,7 +4,7 @@
 //! that finishes its in-flight calls first).
 
 use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
-use std::os::fd::{AsRawFd, IntoRawFd};
+use std::os::fd::IntoRawFd;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::Mutex;
 
@@ -50,15 +50,9 @@ fn install(behaviour: Option<StopHook>) {
     if !first {
         return;
     }
-    let Ok((read_end, write_end)) = nix::unistd::pipe() else {
+    let Ok((read_end, write_end)) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC) else {
         return;
     };
-    for fd in [read_end.as_raw_fd(), write_end.as_raw_fd()] {
-        let _ = nix::fcntl::fcntl(
-            fd,
-            nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::FD_CLOEXEC),
-        );
-    }
     PIPE_WRITE.store(write_end.into_raw_fd(), Ordering::Relaxed);
     let reader = std::fs::File::from(read_end);
     std::thread::Builder::new()
