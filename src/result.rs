@@ -56,6 +56,16 @@ pub const PERCENTILES: [f64; 10] = [
     0.0, 50.0, 90.0, 95.0, 99.0, 99.9, 99.99, 99.999, 99.9999, 100.0,
 ];
 
+/// JMH's scorePercentiles of per-iteration values (one list per fork).
+pub fn percentiles_of(raw: &[Vec<f64>]) -> Vec<(f64, f64)> {
+    let mut sorted: Vec<f64> = raw.iter().flatten().copied().collect();
+    sorted.sort_by(f64::total_cmp);
+    PERCENTILES
+        .iter()
+        .map(|&p| (p, stats::percentile(&sorted, p)))
+        .collect()
+}
+
 impl BenchResult {
     pub fn from_forks(
         bench: &Benchmark,
@@ -147,31 +157,16 @@ impl BenchResult {
             Some(h) if h.count() > 0 => PERCENTILES
                 .iter()
                 .map(|&p| {
-                    (
-                        p,
-                        self.time_unit
-                            .from_secs(h.percentile(p.max(1e-9)).unwrap_or(f64::NAN) / 1e9),
-                    )
-                })
-                .map(|(p, v)| {
-                    if p == 0.0 {
-                        (
-                            p,
-                            self.time_unit.from_secs(h.min().unwrap_or(0) as f64 / 1e9),
-                        )
+                    // The 0th percentile is the exact minimum, as the 100th is the maximum.
+                    let ns = if p == 0.0 {
+                        h.min().map(|m| m as f64)
                     } else {
-                        (p, v)
-                    }
+                        h.percentile(p)
+                    };
+                    (p, self.time_unit.from_secs(ns.unwrap_or(f64::NAN) / 1e9))
                 })
                 .collect(),
-            _ => {
-                let mut sorted: Vec<f64> = self.raw.iter().flatten().copied().collect();
-                sorted.sort_by(f64::total_cmp);
-                PERCENTILES
-                    .iter()
-                    .map(|&p| (p, stats::percentile(&sorted, p)))
-                    .collect()
-            }
+            _ => percentiles_of(&self.raw),
         }
     }
 }

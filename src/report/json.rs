@@ -45,12 +45,7 @@ fn entry(r: &BenchResult, env: &Environment) -> Json {
         (
             "secondaryMetrics",
             Json::obj(r.secondary.iter().map(|m| {
-                let mut sorted: Vec<f64> = m.raw.iter().flatten().copied().collect();
-                sorted.sort_by(f64::total_cmp);
-                let pct = crate::result::PERCENTILES
-                    .iter()
-                    .map(|&p| (p, crate::stats::percentile(&sorted, p)))
-                    .collect();
+                let pct = crate::result::percentiles_of(&m.raw);
                 (m.name.clone(), metric(&m.summary, pct, &m.unit, &m.raw))
             })),
         ),
