@@ -11,10 +11,10 @@ AARCH64 := aarch64-unknown-linux-musl
 X86     := x86_64-unknown-linux-musl
 TARGETS := $(ARMV7) $(AARCH64) $(X86)
 # deploy: the board (user@host, or a Host of ~/.ssh/config), its target (default: from
-# the board's uname -m) and the profile.
+# the board's uname -m) and the profile (quick, standard or full; default standard).
 HOST    ?=
 TARGET  ?=
-PROFILE ?= full
+PROFILE ?=
 
 .PHONY: all build cross cross-armv7 cross-aarch64 cross-x86 dist dist-armv7 dist-aarch64 dist-x86 deploy run test test-cargo test-cross sizes bench clean
 
@@ -53,8 +53,8 @@ dist-x86: cross-x86
 
 # Build the board's dist, copy it over ssh, run the suite there, fetch the results.
 deploy:
-	@test -n "$(HOST)" || { echo "usage: make deploy HOST=user@host [TARGET=armv7|aarch64|x86] [PROFILE=quick|full]" >&2; exit 2; }
-	scripts/deploy.sh --$(PROFILE) $(if $(TARGET),--target $(TARGET)) $(HOST)
+	@test -n "$(HOST)" || { echo "usage: make deploy HOST=user@host [TARGET=armv7|aarch64|x86] [PROFILE=quick|standard|full]" >&2; exit 2; }
+	scripts/deploy.sh $(if $(PROFILE),--$(PROFILE)) $(if $(TARGET),--target $(TARGET)) $(HOST)
 
 run: build
 	scripts/run-all.sh --quick

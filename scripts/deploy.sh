@@ -1,28 +1,29 @@
 #!/bin/sh
 # Deploys boardbench to a board and runs the suite there: builds the dist for the
-# board's target, copies it with scp to REMOTE_DIR (default ~/boardbench), runs
-# scripts/run-all.sh there over ssh, and copies the results directory back under
+# board's target, copies it over ssh to REMOTE_DIR (default ~/boardbench, the board's
+# home), runs scripts/run-all.sh there, and copies the results directory back under
 # results/. Uses your own ssh configuration (keys, ports, ProxyJump) and nothing else.
 #
-#   scripts/deploy.sh [--quick | --full] [--target armv7|aarch64|x86] [--only zstd,...]
-#                     [--no-build | --dist TARBALL] [--results DIR] HOST
+#   scripts/deploy.sh [--quick | --standard | --full] [--target armv7|aarch64|x86]
+#                     [--only zstd,...] [--no-build | --dist TARBALL] [--results DIR] HOST
 #   scripts/deploy.sh --print-target [--target T] HOST   (checks the board, prints T)
 #
 # HOST is user@host or a Host of your ssh config. Without --target, the target follows
 # the board's `uname -m`; with it, a board of another architecture is refused (exit 2).
-# SSH_OPTS: extra options for both ssh and scp (-F FILE, -i KEY, -o Port=2222, -J JUMP).
-# REMOTE_DIR: where on the board (default ~/boardbench). BB_FLAGS and BB_FLAGS_<name>
-# are passed on to run-all.sh on the board. Exit code: run-all's (0 all ran, 1 a binary
+# SSH_OPTS: extra options for ssh (-F FILE, -i KEY, -o Port=2222, -J JUMP).
+# REMOTE_DIR: where on the board (default ~/boardbench; a leading ~ is the board's home).
+# The profile defaults to run-all's (standard); BB_FLAGS and BB_FLAGS_<name> are passed
+# on to run-all.sh on the board, after the profile. Exit code: run-all's (0 all ran, 1 a binary
 # failed), 1 when the board cannot be reached, 2 for bad arguments.
 set -eu
 
 usage() {
-    echo "usage: deploy.sh [--quick | --full] [--target armv7|aarch64|x86] [--only LIST] [--no-build | --dist TARBALL] [--results DIR] HOST" >&2
+    echo "usage: deploy.sh [--quick | --standard | --full] [--target armv7|aarch64|x86] [--only LIST] [--no-build | --dist TARBALL] [--results DIR] HOST" >&2
     exit 2
 }
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
-profile=--full
+profile=
 target=
 only=
 build=yes
@@ -32,26 +33,30 @@ print_target=no
 host=
 while [ $# -gt 0 ]; do
     case $1 in
-        --quick | --full) profile=$1 ;;
+        --quick | --standard | --full) profile=$1 ;;
         --target) [ $# -ge 2 ] || usage; target=$2; shift ;;
         --only) [ $# -ge 2 ] || usage; only=$2; shift ;;
         --no-build) build=no ;;
         --dist) [ $# -ge 2 ] || usage; dist=$2; shift ;;
         --results) [ $# -ge 2 ] || usage; results=$2; shift ;;
         --print-target) print_target=yes ;;
-        -h | --help) sed -n '2,18s/^# \{0,1\}//p' "$0"; exit 0 ;;
+        -h | --help) sed -n '2,19s/^# \{0,1\}//p' "$0"; exit 0 ;;
         -*) echo "deploy.sh: unknown option '$1'" >&2; usage ;;
         *) [ -z "$host" ] || usage; host=$1 ;;
     esac
     shift
 done
 [ -n "$host" ] || usage
-remote_dir=${REMOTE_DIR:-~/boardbench}
+# Not ${REMOTE_DIR:-~/boardbench}: the shell would expand that ~ here, on the laptop.
+remote_dir=${REMOTE_DIR:-}
+[ -n "$remote_dir" ] || remote_dir='~/boardbench'
 ssh_opts=${SSH_OPTS:-}
 
 say() { echo "deploy $host: $*" >&2; }
 
 . "$repo/scripts/lib.sh"
+# REMOTE_DIR as one word for the board's shell, its ~ expanded there.
+rdir=$(remote_path "$remote_dir")
 
 # shellcheck disable=SC2086  # SSH_OPTS are meant to split into words
 remote() { ssh -n $ssh_opts "$host" "$@"; }
@@ -97,11 +102,12 @@ fi
 [ -f "$dist" ] || { say "no dist tarball at $dist"; exit 1; }
 name=$(basename "$dist" .tar.gz)
 
+# Copied through ssh itself rather than scp, whose remote paths each scp version
+# quotes and expands its own way.
 say "copying $name to $remote_dir ($arch)"
-remote "mkdir -p $remote_dir" || exit 1
 # shellcheck disable=SC2086
-scp -q $ssh_opts "$dist" "$host:$remote_dir/$name.tar.gz" || { say "scp failed"; exit 1; }
-remote "cd $remote_dir && rm -rf $(quote "$name") && tar -xzf $(quote "$name.tar.gz") && rm -f $(quote "$name.tar.gz")" || exit 1
+ssh $ssh_opts "$host" "mkdir -p $rdir && cd $rdir && rm -rf $(quote "$name") && tar -xzf -" <"$dist" \
+    || { say "copying $dist to $remote_dir failed"; exit 1; }
 
 # run-all on the board, with BB_FLAGS and BB_FLAGS_<name> passed on.
 vars=
@@ -111,12 +117,12 @@ for v in $(env | sed -n 's/^\(BB_FLAGS[A-Za-z0-9_]*\)=.*/\1/p'); do
 done
 only_arg=
 [ -n "$only" ] && only_arg="--only $(quote "$only")"
-say "running run-all.sh $profile"
+say "running run-all.sh ${profile:-(standard profile)}"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 {
     rc=0
-    remote "cd $remote_dir/$(quote "$name") &&$vars sh scripts/run-all.sh $profile $only_arg --out ../results" || rc=$?
+    remote "cd $rdir/$(quote "$name") &&$vars sh scripts/run-all.sh $profile $only_arg --out ../results" || rc=$?
     echo $rc >"$work/rc"
 } | tee "$work/out"
 rc=$(cat "$work/rc")
@@ -128,7 +134,8 @@ if [ -z "$remote_results" ]; then
 fi
 
 mkdir -p "$results"
-# shellcheck disable=SC2086
-scp -q -r $ssh_opts "$host:$remote_results" "$results/" || { say "fetching $remote_results failed"; exit 1; }
-echo "results: $(cd "$results" && pwd)/$(basename "$remote_results")"
+fetched=$(basename "$remote_results")
+remote "cd $(quote "$(dirname "$remote_results")") && tar -cf - $(quote "$fetched")" | (cd "$results" && tar -xf -) \
+    && [ -d "$results/$fetched" ] || { say "fetching $remote_results failed"; exit 1; }
+echo "results: $(cd "$results" && pwd)/$fetched"
 exit "$rc"

@@ -2,14 +2,15 @@
 # Deploys boardbench to many boards at once and runs the suite on each (scripts/deploy.sh
 # per board, in parallel with xargs -P), then compares them in one bb-compare table.
 #
-#   scripts/fleet.sh HOSTS_FILE [--parallel N] [--quick | --full] [--only zstd,...]
-#                    [--no-build] [--results DIR]
+#   scripts/fleet.sh HOSTS_FILE [--parallel N] [--quick | --standard | --full]
+#                    [--only zstd,...] [--no-build] [--results DIR]
 #
 # HOSTS_FILE: a board per line, `HOST [TARGET] [dir=REMOTE_DIR] [ssh options...]`, where
 # HOST is user@host or a Host of your ssh config, TARGET armv7, aarch64 or x86 (default:
 # from the board's uname -m), dir= where on the board (default ~/boardbench), and the
 # ssh options (-i KEY, -o Port=2222, -J JUMP) apply to that board only; # starts a comment.
-# SSH_OPTS apply to every board; BB_FLAGS and BB_FLAGS_<name> go to run-all.sh;
+# The profile defaults to run-all's (standard). SSH_OPTS apply to every board; BB_FLAGS
+# and BB_FLAGS_<name> go to run-all.sh, after the profile;
 # COMPARE_FLAGS to bb-compare (--ignore-params threads, for boards with other core counts).
 # Writes DIR/fleet-<UTC date-time>/ (DIR defaults to results): <board>/ with its results,
 # <board>.log, compare.txt (the table across boards) and compare.svg. A board that fails
@@ -18,25 +19,25 @@ set -eu
 set -f
 
 usage() {
-    echo "usage: fleet.sh HOSTS_FILE [--parallel N] [--quick | --full] [--only LIST] [--no-build] [--results DIR]" >&2
+    echo "usage: fleet.sh HOSTS_FILE [--parallel N] [--quick | --standard | --full] [--only LIST] [--no-build] [--results DIR]" >&2
     exit 2
 }
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 hosts_file=
 parallel=4
-profile=--full
+profile=
 only=
 build=yes
 results=results
 while [ $# -gt 0 ]; do
     case $1 in
         --parallel) [ $# -ge 2 ] || usage; parallel=$2; shift ;;
-        --quick | --full) profile=$1 ;;
+        --quick | --standard | --full) profile=$1 ;;
         --only) [ $# -ge 2 ] || usage; only=$2; shift ;;
         --no-build) build=no ;;
         --results) [ $# -ge 2 ] || usage; results=$2; shift ;;
-        -h | --help) sed -n '2,19s/^# \{0,1\}//p' "$0"; exit 0 ;;
+        -h | --help) sed -n '2,20s/^# \{0,1\}//p' "$0"; exit 0 ;;
         -*) echo "fleet.sh: unknown option '$1'" >&2; usage ;;
         *) [ -z "$hosts_file" ] || usage; hosts_file=$1 ;;
     esac
@@ -113,7 +114,7 @@ done
 set +f
 jobs=$(ls "$work"/job.* 2>/dev/null || true)
 set -f
-echo "fleet: $(echo "$jobs" | grep -c . || true) boards, $parallel at a time, $profile; logs in $fleet"
+echo "fleet: $(echo "$jobs" | grep -c . || true) boards, $parallel at a time, profile ${profile:---standard}; logs in $fleet"
 [ -z "$jobs" ] || printf '%s\n' $jobs | xargs -P "$parallel" -n 1 sh
 
 for label in $labels; do

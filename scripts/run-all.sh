@@ -4,33 +4,40 @@
 # env.json (the machine), summary.txt (the text tables) and each binary's stderr (.log).
 # POSIX sh, so it runs on a board that has only busybox.
 #
-#   scripts/run-all.sh [--quick | --full] [--out DIR] [--only zstd,ipc,...]
+#   scripts/run-all.sh [--quick | --standard | --full] [--dry-run] [--out DIR] [--only zstd,ipc,...]
 #
-# Binaries are found in $BB_BIN_DIR when set, else next to this script in a dist tarball
-# (../bin), else in the repository's target/release. bb-compare is a tool, not a
-# measurement: it writes env.json. Extra flags for every binary: $BB_FLAGS; for one
-# binary: $BB_FLAGS_<name> (BB_FLAGS_zstd="--threads 1,2"). A binary that fails is
-# reported and the others still run. Exit 0 when every binary succeeded, 1 when one
-# failed, 2 for bad arguments. The last line on stdout is "results: <directory>".
+# The profile: --quick (a smoke run), --standard (the default: minutes), --full (hours,
+# JMH's habits). It first prints the suite's estimated duration; --dry-run prints each
+# binary's plan and that sum, and measures nothing. Binaries are found in $BB_BIN_DIR when
+# set, else next to this script in a dist tarball (../bin), else in the repository's
+# target/release. bb-compare is a tool, not a measurement: it writes env.json. Extra
+# flags for every binary: $BB_FLAGS; for one binary: $BB_FLAGS_<name>
+# (BB_FLAGS_zstd="--threads 1,2"). They come after the profile, so a flag there overrides
+# the profile's value (BB_FLAGS="--iterations 1 --time 100ms" shortens any profile). A
+# binary that fails is reported and the others still run. Exit 0 when every binary
+# succeeded, 1 when one failed, 2 for bad arguments. The last line on stdout is
+# "results: <directory>".
 set -u
 set -f    # BB_FLAGS are split into words, never globbed
 
 usage() {
-    echo "usage: run-all.sh [--quick | --full] [--out DIR] [--only zstd,ipc,...]" >&2
+    echo "usage: run-all.sh [--quick | --standard | --full] [--dry-run] [--out DIR] [--only zstd,ipc,...]" >&2
     exit 2
 }
 
-profile=--full
+profile=--standard
+dry_run=no
 out=results
 only=
 while [ $# -gt 0 ]; do
     case $1 in
-        --quick | --full) profile=$1 ;;
+        --quick | --standard | --full) profile=$1 ;;
+        --dry-run) dry_run=yes ;;
         --out) [ $# -ge 2 ] || usage; out=$2; shift ;;
         --out=*) out=${1#--out=} ;;
         --only) [ $# -ge 2 ] || usage; only=$2; shift ;;
         --only=*) only=${1#--only=} ;;
-        -h | --help) sed -n '2,16s/^# \{0,1\}//p' "$0"; exit 0 ;;
+        -h | --help) sed -n '2,21s/^# \{0,1\}//p' "$0"; exit 0 ;;
         *) echo "run-all.sh: unknown argument '$1'" >&2; usage ;;
     esac
     shift
@@ -70,6 +77,38 @@ if [ -n "$only" ]; then
     names=$chosen
 fi
 
+# The flags of one binary: the profile, then $BB_FLAGS, then $BB_FLAGS_<name>.
+flags_of() {
+    eval "extra=\${BB_FLAGS_$(echo "${1#bb-}" | tr -c 'A-Za-z0-9_\n' '_'):-}"
+    echo "$profile ${BB_FLAGS:-} $extra"
+}
+
+# Every binary's plan (its --dry-run), and the sum: known before anything runs.
+# A binary without a plan is named here, and fails again, reported, when it runs.
+total=0
+unplanned=
+for name in $names; do
+    # shellcheck disable=SC2046  # the flags are meant to split into words
+    if ! plan=$("$bindir/$name" $(flags_of "$name") --dry-run 2>&1); then
+        echo "run-all.sh: $name: no plan: $(printf '%s\n' "$plan" | tail -n 1)" >&2
+        unplanned="$unplanned $name"
+        continue
+    fi
+    [ $dry_run = yes ] && printf '%s\n\n' "$plan"
+    seconds=$(printf '%s\n' "$plan" | sed -n 's/^estimated duration: .*(\([0-9]*\)[.0-9]* s)$/\1/p')
+    total=$((total + ${seconds:-0}))
+done
+if [ $total -ge 3600 ]; then
+    about="$((total / 3600)) h $((total % 3600 / 60)) min"
+else
+    about="$((total / 60)) min $((total % 60)) s"
+fi
+echo "run-all: $(echo $names | wc -w) binaries, profile ${profile#--}, estimated duration: about $about ($total s)"
+if [ $dry_run = yes ]; then
+    [ -z "$unplanned" ]
+    exit
+fi
+
 host=$(uname -n)
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$out" || exit 1
@@ -94,7 +133,7 @@ mv "$res/.env.json.tmp" "$res/env.json"
 
 summary=$res/.summary.txt.tmp
 {
-    echo "boardbench run-all $profile on $host ($(uname -m), Linux $(uname -r)), $stamp"
+    echo "boardbench run-all ${profile#--} on $host ($(uname -m), Linux $(uname -r)), $stamp"
     echo "binaries:$names"
     [ -n "${BB_FLAGS:-}" ] && echo "BB_FLAGS: $BB_FLAGS"
 } >"$summary"
@@ -102,12 +141,11 @@ summary=$res/.summary.txt.tmp
 failed=
 total_start=$(date +%s)
 for name in $names; do
-    short=${name#bb-}
-    eval "extra=\${BB_FLAGS_$(echo "$short" | tr -c 'A-Za-z0-9_\n' '_'):-}"
-    echo "$name $profile ${BB_FLAGS:-} $extra" | tr -s ' '
+    flags=$(flags_of "$name")
+    echo "$name $flags" | tr -s ' '
     start=$(date +%s)
     # shellcheck disable=SC2086  # the flags are meant to split into words
-    "$bindir/$name" $profile ${BB_FLAGS:-} $extra --output "$res/$name.json" --format json \
+    "$bindir/$name" $flags --output "$res/$name.json" --format json \
         >"$res/$name.txt" 2>"$res/$name.log"
     rc=$?
     took=$(($(date +%s) - start))

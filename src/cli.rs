@@ -36,6 +36,49 @@ impl Mode {
     }
 }
 
+/// How long and how thorough a run is; the same three profiles on every binary.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Profile {
+    /// A smoke run: the whole binary in well under a minute.
+    Quick,
+    /// The default: sound statistics, the whole suite within about 15 minutes.
+    #[default]
+    Standard,
+    /// JMH's habits, for a run left overnight.
+    Full,
+}
+
+impl Profile {
+    pub fn name(self) -> &'static str {
+        match self {
+            Profile::Quick => "quick",
+            Profile::Standard => "standard",
+            Profile::Full => "full",
+        }
+    }
+
+    /// This profile's value among the three.
+    pub fn pick<T>(self, quick: T, standard: T, full: T) -> T {
+        match self {
+            Profile::Quick => quick,
+            Profile::Standard => standard,
+            Profile::Full => full,
+        }
+    }
+
+    /// The profile the switches `--quick`, `--standard` and `--full` choose: at most one.
+    pub fn from_switches(quick: bool, standard: bool, full: bool) -> Result<Profile> {
+        match (quick, standard, full) {
+            (false, false, false) | (false, true, false) => Ok(Profile::Standard),
+            (true, false, false) => Ok(Profile::Quick),
+            (false, false, true) => Ok(Profile::Full),
+            _ => Err(Error::usage(
+                "--quick, --standard and --full choose one profile: give at most one",
+            )),
+        }
+    }
+}
+
 /// The report formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -173,14 +216,17 @@ pub struct CommonArgs {
     pub timeout: Option<Duration>,
     pub format: Option<Format>,
     pub output: Option<PathBuf>,
-    pub quick: bool,
+    pub profile: Profile,
+    /// Print the plan (benchmarks, settings, estimated duration) and measure nothing.
+    pub dry_run: bool,
     pub pin: Option<Vec<usize>>,
     pub seed: u64,
 }
 
 /// Implemented by every binary's argument struct through [`bench_args!`].
 pub trait HasCommon {
-    fn common(&self) -> CommonArgs;
+    /// The common flags; an error when they contradict each other (two profiles).
+    fn common(&self) -> Result<CommonArgs>;
 }
 
 /// Declares a binary's argument struct with the common flags appended, so that the same
@@ -238,9 +284,18 @@ macro_rules! bench_args {
             /// write the report to this file (atomically: a temporary file, then renamed)
             #[argh(option)]
             pub output: Option<std::path::PathBuf>,
-            /// the quick profile: fewer and shorter iterations, smaller inputs
+            /// the quick profile: a smoke run, fewer and shorter iterations, smaller inputs
             #[argh(switch)]
             pub quick: bool,
+            /// the standard profile (the default): sound statistics in minutes
+            #[argh(switch)]
+            pub standard: bool,
+            /// the full profile: JMH's habits, more of everything, for a run left overnight
+            #[argh(switch)]
+            pub full: bool,
+            /// print the plan (benchmarks, settings, estimated duration) and exit without measuring
+            #[argh(switch)]
+            pub dry_run: bool,
             /// CPUs to pin to, a list (0,1); each binary says how it uses them
             #[argh(option, from_str_fn($crate::cli::parse_usize_list))]
             pub pin: Option<Vec<usize>>,
@@ -250,8 +305,8 @@ macro_rules! bench_args {
         }
 
         impl $crate::cli::HasCommon for $name {
-            fn common(&self) -> $crate::cli::CommonArgs {
-                $crate::cli::CommonArgs {
+            fn common(&self) -> $crate::Result<$crate::cli::CommonArgs> {
+                Ok($crate::cli::CommonArgs {
                     mode: self.mode,
                     warmup: self.warmup,
                     warmup_time: self.warmup_time,
@@ -261,10 +316,15 @@ macro_rules! bench_args {
                     timeout: self.timeout,
                     format: self.format,
                     output: self.output.clone(),
-                    quick: self.quick,
+                    profile: $crate::cli::Profile::from_switches(
+                        self.quick,
+                        self.standard,
+                        self.full,
+                    )?,
+                    dry_run: self.dry_run,
                     pin: self.pin.clone(),
                     seed: self.seed,
-                }
+                })
             }
         }
     };
@@ -411,10 +471,10 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(a.threads, Some(vec![1, 2]));
-        let c = a.common();
+        let c = a.common().unwrap();
         assert_eq!(c.time, Some(Duration::from_secs(2)));
         assert_eq!(c.mode, Some(Mode::AverageTime));
-        assert!(c.quick);
+        assert_eq!(c.profile, Profile::Quick);
         assert_eq!(c.seed, 42);
         match parse_from::<TestArgs>(&["--bogus"]) {
             Err(ParseExit::Usage(e)) => {
@@ -431,5 +491,18 @@ mod tests {
         assert!(
             matches!(parse_from::<TestArgs>(&["--help"]), Err(ParseExit::Help(h)) if h.contains("--warmup-time"))
         );
+    }
+
+    #[test]
+    fn one_profile_at_most_and_standard_by_default() {
+        let profile = |args: &[&str]| parse_from::<TestArgs>(args).unwrap().common();
+        assert_eq!(profile(&[]).unwrap().profile, Profile::Standard);
+        assert_eq!(profile(&["--standard"]).unwrap().profile, Profile::Standard);
+        assert_eq!(profile(&["--full"]).unwrap().profile, Profile::Full);
+        assert!(profile(&["--full", "--dry-run"]).unwrap().dry_run);
+        let e = profile(&["--quick", "--full"]).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.to_string().contains("at most one"), "{e}");
+        assert_eq!(Profile::Full.pick(1, 2, 3), 3);
     }
 }

@@ -13,6 +13,7 @@ pub mod fork;
 pub mod histogram;
 pub mod ipc;
 pub mod json;
+pub mod plan;
 pub mod report;
 pub mod result;
 pub mod rng;
@@ -25,7 +26,7 @@ pub mod warnings;
 pub mod watchdog;
 pub mod wire;
 
-pub use cli::{CommonArgs, Format, Mode};
+pub use cli::{CommonArgs, Format, Mode, Profile};
 pub use error::{Error, Result};
 pub use runner::{Benchmark, Metric, Settings, TimeUnit, Workload};
 
@@ -37,7 +38,7 @@ use warnings::{warn, Progress, Warning};
 pub struct Suite {
     /// The unit of time-per-operation scores.
     pub unit: TimeUnit,
-    /// The binary's default settings for the profile the person chose (flags override them).
+    /// The binary's settings for the profile the person chose (flags override them).
     pub defaults: Settings,
     pub benchmarks: Vec<Benchmark>,
     /// Whether the harness pins the whole process to `--pin`'s CPUs; false where the
@@ -67,23 +68,32 @@ pub fn run_suite(suite: Suite, flags: &CommonArgs) -> Result<Vec<BenchResult>> {
             pin_process(cpus)?;
         }
     }
+    let plan = plan::Plan::new(flags.profile, &settings, suite.unit, &suite.benchmarks);
+    if flags.dry_run {
+        print!("{}", plan.render(&cli::program_name()));
+        return Ok(Vec::new());
+    }
     let env = Environment::capture();
-    crate::stderr!("{}", header(&env, &settings, &suite.benchmarks));
+    crate::stderr!(
+        "{}, {}",
+        header(&env, &settings, &suite.benchmarks),
+        plan.summary()
+    );
     for w in warnings::environment_warnings(&env) {
         warn(&w);
     }
-    let per_bench = settings.estimated_fork_time() * settings.forks.max(1);
-    let mut progress = Progress::new(per_bench * suite.benchmarks.len() as u32);
+    let mut progress = Progress::new(plan.total());
     let mut results = Vec::new();
     for (index, bench) in suite.benchmarks.iter().enumerate() {
         let (settings, unit) = bench.effective(&settings, suite.unit);
         let label = bench.label();
+        let fork_estimate = settings.estimated_fork_time(bench.invocation_estimate);
         let before = Snapshot::take();
         let mut forks = Vec::new();
         if settings.forks == 0 {
             progress.step(
                 &format!("[{}/{}] {label}", index + 1, suite.benchmarks.len()),
-                per_bench,
+                fork_estimate,
             );
             forks.push(runner::run_in_process(bench, &settings, unit)?);
         }
@@ -95,7 +105,7 @@ pub fn run_suite(suite: Suite, flags: &CommonArgs) -> Result<Vec<BenchResult>> {
                     suite.benchmarks.len(),
                     settings.forks
                 ),
-                settings.estimated_fork_time(),
+                fork_estimate,
             );
             forks.push(fork::run_child(index, fork, &label)?);
         }

@@ -101,6 +101,9 @@ impl BenchResult {
                 secondary.push(Secondary::new(name, unit, per_fork));
             }
         }
+        for c in &bench.constants {
+            secondary.push(Secondary::new(&c.name, &c.unit, vec![vec![c.value]]));
+        }
         BenchResult {
             name: bench.name.clone(),
             params: bench.params.clone(),

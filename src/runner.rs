@@ -75,16 +75,39 @@ impl Settings {
         self
     }
 
-    /// A rough duration of one fork, for the progress line's ETA.
-    pub fn estimated_fork_time(&self) -> Duration {
-        match self.mode {
+    /// How long one fork should take: start-up and set-up, then every iteration, each
+    /// timed one running `time` and one more invocation; a single shot runs one
+    /// invocation (`invocation`, where the benchmark can tell, else a guess).
+    pub fn estimated_fork_time(&self, invocation: Option<Duration>) -> Duration {
+        let iterations = self.warmup_iterations + self.iterations;
+        let iterating = match self.mode {
             Mode::SingleShot => {
-                Duration::from_millis(100) * (self.warmup_iterations + self.iterations)
+                invocation.unwrap_or(SINGLE_SHOT_GUESS).max(PER_ITERATION) * iterations
             }
-            _ => self.warmup_time * self.warmup_iterations + self.time * self.iterations,
-        }
+            _ => {
+                let overrun = invocation.unwrap_or(Duration::ZERO) + PER_ITERATION;
+                self.warmup_time * self.warmup_iterations
+                    + self.time * self.iterations
+                    + overrun * iterations
+            }
+        };
+        FORK_START + iterating
+    }
+
+    /// How long a benchmark runs with these settings: every fork, or one run in process.
+    pub fn estimated_time(&self, invocation: Option<Duration>) -> Duration {
+        self.estimated_fork_time(invocation) * self.forks.max(1)
     }
 }
+
+/// Starting a fork and setting its benchmark up, as measured on a 2-core VM (a server
+/// spawned, a batch calibrated): a constant of the estimate.
+const FORK_START: Duration = Duration::from_millis(60);
+/// What an iteration costs beyond its time: the harness's bookkeeping and the
+/// workload's untimed checks.
+const PER_ITERATION: Duration = Duration::from_millis(2);
+/// A single shot whose length the benchmark cannot tell.
+const SINGLE_SHOT_GUESS: Duration = Duration::from_millis(20);
 
 /// The unit of time-per-operation scores.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -189,6 +212,12 @@ pub struct Benchmark {
     /// Ratios to report: (metric name, label of the benchmark to divide by); see
     /// [`crate::result::add_ratios`].
     pub baselines: Vec<(String, String)>,
+    /// Properties of the input rather than measurements (a compression ratio): reported
+    /// once, with no error.
+    pub constants: Vec<Metric>,
+    /// How long one invocation takes, where the binary can tell before measuring (a
+    /// single shot of a fixed batch); for the plan's estimate.
+    pub invocation_estimate: Option<Duration>,
     pub setup: Setup,
 }
 
@@ -204,6 +233,8 @@ impl Benchmark {
             mode: None,
             unit: None,
             baselines: Vec::new(),
+            constants: Vec::new(),
+            invocation_estimate: None,
             setup,
         }
     }

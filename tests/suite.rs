@@ -10,6 +10,9 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 const REPO: &str = env!("CARGO_MANIFEST_DIR");
+/// Appended after the profile, these shorten any profile's timing and change nothing
+/// else: the default paths run whole, only faster.
+const SHORT_TIMING: &str = "--warmup 0 --iterations 1 --time 100ms --forks 1";
 /// bb-zstd's quick profile made smaller and shorter: the behaviour is the same.
 const ZSTD_FLAGS: &str =
     "--size 64k --jobs 2 --threads 1,2 --warmup-time 50ms --iterations 2 --time 100ms";
@@ -212,6 +215,51 @@ fn run_all_quick_end_to_end() {
     check_run_all(&["sh"]);
 }
 
+/// Checks a results directory of the whole default suite: every measurement ran in the
+/// standard profile (the timing shortened) and wrote its report.
+fn check_default_suite(res: &Path) {
+    let summary = std::fs::read_to_string(res.join("summary.txt")).unwrap();
+    assert!(summary.contains("run-all standard on"), "{summary}");
+    for name in ["bb-zstd", "bb-ipc", "bb-rpc", "bb-seek"] {
+        assert!(summary.contains(&format!("== {name}: ok in ")), "{summary}");
+        let report = read_json(&res.join(format!("{name}.json")));
+        assert!(!report.as_array().unwrap().is_empty(), "{name}");
+        let log = std::fs::read_to_string(res.join(format!("{name}.log"))).unwrap();
+        assert!(log.contains("profile standard: about "), "{name}: {log}");
+    }
+    // The standard rpc matrix, whatever the shortened timing.
+    let rpc = read_json(&res.join("bb-rpc.json"));
+    assert_eq!(rpc.as_array().unwrap().len(), 40, "{rpc:#}");
+}
+
+#[test]
+#[ignore = "runs target/release, as run-all does by default; run by make test"]
+fn run_all_with_no_arguments_runs_the_standard_suite() {
+    // run-all's default binaries are the repository's target/release: these.
+    let release = Path::new(REPO).join("target/release/bb-zstd");
+    assert_eq!(Path::new(env!("CARGO_BIN_EXE_bb-zstd")), release);
+    let dir = TempDir::new("run-all-defaults");
+    let run = common::run_in(
+        dir.path(),
+        "sh",
+        &[&script("run-all.sh")],
+        &[("BB_FLAGS", SHORT_TIMING)],
+    );
+    run.assert_ok();
+    let first = run.stdout.lines().next().unwrap();
+    assert!(
+        first.starts_with("run-all: 4 binaries, profile standard, estimated duration: about "),
+        "the estimate comes first: {first}"
+    );
+    let res = results_dir(&run);
+    assert!(res.starts_with(dir.join("results")), "{}", res.display());
+    check_default_suite(&res);
+    assert!(
+        dir.join("data/random-16mb.txt").is_file(),
+        "bb-seek made its data"
+    );
+}
+
 #[test]
 #[ignore = "needs busybox (scripts/setup.sh test); run by make test"]
 fn run_all_runs_under_busybox_sh() {
@@ -253,13 +301,15 @@ impl Sshd {
                 "Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/host_key\nPidFile {d}/{name}.pid\n\
                  AuthorizedKeysFile {d}/authorized_keys\nPasswordAuthentication no\n\
                  KbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\nPermitRootLogin prohibit-password\n\
-                 Subsystem sftp internal-sftp\nLogLevel ERROR\n",
+                 Subsystem sftp internal-sftp\nLogLevel ERROR\nSetEnv HOME={d}/home-{name}\n",
                 d = dir.display()
             ),
         )
         .unwrap();
         // Debian's sshd wants its privilege separation directory.
         let _ = std::fs::create_dir_all("/run/sshd");
+        // The board's home, so that ~ on the board is not this machine's own.
+        std::fs::create_dir_all(dir.join(format!("home-{name}"))).unwrap();
         let log = std::fs::File::create(dir.join(format!("{name}.log"))).unwrap();
         let child = Command::new("/usr/sbin/sshd")
             .args(["-D", "-e", "-f"])
@@ -450,6 +500,76 @@ fn deploy_copies_runs_and_fetches_results_over_ssh() {
 
 #[test]
 #[ignore = "needs make cross and openssh-server (scripts/setup.sh test); run by make test"]
+fn make_deploy_with_only_a_host_runs_the_standard_suite_in_the_boards_home() {
+    x86_musl_bb_zstd();
+    let boards = start_boards();
+    let run = common::run_in(
+        Path::new(REPO),
+        "make",
+        &["-s", "deploy", "HOST=board1"],
+        &[
+            ("SSH_OPTS", boards.ssh_opts.as_str()),
+            ("BB_FLAGS", SHORT_TIMING),
+        ],
+    );
+    run.assert_ok();
+    assert!(
+        run.stderr.contains("copying boardbench-") && run.stderr.contains(" to ~/boardbench "),
+        "{}",
+        run.stderr
+    );
+    let res = results_dir(&run);
+    let _cleanup = TempDir(res.clone());
+    assert!(
+        res.starts_with(Path::new(REPO).join("results")),
+        "{}",
+        res.display()
+    );
+    check_default_suite(&res);
+    // ~/boardbench was the board's home, expanded by the board's shell.
+    let home = boards.dir.join("home-sshd1/boardbench");
+    assert!(
+        home.join("results").join(res.file_name().unwrap()).is_dir(),
+        "{}",
+        home.display()
+    );
+    assert!(!Path::new(REPO).join("~").exists());
+}
+
+#[test]
+#[ignore = "needs make cross and openssh-server (scripts/setup.sh test); run by make test"]
+fn deploy_quotes_a_remote_dir_with_a_space() {
+    x86_musl_bb_zstd();
+    let boards = start_boards();
+    let local = boards.dir.join("results");
+    let run = run_with(
+        "sh",
+        &[
+            &script("deploy.sh"),
+            "--quick",
+            "--no-build",
+            "--only",
+            "zstd",
+            "--results",
+            local.to_str().unwrap(),
+            "board1",
+        ],
+        &[
+            ("SSH_OPTS", boards.ssh_opts.as_str()),
+            ("REMOTE_DIR", "~/bench dir/it's here"),
+            ("BB_FLAGS_zstd", ZSTD_FLAGS),
+        ],
+    );
+    run.assert_ok();
+    check_zstd_results(&results_dir(&run));
+    assert!(boards
+        .dir
+        .join("home-sshd1/bench dir/it's here/results")
+        .is_dir());
+}
+
+#[test]
+#[ignore = "needs make cross and openssh-server (scripts/setup.sh test); run by make test"]
 fn fleet_runs_every_board_and_compares_them() {
     x86_musl_bb_zstd();
     let boards = start_boards();
@@ -460,7 +580,7 @@ fn fleet_runs_every_board_and_compares_them() {
         &hosts,
         format!(
             "# two boards on this machine, and one that does not answer\n\
-             board1 x86 dir={d}/remote1\n\
+             board1 x86\n\
              {me}@127.0.0.1 dir={d}/remote2 -o Port={p2}   # target from uname -m\n\
              \n\
              {me}@127.0.0.1 x86 dir={d}/remote3 -o Port={dead}\n",
@@ -478,7 +598,6 @@ fn fleet_runs_every_board_and_compares_them() {
             hosts.to_str().unwrap(),
             "--parallel",
             "2",
-            "--quick",
             "--only",
             "zstd",
             "--no-build",
@@ -487,6 +606,7 @@ fn fleet_runs_every_board_and_compares_them() {
         ],
         &[
             ("SSH_OPTS", boards.ssh_opts.as_str()),
+            ("BB_FLAGS", SHORT_TIMING),
             ("BB_FLAGS_zstd", ZSTD_FLAGS),
             ("BB_COMPARE", env!("CARGO_BIN_EXE_bb-compare")),
         ],

@@ -240,8 +240,8 @@ fn input_file_and_environment_variables_of_the_original() {
             "0",
             "--iterations",
             "1",
-            "--time",
-            "50ms",
+            "--mode",
+            "ss",
             "--forks",
             "0",
             "--format",
@@ -263,9 +263,9 @@ fn input_file_and_environment_variables_of_the_original() {
     );
     assert_eq!(e["threads"], 2);
     assert_eq!(
-        e["boardbench"]["operations"].as_u64().unwrap() % 7,
-        0,
-        "GUESSES sets the jobs per invocation"
+        e["boardbench"]["operations"].as_u64().unwrap(),
+        7,
+        "GUESSES sets the jobs of the single shot"
     );
 }
 
@@ -345,8 +345,11 @@ fn help_shows_an_example_and_exits_0() {
 }
 
 /// A run that would take hours: a million jobs per invocation.
+/// A single shot of a million jobs: one invocation that outlasts any test.
 const STUCK: &[&str] = &[
     "--quick",
+    "--mode",
+    "ss",
     "--size",
     "100k",
     "--jobs",
@@ -517,4 +520,37 @@ fn the_timeout_ends_the_run_even_when_stderr_is_closed() {
     assert!(ended, "the run outlived its timeout");
     assert_eq!(parent.wait().unwrap().code(), Some(1));
     assert!(all_gone(&forks), "the fork was stopped too");
+}
+
+#[test]
+fn ratio_is_the_inputs_compression_ratio_reported_once_for_both_ops() {
+    let dir = TempDir::new("zstd-ratio");
+    let input = dir.join("input.json");
+    let data = "{\"name\": \"Sapporo\", \"population\": 1973395}\n".repeat(4000);
+    std::fs::write(&input, &data).unwrap();
+    let run = bb_zstd(
+        &["--input", input.to_str().unwrap(), "--format", "json"],
+        &[],
+    );
+    run.assert_ok();
+    let json = run.json();
+    let expected =
+        data.len() as f64 / zstd::bulk::compress(data.as_bytes(), 3).unwrap().len() as f64;
+    for op in ["bb.zstd.compress", "bb.zstd.decompress"] {
+        let ratio = &entry(&json, op, &[])["secondaryMetrics"]["ratio"];
+        assert!(
+            (ratio["score"].as_f64().unwrap() - expected).abs() < 1e-9,
+            "{op}: {ratio:#}"
+        );
+        // A property of the input, not a measurement: one value, no error.
+        assert_eq!(ratio["rawData"], serde_json::json!([[expected]]), "{op}");
+        assert_eq!(ratio["scoreError"], "NaN", "{op}");
+    }
+    let text = bb_zstd(&["--input", input.to_str().unwrap()], &[]);
+    let row = text
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("bb.zstd.compress:ratio"))
+        .unwrap();
+    assert!(!row.contains('±'), "{row}");
 }

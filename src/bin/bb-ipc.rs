@@ -52,7 +52,7 @@ fn main() {
 }
 
 fn run(args: &Args) -> Result<()> {
-    let flags = args.common();
+    let flags = args.common()?;
     let transports = args.transport.clone().unwrap_or(vec![Transport::Unix]);
     let calls = args.calls.clone().unwrap_or(calls::ALL.to_vec());
     let pin = pin(flags.pin.as_deref())?;
@@ -111,28 +111,20 @@ fn run(args: &Args) -> Result<()> {
             }
         }
     }
-    let timeout = Duration::from_secs(60);
-    let defaults = if flags.quick {
-        Settings {
-            mode: Mode::AverageTime,
-            warmup_iterations: 1,
-            warmup_time: Duration::from_millis(50),
-            iterations: 3,
-            time: Duration::from_millis(100),
-            forks: 1,
-            timeout,
-        }
-    } else {
-        Settings {
-            mode: Mode::AverageTime,
-            warmup_iterations: 3,
-            warmup_time: Duration::from_secs(1),
-            iterations: 5,
-            time: Duration::from_secs(1),
-            forks: 2,
-            timeout,
-        }
+    let settings = |warmup_iterations, warmup_ms, iterations, time_ms, forks| Settings {
+        mode: Mode::AverageTime,
+        warmup_iterations,
+        warmup_time: Duration::from_millis(warmup_ms),
+        iterations,
+        time: Duration::from_millis(time_ms),
+        forks,
+        timeout: Duration::from_secs(60),
     };
+    let defaults = flags.profile.pick(
+        settings(1, 50, 3, 100, 1),
+        settings(2, 200, 5, 300, 2),
+        settings(3, 1000, 5, 1000, 2),
+    );
     boardbench::run_suite(
         Suite {
             unit: TimeUnit::Micros,

@@ -31,13 +31,13 @@ boardbench::bench_args! {
         /// client styles: sync, async, future, floor (default sync,async,future; floor is plain byte echo without the RPC layer)
         #[argh(option, from_str_fn(parse_styles))]
         pub client: Option<Vec<Style>>,
-        /// calls in flight per connection for async and future, a list (default 1,8,64; 1,64 with --quick)
+        /// calls in flight per connection for async and future, a list (default 1,64; 1,8,64 with --full)
         #[argh(option, from_str_fn(boardbench::cli::parse_usize_list))]
         pub depth: Option<Vec<usize>>,
         /// connections, each with its own thread, a list (default 1)
         #[argh(option, from_str_fn(boardbench::cli::parse_usize_list))]
         pub connections: Option<Vec<usize>>,
-        /// echo payload sizes, a list (default 16,1024,65536; 16 with --quick)
+        /// echo payload sizes, a list (default 16,1024; 16 with --quick; 16,1024,65536 with --full)
         #[argh(option, from_str_fn(boardbench::cli::parse_size_list))]
         pub payload: Option<Vec<u64>>,
         /// largest frame payload accepted, on both sides (default 16m)
@@ -124,7 +124,7 @@ fn max_frame(flag: Option<u64>) -> Result<u32> {
 }
 
 fn run_server(args: &Args, serve: &ServeArgs) -> Result<()> {
-    if let Some(cpus) = &args.common().pin {
+    if let Some(cpus) = &args.common()?.pin {
         boardbench::pin_process(cpus)?;
     }
     cli::check_positive("--max-connections", serve.max_connections as u64)?;
@@ -141,8 +141,8 @@ fn run_server(args: &Args, serve: &ServeArgs) -> Result<()> {
 }
 
 fn run(args: &Args) -> Result<()> {
-    let flags = args.common();
-    let quick = flags.quick;
+    let flags = args.common()?;
+    let profile = flags.profile;
     let codecs = args
         .codec
         .clone()
@@ -151,16 +151,16 @@ fn run(args: &Args) -> Result<()> {
         .client
         .clone()
         .unwrap_or(vec![Style::Sync, Style::Async, Style::Future]);
-    let depths = args
-        .depth
-        .clone()
-        .unwrap_or(if quick { vec![1, 64] } else { vec![1, 8, 64] });
+    let depths =
+        args.depth
+            .clone()
+            .unwrap_or(profile.pick(vec![1, 64], vec![1, 64], vec![1, 8, 64]));
     let connections = args.connections.clone().unwrap_or(vec![1]);
-    let payloads = args.payload.clone().unwrap_or(if quick {
-        vec![16]
-    } else {
-        vec![16, 1024, 65536]
-    });
+    let payloads = args.payload.clone().unwrap_or(profile.pick(
+        vec![16],
+        vec![16, 1024],
+        vec![16, 1024, 65536],
+    ));
     let max_frame = max_frame(args.max_frame)?;
     let timeout = args.call_timeout.unwrap_or(Duration::from_secs(10));
     for &d in &depths {
@@ -263,15 +263,22 @@ fn run(args: &Args) -> Result<()> {
             }
         }
     }
-    let defaults = if quick {
+    let defaults = profile.pick(
         Settings {
             warmup_time: Duration::from_millis(200),
             time: Duration::from_millis(300),
             ..Settings::quick()
-        }
-    } else {
-        Settings::full()
-    };
+        },
+        Settings {
+            warmup_iterations: 2,
+            warmup_time: Duration::from_millis(300),
+            iterations: 5,
+            time: Duration::from_millis(500),
+            forks: 1,
+            ..Settings::full()
+        },
+        Settings::full(),
+    );
     boardbench::run_suite(
         Suite {
             unit: TimeUnit::Micros,

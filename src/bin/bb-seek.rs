@@ -187,7 +187,7 @@ struct Case {
 }
 
 fn run(args: &Args) -> Result<()> {
-    let flags = args.common();
+    let flags = args.common()?;
     let sizes = args.sizes.clone().unwrap_or(DEFAULT_SIZES.to_vec());
     check_sizes("--sizes", &sizes)?;
     let read_sizes = args
@@ -226,23 +226,14 @@ fn run(args: &Args) -> Result<()> {
     };
     // Every flag is checked before any data is generated.
     let streams: Vec<StreamConfig> = sources.iter().map(stream_config).collect::<Result<_>>()?;
-    let settings = if flags.quick {
-        Settings {
-            mode: Mode::SingleShot,
-            warmup_iterations: 1,
-            iterations: 5,
-            forks: 1,
-            ..Settings::quick()
-        }
-    } else {
-        Settings {
-            mode: Mode::SingleShot,
-            warmup_iterations: 2,
-            iterations: 15,
-            forks: 1,
-            ..Settings::full()
-        }
+    let shots = |warmup_iterations, iterations| Settings {
+        mode: Mode::SingleShot,
+        warmup_iterations,
+        iterations,
+        forks: 1,
+        ..Settings::full()
     };
+    let settings = flags.profile.pick(shots(1, 5), shots(2, 10), shots(2, 15));
     if args.cold && flags.mode.is_some_and(|m| m != Mode::SingleShot) {
         return Err(Error::usage(
             "--cold drops the cache before each single shot: use it with --mode ss",
@@ -284,7 +275,7 @@ fn run(args: &Args) -> Result<()> {
     let parent = !boardbench::fork::is_child();
     let mut benchmarks = Vec::new();
     for (spec, stream) in sources.iter().zip(&streams) {
-        if let (SourceSpec::File(dir), true) = (spec, parent) {
+        if let (SourceSpec::File(dir), true, false) = (spec, parent, flags.dry_run) {
             prepare_dir(dir, &sizes, flags.seed, args.cold)?;
         }
         if let (SourceSpec::Http(url), true, true) = (spec, parent, args.cold) {

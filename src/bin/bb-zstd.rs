@@ -4,9 +4,10 @@
 //! decoded twice), as zstd-ruby's multi-threaded streaming benchmarks do.
 
 use boardbench::cli::{self, HasCommon};
-use boardbench::{Benchmark, Error, Metric, Result, Settings, Suite, TimeUnit, Workload};
+use boardbench::{Benchmark, Error, Metric, Mode, Result, Settings, Suite, TimeUnit, Workload};
 use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
 use std::sync::Arc;
+use std::time::Duration;
 use zstd::stream::raw::{Decoder, Encoder, InBuffer, Operation, OutBuffer};
 
 boardbench::bench_args! {
@@ -18,7 +19,7 @@ boardbench::bench_args! {
         /// compress, decompress or both (default both)
         #[argh(option, default = "String::from(\"both\")")]
         pub op: String,
-        /// jobs per invocation (default: $GUESSES, else 1000; 50 with --quick)
+        /// jobs per single shot in --mode ss, as the original's GUESSES (default: $GUESSES, else 1000; 50 with --quick); timed modes queue jobs for as long as an iteration lasts
         #[argh(option)]
         pub jobs: Option<u64>,
         /// thread counts, a list such as 1,2,4 (default: $THREADS, else the online CPUs)
@@ -49,7 +50,7 @@ fn main() {
 }
 
 fn run(args: &Args) -> Result<()> {
-    let flags = args.common();
+    let flags = args.common()?;
     let ops: Vec<Op> = match args.op.as_str() {
         "compress" => vec![Op::Compress],
         "decompress" => vec![Op::Decompress],
@@ -62,7 +63,7 @@ fn run(args: &Args) -> Result<()> {
     };
     let jobs = match args.jobs {
         Some(n) => n,
-        None => env_number("GUESSES")?.unwrap_or(if flags.quick { 50 } else { 1000 }),
+        None => env_number("GUESSES")?.unwrap_or(flags.profile.pick(50, 1000, 1000)),
     };
     cli::check_positive("--jobs", jobs)?;
     let threads = match &args.threads {
@@ -103,6 +104,17 @@ fn run(args: &Args) -> Result<()> {
         return Err(Error::usage("--input: the file is empty"));
     }
     let input: Arc<Vec<u8>> = Arc::new(input);
+    // The compression ratio of the input, a property of the data and the level, not a
+    // measurement: reported once per benchmark.
+    let frame = zstd::bulk::compress(&input, args.level)
+        .map_err(|e| Error::failed(format!("zstd compress: {e}")))?;
+    let ratio = input.len() as f64 / frame.len() as f64;
+    // Timed modes keep every thread busy across invocations, so an iteration lasts
+    // --time whatever --jobs says; a single shot is exactly --jobs jobs.
+    let keep_busy = matches!(
+        flags.mode.unwrap_or(Mode::Throughput),
+        Mode::Throughput | Mode::AverageTime
+    );
     let mut benchmarks = Vec::new();
     for &t in &threads {
         for &op in &ops {
@@ -112,6 +124,7 @@ fn run(args: &Args) -> Result<()> {
                 level: args.level,
                 reuse_context: args.reuse_context,
                 input: input.clone(),
+                keep_busy,
             };
             let mut b = Benchmark::new(
                 format!("bb.zstd.{}", op.name()),
@@ -122,16 +135,32 @@ fn run(args: &Args) -> Result<()> {
             .param("context", if args.reuse_context { "thread" } else { "job" })
             .param("threads", t);
             b.threads = t;
-            b.ops_per_invocation = Some(jobs);
+            if !keep_busy {
+                b.ops_per_invocation = Some(jobs);
+                let job = job_time(op, &input, &frame, args.level)?;
+                b.invocation_estimate = Some(job * jobs.div_ceil(t as u64) as u32);
+            }
             b.bytes_per_op = Some(2.0 * input.len() as f64);
+            b.constants.push(Metric {
+                name: "ratio".into(),
+                unit: "x".into(),
+                value: ratio,
+            });
             benchmarks.push(b);
         }
     }
-    let defaults = if flags.quick {
-        Settings::quick()
-    } else {
-        Settings::full()
-    };
+    let defaults = flags.profile.pick(
+        Settings::quick(),
+        Settings {
+            warmup_iterations: 1,
+            warmup_time: Duration::from_secs(1),
+            iterations: 5,
+            time: Duration::from_secs(1),
+            forks: 2,
+            ..Settings::full()
+        },
+        Settings::full(),
+    );
     boardbench::run_suite(
         Suite {
             unit: TimeUnit::Millis,
@@ -142,6 +171,23 @@ fn run(args: &Args) -> Result<()> {
         &flags,
     )?;
     Ok(())
+}
+
+/// How long one job of `op` takes here, from the fastest of three runs of its work (a
+/// job handles the input twice), for the plan of single shots.
+fn job_time(op: Op, input: &[u8], frame: &[u8], level: i32) -> Result<Duration> {
+    let failed = |e: std::io::Error| Error::failed(format!("zstd {}: {e}", op.name()));
+    let mut fastest = Duration::MAX;
+    for _ in 0..3 {
+        let started = std::time::Instant::now();
+        match op {
+            Op::Compress => zstd::bulk::compress(input, level).map(drop),
+            Op::Decompress => zstd::bulk::decompress(frame, input.len()).map(drop),
+        }
+        .map_err(failed)?;
+        fastest = fastest.min(started.elapsed());
+    }
+    Ok(fastest * 2)
 }
 
 /// Reads a positive number from an environment variable, as the original benchmark took
@@ -184,6 +230,7 @@ struct Config {
     level: i32,
     reuse_context: bool,
     input: Arc<Vec<u8>>,
+    keep_busy: bool,
 }
 
 /// What every worker shares: the input, its reference frames, and the settings.
@@ -368,12 +415,17 @@ fn verify_frame(frame: &[u8], expected: &[u8]) -> std::result::Result<(), String
     Ok(())
 }
 
-/// THREADS workers consuming jobs from a bounded channel.
+/// THREADS workers consuming jobs from a bounded channel. In timed modes the queue is
+/// kept full across invocations (a job counts when it completes); otherwise each
+/// invocation queues exactly its jobs and waits for them.
 struct Pool {
     jobs: Option<Sender<()>>,
     done: Receiver<std::result::Result<(), String>>,
     workers: Vec<std::thread::JoinHandle<()>>,
-    ratio: f64,
+    /// Jobs queued or running: at most `window`, so sending never blocks.
+    in_flight: usize,
+    window: usize,
+    keep_busy: bool,
 }
 
 impl Pool {
@@ -398,16 +450,13 @@ impl Pool {
             }
             Op::Decompress => Vec::new(),
         };
-        let ratio = match config.op {
-            Op::Compress => 2.0 * input.len() as f64 / job_frame.len() as f64,
-            Op::Decompress => input.len() as f64 / input_frame.len() as f64,
-        };
         let shared = Arc::new(Shared {
             config: config.clone(),
             job_frame,
             input_frame,
         });
-        let (jobs_tx, jobs_rx) = bounded::<()>(2 * config.threads);
+        let window = 2 * config.threads;
+        let (jobs_tx, jobs_rx) = bounded::<()>(window);
         let (done_tx, done_rx) = unbounded();
         let workers = (0..config.threads)
             .map(|i| {
@@ -429,52 +478,45 @@ impl Pool {
             jobs: Some(jobs_tx),
             done: done_rx,
             workers,
-            ratio,
+            in_flight: 0,
+            window,
+            keep_busy: config.keep_busy,
         })
+    }
+
+    /// Waits for one job to complete.
+    fn complete_one(&mut self) -> Result<()> {
+        let result = self
+            .done
+            .recv()
+            .map_err(|_| Error::failed("a zstd worker thread died"))?;
+        self.in_flight -= 1;
+        result.map_err(Error::failed)
     }
 }
 
 impl Workload for Pool {
     fn run(&mut self, ops: u64) -> Result<()> {
-        let jobs = self.jobs.as_ref().expect("pool is running");
-        let dead = || Error::failed("a zstd worker thread died");
-        // Results are collected while jobs are queued, so the queue stays bounded.
-        let mut pending = 0u64;
-        let mut first_error = None;
-        let mut collect = |r: std::result::Result<
-            std::result::Result<(), String>,
-            crossbeam_channel::RecvError,
-        >| match r {
-            Ok(Ok(())) => Ok(()),
-            Ok(Err(e)) => {
-                first_error.get_or_insert(e);
-                Ok(())
-            }
-            Err(_) => Err(dead()),
-        };
+        let jobs = self.jobs.clone().expect("pool is running");
+        let mut sent = 0u64;
         for _ in 0..ops {
-            jobs.send(()).map_err(|_| dead())?;
-            pending += 1;
-            while let Ok(r) = self.done.try_recv() {
-                collect(Ok(r))?;
-                pending -= 1;
+            while self.in_flight < self.window && (self.keep_busy || sent < ops) {
+                jobs.send(())
+                    .map_err(|_| Error::failed("a zstd worker thread died"))?;
+                self.in_flight += 1;
+                sent += 1;
             }
+            self.complete_one()?;
         }
-        for _ in 0..pending {
-            collect(self.done.recv())?;
-        }
-        match first_error {
-            Some(e) => Err(Error::failed(e)),
-            None => Ok(()),
-        }
+        Ok(())
     }
 
-    fn iteration_metrics(&mut self) -> Vec<Metric> {
-        vec![Metric {
-            name: "ratio".into(),
-            unit: "x".into(),
-            value: self.ratio,
-        }]
+    /// The jobs still queued at the end complete and are checked, untimed.
+    fn finish(&mut self) -> Result<()> {
+        while self.in_flight > 0 {
+            self.complete_one()?;
+        }
+        Ok(())
     }
 }
 
@@ -498,6 +540,7 @@ mod tests {
             level: 3,
             reuse_context,
             input: Arc::new(boardbench::corpus::generate(50_000, 1)),
+            keep_busy: false,
         }
     }
 

@@ -54,6 +54,63 @@ pub fn run_with(exe: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
         .into()
 }
 
+/// Runs `exe` with `args` in the directory `cwd`.
+pub fn run_in(cwd: &Path, exe: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let mut c = Command::new(exe);
+    c.args(args).current_dir(cwd);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output()
+        .unwrap_or_else(|e| panic!("running {exe} in {}: {e}", cwd.display()))
+        .into()
+}
+
+/// The benchmarks of a `--dry-run` plan, one per line, as `name (k=v, ...)` with the
+/// params sorted (as [`reported_labels`] writes them).
+pub fn planned_labels(plan: &str) -> Vec<String> {
+    plan.lines()
+        .filter(|l| l.starts_with("bb."))
+        .map(|l| {
+            let label = &l[..l
+                .find(")  ")
+                .map_or_else(|| l.find("  ").unwrap(), |i| i + 1)];
+            match label.split_once(" (") {
+                None => label.to_string(),
+                Some((name, params)) => {
+                    let mut params: Vec<&str> = params.trim_end_matches(')').split(", ").collect();
+                    params.sort();
+                    format!("{name} ({})", params.join(", "))
+                }
+            }
+        })
+        .collect()
+}
+
+/// The benchmarks of a JMH-layout JSON report, as `name (k=v, ...)` with sorted params.
+pub fn reported_labels(json: &serde_json::Value) -> Vec<String> {
+    json.as_array()
+        .expect("a JSON array")
+        .iter()
+        .map(|e| {
+            let params: Vec<String> = e["params"]
+                .as_object()
+                .map(|p| {
+                    p.iter()
+                        .map(|(k, v)| format!("{k}={}", v.as_str().unwrap()))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let name = e["benchmark"].as_str().unwrap();
+            if params.is_empty() {
+                name.to_string()
+            } else {
+                format!("{name} ({})", params.join(", "))
+            }
+        })
+        .collect()
+}
+
 /// A fresh temporary directory, removed when dropped.
 pub struct TempDir(pub PathBuf);
 

@@ -1,0 +1,112 @@
+//! Every default path, run as a person first runs it: each binary with no flags at all
+//! (the standard profile, whole), bb-seek in a directory without data/ (it generates
+//! the objects), and `--dry-run`, whose plan must name exactly the benchmarks that run.
+//! The four measurements run at once here, so this file takes as long as the longest.
+
+mod common;
+use common::{planned_labels, run_in, Run, TempDir};
+
+/// Runs `exe` with no flags in a fresh directory, and its `--dry-run` there first.
+fn run_with_no_flags(name: &str, exe: &str) -> (Run, Vec<String>, TempDir) {
+    let dir = TempDir::new(&format!("defaults-{name}"));
+    let plan = run_in(dir.path(), exe, &["--dry-run"], &[]);
+    plan.assert_ok();
+    assert!(
+        std::fs::read_dir(dir.path()).unwrap().next().is_none(),
+        "--dry-run writes nothing (no data/, no results)"
+    );
+    let planned = planned_labels(&plan.stdout);
+    assert!(!planned.is_empty(), "{}", plan.stdout);
+    let run = run_in(dir.path(), exe, &[], &[]);
+    run.assert_ok();
+    assert!(
+        run.stderr.contains("profile standard: about "),
+        "the header names the profile and the estimate:\n{}",
+        run.stderr
+    );
+    (run, planned, dir)
+}
+
+/// The benchmark names of a text table (the first column of rows starting `bb.`),
+/// without secondary-metric rows.
+fn table_names(table: &str) -> Vec<String> {
+    table
+        .lines()
+        .filter(|l| l.starts_with("bb.") && !l.split_whitespace().next().unwrap().contains(':'))
+        .map(|l| l.split_whitespace().next().unwrap().to_string())
+        .collect()
+}
+
+/// Every benchmark of the plan is in the table, as many times as planned.
+fn check_table_matches_plan(run: &Run, planned: &[String]) {
+    let mut names = table_names(&run.stdout);
+    let mut planned_names: Vec<String> = planned
+        .iter()
+        .map(|l| l.split(' ').next().unwrap().to_string())
+        .collect();
+    names.sort();
+    planned_names.sort();
+    assert_eq!(names, planned_names, "{}", run.stdout);
+}
+
+#[test]
+fn bb_zstd_with_no_flags() {
+    let (run, planned, _dir) = run_with_no_flags("zstd", env!("CARGO_BIN_EXE_bb-zstd"));
+    check_table_matches_plan(&run, &planned);
+    assert!(
+        run.stdout.contains("bb.zstd.compress:ratio"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn bb_ipc_with_no_flags() {
+    let (run, planned, _dir) = run_with_no_flags("ipc", env!("CARGO_BIN_EXE_bb-ipc"));
+    check_table_matches_plan(&run, &planned);
+}
+
+#[test]
+fn bb_rpc_with_no_flags() {
+    let (run, planned, _dir) = run_with_no_flags("rpc", env!("CARGO_BIN_EXE_bb-rpc"));
+    check_table_matches_plan(&run, &planned);
+    // The standard matrix keeps the original's questions.
+    for (what, needle) in [
+        ("sync", "bb.rpc.sync"),
+        ("async", "bb.rpc.async"),
+        ("future", "bb.rpc.future"),
+        ("msgpack", "codec=msgpack"),
+        ("raw", "codec=raw"),
+        ("depth 64", "depth=64"),
+        ("1 KiB", "payload=1024"),
+        ("tcp", "transport=tcp"),
+        ("unix", "transport=unix"),
+    ] {
+        assert!(
+            planned.iter().any(|l| l.contains(needle)),
+            "no {what} in the plan: {planned:?}"
+        );
+    }
+}
+
+#[test]
+fn bb_seek_with_no_flags_generates_its_data() {
+    let (run, planned, dir) = run_with_no_flags("seek", env!("CARGO_BIN_EXE_bb-seek"));
+    check_table_matches_plan(&run, &planned);
+    for object in [
+        "random-1mb.txt",
+        "random-4mb.txt",
+        "random-16mb.txt",
+        "manifest.json",
+    ] {
+        assert!(dir.join("data").join(object).is_file(), "data/{object}");
+    }
+}
+
+#[test]
+fn bb_compare_with_no_arguments_says_what_it_needs() {
+    let dir = TempDir::new("defaults-compare");
+    let run = run_in(dir.path(), env!("CARGO_BIN_EXE_bb-compare"), &[], &[]);
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+}
