@@ -4,7 +4,7 @@
 
 use boardbench::cli;
 use boardbench::compare::{self, load, svg, table, Options};
-use boardbench::report::{self, print_stdout, write_atomic};
+use boardbench::report::{self, print_stdout, write_output};
 use boardbench::{Error, Result};
 use std::path::{Path, PathBuf};
 
@@ -135,11 +135,11 @@ fn run(args: &Args) -> Result<()> {
         }
     });
     if let Some(path) = &args.svg {
-        write_atomic(path, svg::render(&comparison).as_bytes())?;
+        write_output(path, svg::render(&comparison).as_bytes())?;
     }
     let stdout_format = match &args.output {
         Some(path) => {
-            write_atomic(path, table::render(format, &comparison).as_bytes())?;
+            write_output(path, table::render(format, &comparison).as_bytes())?;
             table::TableFormat::Text
         }
         None => format,

@@ -4,10 +4,12 @@
 mod bm;
 mod csv;
 mod json;
+mod output;
 mod text;
 
 pub(crate) use self::csv::{num as csv_number, quote as csv_quote};
 pub use self::json::environment_json;
+pub use self::output::{check_output, is_stdout, parse_output, write_output};
 
 use crate::cli::{CommonArgs, Format};
 use crate::env::Environment;
@@ -42,7 +44,7 @@ pub fn chosen_format(flags: &CommonArgs) -> Format {
     })
 }
 
-/// Writes the report where it was asked for: the chosen format to `--output` (atomically)
+/// Writes the report where it was asked for: the chosen format to `--output` (see [`write_output`])
 /// with the text table on stdout, or the chosen format on stdout.
 pub fn emit(results: &[BenchResult], env: &Environment, flags: &CommonArgs) -> Result<()> {
     let format = chosen_format(flags);
@@ -52,40 +54,14 @@ pub fn emit(results: &[BenchResult], env: &Environment, flags: &CommonArgs) -> R
         format
     };
     if let Some(path) = &flags.output {
-        write_atomic(path, render(format, results, env).as_bytes())?;
+        write_output(path, render(format, results, env).as_bytes())?;
     }
     print_stdout(&render(stdout_format, results, env))
 }
 
 /// Prints to stdout; a closed pipe (`| head`) ends the process quietly.
 pub fn print_stdout(text: &str) -> Result<()> {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
-        r => r.map_err(|e| Error::io("writing to stdout", e)),
-    }
-}
-
-/// Writes `bytes` to a temporary file beside `path`, syncs it and renames it over `path`,
-/// so the file is either the old one or the whole new one, never half-written.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    use std::io::Write;
-    let name = path
-        .file_name()
-        .ok_or_else(|| Error::usage(format!("--output {}: not a file name", path.display())))?;
-    let tmp = path.with_file_name(format!(
-        ".{}.tmp.{}",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let written = std::fs::File::create(&tmp)
-        .and_then(|mut f| f.write_all(bytes).and_then(|_| f.sync_all()))
-        .and_then(|_| std::fs::rename(&tmp, path));
-    written.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        Error::io(format!("writing {}", path.display()), e)
-    })
+    output::write_stdout(text.as_bytes()).map_err(|e| Error::io("writing to stdout", e))
 }
 
 /// `500ms`, `3s`, `90s`, `1m`: durations as the flags take them.
@@ -142,20 +118,6 @@ mod tests {
             );
         }
         assert_eq!(format_duration(Duration::from_micros(250)), "250us");
-    }
-
-    #[test]
-    fn atomic_write_replaces_whole_file_and_leaves_no_temporary() {
-        let dir = std::env::temp_dir().join(format!("bb-atomic-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("out.json");
-        write_atomic(&path, b"old").unwrap();
-        write_atomic(&path, b"new contents").unwrap();
-        assert_eq!(std::fs::read(&path).unwrap(), b"new contents");
-        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
-        let err = write_atomic(&dir.join("missing/x.json"), b"x").unwrap_err();
-        assert!(err.to_string().contains("missing/x.json"), "{err}");
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
