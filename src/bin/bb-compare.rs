@@ -30,10 +30,10 @@ struct Args {
     #[argh(option, from_str_fn(table::parse_table_format))]
     format: Option<table::TableFormat>,
     /// write the report to this file (atomically); the text table still goes to stdout
-    #[argh(option)]
+    #[argh(option, from_str_fn(report::parse_output))]
     output: Option<PathBuf>,
     /// write a chart to this SVG file (atomically)
-    #[argh(option)]
+    #[argh(option, from_str_fn(report::parse_output))]
     svg: Option<PathBuf>,
     /// params left out of matching, a list (threads,input): boards with other core counts
     #[argh(option, from_str_fn(parse_names))]
