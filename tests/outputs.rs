@@ -1,6 +1,7 @@
 //! Integration tests of `--output` on the real binaries: a path that cannot be written is
 //! refused at once with exit code 2, before anything is measured; a full device fails the
-//! run with exit code 1 and stays a device; a symlink is followed and kept.
+//! run with exit code 1 and stays a device; a symlink is followed and kept; stdout given
+//! as a path gets the report alone.
 
 mod common;
 use common::{run_with, Run, TempDir};
@@ -122,6 +123,11 @@ fn a_full_device_fails_the_run_with_exit_1_and_stays_a_device() {
         "{}",
         run.stderr
     );
+    assert!(
+        run.stdout.starts_with("Benchmark"),
+        "the table is not lost: {}",
+        run.stdout
+    );
     let kind = std::fs::symlink_metadata(&full).unwrap().file_type();
     assert!(
         kind.is_char_device(),
@@ -151,6 +157,22 @@ fn an_output_symlink_is_followed_and_kept() {
         .collect();
     names.sort();
     assert_eq!(names, ["link.json", "real.json"], "no temporary left");
+}
+
+#[test]
+fn stdout_as_the_output_gets_the_report_alone() {
+    // /dev/stdout is this same link; one of the test's own keeps a writer that replaced
+    // what it names from replacing the machine's /dev/stdout.
+    let dir = TempDir::new("out-stdout");
+    let stdout = dir.join("stdout");
+    std::os::unix::fs::symlink("/proc/self/fd/1", &stdout).unwrap();
+    let run = bb_zstd(&["--output", text(&stdout), "--format", "json"]);
+    run.assert_ok();
+    assert_eq!(run.json()[0]["benchmark"], "bb.zstd.compress");
+    assert!(std::fs::symlink_metadata(&stdout)
+        .unwrap()
+        .file_type()
+        .is_symlink());
 }
 
 #[test]

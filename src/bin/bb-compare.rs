@@ -6,7 +6,7 @@ use boardbench::cli;
 use boardbench::compare::{self, load, svg, table, Options};
 use boardbench::report::{self, print_stdout, write_output};
 use boardbench::{Error, Result};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[derive(argh::FromArgs, Debug)]
 /// Compare benchmark results (boardbench JSON, JMH -rf json, or run-all results
@@ -121,30 +121,12 @@ fn run(args: &Args) -> Result<()> {
             ignore_params: args.ignore_params.clone().unwrap_or_default(),
         },
     );
-    let format = args.format.unwrap_or_else(|| {
-        match args
-            .output
-            .as_deref()
-            .and_then(Path::extension)
-            .and_then(|e| e.to_str())
-        {
-            Some("json") => table::TableFormat::Json,
-            Some("csv") => table::TableFormat::Csv,
-            Some("md") => table::TableFormat::Markdown,
-            _ => table::TableFormat::Text,
-        }
-    });
     if let Some(path) = &args.svg {
         write_output(path, svg::render(&comparison).as_bytes())?;
     }
-    let stdout_format = match &args.output {
-        Some(path) => {
-            write_output(path, table::render(format, &comparison).as_bytes())?;
-            table::TableFormat::Text
-        }
-        None => format,
-    };
-    print_stdout(&table::render(stdout_format, &comparison))?;
+    report::deliver(args.format, args.output.as_deref(), |format| {
+        table::render(format, &comparison)
+    })?;
     if comparison.has_regression() {
         return Err(Error::failed(format!(
             "slower than {} beyond {}% (Welch p < {})",

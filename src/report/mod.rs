@@ -28,35 +28,68 @@ pub fn render(format: Format, results: &[BenchResult], env: &Environment) -> Str
     }
 }
 
+/// A report format that a file's extension can choose, as `--output r.json` does.
+pub trait ReportFormat: Copy {
+    /// The table people read, on stdout beside a file and when nothing else is chosen.
+    const TEXT: Self;
+    /// The format a file with this extension (without the dot) is written in.
+    fn from_extension(extension: &str) -> Option<Self>;
+}
+
+impl ReportFormat for Format {
+    const TEXT: Self = Format::Text;
+    fn from_extension(extension: &str) -> Option<Self> {
+        match extension {
+            "json" => Some(Format::Json),
+            "csv" => Some(Format::Csv),
+            _ => None,
+        }
+    }
+}
+
 /// The format a person asked for: `--format`, else the `--output` file's extension, else text.
-pub fn chosen_format(flags: &CommonArgs) -> Format {
-    flags.format.unwrap_or_else(|| {
-        match flags
-            .output
-            .as_deref()
+pub fn choose_format<F: ReportFormat>(format: Option<F>, output: Option<&Path>) -> F {
+    format.unwrap_or_else(|| {
+        output
             .and_then(Path::extension)
             .and_then(|e| e.to_str())
-        {
-            Some("json") => Format::Json,
-            Some("csv") => Format::Csv,
-            _ => Format::Text,
-        }
+            .and_then(F::from_extension)
+            .unwrap_or(F::TEXT)
     })
 }
 
-/// Writes the report where it was asked for: the chosen format to `--output` (see [`write_output`])
-/// with the text table on stdout, or the chosen format on stdout.
-pub fn emit(results: &[BenchResult], env: &Environment, flags: &CommonArgs) -> Result<()> {
-    let format = chosen_format(flags);
-    let stdout_format = if flags.output.is_some() {
-        Format::Text
-    } else {
-        format
+/// The format a benchmark binary's flags ask for (see [`choose_format`]).
+pub fn chosen_format(flags: &CommonArgs) -> Format {
+    choose_format(flags.format, flags.output.as_deref())
+}
+
+/// Writes a report where it was asked for, the same way in every binary: without
+/// `output`, the chosen format on stdout; with it, the chosen format to that file (see
+/// [`write_output`]) and then the text table on stdout, unless the file is stdout itself.
+/// The file is written first, so that a closed stdout cannot lose it, and the table is
+/// printed even when the file cannot be written, so that the measurement is not lost.
+pub fn deliver<F: ReportFormat>(
+    format: Option<F>,
+    output: Option<&Path>,
+    render: impl Fn(F) -> String,
+) -> Result<()> {
+    let format = choose_format(format, output);
+    let Some(path) = output else {
+        return print_stdout(&render(format));
     };
-    if let Some(path) = &flags.output {
-        write_output(path, render(format, results, env).as_bytes())?;
+    if is_stdout(path) {
+        return print_stdout(&render(format));
     }
-    print_stdout(&render(stdout_format, results, env))
+    let written = write_output(path, render(format).as_bytes());
+    print_stdout(&render(F::TEXT))?;
+    written
+}
+
+/// Writes the benchmark report where the flags ask for it (see [`deliver`]).
+pub fn emit(results: &[BenchResult], env: &Environment, flags: &CommonArgs) -> Result<()> {
+    deliver(flags.format, flags.output.as_deref(), |format| {
+        render(format, results, env)
+    })
 }
 
 /// Prints to stdout; a closed pipe (`| head`) ends the process quietly.
@@ -130,5 +163,15 @@ mod tests {
         flags.format = Some(Format::Json);
         assert_eq!(chosen_format(&flags), Format::Json);
         assert_eq!(chosen_format(&CommonArgs::default()), Format::Text);
+        // bb-compare's formats are chosen the same way.
+        use crate::compare::table::TableFormat;
+        let md = Some(Path::new("report.md"));
+        assert_eq!(
+            choose_format::<TableFormat>(None, md),
+            TableFormat::Markdown
+        );
+        let csv = Some(TableFormat::Csv);
+        assert_eq!(choose_format(csv, md), TableFormat::Csv);
+        assert_eq!(choose_format::<TableFormat>(None, None), TableFormat::Text);
     }
 }
