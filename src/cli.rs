@@ -282,7 +282,7 @@ macro_rules! bench_args {
             #[argh(option, from_str_fn($crate::cli::parse_format))]
             pub format: Option<$crate::cli::Format>,
             /// write the report to this file (atomically: a temporary file, then renamed)
-            #[argh(option)]
+            #[argh(option, from_str_fn($crate::report::parse_output))]
             pub output: Option<std::path::PathBuf>,
             /// the quick profile: a smoke run, fewer and shorter iterations, smaller inputs
             #[argh(switch)]

@@ -51,6 +51,9 @@ pub struct Suite {
 pub fn run_suite(suite: Suite, flags: &CommonArgs) -> Result<Vec<BenchResult>> {
     let settings = suite.defaults.clone().with_flags(flags);
     validate(&settings)?;
+    if let Some(path) = &flags.output {
+        report::check_output("--output", path)?;
+    }
     signals::exit_on_signals();
     if let Some((index, pipe)) = fork::child_request() {
         let bench = suite.benchmarks.get(index).ok_or_else(|| {

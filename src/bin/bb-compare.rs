@@ -4,9 +4,9 @@
 
 use boardbench::cli;
 use boardbench::compare::{self, load, svg, table, Options};
-use boardbench::report::{self, print_stdout, write_atomic};
+use boardbench::report::{self, print_stdout, write_output};
 use boardbench::{Error, Result};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[derive(argh::FromArgs, Debug)]
 /// Compare benchmark results (boardbench JSON, JMH -rf json, or run-all results
@@ -30,10 +30,10 @@ struct Args {
     #[argh(option, from_str_fn(table::parse_table_format))]
     format: Option<table::TableFormat>,
     /// write the report to this file (atomically); the text table still goes to stdout
-    #[argh(option)]
+    #[argh(option, from_str_fn(report::parse_output))]
     output: Option<PathBuf>,
     /// write a chart to this SVG file (atomically)
-    #[argh(option)]
+    #[argh(option, from_str_fn(report::parse_output))]
     svg: Option<PathBuf>,
     /// params left out of matching, a list (threads,input): boards with other core counts
     #[argh(option, from_str_fn(parse_names))]
@@ -121,30 +121,12 @@ fn run(args: &Args) -> Result<()> {
             ignore_params: args.ignore_params.clone().unwrap_or_default(),
         },
     );
-    let format = args.format.unwrap_or_else(|| {
-        match args
-            .output
-            .as_deref()
-            .and_then(Path::extension)
-            .and_then(|e| e.to_str())
-        {
-            Some("json") => table::TableFormat::Json,
-            Some("csv") => table::TableFormat::Csv,
-            Some("md") => table::TableFormat::Markdown,
-            _ => table::TableFormat::Text,
-        }
-    });
     if let Some(path) = &args.svg {
-        write_atomic(path, svg::render(&comparison).as_bytes())?;
+        write_output(path, svg::render(&comparison).as_bytes())?;
     }
-    let stdout_format = match &args.output {
-        Some(path) => {
-            write_atomic(path, table::render(format, &comparison).as_bytes())?;
-            table::TableFormat::Text
-        }
-        None => format,
-    };
-    print_stdout(&table::render(stdout_format, &comparison))?;
+    report::deliver(args.format, args.output.as_deref(), |format| {
+        table::render(format, &comparison)
+    })?;
     if comparison.has_regression() {
         return Err(Error::failed(format!(
             "slower than {} beyond {}% (Welch p < {})",

@@ -3,7 +3,7 @@
 
 use super::{Cell, Comparison, Row};
 use crate::json::Json;
-use crate::report::{csv_number, csv_quote, format_score};
+use crate::report::{csv_number, csv_quote, format_score, ReportFormat};
 
 /// bb-compare's report formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -12,6 +12,18 @@ pub enum TableFormat {
     Csv,
     Json,
     Markdown,
+}
+
+impl ReportFormat for TableFormat {
+    const TEXT: Self = TableFormat::Text;
+    fn from_extension(extension: &str) -> Option<Self> {
+        match extension {
+            "json" => Some(TableFormat::Json),
+            "csv" => Some(TableFormat::Csv),
+            "md" => Some(TableFormat::Markdown),
+            _ => None,
+        }
+    }
 }
 
 /// Parses `text`, `csv`, `json` or `markdown` (`md`).

@@ -4,10 +4,12 @@
 mod bm;
 mod csv;
 mod json;
+mod output;
 mod text;
 
 pub(crate) use self::csv::{num as csv_number, quote as csv_quote};
 pub use self::json::environment_json;
+pub use self::output::{check_output, is_stdout, parse_output, write_output};
 
 use crate::cli::{CommonArgs, Format};
 use crate::env::Environment;
@@ -26,66 +28,73 @@ pub fn render(format: Format, results: &[BenchResult], env: &Environment) -> Str
     }
 }
 
+/// A report format that a file's extension can choose, as `--output r.json` does.
+pub trait ReportFormat: Copy {
+    /// The table people read, on stdout beside a file and when nothing else is chosen.
+    const TEXT: Self;
+    /// The format a file with this extension (without the dot) is written in.
+    fn from_extension(extension: &str) -> Option<Self>;
+}
+
+impl ReportFormat for Format {
+    const TEXT: Self = Format::Text;
+    fn from_extension(extension: &str) -> Option<Self> {
+        match extension {
+            "json" => Some(Format::Json),
+            "csv" => Some(Format::Csv),
+            _ => None,
+        }
+    }
+}
+
 /// The format a person asked for: `--format`, else the `--output` file's extension, else text.
-pub fn chosen_format(flags: &CommonArgs) -> Format {
-    flags.format.unwrap_or_else(|| {
-        match flags
-            .output
-            .as_deref()
+pub fn choose_format<F: ReportFormat>(format: Option<F>, output: Option<&Path>) -> F {
+    format.unwrap_or_else(|| {
+        output
             .and_then(Path::extension)
             .and_then(|e| e.to_str())
-        {
-            Some("json") => Format::Json,
-            Some("csv") => Format::Csv,
-            _ => Format::Text,
-        }
+            .and_then(F::from_extension)
+            .unwrap_or(F::TEXT)
     })
 }
 
-/// Writes the report where it was asked for: the chosen format to `--output` (atomically)
-/// with the text table on stdout, or the chosen format on stdout.
-pub fn emit(results: &[BenchResult], env: &Environment, flags: &CommonArgs) -> Result<()> {
-    let format = chosen_format(flags);
-    let stdout_format = if flags.output.is_some() {
-        Format::Text
-    } else {
-        format
+/// The format a benchmark binary's flags ask for (see [`choose_format`]).
+pub fn chosen_format(flags: &CommonArgs) -> Format {
+    choose_format(flags.format, flags.output.as_deref())
+}
+
+/// Writes a report where it was asked for, the same way in every binary: without
+/// `output`, the chosen format on stdout; with it, the chosen format to that file (see
+/// [`write_output`]) and then the text table on stdout, unless the file is stdout itself.
+/// The file is written first, so that a closed stdout cannot lose it, and the table is
+/// printed even when the file cannot be written, so that the measurement is not lost.
+pub fn deliver<F: ReportFormat>(
+    format: Option<F>,
+    output: Option<&Path>,
+    render: impl Fn(F) -> String,
+) -> Result<()> {
+    let format = choose_format(format, output);
+    let Some(path) = output else {
+        return print_stdout(&render(format));
     };
-    if let Some(path) = &flags.output {
-        write_atomic(path, render(format, results, env).as_bytes())?;
+    if is_stdout(path) {
+        return print_stdout(&render(format));
     }
-    print_stdout(&render(stdout_format, results, env))
+    let written = write_output(path, render(format).as_bytes());
+    print_stdout(&render(F::TEXT))?;
+    written
+}
+
+/// Writes the benchmark report where the flags ask for it (see [`deliver`]).
+pub fn emit(results: &[BenchResult], env: &Environment, flags: &CommonArgs) -> Result<()> {
+    deliver(flags.format, flags.output.as_deref(), |format| {
+        render(format, results, env)
+    })
 }
 
 /// Prints to stdout; a closed pipe (`| head`) ends the process quietly.
 pub fn print_stdout(text: &str) -> Result<()> {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
-        r => r.map_err(|e| Error::io("writing to stdout", e)),
-    }
-}
-
-/// Writes `bytes` to a temporary file beside `path`, syncs it and renames it over `path`,
-/// so the file is either the old one or the whole new one, never half-written.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    use std::io::Write;
-    let name = path
-        .file_name()
-        .ok_or_else(|| Error::usage(format!("--output {}: not a file name", path.display())))?;
-    let tmp = path.with_file_name(format!(
-        ".{}.tmp.{}",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let written = std::fs::File::create(&tmp)
-        .and_then(|mut f| f.write_all(bytes).and_then(|_| f.sync_all()))
-        .and_then(|_| std::fs::rename(&tmp, path));
-    written.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        Error::io(format!("writing {}", path.display()), e)
-    })
+    output::write_stdout(text.as_bytes()).map_err(|e| Error::io("writing to stdout", e))
 }
 
 /// `500ms`, `3s`, `90s`, `1m`: durations as the flags take them.
@@ -145,20 +154,6 @@ mod tests {
     }
 
     #[test]
-    fn atomic_write_replaces_whole_file_and_leaves_no_temporary() {
-        let dir = std::env::temp_dir().join(format!("bb-atomic-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("out.json");
-        write_atomic(&path, b"old").unwrap();
-        write_atomic(&path, b"new contents").unwrap();
-        assert_eq!(std::fs::read(&path).unwrap(), b"new contents");
-        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
-        let err = write_atomic(&dir.join("missing/x.json"), b"x").unwrap_err();
-        assert!(err.to_string().contains("missing/x.json"), "{err}");
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
     fn format_follows_output_extension() {
         let mut flags = CommonArgs {
             output: Some("r.csv".into()),
@@ -168,5 +163,15 @@ mod tests {
         flags.format = Some(Format::Json);
         assert_eq!(chosen_format(&flags), Format::Json);
         assert_eq!(chosen_format(&CommonArgs::default()), Format::Text);
+        // bb-compare's formats are chosen the same way.
+        use crate::compare::table::TableFormat;
+        let md = Some(Path::new("report.md"));
+        assert_eq!(
+            choose_format::<TableFormat>(None, md),
+            TableFormat::Markdown
+        );
+        let csv = Some(TableFormat::Csv);
+        assert_eq!(choose_format(csv, md), TableFormat::Csv);
+        assert_eq!(choose_format::<TableFormat>(None, None), TableFormat::Text);
     }
 }

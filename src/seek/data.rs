@@ -110,7 +110,7 @@ pub fn ensure_dir(
         if valid {
             outcomes.push((object, Outcome::Kept));
         } else {
-            crate::report::write_atomic(&path, &object.bytes())?;
+            crate::report::write_output(&path, &object.bytes())?;
             outcomes.push((object, Outcome::Written));
         }
     }
@@ -123,7 +123,7 @@ pub fn ensure_dir(
             entries.push((object.name.clone(), object.size, checksum(&object.bytes())));
         }
         entries.sort_by_key(|(_, size, _)| *size);
-        crate::report::write_atomic(&manifest_path, manifest(seed, &entries).as_bytes())?;
+        crate::report::write_output(&manifest_path, manifest(seed, &entries).as_bytes())?;
     }
     Ok(outcomes)
 }
