@@ -101,29 +101,58 @@ impl CpuUsage {
     }
 }
 
-/// A running measurement of CPU use against wall time.
+/// CPU use against wall time over the spans it runs: paused around untimed work (checks
+/// between iterations), so it counts only what is timed.
 pub struct CpuMeter {
-    start: std::time::Instant,
+    /// Where the running span started: wall clock, this process, its children.
+    running: Option<(std::time::Instant, CpuTime, CpuTime)>,
+    /// The spans that ended.
+    wall: f64,
     process: CpuTime,
     children: CpuTime,
 }
 
 impl CpuMeter {
+    /// A meter that runs from now.
     pub fn start() -> CpuMeter {
+        let mut meter = CpuMeter::paused();
+        meter.resume();
+        meter
+    }
+
+    /// A meter that counts nothing until resumed.
+    pub fn paused() -> CpuMeter {
         CpuMeter {
-            start: std::time::Instant::now(),
-            process: CpuTime::of_self(),
-            children: CpuTime::of_children(),
+            running: None,
+            wall: 0.0,
+            process: CpuTime::default(),
+            children: CpuTime::default(),
         }
     }
 
-    /// Usage since start; `peers` is CPU time used meanwhile by processes this one does
-    /// not reap (a server that reported its own getrusage).
-    pub fn stop(&self, peers: CpuTime) -> CpuUsage {
+    pub fn resume(&mut self) {
+        if self.running.is_none() {
+            let now = std::time::Instant::now();
+            self.running = Some((now, CpuTime::of_self(), CpuTime::of_children()));
+        }
+    }
+
+    pub fn pause(&mut self) {
+        if let Some((start, process, children)) = self.running.take() {
+            self.wall += start.elapsed().as_secs_f64();
+            self.process = self.process + (CpuTime::of_self() - process);
+            self.children = self.children + (CpuTime::of_children() - children);
+        }
+    }
+
+    /// Usage over the spans so far; `peers` is CPU time used meanwhile by processes this
+    /// one does not reap (a server that reported its own getrusage).
+    pub fn stop(&mut self, peers: CpuTime) -> CpuUsage {
+        self.pause();
         CpuUsage {
-            wall: self.start.elapsed().as_secs_f64(),
-            process: CpuTime::of_self() - self.process,
-            children: CpuTime::of_children() - self.children + peers,
+            wall: self.wall,
+            process: self.process,
+            children: self.children + peers,
         }
     }
 }
@@ -155,7 +184,7 @@ mod tests {
 
     #[test]
     fn busy_loop_shows_user_time_and_cpu_percent() {
-        let meter = CpuMeter::start();
+        let mut meter = CpuMeter::start();
         let mut x = 0u64;
         let until = std::time::Instant::now() + Duration::from_millis(200);
         while std::time::Instant::now() < until {

@@ -317,16 +317,20 @@ pub fn run_in_process(
     let mut result = ForkResult::default();
     let mut histogram = (settings.mode == Mode::Sample).then(Histogram::new);
     let peers_before = workload.peer_cpu()?;
-    let meter = CpuMeter::start();
+    // CPU is counted over the timed iterations only, not the untimed checks between.
+    let mut meter = CpuMeter::paused();
     for i in 0..settings.iterations {
         watchdog::arm(settings.timeout, format!("iteration {} of {label}", i + 1));
-        let (elapsed, ops) = iteration(
+        meter.resume();
+        let timed = iteration(
             workload.as_mut(),
             settings.mode,
             batch,
             settings.time,
             histogram.as_mut(),
-        )?;
+        );
+        meter.pause();
+        let (elapsed, ops) = timed?;
         workload.after_iteration()?;
         result.ops += ops;
         result.scores.push(score(settings.mode, unit, elapsed, ops));
@@ -587,6 +591,33 @@ mod tests {
             "check of iteration 4 failed",
             "1 warm-up + 3"
         );
+    }
+
+    #[test]
+    fn cpu_counts_only_the_timed_iterations() {
+        /// Sleeps when timed; spins 100 ms in the untimed check after each iteration.
+        struct SpinsAfter;
+        impl Workload for SpinsAfter {
+            fn run(&mut self, _: u64) -> Result<()> {
+                std::thread::sleep(Duration::from_millis(1));
+                Ok(())
+            }
+            fn after_iteration(&mut self) -> Result<()> {
+                let until = Instant::now() + Duration::from_millis(100);
+                while Instant::now() < until {
+                    std::hint::black_box(0);
+                }
+                Ok(())
+            }
+        }
+        let b = Benchmark::new(
+            "bb.test.spins",
+            Box::new(|| Ok(Box::new(SpinsAfter) as Box<dyn Workload>)),
+        );
+        let r = run_in_process(&b, &settings(Mode::Throughput), TimeUnit::Millis).unwrap();
+        // Three iterations of 30 ms; the three 100 ms spins after them are not counted.
+        assert!(r.cpu.wall >= 0.09 && r.cpu.wall < 0.25, "{:?}", r.cpu);
+        assert!(r.cpu.process.total() < 0.15, "{:?}", r.cpu);
     }
 
     #[test]
