@@ -1,0 +1,60 @@
+//! The repository itself: generated data (bb-seek's objects, results, dist tarballs)
+//! is never committed, and no tracked file is larger than 1 MiB.
+
+use std::process::Command;
+
+const REPO: &str = env!("CARGO_MANIFEST_DIR");
+const LIMIT: u64 = 1 << 20;
+
+/// The tracked files, or None outside a git checkout (a dist tarball, say).
+fn tracked_files() -> Option<Vec<String>> {
+    let out = Command::new("git")
+        .args(["-C", REPO, "ls-files", "-z"])
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let text = String::from_utf8(out.stdout).unwrap();
+    Some(
+        text.split('\0')
+            .filter(|f| !f.is_empty())
+            .map(String::from)
+            .collect(),
+    )
+}
+
+#[test]
+fn no_tracked_file_is_larger_than_one_mib_and_no_generated_data_is_tracked() {
+    let Some(files) = tracked_files() else {
+        eprintln!("not a git checkout: nothing to check");
+        return;
+    };
+    assert!(files.iter().any(|f| f == "Cargo.toml"), "{files:?}");
+    let mut too_large = Vec::new();
+    for f in &files {
+        let path = std::path::Path::new(REPO).join(f);
+        // A file deleted in the work tree but still tracked is git's business, not ours.
+        if let Ok(meta) = std::fs::symlink_metadata(&path) {
+            if meta.is_file() && meta.len() > LIMIT {
+                too_large.push(format!("{f} ({} bytes)", meta.len()));
+            }
+        }
+    }
+    assert!(
+        too_large.is_empty(),
+        "tracked files over 1 MiB: {too_large:?}"
+    );
+    let generated: Vec<&String> = files
+        .iter()
+        .filter(|f| {
+            ["data/", "results/", "dist/", "target/"]
+                .iter()
+                .any(|dir| f.starts_with(dir))
+        })
+        .collect();
+    assert!(
+        generated.is_empty(),
+        "generated files are tracked: {generated:?}"
+    );
+}
