@@ -368,7 +368,39 @@ pub enum ParseExit {
 }
 
 /// Parses `args` (without the program name) into `T`.
+/// An option given twice keeps its later value (`--time 3s ... --time 100ms`), so flags
+/// appended after a profile, or `BB_FLAGS_<name>` after `BB_FLAGS`, override what came
+/// before; argh itself refuses repeats, so the earlier occurrence is dropped and the
+/// arguments parsed again.
 pub fn parse_from<T: argh::FromArgs>(args: &[&str]) -> std::result::Result<T, ParseExit> {
+    let mut args = args.to_vec();
+    loop {
+        match parse_once::<T>(&args) {
+            Err(ParseExit::Usage(e)) => match earlier_duplicate(&args, &e.to_string()) {
+                Some(i) => {
+                    args.drain(i..(i + 2).min(args.len()));
+                }
+                None => return Err(ParseExit::Usage(e)),
+            },
+            parsed => return parsed,
+        }
+    }
+}
+
+/// Where the occurrence that argh's "duplicate values" error refers to was first given:
+/// the last `--flag VALUE` pair before the repeat named in `message`.
+fn earlier_duplicate(args: &[&str], message: &str) -> Option<usize> {
+    let rest = message.strip_prefix("Error parsing option '")?;
+    let (flag, rest) = rest.split_once("' with value '")?;
+    let (value, _) = rest.split_once("': duplicate values provided")?;
+    let repeat = (1..args.len())
+        .rev()
+        .find(|&i| args[i - 1] == flag && args[i] == value)?
+        - 1;
+    args[..repeat].iter().rposition(|a| *a == flag)
+}
+
+fn parse_once<T: argh::FromArgs>(args: &[&str]) -> std::result::Result<T, ParseExit> {
     let name = program_name();
     T::from_args(&[name.as_str()], args).map_err(|exit| match exit.status {
         Ok(()) => ParseExit::Help(exit.output),
@@ -491,6 +523,31 @@ mod tests {
         assert!(
             matches!(parse_from::<TestArgs>(&["--help"]), Err(ParseExit::Help(h)) if h.contains("--warmup-time"))
         );
+    }
+
+    #[test]
+    fn a_repeated_option_keeps_its_last_value() {
+        let a: TestArgs = parse_from(&[
+            "--time",
+            "3s",
+            "--threads",
+            "1",
+            "--time",
+            "100ms",
+            "--time",
+            "1s",
+        ])
+        .unwrap();
+        let c = a.common().unwrap();
+        assert_eq!(c.time, Some(Duration::from_secs(1)));
+        assert_eq!(a.threads, Some(vec![1]));
+        // The same value twice, and a bad value after a good one, still work as expected.
+        let a: TestArgs = parse_from(&["--time", "1s", "--time", "1s"]).unwrap();
+        assert_eq!(a.common().unwrap().time, Some(Duration::from_secs(1)));
+        match parse_from::<TestArgs>(&["--time", "1s", "--time", "3"]) {
+            Err(ParseExit::Usage(e)) => assert!(e.to_string().contains("'3'"), "{e}"),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
