@@ -131,15 +131,7 @@ mod tests {
 
     #[test]
     fn estimates_add_up_over_benchmarks_forks_and_iterations() {
-        let s = Settings {
-            mode: Mode::Throughput,
-            warmup_iterations: 5,
-            warmup_time: Duration::from_secs(3),
-            iterations: 10,
-            time: Duration::from_secs(3),
-            forks: 2,
-            timeout: Duration::from_secs(600),
-        };
+        let s = Settings::full();
         let mut shot = bench("bb.x.shot").param("k", 1);
         shot.mode = Some(Mode::SingleShot);
         shot.invocation_estimate = Some(Duration::from_millis(500));

@@ -409,7 +409,8 @@ fn x86_musl_bb_zstd() {
     );
 }
 
-fn deploy(boards: &Boards, args: &[&str], remote: &str) -> Run {
+/// Runs deploy.sh with REMOTE_DIR set to `remote_dir`, as given (a `~` is the board's).
+fn deploy(boards: &Boards, args: &[&str], remote_dir: &str) -> Run {
     let mut all = vec![script("deploy.sh")];
     all.extend(args.iter().map(|a| a.to_string()));
     let all: Vec<&str> = all.iter().map(String::as_str).collect();
@@ -418,7 +419,7 @@ fn deploy(boards: &Boards, args: &[&str], remote: &str) -> Run {
         &all,
         &[
             ("SSH_OPTS", boards.ssh_opts.as_str()),
-            ("REMOTE_DIR", boards.dir.join(remote).to_str().unwrap()),
+            ("REMOTE_DIR", remote_dir),
             ("BB_FLAGS_zstd", ZSTD_FLAGS),
         ],
     )
@@ -443,7 +444,7 @@ fn deploy_copies_runs_and_fetches_results_over_ssh() {
             local.to_str().unwrap(),
             "board1",
         ],
-        "remote1",
+        boards.dir.join("remote1").to_str().unwrap(),
     );
     run.assert_ok();
     let res = results_dir(&run);
@@ -471,7 +472,7 @@ fn deploy_copies_runs_and_fetches_results_over_ssh() {
     let run = deploy(
         &boards,
         &["--quick", "--target", "armv7", "--no-build", "board1"],
-        "remote-armv7",
+        boards.dir.join("remote-armv7").to_str().unwrap(),
     );
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(
@@ -542,10 +543,9 @@ fn deploy_quotes_a_remote_dir_with_a_space() {
     x86_musl_bb_zstd();
     let boards = start_boards();
     let local = boards.dir.join("results");
-    let run = run_with(
-        "sh",
+    let run = deploy(
+        &boards,
         &[
-            &script("deploy.sh"),
             "--quick",
             "--no-build",
             "--only",
@@ -554,11 +554,7 @@ fn deploy_quotes_a_remote_dir_with_a_space() {
             local.to_str().unwrap(),
             "board1",
         ],
-        &[
-            ("SSH_OPTS", boards.ssh_opts.as_str()),
-            ("REMOTE_DIR", "~/bench dir/it's here"),
-            ("BB_FLAGS_zstd", ZSTD_FLAGS),
-        ],
+        "~/bench dir/it's here",
     );
     run.assert_ok();
     check_zstd_results(&results_dir(&run));
