@@ -144,6 +144,18 @@ pub fn parse_duration(s: &str) -> std::result::Result<Duration, String> {
     Ok(Duration::from_secs_f64(seconds))
 }
 
+/// Parses a temperature in °C: `60C`, `60`, `62.5°C`.
+pub fn parse_temperature(s: &str) -> std::result::Result<f64, String> {
+    let bad = || format!("invalid temperature '{s}' (expected degrees Celsius up to 150: 60C, 60)");
+    let (value, unit) = number_and_unit(s).ok_or_else(bad)?;
+    let celsius = matches!(unit, "" | "C" | "c" | "°C");
+    if celsius && value > 0.0 && value <= 150.0 {
+        Ok(value)
+    } else {
+        Err(bad())
+    }
+}
+
 /// Parses a size in bytes: `4096`, `4k`, `1m`, `16mb`, `1.5MiB`, `2g` (powers of 1024).
 pub fn parse_size(s: &str) -> std::result::Result<u64, String> {
     let bad = || format!("invalid size '{s}' (expected bytes or a number with k, m or g: 4k, 1m)");
@@ -221,6 +233,8 @@ pub struct CommonArgs {
     pub dry_run: bool,
     pub pin: Option<Vec<usize>>,
     pub seed: u64,
+    /// `--cooldown` and `--cooldown-max`: wait for the SoC to cool before each benchmark.
+    pub cooldown: Option<crate::cooldown::Cooldown>,
 }
 
 /// Implemented by every binary's argument struct through [`bench_args!`].
@@ -302,6 +316,12 @@ macro_rules! bench_args {
             /// seed of the generated inputs (default 42)
             #[argh(option, default = "42")]
             pub seed: u64,
+            /// before each benchmark, wait until the SoC is cooler than this (60C, 60), reading it every second
+            #[argh(option, from_str_fn($crate::cli::parse_temperature))]
+            pub cooldown: Option<f64>,
+            /// the longest --cooldown waits before each benchmark; then it warns and runs (default 5m)
+            #[argh(option, from_str_fn($crate::cli::parse_duration))]
+            pub cooldown_max: Option<std::time::Duration>,
         }
 
         impl $crate::cli::HasCommon for $name {
@@ -324,6 +344,10 @@ macro_rules! bench_args {
                     dry_run: self.dry_run,
                     pin: self.pin.clone(),
                     seed: self.seed,
+                    cooldown: $crate::cooldown::Cooldown::from_flags(
+                        self.cooldown,
+                        self.cooldown_max,
+                    )?,
                 })
             }
         }
@@ -470,6 +494,17 @@ mod tests {
         assert!(parse_choices("a,c", &["a", "b"])
             .unwrap_err()
             .contains("'c'"));
+    }
+
+    #[test]
+    fn temperatures() {
+        assert_eq!(parse_temperature("60C"), Ok(60.0));
+        assert_eq!(parse_temperature("60"), Ok(60.0));
+        assert_eq!(parse_temperature("62.5°C"), Ok(62.5));
+        for bad in ["", "hot", "60F", "0", "-5C", "200C", "60 C"] {
+            let err = parse_temperature(bad).unwrap_err();
+            assert!(err.contains(&format!("'{bad}'")), "{err}");
+        }
     }
 
     #[test]

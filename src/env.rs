@@ -1,5 +1,6 @@
-//! The environment a result was taken in, and the throttling watch around each
-//! benchmark: what sbc-bench checks, read from /proc and /sys. Anything missing (a VM, a
+//! The environment a result was taken in, and the throttling watch and health (CPU
+//! clock, SoC temperature) around each benchmark: what sbc-bench checks, read from /proc
+//! and /sys. Anything missing (a VM, a
 //! container, a board without cpufreq) is simply absent, never an error.
 //!
 //! Every path is read under a root directory, `/` normally, so tests can point the
@@ -136,6 +137,11 @@ fn count_cpu_list(list: &str) -> Option<usize> {
     Some(n)
 }
 
+/// The SoC temperature now, in °C: the hottest thermal zone under [`sysroot`].
+pub fn soc_temperature() -> Option<f64> {
+    max_temperature(&sysroot())
+}
+
 /// The highest temperature over all thermal zones, in °C.
 fn max_temperature(root: &Path) -> Option<f64> {
     let dir = std::fs::read_dir(root.join("sys/class/thermal")).ok()?;
@@ -156,6 +162,11 @@ pub struct Snapshot {
     /// `vcgencmd get_throttled` bits, on a Raspberry Pi.
     pub throttled_bits: Option<u32>,
     pub governor: Option<String>,
+    /// cpu0's `cpuinfo_max_freq`, in kHz.
+    pub max_freq_khz: Option<u64>,
+    /// `vcgencmd measure_clock arm` in MHz, on a Raspberry Pi; read only where cpufreq
+    /// keeps no time_in_state, which tells more.
+    pub arm_clock_mhz: Option<f64>,
 }
 
 impl Snapshot {
@@ -164,7 +175,7 @@ impl Snapshot {
     }
 
     pub fn take_at(root: &Path) -> Snapshot {
-        Snapshot {
+        let mut snapshot = Snapshot {
             max_temp_c: max_temperature(root),
             time_in_state: read(
                 root,
@@ -181,18 +192,41 @@ impl Snapshot {
             .unwrap_or_default(),
             throttled_bits: vcgencmd_throttled(),
             governor: read(root, "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
+            max_freq_khz: read_num(root, "sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq"),
+            arm_clock_mhz: None,
+        };
+        if snapshot.time_in_state.is_empty() {
+            snapshot.arm_clock_mhz = vcgencmd(&["measure_clock", "arm"])
+                .as_deref()
+                .and_then(parse_measure_clock);
         }
+        snapshot
     }
 }
 
-/// Runs `vcgencmd get_throttled` when it exists; None when it does not or fails.
-fn vcgencmd_throttled() -> Option<u32> {
+/// Runs `vcgencmd` with `args` when it exists: its output, or None when it does not
+/// exist or fails.
+fn vcgencmd(args: &[&str]) -> Option<String> {
     let out = std::process::Command::new("vcgencmd")
-        .arg("get_throttled")
+        .args(args)
         .stderr(std::process::Stdio::null())
         .output()
         .ok()?;
-    let text = String::from_utf8_lossy(&out.stdout);
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// `vcgencmd measure_clock arm`'s answer, `frequency(48)=1500345728` (Hz), in MHz.
+fn parse_measure_clock(text: &str) -> Option<f64> {
+    let (key, hz) = text.trim().split_once('=')?;
+    let hz: f64 = hz.trim().parse().ok()?;
+    (key.starts_with("frequency(") && hz > 0.0).then_some(hz / 1e6)
+}
+
+/// `vcgencmd get_throttled`'s bits; None without vcgencmd.
+fn vcgencmd_throttled() -> Option<u32> {
+    let text = vcgencmd(&["get_throttled"])?;
     let hex = text
         .trim()
         .strip_prefix("throttled=")?
@@ -208,6 +242,106 @@ pub struct ThrottleReport {
     pub reasons: Vec<String>,
     /// The highest temperature seen before or after, in °C.
     pub max_temp_c: Option<f64>,
+    /// The CPU clock during the benchmark and the temperature around it.
+    pub health: Health,
+}
+
+/// Where [`Health::clock_mhz`] comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClockSource {
+    /// The time-weighted mean of cpu0's cpufreq time_in_state over the benchmark.
+    TimeInState,
+    /// `vcgencmd measure_clock arm`, read as the benchmark ended (a Pi without cpufreq
+    /// statistics): one reading, not a mean.
+    Vcgencmd,
+}
+
+impl ClockSource {
+    pub fn name(self) -> &'static str {
+        match self {
+            ClockSource::TimeInState => "time_in_state",
+            ClockSource::Vcgencmd => "vcgencmd",
+        }
+    }
+}
+
+/// The board's health around one benchmark, as sbc-bench reports it: the CPU clock it
+/// really ran at, and the SoC temperature (the hottest thermal zone) before and after.
+/// Every field is None where the board does not tell.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Health {
+    /// The CPU clock during the benchmark, in MHz (see [`ClockSource`]).
+    pub clock_mhz: Option<f64>,
+    /// The highest clock cpufreq offers, in MHz.
+    pub clock_max_mhz: Option<f64>,
+    /// The share of the benchmark's time spent below `clock_max_mhz`, in percent
+    /// (from time_in_state only).
+    pub below_max_percent: Option<f64>,
+    pub clock_source: Option<ClockSource>,
+    pub temp_before_c: Option<f64>,
+    pub temp_after_c: Option<f64>,
+}
+
+impl Health {
+    /// The health between the snapshots taken before and after a benchmark.
+    pub fn between(before: &Snapshot, after: &Snapshot) -> Health {
+        let table_max = after.time_in_state.iter().map(|&(f, _)| f).max();
+        let mut health = Health {
+            clock_max_mhz: table_max.or(after.max_freq_khz).map(|k| k as f64 / 1000.0),
+            temp_before_c: before.max_temp_c,
+            temp_after_c: after.max_temp_c,
+            ..Health::default()
+        };
+        if let Some(clock) =
+            ClockStats::from_time_in_state(&before.time_in_state, &after.time_in_state)
+        {
+            health.clock_mhz = Some(clock.mean_mhz);
+            health.below_max_percent = Some(clock.below_max_percent);
+            health.clock_source = Some(ClockSource::TimeInState);
+        } else if let Some(mhz) = after.arm_clock_mhz {
+            health.clock_mhz = Some(mhz);
+            health.clock_source = Some(ClockSource::Vcgencmd);
+        }
+        health
+    }
+}
+
+/// The clock over an interval, from two readings of cpufreq's time_in_state.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ClockStats {
+    /// The time-weighted mean clock, in MHz.
+    pub mean_mhz: f64,
+    /// The share of the time below the highest frequency in the table, in percent.
+    pub below_max_percent: f64,
+}
+
+impl ClockStats {
+    /// From time_in_state `(kHz, time)` rows read before and after; None when no time
+    /// passed between them (the kernel counts in 10 ms units) or the table is empty.
+    pub fn from_time_in_state(before: &[(u64, u64)], after: &[(u64, u64)]) -> Option<ClockStats> {
+        let max = after.iter().map(|&(f, _)| f).max()?;
+        let deltas: Vec<(u64, u64)> = after
+            .iter()
+            .map(|&(f, t)| {
+                let was = before.iter().find(|(g, _)| *g == f).map_or(0, |&(_, t)| t);
+                (f, t.saturating_sub(was))
+            })
+            .collect();
+        let total: u64 = deltas.iter().map(|&(_, d)| d).sum();
+        if total == 0 {
+            return None;
+        }
+        let weighted: f64 = deltas.iter().map(|&(f, d)| f as f64 * d as f64).sum();
+        let below: u64 = deltas
+            .iter()
+            .filter(|&&(f, _)| f < max)
+            .map(|&(_, d)| d)
+            .sum();
+        Some(ClockStats {
+            mean_mhz: weighted / total as f64 / 1000.0,
+            below_max_percent: 100.0 * below as f64 / total as f64,
+        })
+    }
 }
 
 impl ThrottleReport {
@@ -230,30 +364,12 @@ impl ThrottleReport {
                 }
             }
         }
+        let health = Health::between(before, after);
         if after.governor.as_deref() == Some("performance") {
-            if let Some(max) = after.time_in_state.iter().map(|&(f, _)| f).max() {
-                let delta = |pred: &dyn Fn(u64) -> bool| -> u64 {
-                    after
-                        .time_in_state
-                        .iter()
-                        .filter(|(f, _)| pred(*f))
-                        .map(|&(f, t)| {
-                            let was = before
-                                .time_in_state
-                                .iter()
-                                .find(|(g, _)| *g == f)
-                                .map_or(0, |&(_, t)| t);
-                            t.saturating_sub(was)
-                        })
-                        .sum()
-                };
-                let below = delta(&|f| f < max);
-                let all = delta(&|_| true);
-                if all > 0 && below * 100 > all {
+            if let (Some(below), Some(max)) = (health.below_max_percent, health.clock_max_mhz) {
+                if below > 1.0 {
                     reasons.push(format!(
-                        "cpufreq below its maximum {} MHz for {:.0}% of the time under the performance governor",
-                        max / 1000,
-                        100.0 * below as f64 / all as f64
+                        "cpufreq below its maximum {max:.0} MHz for {below:.0}% of the time under the performance governor",
                     ));
                 }
             }
@@ -265,6 +381,7 @@ impl ThrottleReport {
                 (Some(a), Some(b)) => Some(a.max(b)),
                 (a, b) => a.or(b),
             },
+            health,
         }
     }
 
@@ -280,6 +397,28 @@ impl ThrottleReport {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),
         };
+        self.health.merge(&other.health);
+    }
+}
+
+impl Health {
+    /// Combines the health of several forks, `self` the earlier: its temperature before,
+    /// the later one's after, the lower clock and the larger share below the maximum.
+    pub fn merge(&mut self, later: &Health) {
+        let pick = |a: Option<f64>, b: Option<f64>, f: fn(f64, f64) -> f64| match (a, b) {
+            (Some(a), Some(b)) => Some(f(a, b)),
+            (a, b) => a.or(b),
+        };
+        if later.clock_mhz.is_some()
+            && (self.clock_mhz.is_none() || later.clock_mhz < self.clock_mhz)
+        {
+            self.clock_source = later.clock_source;
+        }
+        self.clock_mhz = pick(self.clock_mhz, later.clock_mhz, f64::min);
+        self.clock_max_mhz = pick(self.clock_max_mhz, later.clock_max_mhz, f64::max);
+        self.below_max_percent = pick(self.below_max_percent, later.below_max_percent, f64::max);
+        self.temp_before_c = self.temp_before_c.or(later.temp_before_c);
+        self.temp_after_c = later.temp_after_c.or(self.temp_after_c);
     }
 }
 
@@ -397,5 +536,139 @@ mod tests {
             ..Default::default()
         };
         assert!(ThrottleReport::between(&before, &after).reasons[0].contains("soft temperature"));
+    }
+
+    #[test]
+    fn clock_is_the_time_weighted_mean_of_time_in_state_deltas() {
+        let before = [(600_000, 100), (1_200_000, 50), (1_500_000, 1000)];
+        let after = [(600_000, 110), (1_200_000, 50), (1_500_000, 1030)];
+        let c = ClockStats::from_time_in_state(&before, &after).unwrap();
+        // 100 ms at 600 MHz and 300 ms at 1500 MHz.
+        assert!((c.mean_mhz - 1275.0).abs() < 1e-9, "{c:?}");
+        assert!((c.below_max_percent - 25.0).abs() < 1e-9, "{c:?}");
+        // All of it at the maximum.
+        let after = [(600_000, 100), (1_200_000, 50), (1_500_000, 1200)];
+        let c = ClockStats::from_time_in_state(&before, &after).unwrap();
+        assert_eq!((c.mean_mhz, c.below_max_percent), (1500.0, 0.0));
+        // A state missing before counts from zero; a counter that went back counts none.
+        let after = [
+            (600_000, 90),
+            (1_200_000, 50),
+            (1_500_000, 1000),
+            (1_800_000, 10),
+        ];
+        let c = ClockStats::from_time_in_state(&before, &after).unwrap();
+        assert_eq!((c.mean_mhz, c.below_max_percent), (1800.0, 0.0));
+        // No time passed, or no table: unknown, not zero.
+        assert_eq!(ClockStats::from_time_in_state(&before, &before), None);
+        assert_eq!(ClockStats::from_time_in_state(&[], &[]), None);
+    }
+
+    #[test]
+    fn health_from_a_fake_board_before_and_after() {
+        let d = temp_dir("health");
+        fake_board(&d, "performance\n", "600000 100\n1500000 1000\n", "52500\n");
+        std::fs::create_dir_all(d.join("sys/class/thermal/thermal_zone1")).unwrap();
+        std::fs::write(d.join("sys/class/thermal/thermal_zone1/temp"), "48000\n").unwrap();
+        let before = Snapshot::take_at(&d);
+        assert_eq!(before.max_temp_c, Some(52.5), "the hottest zone");
+        let states = d.join("sys/devices/system/cpu/cpu0/cpufreq/stats/time_in_state");
+        std::fs::write(states, "600000 110\n1500000 1030\n").unwrap();
+        std::fs::write(d.join("sys/class/thermal/thermal_zone1/temp"), "55250\n").unwrap();
+        let after = Snapshot::take_at(&d);
+        let report = ThrottleReport::between(&before, &after);
+        let h = &report.health;
+        assert_eq!((h.temp_before_c, h.temp_after_c), (Some(52.5), Some(55.25)));
+        assert_eq!(h.clock_mhz, Some(1275.0));
+        assert_eq!(h.clock_max_mhz, Some(1500.0));
+        assert_eq!(h.below_max_percent, Some(25.0));
+        assert_eq!(h.clock_source, Some(ClockSource::TimeInState));
+        assert!(
+            report.reasons[0].contains("1500 MHz for 25%"),
+            "{:?}",
+            report.reasons
+        );
+        // A static table (no time passed) leaves the clock unknown, the maximum known.
+        let h = Health::between(&after, &after);
+        assert_eq!((h.clock_mhz, h.clock_source), (None, None));
+        assert_eq!(h.clock_max_mhz, Some(1500.0));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn temperature_is_the_hottest_readable_zone() {
+        let d = temp_dir("temp");
+        let zone = |n: u32, temp: &str| {
+            let z = d.join(format!("sys/class/thermal/thermal_zone{n}"));
+            std::fs::create_dir_all(&z).unwrap();
+            std::fs::write(z.join("temp"), temp).unwrap();
+        };
+        zone(0, "61234\n");
+        zone(1, "garbage\n");
+        zone(2, "");
+        std::fs::create_dir_all(d.join("sys/class/thermal/cooling_device0")).unwrap();
+        assert_eq!(max_temperature(&d), Some(61.234));
+        zone(0, "-");
+        assert_eq!(max_temperature(&d), None, "no readable zone: unknown");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn vcgencmd_clock_is_the_fallback_without_time_in_state() {
+        assert_eq!(
+            parse_measure_clock("frequency(48)=1500345728\n"),
+            Some(1500.345728)
+        );
+        assert_eq!(parse_measure_clock("frequency(48)=0"), None);
+        assert_eq!(parse_measure_clock("throttled=0x50004"), None);
+        assert_eq!(parse_measure_clock(""), None);
+        let before = Snapshot {
+            max_temp_c: Some(50.0),
+            max_freq_khz: Some(1_500_000),
+            arm_clock_mhz: Some(1500.0),
+            ..Default::default()
+        };
+        let after = Snapshot {
+            max_temp_c: Some(58.5),
+            arm_clock_mhz: Some(1200.0),
+            ..before.clone()
+        };
+        let h = Health::between(&before, &after);
+        assert_eq!(h.clock_mhz, Some(1200.0), "read as the benchmark ended");
+        assert_eq!(h.clock_source, Some(ClockSource::Vcgencmd));
+        assert_eq!((h.clock_max_mhz, h.below_max_percent), (Some(1500.0), None));
+        assert_eq!((h.temp_before_c, h.temp_after_c), (Some(50.0), Some(58.5)));
+    }
+
+    #[test]
+    fn merged_health_spans_the_forks_and_keeps_the_worst_clock() {
+        let mut first = ThrottleReport {
+            health: Health {
+                clock_mhz: Some(1500.0),
+                clock_max_mhz: Some(1500.0),
+                below_max_percent: Some(0.0),
+                clock_source: Some(ClockSource::TimeInState),
+                temp_before_c: Some(50.0),
+                temp_after_c: Some(55.0),
+            },
+            ..Default::default()
+        };
+        let second = ThrottleReport {
+            health: Health {
+                clock_mhz: Some(1200.0),
+                below_max_percent: Some(40.0),
+                temp_before_c: Some(54.0),
+                temp_after_c: Some(60.0),
+                ..first.health.clone()
+            },
+            ..Default::default()
+        };
+        first.merge(&second);
+        let h = &first.health;
+        assert_eq!((h.temp_before_c, h.temp_after_c), (Some(50.0), Some(60.0)));
+        assert_eq!(
+            (h.clock_mhz, h.below_max_percent),
+            (Some(1200.0), Some(40.0))
+        );
     }
 }

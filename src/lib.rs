@@ -5,6 +5,7 @@
 
 pub mod cli;
 pub mod compare;
+pub mod cooldown;
 pub mod corpus;
 pub mod cpu;
 pub mod env;
@@ -86,11 +87,16 @@ pub fn run_suite(suite: Suite, flags: &CommonArgs) -> Result<Vec<BenchResult>> {
         warn(&w);
     }
     let mut progress = Progress::new(plan.total());
+    let mut cooler = flags.cooldown.map(cooldown::Cooler::new);
     let mut results = Vec::new();
     for (index, bench) in suite.benchmarks.iter().enumerate() {
         let (settings, unit) = bench.effective(&settings, suite.unit);
         let label = bench.label();
         let fork_estimate = settings.estimated_fork_time(bench.invocation_estimate);
+        if let Some(cooler) = &mut cooler {
+            progress.finish();
+            cooler.before(&label);
+        }
         let before = Snapshot::take();
         let mut forks = Vec::new();
         if settings.forks == 0 {

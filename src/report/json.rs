@@ -2,7 +2,7 @@
 //! threads, forks, iterations, params, primaryMetric and secondaryMetrics), so JMH result
 //! viewers read it; boardbench adds `environment` and `boardbench` fields they ignore.
 
-use crate::env::Environment;
+use crate::env::{Environment, Health};
 use crate::json::Json;
 use crate::result::BenchResult;
 use crate::stats::Summary;
@@ -77,6 +77,7 @@ fn entry(r: &BenchResult, env: &Environment) -> Json {
                     Json::Arr(r.throttle.reasons.iter().map(Json::str).collect()),
                 ),
                 ("maxTemperatureC", Json::opt_num(r.throttle.max_temp_c)),
+                ("health", health_json(&r.throttle.health)),
                 ("min", Json::Num(r.summary.min)),
                 ("median", Json::Num(r.summary.median)),
                 ("max", Json::Num(r.summary.max)),
@@ -92,6 +93,26 @@ fn entry(r: &BenchResult, env: &Environment) -> Json {
                 ),
             ]),
         ),
+    ])
+}
+
+/// The board's health around one benchmark; null where the board does not tell.
+/// `clockMHz` is the mean CPU clock during the benchmark (`clockSource`: `time_in_state`,
+/// time-weighted from cpufreq's statistics; `vcgencmd`, one `measure_clock arm` reading
+/// as it ended), `clockMaxMHz` the highest clock cpufreq offers, `clockBelowMaxPercent`
+/// the share of the time spent below it (time_in_state only), `tempBeforeC` and
+/// `tempAfterC` the SoC temperature (the hottest thermal zone) before and after.
+fn health_json(h: &Health) -> Json {
+    Json::obj([
+        ("clockMHz", Json::opt_num(h.clock_mhz)),
+        ("clockMaxMHz", Json::opt_num(h.clock_max_mhz)),
+        ("clockBelowMaxPercent", Json::opt_num(h.below_max_percent)),
+        (
+            "clockSource",
+            Json::opt_str(h.clock_source.map(|c| c.name())),
+        ),
+        ("tempBeforeC", Json::opt_num(h.temp_before_c)),
+        ("tempAfterC", Json::opt_num(h.temp_after_c)),
     ])
 }
 
@@ -204,5 +225,40 @@ mod tests {
             e.get("boardbench").unwrap().get("throttled"),
             Some(&Json::Bool(false))
         );
+        // An unknown clock and temperature are null, not absent.
+        let health = e.get("boardbench").unwrap().get("health").unwrap();
+        for key in ["clockMHz", "clockSource", "tempBeforeC", "tempAfterC"] {
+            assert_eq!(health.get(key), Some(&Json::Null), "{key}");
+        }
+    }
+
+    #[test]
+    fn health_fields_carry_the_clock_and_temperatures() {
+        let mut r = sample_result("bb.zstd.compress", "1", vec![1.0, 2.0]);
+        r.throttle.health = Health {
+            clock_mhz: Some(1275.0),
+            clock_max_mhz: Some(1500.0),
+            below_max_percent: Some(25.0),
+            clock_source: Some(crate::env::ClockSource::TimeInState),
+            temp_before_c: Some(52.1),
+            temp_after_c: Some(55.3),
+        };
+        let v = Json::parse(&render(&[r], &Environment::default())).unwrap();
+        let health = v.as_array().unwrap()[0]
+            .get("boardbench")
+            .unwrap()
+            .get("health")
+            .unwrap()
+            .clone();
+        let num = |k: &str| health.get(k).and_then(Json::as_f64);
+        assert_eq!(num("clockMHz"), Some(1275.0));
+        assert_eq!(num("clockMaxMHz"), Some(1500.0));
+        assert_eq!(num("clockBelowMaxPercent"), Some(25.0));
+        assert_eq!(
+            health.get("clockSource").unwrap().as_str(),
+            Some("time_in_state")
+        );
+        assert_eq!(num("tempBeforeC"), Some(52.1));
+        assert_eq!(num("tempAfterC"), Some(55.3));
     }
 }

@@ -1,5 +1,5 @@
 //! The text report: JMH's table (`Benchmark (params) Mode Cnt Score Error Units`), then a
-//! `time`-like line per benchmark (user, sys, cpu%, total, peak RSS).
+//! `time`-like line per benchmark (user, sys, cpu%, total, peak RSS, clock, temperature).
 
 use super::format_score;
 use crate::result::BenchResult;
@@ -150,8 +150,23 @@ pub fn time_line(r: &BenchResult) -> String {
     if let Some(kib) = r.peak_rss_kib {
         s.push_str(&format!("  peak RSS {:.1} MiB", kib as f64 / 1024.0));
     }
-    if let Some(t) = r.throttle.max_temp_c {
-        s.push_str(&format!("  max {t:.1}°C"));
+    let h = &r.throttle.health;
+    if let Some(mhz) = h.clock_mhz {
+        match h.clock_max_mhz {
+            Some(max) => s.push_str(&format!("  clock {mhz:.0}/{max:.0} MHz")),
+            None => s.push_str(&format!("  clock {mhz:.0} MHz")),
+        }
+        if let Some(below) = h.below_max_percent.filter(|&p| p >= 0.5) {
+            s.push_str(&format!(" ({below:.0}% below max)"));
+        }
+    }
+    match (h.temp_before_c, h.temp_after_c) {
+        (Some(before), Some(after)) => s.push_str(&format!("  {before:.1}→{after:.1}°C")),
+        _ => {
+            if let Some(t) = r.throttle.max_temp_c {
+                s.push_str(&format!("  max {t:.1}°C"));
+            }
+        }
     }
     s
 }
@@ -211,6 +226,34 @@ bb.zstd.decompress (level=3, threads=2): user 3.50s  sys 0.25s  cpu 188%  total 
 THROTTLED: bb.zstd.decompress (level=3, threads=2): vcgencmd get_throttled: throttled (0x4)
 ";
         assert_eq!(text, expected);
+    }
+
+    #[test]
+    fn time_line_shows_clock_and_temperatures_when_known() {
+        let mut r = sample_result("bb.zstd.compress", "1", vec![1.0]);
+        let base = "bb.zstd.compress (level=3, threads=1): user 3.50s  sys 0.25s  cpu 188%  total 2.00s  peak RSS 10.0 MiB";
+        assert_eq!(time_line(&r), base);
+        r.throttle.health.clock_mhz = Some(1498.4);
+        r.throttle.health.clock_max_mhz = Some(1500.0);
+        r.throttle.health.below_max_percent = Some(0.2);
+        r.throttle.health.temp_before_c = Some(52.14);
+        r.throttle.health.temp_after_c = Some(55.26);
+        assert_eq!(
+            time_line(&r),
+            format!("{base}  clock 1498/1500 MHz  52.1→55.3°C")
+        );
+        r.throttle.health.clock_mhz = Some(1275.0);
+        r.throttle.health.below_max_percent = Some(25.0);
+        r.throttle.health.temp_before_c = None;
+        r.throttle.max_temp_c = Some(55.26);
+        assert_eq!(
+            time_line(&r),
+            format!("{base}  clock 1275/1500 MHz (25% below max)  max 55.3°C")
+        );
+        r.throttle.health.clock_max_mhz = None;
+        r.throttle.health.below_max_percent = None;
+        r.throttle.max_temp_c = None;
+        assert_eq!(time_line(&r), format!("{base}  clock 1275 MHz"));
     }
 
     #[test]
