@@ -6,6 +6,7 @@
 use crate::cpu::{CpuTime, CpuUsage};
 use crate::error::{Error, Result};
 use crate::histogram::Histogram;
+use crate::placement::PairPlacement;
 use crate::runner::ForkResult;
 use std::io::{BufRead, BufReader, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -161,6 +162,9 @@ pub fn encode(r: &ForkResult) -> String {
         out.push_str(&format!("rss {rss}\n"));
     }
     out.push_str(&format!("ops {}\n", r.ops));
+    for p in &r.pairs {
+        out.push_str(&format!("pair {}\n", p.encode()));
+    }
     out
 }
 
@@ -224,6 +228,7 @@ pub fn decode(text: &str) -> std::result::Result<ForkResult, String> {
             }
             "rss" => r.peak_rss_kib = Some(rest.parse().map_err(|_| bad())?),
             "ops" => r.ops = rest.parse().map_err(|_| bad())?,
+            "pair" => r.pairs.push(PairPlacement::decode(rest).ok_or_else(bad)?),
             _ => return Err(bad()),
         }
     }
@@ -259,6 +264,10 @@ mod tests {
             },
             peak_rss_kib: Some(4096),
             ops: 123,
+            pairs: vec![
+                PairPlacement::decode("0/0 0/0").unwrap(),
+                PairPlacement::decode("0,1/- 1/-").unwrap(),
+            ],
         };
         let back = decode(&encode(&r)).unwrap();
         assert_eq!(back.scores[..2], r.scores[..2]);
@@ -269,9 +278,17 @@ mod tests {
                 back.histogram,
                 back.cpu,
                 back.peak_rss_kib,
-                back.ops
+                back.ops,
+                back.pairs
             ),
-            (r.metrics, r.histogram, r.cpu, r.peak_rss_kib, r.ops)
+            (
+                r.metrics,
+                r.histogram,
+                r.cpu,
+                r.peak_rss_kib,
+                r.ops,
+                r.pairs
+            )
         );
     }
 
@@ -298,5 +315,6 @@ mod tests {
         assert!(decode("cpu 1 2").is_err());
         assert!(decode("hist 1 2 99999:1").is_err());
         assert!(decode("what 1").is_err());
+        assert!(decode("pair 0/0").is_err());
     }
 }

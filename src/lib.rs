@@ -14,6 +14,7 @@ pub mod fork;
 pub mod histogram;
 pub mod ipc;
 pub mod json;
+pub mod placement;
 pub mod plan;
 pub mod report;
 pub mod result;
@@ -29,7 +30,7 @@ pub mod wire;
 
 pub use cli::{CommonArgs, Format, Mode, Profile};
 pub use error::{Error, Result};
-pub use runner::{Benchmark, Metric, Settings, TimeUnit, Workload};
+pub use runner::{Benchmark, Metric, PairedBaseline, Settings, TimeUnit, Workload};
 
 use env::{Environment, Snapshot, ThrottleReport};
 use result::BenchResult;
@@ -92,7 +93,7 @@ pub fn run_suite(suite: Suite, flags: &CommonArgs) -> Result<Vec<BenchResult>> {
     for (index, bench) in suite.benchmarks.iter().enumerate() {
         let (settings, unit) = bench.effective(&settings, suite.unit);
         let label = bench.label();
-        let fork_estimate = settings.estimated_fork_time(bench.invocation_estimate);
+        let fork_estimate = bench.estimated_fork_time(&settings);
         if let Some(cooler) = &mut cooler {
             progress.finish();
             cooler.before(&label);
@@ -126,9 +127,12 @@ pub fn run_suite(suite: Suite, flags: &CommonArgs) -> Result<Vec<BenchResult>> {
                 reasons: throttle.reasons.clone(),
             });
         }
-        results.push(BenchResult::from_forks(
-            bench, &settings, unit, forks, throttle,
-        ));
+        let result = BenchResult::from_forks(bench, &settings, unit, forks, throttle);
+        if let Some(w) = result.placement_warning() {
+            progress.finish();
+            warn(&w);
+        }
+        results.push(result);
     }
     progress.finish();
     result::add_scaling(&mut results);

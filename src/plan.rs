@@ -33,7 +33,7 @@ impl Plan {
                 let (settings, _) = b.effective(settings, unit);
                 Planned {
                     label: b.label(),
-                    estimate: settings.estimated_time(b.invocation_estimate),
+                    estimate: b.estimated_time(&settings),
                     settings,
                 }
             })
@@ -161,6 +161,15 @@ mod tests {
             "{text}"
         );
         assert_eq!(plan.summary(), "profile full: about 1 min 45 s");
+        // A paired baseline runs as many iterations again, set up in the same fork.
+        let mut paired = bench("bb.x.paired");
+        paired.paired = Some(crate::runner::PairedBaseline {
+            metric: "vs floor".into(),
+            setup: Box::new(|| unreachable!("a plan runs nothing")),
+            ops_per_invocation: None,
+        });
+        let plan = Plan::new(Profile::Full, &s, TimeUnit::Millis, &[paired]);
+        assert_eq!(plan.benchmarks[0].estimate, Duration::from_millis(180_360));
     }
 
     #[test]

@@ -1,12 +1,15 @@
 //! A benchmark's result: every fork's iterations gathered, summarised, and annotated with
-//! CPU, memory and throttling; plus speedup and efficiency across thread counts.
+//! CPU, memory, throttling and where a paired baseline ran; plus speedup and efficiency
+//! across thread counts, and ratios to baselines measured apart.
 
 use crate::cli::Mode;
 use crate::cpu::CpuUsage;
 use crate::env::ThrottleReport;
 use crate::histogram::Histogram;
+use crate::placement::PairPlacement;
 use crate::runner::{Benchmark, ForkResult, Settings, TimeUnit};
 use crate::stats::{self, Summary};
+use crate::warnings::Warning;
 
 /// A metric beside the primary score (MB/s, a ratio, speedup), with its raw data per fork.
 #[derive(Debug, Clone, PartialEq)]
@@ -49,6 +52,29 @@ pub struct BenchResult {
     pub ops: u64,
     /// (metric name, label of the benchmark to divide by), from [`Benchmark::baselines`].
     pub baselines: Vec<(String, String)>,
+    /// Where the iterations of a paired baseline ([`Benchmark::paired`]) and this
+    /// benchmark's ran.
+    pub placements: Option<PairedPlacements>,
+}
+
+/// Where each pair of a paired baseline's iteration and the measured one after it ran.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PairedPlacements {
+    /// The paired ratio's name (`vs floor`).
+    pub metric: String,
+    /// One list per fork, one placement per iteration pair.
+    pub forks: Vec<Vec<PairPlacement>>,
+}
+
+impl PairedPlacements {
+    pub fn pairs(&self) -> usize {
+        self.forks.iter().map(Vec::len).sum()
+    }
+
+    /// The pairs whose two iterations ran placed differently.
+    pub fn differing(&self) -> impl Iterator<Item = &PairPlacement> {
+        self.forks.iter().flatten().filter(|p| p.differs())
+    }
 }
 
 /// The percentiles JMH reports in scorePercentiles.
@@ -119,7 +145,25 @@ impl BenchResult {
             throttle,
             ops: forks.iter().map(|f| f.ops).sum(),
             baselines: bench.baselines.clone(),
+            placements: bench.paired.as_ref().map(|p| PairedPlacements {
+                metric: p.metric.clone(),
+                forks: forks.iter().map(|f| f.pairs.clone()).collect(),
+            }),
         }
+    }
+
+    /// The warning that some of this benchmark's iterations ran placed otherwise than the
+    /// paired baseline's before them, so that their ratio compares unlike placements.
+    pub fn placement_warning(&self) -> Option<Warning> {
+        let p = self.placements.as_ref()?;
+        let first = p.differing().next()?.clone();
+        Some(Warning::Placement {
+            benchmark: self.label(),
+            metric: p.metric.clone(),
+            differing: p.differing().count(),
+            pairs: p.pairs(),
+            example: first,
+        })
     }
 
     pub fn mode(&self) -> Mode {
@@ -278,6 +322,7 @@ pub(crate) mod tests {
             throttle: ThrottleReport::default(),
             ops: 100,
             baselines: vec![],
+            placements: None,
         }
     }
 
@@ -315,6 +360,61 @@ pub(crate) mod tests {
         assert!((ratio(&rs[4], "vs floor") - 2.0).abs() < 1e-9);
         assert!(rs[3].secondary("vs missing").is_none());
         assert!(rs[0].secondary.is_empty());
+    }
+
+    #[test]
+    fn paired_ratios_keep_one_raw_value_per_pair_and_unlike_placements_warn() {
+        use crate::placement::PairPlacement;
+        use crate::runner::PairedBaseline;
+        let mut bench = Benchmark::new("bb.i.remote", Box::new(|| unreachable!()));
+        bench.paired = Some(PairedBaseline {
+            metric: "vs floor".into(),
+            setup: Box::new(|| unreachable!()),
+            ops_per_invocation: None,
+        });
+        let same = PairPlacement::decode("0/0 0/0").unwrap();
+        let apart = PairPlacement::decode("0/0 0/1").unwrap();
+        let fork = |ratios: Vec<f64>, pairs: Vec<PairPlacement>| ForkResult {
+            scores: vec![10.0; ratios.len()],
+            metrics: vec![("vs floor".into(), "x".into(), ratios)],
+            pairs,
+            ..Default::default()
+        };
+        let result = |second: PairPlacement| {
+            let forks = vec![
+                fork(vec![2.0, 3.0], vec![same.clone(), same.clone()]),
+                fork(vec![4.0, 3.0], vec![same.clone(), second]),
+            ];
+            let settings = Settings::quick();
+            BenchResult::from_forks(&bench, &settings, TimeUnit::Micros, forks, <_>::default())
+        };
+        let r = result(apart.clone());
+        let m = r.secondary("vs floor").unwrap();
+        assert_eq!(
+            (m.unit.as_str(), m.raw.clone()),
+            ("x", vec![vec![2.0, 3.0], vec![4.0, 3.0]])
+        );
+        assert_eq!(
+            m.summary,
+            Summary::of(&[2.0, 3.0, 4.0, 3.0]),
+            "the mean of the pairs"
+        );
+        assert!(m.summary.error.is_finite() && m.summary.error > 0.0);
+        let p = r.placements.as_ref().unwrap();
+        assert_eq!((p.pairs(), p.differing().count()), (4, 1));
+        let w = r.placement_warning().unwrap().to_string();
+        assert!(w.contains("in 1 of 4 iteration pairs of 'vs floor'"), "{w}");
+        assert!(
+            w.contains(
+                "baseline client 0, server 0 (same core); measured client 0, server 1 (cross-core)"
+            ),
+            "{w}"
+        );
+        assert_eq!(result(same.clone()).placement_warning(), None);
+        assert_eq!(
+            sample_result("bb.z.c", "1", vec![1.0]).placement_warning(),
+            None
+        );
     }
 
     #[test]

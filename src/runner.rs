@@ -1,11 +1,13 @@
 //! The runner: what a benchmark is (a name, parameters and a workload), the settings it
-//! runs with, and the measured loop of warm-up and measurement iterations in one process.
+//! runs with, and the measured loop of warm-up and measurement iterations in one process,
+//! with a paired baseline's iterations interleaved where the benchmark has one.
 //! Forks, timeouts and reports are built around this loop elsewhere.
 
 use crate::cli::{CommonArgs, Mode};
 use crate::cpu::{self, CpuMeter, CpuTime, CpuUsage};
 use crate::error::Result;
 use crate::histogram::Histogram;
+use crate::placement::{self, PairPlacement, Placement};
 use crate::watchdog;
 use std::time::{Duration, Instant};
 
@@ -93,11 +95,6 @@ impl Settings {
         };
         FORK_START + iterating
     }
-
-    /// How long a benchmark runs with these settings: every fork, or one run in process.
-    pub fn estimated_time(&self, invocation: Option<Duration>) -> Duration {
-        self.estimated_fork_time(invocation) * self.forks.max(1)
-    }
 }
 
 /// Starting a fork and setting its benchmark up, as measured on a 2-core VM (a server
@@ -172,6 +169,13 @@ pub trait Workload {
         Ok(CpuTime::default())
     }
 
+    /// The CPUs the peers' serving threads last ran on (a server's, from /proc), read after
+    /// each iteration of a benchmark with a paired baseline to compare placements; empty
+    /// where they cannot be known. See [`crate::placement`].
+    fn peer_placement(&mut self) -> Vec<usize> {
+        Vec::new()
+    }
+
     /// Untimed work after every iteration, warm-up and measured alike: checking what the
     /// iteration produced, or preparing the next one (dropping a cache). An error ends
     /// the benchmark (exit code 1).
@@ -188,6 +192,21 @@ pub trait Workload {
 /// A function that sets up a benchmark's workload; called in the process that measures
 /// it (a fork), never in a parent that only collects results.
 pub type Setup = Box<dyn Fn() -> Result<Box<dyn Workload>>>;
+
+/// A baseline measured in the same process as its benchmark, in iterations that alternate
+/// with the benchmark's own (baseline, measured, baseline, measured …), each with the
+/// same time: the benchmark's time per operation over the baseline's in two adjacent
+/// iterations is one raw value of `metric`, so the ratio's score and error come from pairs
+/// that ran at the same time under the same pinning, not from two benchmarks measured
+/// apart. Where each pair ran is recorded too (see [`crate::placement`]).
+pub struct PairedBaseline {
+    /// The ratio's name (`vs floor`), a secondary metric in `x`.
+    pub metric: String,
+    /// Sets the baseline's workload up, after the benchmark's own.
+    pub setup: Setup,
+    /// Operations per invocation of the baseline, as [`Benchmark::ops_per_invocation`].
+    pub ops_per_invocation: Option<u64>,
+}
 
 /// A benchmark as a binary describes it to the harness.
 pub struct Benchmark {
@@ -212,6 +231,8 @@ pub struct Benchmark {
     /// Ratios to report: (metric name, label of the benchmark to divide by); see
     /// [`crate::result::add_ratios`].
     pub baselines: Vec<(String, String)>,
+    /// A baseline to measure in iterations interleaved with this benchmark's.
+    pub paired: Option<PairedBaseline>,
     /// Properties of the input rather than measurements (a compression ratio): reported
     /// once, with no error.
     pub constants: Vec<Metric>,
@@ -233,6 +254,7 @@ impl Benchmark {
             mode: None,
             unit: None,
             baselines: Vec::new(),
+            paired: None,
             constants: Vec::new(),
             invocation_estimate: None,
             setup,
@@ -246,6 +268,21 @@ impl Benchmark {
             s.mode = m;
         }
         (s, self.unit.unwrap_or(unit))
+    }
+
+    /// How long one fork should take with `settings`: a paired baseline doubles the
+    /// iterations and sets up a second workload.
+    pub fn estimated_fork_time(&self, settings: &Settings) -> Duration {
+        let one = settings.estimated_fork_time(self.invocation_estimate);
+        match self.paired {
+            Some(_) => one * 2,
+            None => one,
+        }
+    }
+
+    /// How long this benchmark runs with `settings`: every fork, or one run in process.
+    pub fn estimated_time(&self, settings: &Settings) -> Duration {
+        self.estimated_fork_time(settings) * settings.forks.max(1)
     }
 
     pub fn param(mut self, key: &str, value: impl ToString) -> Benchmark {
@@ -280,6 +317,8 @@ pub struct ForkResult {
     pub cpu: CpuUsage,
     pub peak_rss_kib: Option<u64>,
     pub ops: u64,
+    /// Where each measured iteration and its paired baseline's ran, one per iteration.
+    pub pairs: Vec<PairPlacement>,
 }
 
 /// Runs warm-up and measurement iterations of `bench` in this process.
@@ -292,15 +331,17 @@ pub fn run_in_process(
     let label = bench.label();
     watchdog::arm(settings.timeout, format!("setting up {label}"));
     let mut workload = (bench.setup)()?;
-    let batch = match (bench.ops_per_invocation, settings.mode) {
-        (Some(n), _) => n.max(1),
-        (None, Mode::Throughput | Mode::AverageTime) => {
-            watchdog::arm(settings.timeout, format!("calibrating {label}"));
-            calibrate(workload.as_mut())?
-        }
-        (None, _) => 1,
-    };
+    let batch = batch_size(
+        workload.as_mut(),
+        bench.ops_per_invocation,
+        settings,
+        &label,
+    )?;
+    let mut pairing = Pairing::start(bench, settings, &label)?;
     for i in 0..settings.warmup_iterations {
+        if let Some(p) = pairing.as_mut() {
+            p.warm_up(i, settings)?;
+        }
         watchdog::arm(
             settings.timeout,
             format!("warm-up iteration {} of {label}", i + 1),
@@ -320,6 +361,10 @@ pub fn run_in_process(
     // CPU is counted over the timed iterations only, not the untimed checks between.
     let mut meter = CpuMeter::paused();
     for i in 0..settings.iterations {
+        let baseline = pairing
+            .as_mut()
+            .map(|p| p.baseline(i, settings))
+            .transpose()?;
         watchdog::arm(settings.timeout, format!("iteration {} of {label}", i + 1));
         meter.resume();
         let timed = iteration(
@@ -331,6 +376,9 @@ pub fn run_in_process(
         );
         meter.pause();
         let (elapsed, ops) = timed?;
+        if let (Some(p), Some(b)) = (pairing.as_mut(), baseline) {
+            p.pair(b, workload.as_mut(), elapsed, ops);
+        }
         workload.after_iteration()?;
         result.ops += ops;
         result.scores.push(score(settings.mode, unit, elapsed, ops));
@@ -362,6 +410,9 @@ pub fn run_in_process(
     watchdog::arm(settings.timeout, format!("finishing {label}"));
     workload.finish()?;
     drop(workload);
+    if let Some(p) = pairing {
+        p.finish(settings, &mut result)?;
+    }
     watchdog::disarm();
     result.histogram = histogram;
     result.peak_rss_kib = if rss_reset { cpu::peak_rss_kib() } else { None };
@@ -374,6 +425,133 @@ fn score(mode: Mode, unit: TimeUnit, elapsed: Duration, ops: u64) -> f64 {
     match mode {
         Mode::Throughput => ops as f64 / secs,
         _ => unit.from_secs(secs / ops as f64),
+    }
+}
+
+/// Operations per invocation: the benchmark's fixed number, a calibrated batch in the
+/// timed modes, otherwise one.
+fn batch_size(
+    workload: &mut dyn Workload,
+    fixed: Option<u64>,
+    settings: &Settings,
+    what: &str,
+) -> Result<u64> {
+    match (fixed, settings.mode) {
+        (Some(n), _) => Ok(n.max(1)),
+        (None, Mode::Throughput | Mode::AverageTime) => {
+            watchdog::arm(settings.timeout, format!("calibrating {what}"));
+            calibrate(workload)
+        }
+        (None, _) => Ok(1),
+    }
+}
+
+/// A benchmark's paired baseline, set up in the measuring process, and its pairs so far.
+struct Pairing<'a> {
+    paired: &'a PairedBaseline,
+    /// `the baseline (vs floor) of LABEL`, for the watchdog's messages.
+    what: String,
+    workload: Box<dyn Workload>,
+    batch: u64,
+    ratios: Vec<f64>,
+    placements: Vec<PairPlacement>,
+}
+
+/// A baseline iteration just measured, waiting for the measured iteration after it.
+struct BaselineHalf {
+    seconds_per_op: f64,
+    placement: Placement,
+    /// The client's CPU as the measured iteration starts.
+    measured_start: Option<usize>,
+}
+
+impl<'a> Pairing<'a> {
+    /// Sets up `bench`'s paired baseline, if it has one, and sizes its batch.
+    fn start(
+        bench: &'a Benchmark,
+        settings: &Settings,
+        label: &str,
+    ) -> Result<Option<Pairing<'a>>> {
+        let Some(paired) = &bench.paired else {
+            return Ok(None);
+        };
+        let what = format!("the baseline ({}) of {label}", paired.metric);
+        watchdog::arm(settings.timeout, format!("setting up {what}"));
+        let mut workload = (paired.setup)()?;
+        let batch = batch_size(
+            workload.as_mut(),
+            paired.ops_per_invocation,
+            settings,
+            &what,
+        )?;
+        Ok(Some(Pairing {
+            paired,
+            what,
+            workload,
+            batch,
+            ratios: Vec::new(),
+            placements: Vec::new(),
+        }))
+    }
+
+    /// The baseline's warm-up iteration `i`, before the benchmark's.
+    fn warm_up(&mut self, i: u32, settings: &Settings) -> Result<()> {
+        watchdog::arm(
+            settings.timeout,
+            format!("warm-up iteration {} of {}", i + 1, self.what),
+        );
+        let w = self.workload.as_mut();
+        iteration(w, settings.mode, self.batch, settings.warmup_time, None)?;
+        w.after_iteration()
+    }
+
+    /// The baseline's measurement iteration `i`, just before the benchmark's.
+    fn baseline(&mut self, i: u32, settings: &Settings) -> Result<BaselineHalf> {
+        watchdog::arm(
+            settings.timeout,
+            format!("iteration {} of {}", i + 1, self.what),
+        );
+        let w = self.workload.as_mut();
+        let start = placement::current_cpu();
+        let (elapsed, ops) = iteration(w, settings.mode, self.batch, settings.time, None)?;
+        let end = placement::current_cpu();
+        let placement = Placement::new([start, end], w.peer_placement());
+        w.after_iteration()?;
+        Ok(BaselineHalf {
+            seconds_per_op: elapsed.as_secs_f64() / ops as f64,
+            placement,
+            measured_start: placement::current_cpu(),
+        })
+    }
+
+    /// Pairs the measured iteration that just ended (`elapsed` for `ops`) with the baseline
+    /// iteration before it: one ratio, one placement.
+    fn pair(
+        &mut self,
+        baseline: BaselineHalf,
+        measured: &mut dyn Workload,
+        elapsed: Duration,
+        ops: u64,
+    ) {
+        let end = placement::current_cpu();
+        let seconds_per_op = elapsed.as_secs_f64() / ops as f64;
+        self.ratios.push(seconds_per_op / baseline.seconds_per_op);
+        self.placements.push(PairPlacement {
+            baseline: baseline.placement,
+            measured: Placement::new([baseline.measured_start, end], measured.peer_placement()),
+        });
+    }
+
+    /// Stops the baseline and adds the ratios (a metric with one value per iteration) and
+    /// the placements to `result`.
+    fn finish(mut self, settings: &Settings, result: &mut ForkResult) -> Result<()> {
+        watchdog::arm(settings.timeout, format!("finishing {}", self.what));
+        self.workload.finish()?;
+        result
+            .metrics
+            .push((self.paired.metric.clone(), "x".into(), self.ratios));
+        result.pairs = self.placements;
+        Ok(())
     }
 }
 
@@ -590,6 +768,98 @@ mod tests {
             e.to_string(),
             "check of iteration 4 failed",
             "1 warm-up + 3"
+        );
+    }
+
+    /// Sleeps `per_op` × the machine's speed of the moment per operation; the speed
+    /// changes after every iteration of the measured workload (`advance`), as a loaded
+    /// machine's would between iterations.
+    struct Drifting {
+        per_op: Duration,
+        phase: std::rc::Rc<std::cell::Cell<usize>>,
+        advance: bool,
+        ops: std::rc::Rc<std::cell::Cell<u64>>,
+    }
+
+    /// Slowdowns far enough apart that a ratio across two phases is far from one within.
+    const SLOWDOWN: [u32; 4] = [1, 5, 2, 1];
+
+    impl Workload for Drifting {
+        fn run(&mut self, ops: u64) -> Result<()> {
+            self.ops.set(self.ops.get() + ops);
+            let slowdown = SLOWDOWN[self.phase.get() % SLOWDOWN.len()];
+            std::thread::sleep(self.per_op * slowdown * ops as u32);
+            Ok(())
+        }
+        fn after_iteration(&mut self) -> Result<()> {
+            if self.advance {
+                self.phase.set(self.phase.get() + 1);
+            }
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_paired_baseline_gives_one_ratio_per_iteration_from_adjacent_iterations() {
+        use std::cell::Cell;
+        use std::rc::Rc;
+        let phase = Rc::new(Cell::new(0));
+        let counts = [(); 2].map(|_| Rc::new(Cell::new(0u64)));
+        let drifting = |per_op_ms: u64, advance: bool, ops: &Rc<Cell<u64>>| -> Setup {
+            let (phase, ops) = (phase.clone(), ops.clone());
+            Box::new(move || {
+                Ok(Box::new(Drifting {
+                    per_op: Duration::from_millis(per_op_ms),
+                    phase: phase.clone(),
+                    advance,
+                    ops: ops.clone(),
+                }) as Box<dyn Workload>)
+            })
+        };
+        // A call of 12 ms against a floor of 4 ms, both slowed alike in each phase.
+        let mut b = Benchmark::new("bb.test.call", drifting(12, true, &counts[0]));
+        b.ops_per_invocation = Some(1);
+        b.paired = Some(PairedBaseline {
+            metric: "vs floor".into(),
+            setup: drifting(4, false, &counts[1]),
+            ops_per_invocation: Some(1),
+        });
+        let s = settings(Mode::SingleShot);
+        let r = run_in_process(&b, &s, TimeUnit::Millis).unwrap();
+        assert_eq!(
+            (counts[0].get(), counts[1].get()),
+            (4, 4),
+            "1 warm-up + 3 iterations each"
+        );
+        let (name, unit, ratios) = r.metrics.last().unwrap();
+        assert_eq!((name.as_str(), unit.as_str()), ("vs floor", "x"));
+        assert_eq!(ratios.len(), 3, "one ratio per iteration: {ratios:?}");
+        // Paired with its own phase's floor each ratio is 3; paired across phases it
+        // would be 15, 1.2 or 6.
+        for ratio in ratios {
+            assert!((2.0..4.0).contains(ratio), "{ratios:?}");
+        }
+        let ms: Vec<u32> = r.scores.iter().map(|s| (s / 12.0).round() as u32).collect();
+        assert_eq!(
+            ms,
+            [5, 2, 1],
+            "the scores are the call's alone: {:?}",
+            r.scores
+        );
+        assert_eq!(r.pairs.len(), 3);
+        for p in &r.pairs {
+            assert!(!p.baseline.client.is_empty() && !p.measured.client.is_empty());
+            assert!(p.measured.server.is_empty(), "no peer to read: {p:?}");
+        }
+        assert!(
+            run_in_process(&b, &settings(Mode::Sample), TimeUnit::Millis)
+                .unwrap()
+                .histogram
+                .unwrap()
+                .percentile(50.0)
+                .unwrap()
+                >= 12e6,
+            "only the calls are in the histogram"
         );
     }
 

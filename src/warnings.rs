@@ -16,6 +16,15 @@ pub enum Warning {
         benchmark: String,
         reasons: Vec<String>,
     },
+    /// Some iterations of a benchmark ran placed otherwise than its paired baseline's.
+    Placement {
+        benchmark: String,
+        metric: String,
+        differing: usize,
+        pairs: usize,
+        /// The first such pair.
+        example: crate::placement::PairPlacement,
+    },
     /// Anything a binary needs the person to know (a cache that could not be dropped).
     Note(String),
 }
@@ -34,6 +43,13 @@ impl fmt::Display for Warning {
             Warning::Throttled { benchmark, reasons } => {
                 write!(f, "{benchmark} ran while the board throttled ({}): its result is flagged", reasons.join("; "))
             }
+            Warning::Placement { benchmark, metric, differing, pairs, example } => write!(
+                f,
+                "{benchmark}: in {differing} of {pairs} iteration pairs of '{metric}' the baseline \
+                 ran elsewhere than the measured iteration after it (first: baseline {}; measured {}), \
+                 so those ratios compare unlike placements; --pin both sides to compare like with like",
+                example.baseline, example.measured
+            ),
             Warning::Note(s) => f.write_str(s),
         }
     }

@@ -27,11 +27,12 @@ fn run_with_no_flags(name: &str, exe: &str) -> (Run, Vec<String>, TempDir) {
     (run, planned, dir)
 }
 
-/// The benchmark names of a text table (the first column of rows starting `bb.`),
-/// without secondary-metric rows.
+/// The benchmark names of a text table (the first column of rows starting `bb.`, up to
+/// the blank line before the time lines), without secondary-metric rows.
 fn table_names(table: &str) -> Vec<String> {
     table
         .lines()
+        .take_while(|l| !l.is_empty())
         .filter(|l| l.starts_with("bb.") && !l.split_whitespace().next().unwrap().contains(':'))
         .map(|l| l.split_whitespace().next().unwrap().to_string())
         .collect()

@@ -8,7 +8,8 @@ use boardbench::cli::{self, HasCommon, Mode};
 use boardbench::ipc::calls::{self, Call};
 use boardbench::ipc::client::{Floor, Local, Pin, Remote};
 use boardbench::ipc::transport::Transport;
-use boardbench::{Benchmark, Error, Result, Settings, Suite, TimeUnit, Workload};
+use boardbench::runner::Setup;
+use boardbench::{Benchmark, Error, PairedBaseline, Result, Settings, Suite, TimeUnit, Workload};
 use std::time::Duration;
 
 boardbench::bench_args! {
@@ -83,14 +84,10 @@ fn run(args: &Args) -> Result<()> {
     }
     for &t in &transports {
         for &mode in &remote_modes {
-            let mut floor = Benchmark::new(
-                "bb.ipc.floor",
-                Box::new(move || Ok(Box::new(Floor::start(t, pin)?) as Box<dyn Workload>)),
-            )
-            .param("transport", t.name());
+            let mut floor =
+                Benchmark::new("bb.ipc.floor", floor_setup(t, pin)).param("transport", t.name());
             floor.mode = Some(mode);
             floor.rate = Some("round trips".into());
-            let floor_label = floor.label();
             benchmarks.push(floor);
             for &call in &calls {
                 let mut b = Benchmark::new(
@@ -106,7 +103,13 @@ fn run(args: &Args) -> Result<()> {
                 if let Some((_, local)) = local_labels.iter().find(|(c, _)| *c == call) {
                     b.baselines.push(("vs local".into(), local.clone()));
                 }
-                b.baselines.push(("vs floor".into(), floor_label.clone()));
+                // The floor in iterations interleaved with the calls', on its own server
+                // child over the same transport with the same pinning.
+                b.paired = Some(PairedBaseline {
+                    metric: "vs floor".into(),
+                    setup: floor_setup(t, pin),
+                    ops_per_invocation: None,
+                });
                 benchmarks.push(b);
             }
         }
@@ -135,6 +138,11 @@ fn run(args: &Args) -> Result<()> {
         &flags,
     )?;
     Ok(())
+}
+
+/// The floor of `transport`: a 1-byte ping-pong with a server child of its own.
+fn floor_setup(transport: Transport, pin: Pin) -> Setup {
+    Box::new(move || Ok(Box::new(Floor::start(transport, pin)?) as Box<dyn Workload>))
 }
 
 /// `--pin CLIENT,SERVER`, or `--pin CPU` for both on one CPU; each must be one this

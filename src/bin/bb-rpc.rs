@@ -8,7 +8,9 @@ use boardbench::rpc::client::ClientConfig;
 use boardbench::rpc::protocol::Codec;
 use boardbench::rpc::server::{self, ServerConfig};
 use boardbench::rpc::workload::{Plan, RpcWorkload, Style, Target};
-use boardbench::{Benchmark, Error, Mode, Result, Settings, Suite, TimeUnit, Workload};
+use boardbench::{
+    Benchmark, Error, Mode, PairedBaseline, Result, Settings, Suite, TimeUnit, Workload,
+};
 use std::time::Duration;
 
 boardbench::bench_args! {
@@ -202,6 +204,12 @@ fn run(args: &Args) -> Result<()> {
         ));
     }
     let mode = flags.mode.unwrap_or(Mode::Throughput);
+    // Pipelines drain at the end of every invocation: make each long enough that the drain
+    // is noise. Timed per call otherwise.
+    let timed = matches!(mode, Mode::Throughput | Mode::AverageTime);
+    let ops_per_invocation = |style: Style, depth: usize, conns: usize| {
+        (timed && (style.pipelined() || conns > 1)).then_some((64 * depth * conns) as u64)
+    };
     let mut benchmarks = Vec::new();
     for target in &targets {
         for &payload in &payloads {
@@ -234,6 +242,29 @@ fn run(args: &Args) -> Result<()> {
                                 seed: flags.seed,
                                 pin: flags.pin.clone(),
                             };
+                            // With the floor asked for, every RPC row also measures it in
+                            // interleaved iterations, on a floor server of its own with the
+                            // same transport, payload, connections and pinning.
+                            let paired = (styles.contains(&Style::Floor) && style != Style::Floor)
+                                .then(|| {
+                                    let floor = Plan {
+                                        style: Style::Floor,
+                                        depth: 1,
+                                        ..plan.clone()
+                                    };
+                                    PairedBaseline {
+                                        metric: "vs floor".into(),
+                                        setup: Box::new(move || {
+                                            Ok(Box::new(RpcWorkload::setup(&floor)?)
+                                                as Box<dyn Workload>)
+                                        }),
+                                        ops_per_invocation: ops_per_invocation(
+                                            Style::Floor,
+                                            1,
+                                            conns,
+                                        ),
+                                    }
+                                });
                             let transport = match target {
                                 Target::Local { transport } => transport.to_string(),
                                 Target::Remote(a) => a.transport().to_string(),
@@ -250,12 +281,8 @@ fn run(args: &Args) -> Result<()> {
                             .param("depth", depth)
                             .param("connections", conns);
                             b.threads = conns;
-                            // Pipelines drain at the end of every invocation: make each long
-                            // enough that the drain is noise. Timed per call otherwise.
-                            let timed = matches!(mode, Mode::Throughput | Mode::AverageTime);
-                            if timed && (style.pipelined() || conns > 1) {
-                                b.ops_per_invocation = Some((64 * depth * conns) as u64);
-                            }
+                            b.ops_per_invocation = ops_per_invocation(style, depth, conns);
+                            b.paired = paired;
                             benchmarks.push(b);
                         }
                     }

@@ -126,6 +126,11 @@ fn run(args: &Args) -> Result<()> {
                 input: input.clone(),
                 keep_busy,
             };
+            // A single shot's length, for the plan: only the parent plans.
+            let shot_estimate = match (keep_busy, boardbench::fork::is_child()) {
+                (false, false) => Some(job_time(&config, &frame)? * jobs.div_ceil(t as u64) as u32),
+                _ => None,
+            };
             let mut b = Benchmark::new(
                 format!("bb.zstd.{}", op.name()),
                 Box::new(move || Ok(Box::new(Pool::start(&config)?) as Box<dyn Workload>)),
@@ -137,8 +142,7 @@ fn run(args: &Args) -> Result<()> {
             b.threads = t;
             if !keep_busy {
                 b.ops_per_invocation = Some(jobs);
-                let job = job_time(op, &input, &frame, args.level)?;
-                b.invocation_estimate = Some(job * jobs.div_ceil(t as u64) as u32);
+                b.invocation_estimate = shot_estimate;
             }
             b.bytes_per_op = Some(2.0 * input.len() as f64);
             b.constants.push(Metric {
@@ -173,21 +177,26 @@ fn run(args: &Args) -> Result<()> {
     Ok(())
 }
 
-/// How long one job of `op` takes here, from the fastest of three runs of its work (a
-/// job handles the input twice), for the plan of single shots.
-fn job_time(op: Op, input: &[u8], frame: &[u8], level: i32) -> Result<Duration> {
-    let failed = |e: std::io::Error| Error::failed(format!("zstd {}: {e}", op.name()));
+/// How long one job takes here, the fastest of three run as the workers run them, for
+/// the plan of single shots.
+fn job_time(config: &Config, frame: &[u8]) -> Result<Duration> {
+    let shared = Shared {
+        config: config.clone(),
+        job_frame: Vec::new(),
+        input_frame: Vec::new(),
+    };
+    let mut worker = Worker::new(&shared);
     let mut fastest = Duration::MAX;
     for _ in 0..3 {
         let started = std::time::Instant::now();
-        match op {
-            Op::Compress => zstd::bulk::compress(input, level).map(drop),
-            Op::Decompress => zstd::bulk::decompress(frame, input.len()).map(drop),
+        match config.op {
+            Op::Compress => worker.compress(&config.input, config.level, false),
+            Op::Decompress => worker.decompress(frame, config.input.len(), false),
         }
-        .map_err(failed)?;
+        .map_err(Error::failed)?;
         fastest = fastest.min(started.elapsed());
     }
-    Ok(fastest * 2)
+    Ok(fastest)
 }
 
 /// Reads a positive number from an environment variable, as the original benchmark took

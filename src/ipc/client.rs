@@ -74,6 +74,12 @@ impl Session {
         Error::failed(format!("{doing} over {}: {what}", self.transport.name()))
     }
 
+    /// The CPU the server's serving thread (its main thread) last ran on.
+    fn server_cpu(&self) -> Vec<usize> {
+        let pid = self.server.pid();
+        crate::placement::last_cpus(pid, |tid, _| tid == pid)
+    }
+
     /// Closes the connection, then waits for the server to end and reaps it.
     fn close(self) -> Result<()> {
         drop(self.conn);
@@ -258,6 +264,12 @@ impl Workload for Remote {
         server_usage(session_mut(&mut self.session)?, Role::Calls)
     }
 
+    fn peer_placement(&mut self) -> Vec<usize> {
+        self.session
+            .as_ref()
+            .map_or(Vec::new(), Session::server_cpu)
+    }
+
     fn finish(&mut self) -> Result<()> {
         close(&mut self.session)
     }
@@ -298,6 +310,12 @@ impl Workload for Floor {
 
     fn peer_cpu(&mut self) -> Result<CpuTime> {
         server_usage(session_mut(&mut self.session)?, Role::Floor)
+    }
+
+    fn peer_placement(&mut self) -> Vec<usize> {
+        self.session
+            .as_ref()
+            .map_or(Vec::new(), Session::server_cpu)
     }
 
     fn finish(&mut self) -> Result<()> {

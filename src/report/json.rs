@@ -4,7 +4,8 @@
 
 use crate::env::{Environment, Health};
 use crate::json::Json;
-use crate::result::BenchResult;
+use crate::placement::Placement;
+use crate::result::{BenchResult, PairedPlacements};
 use crate::stats::Summary;
 
 pub fn render(results: &[BenchResult], env: &Environment) -> String {
@@ -91,6 +92,7 @@ fn entry(r: &BenchResult, env: &Environment) -> Json {
                     "samples",
                     Json::Num(r.histogram.as_ref().map_or(0, |h| h.count()) as f64),
                 ),
+                ("pairing", r.placements.as_ref().map_or(Json::Null, pairing)),
             ]),
         ),
     ])
@@ -113,6 +115,40 @@ fn health_json(h: &Health) -> Json {
         ),
         ("tempBeforeC", Json::opt_num(h.temp_before_c)),
         ("tempAfterC", Json::opt_num(h.temp_after_c)),
+    ])
+}
+
+/// Where a paired baseline's iterations and the benchmark's ran, pair by pair, one list
+/// per fork; and how many pairs ran placed differently.
+fn pairing(p: &PairedPlacements) -> Json {
+    let cpus = |c: &[usize]| Json::Arr(c.iter().map(|&c| Json::Num(c as f64)).collect());
+    let side =
+        |s: &Placement| Json::obj([("client", cpus(&s.client)), ("server", cpus(&s.server))]);
+    Json::obj([
+        ("metric", Json::str(&p.metric)),
+        ("pairs", Json::Num(p.pairs() as f64)),
+        ("placementDiffers", Json::Num(p.differing().count() as f64)),
+        (
+            "placements",
+            Json::Arr(
+                p.forks
+                    .iter()
+                    .map(|fork| {
+                        Json::Arr(
+                            fork.iter()
+                                .map(|pair| {
+                                    Json::obj([
+                                        ("baseline", side(&pair.baseline)),
+                                        ("measured", side(&pair.measured)),
+                                        ("differs", Json::Bool(pair.differs())),
+                                    ])
+                                })
+                                .collect(),
+                        )
+                    })
+                    .collect(),
+            ),
+        ),
     ])
 }
 
@@ -230,6 +266,10 @@ mod tests {
         for key in ["clockMHz", "clockSource", "tempBeforeC", "tempAfterC"] {
             assert_eq!(health.get(key), Some(&Json::Null), "{key}");
         }
+        assert_eq!(
+            e.get("boardbench").unwrap().get("pairing"),
+            Some(&Json::Null)
+        );
     }
 
     #[test]
@@ -260,5 +300,33 @@ mod tests {
         );
         assert_eq!(num("tempBeforeC"), Some(52.1));
         assert_eq!(num("tempAfterC"), Some(55.3));
+    }
+
+    #[test]
+    fn a_paired_baseline_shows_where_each_pair_ran() {
+        let mut r = sample_result("bb.ipc.remote", "1", vec![1.0, 2.0]);
+        r.placements = Some(PairedPlacements {
+            metric: "vs floor".into(),
+            forks: vec![["0/0 0/0", "0/0 1/0"]
+                .iter()
+                .map(|p| crate::placement::PairPlacement::decode(p).unwrap())
+                .collect()],
+        });
+        let v = Json::parse(&render(&[r], &Environment::default())).unwrap();
+        let p = v.as_array().unwrap()[0]
+            .get("boardbench")
+            .unwrap()
+            .get("pairing")
+            .unwrap()
+            .clone();
+        assert_eq!(p.get("metric").unwrap().as_str(), Some("vs floor"));
+        assert_eq!(p.get("pairs").unwrap().as_f64(), Some(2.0));
+        assert_eq!(p.get("placementDiffers").unwrap().as_f64(), Some(1.0));
+        let second = &p.get("placements").unwrap().as_array().unwrap()[0]
+            .as_array()
+            .unwrap()[1];
+        assert_eq!(second.get("differs"), Some(&Json::Bool(true)));
+        let client = second.get("measured").unwrap().get("client").unwrap();
+        assert_eq!(client, &Json::Arr(vec![Json::Num(1.0)]));
     }
 }

@@ -155,6 +155,11 @@ impl LocalServer {
         Ok(server)
     }
 
+    /// The server's process id while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
     /// Stops the server with SIGTERM and checks it exits cleanly within 10 s.
     pub fn stop(mut self) -> Result<()> {
         let mut child = self.child.take().expect("the server is running");
@@ -324,6 +329,8 @@ pub struct RpcWorkload {
     fanout: Option<Fanout>,
     control: Option<Client>,
     server: Option<LocalServer>,
+    /// Connections driven, so server threads `bb-rpc-conn-1` to `-N` serve them.
+    connections: usize,
     calls: u64,
     /// The server's stats when the benchmark was set up.
     baseline: Option<ServerStats>,
@@ -389,6 +396,7 @@ impl RpcWorkload {
             fanout: Some(Fanout::new(drivers)?),
             control,
             server,
+            connections: plan.connections,
             calls: 0,
             baseline,
             last: (CpuTime::of_self(), baseline, 0),
@@ -437,6 +445,21 @@ impl Workload for RpcWorkload {
 
     fn peer_cpu(&mut self) -> Result<CpuTime> {
         Ok(self.server_stats()?.map(|s| cpu_of(&s)).unwrap_or_default())
+    }
+
+    /// The CPUs the spawned server's threads for the measured connections last ran on
+    /// (the control connection for `stats()` connects after them and is left out);
+    /// unknown for a server elsewhere.
+    fn peer_placement(&mut self) -> Vec<usize> {
+        let Some(pid) = self.server.as_ref().and_then(LocalServer::pid) else {
+            return Vec::new();
+        };
+        let measured = 1..=self.connections;
+        crate::placement::last_cpus(pid, |_, name| {
+            name.strip_prefix("bb-rpc-conn-")
+                .and_then(|n| n.parse().ok())
+                .is_some_and(|n| measured.contains(&n))
+        })
     }
 
     fn finish(&mut self) -> Result<()> {

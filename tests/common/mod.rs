@@ -191,3 +191,63 @@ pub fn wait_for(limit: std::time::Duration, mut cond: impl FnMut() -> bool) -> b
     }
     cond()
 }
+
+/// The first CPU this process may run on, for `--pin`.
+pub fn first_cpu() -> usize {
+    let allowed = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)).unwrap();
+    (0..nix::sched::CpuSet::count())
+        .find(|&c| allowed.is_set(c).unwrap_or(false))
+        .expect("a CPU to run on")
+}
+
+/// The raw values of a JSON entry's `vs floor`, checked to come from interleaved pairs:
+/// one list per fork, as many values as measurement iterations, the score their mean, and
+/// the entry's `boardbench.pairing` with one placement per pair. Returns every value.
+pub fn paired_vs_floor(e: &serde_json::Value) -> Vec<f64> {
+    let m = &e["secondaryMetrics"]["vs floor"];
+    assert_eq!(m["scoreUnit"], "x", "{e:#}");
+    let raw = m["rawData"].as_array().expect("rawData");
+    let forks = e["forks"].as_u64().unwrap().max(1) as usize;
+    let iterations = e["measurementIterations"].as_u64().unwrap() as usize;
+    assert_eq!(raw.len(), forks, "one list per fork: {m:#}");
+    let mut values = Vec::new();
+    for fork in raw {
+        let fork = fork.as_array().unwrap();
+        assert_eq!(fork.len(), iterations, "one ratio per iteration: {m:#}");
+        values.extend(fork.iter().map(|v| v.as_f64().unwrap()));
+    }
+    let mean = values.iter().sum::<f64>() / values.len() as f64;
+    let score = m["score"].as_f64().unwrap();
+    assert!(
+        (score - mean).abs() <= 1e-9 * mean,
+        "{score} is the mean of {values:?}"
+    );
+    let pairing = &e["boardbench"]["pairing"];
+    assert_eq!(pairing["metric"], "vs floor");
+    assert_eq!(pairing["pairs"].as_u64(), Some(values.len() as u64));
+    let placements = pairing["placements"].as_array().unwrap();
+    assert_eq!(placements.len(), forks);
+    assert!(placements
+        .iter()
+        .all(|f| f.as_array().unwrap().len() == iterations));
+    values
+}
+
+/// Checks that every pair of a `vs floor` ran with both sides, floor and call, client and
+/// server, on `cpu` alone.
+pub fn all_on_one_cpu(e: &serde_json::Value, cpu: usize) {
+    let pairing = &e["boardbench"]["pairing"];
+    assert_eq!(pairing["placementDiffers"].as_u64(), Some(0), "{pairing:#}");
+    for pair in pairing["placements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|f| f.as_array().unwrap())
+    {
+        for side in ["baseline", "measured"] {
+            for end in ["client", "server"] {
+                assert_eq!(pair[side][end], serde_json::json!([cpu]), "{pairing:#}");
+            }
+        }
+    }
+}
