@@ -39,7 +39,7 @@ cross-x86:
 	$(CARGO) build --release --target $(X86)
 
 # dist/boardbench-<version>-<target>.tar.gz: the binaries in bin/, scripts/run-all.sh,
-# README.md and BENCHMARKS.md (scripts/pack.sh).
+# README.md, docs/ and BENCHMARKS.md (scripts/pack.sh).
 dist: dist-armv7 dist-aarch64 dist-x86
 
 dist-armv7: cross-armv7

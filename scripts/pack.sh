@@ -1,6 +1,6 @@
 #!/bin/sh
-# Packs one target's release binaries with what a board needs (README, BENCHMARKS,
-# scripts/run-all.sh) into dist/boardbench-<version>-<target>.tar.gz and prints its path.
+# Packs one target's release binaries with what a board needs (README, docs/,
+# BENCHMARKS, scripts/run-all.sh) into dist/boardbench-<version>-<target>.tar.gz and prints its path.
 #   scripts/pack.sh TARGET     (after make cross-TARGET; armv7, aarch64, x86 or a triple)
 set -eu
 cd "$(dirname "$0")/.."
@@ -24,6 +24,7 @@ for src in src/bin/bb-*.rs; do
     cp "$exe" "$dir/bin/"
 done
 cp README.md BENCHMARKS.md "$dir/"
+cp -R docs "$dir/"
 cp scripts/run-all.sh "$dir/scripts/"
 tar -C "$stage" -czf "$stage/$name.tar.gz" "$name"
 mv "$stage/$name.tar.gz" "dist/$name.tar.gz"
