@@ -100,8 +100,10 @@ for name in $names; do
 done
 if [ $total -ge 3600 ]; then
     about="$((total / 3600)) h $((total % 3600 / 60)) min"
-else
+elif [ $total -ge 60 ]; then
     about="$((total / 60)) min $((total % 60)) s"
+else
+    about="$total s"
 fi
 echo "run-all: $(echo $names | wc -w) binaries, profile ${profile#--}, estimated duration: about $about ($total s)"
 if [ $dry_run = yes ]; then
@@ -142,7 +144,7 @@ failed=
 total_start=$(date +%s)
 for name in $names; do
     flags=$(flags_of "$name")
-    echo "$name $flags" | tr -s ' '
+    echo "$name $flags" | tr -s ' ' | sed 's/ $//'
     start=$(date +%s)
     # shellcheck disable=SC2086  # the flags are meant to split into words
     "$bindir/$name" $flags --output "$res/$name.json" --format json \
