@@ -32,6 +32,11 @@ impl Server {
             "unix" => format!("unix:{}", dir.join("rpc.sock").display()),
             _ => "tcp:127.0.0.1:0".to_string(),
         };
+        Server::start_at(&listen, extra, dir)
+    }
+
+    /// A server on `listen`; `dir` lives as long as it.
+    fn start_at(listen: &str, extra: &[&str], dir: TempDir) -> Server {
         let mut child = Command::new(EXE)
             .args(["serve", "--listen", &listen])
             .args(extra)
@@ -566,6 +571,57 @@ fn bad_flags_are_one_line_and_exit_2() {
             run.stderr
         );
     }
+}
+
+#[test]
+fn serve_replaces_only_a_stale_socket_at_its_path() {
+    let dir = TempDir::new("rpc-listen");
+    // Before the fix a refused path was served: bound the runs that must fail at once.
+    let bb_rpc = |args: &[&str]| common::run_bounded(EXE, args, &[], Duration::from_secs(20));
+    // A regular file is somebody's data: refused, and left as it was.
+    let file = dir.join("notes.txt");
+    std::fs::write(&file, "keep me").unwrap();
+    let run = bb_rpc(&["serve", "--listen", &format!("unix:{}", file.display())]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert_eq!(run.stderr.trim().lines().count(), 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(&file.display().to_string()) && run.stderr.contains("not a socket"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "keep me");
+    // A directory too.
+    let run = bb_rpc(&[
+        "serve",
+        "--listen",
+        &format!("unix:{}", dir.path().display()),
+    ]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("not a socket"), "{}", run.stderr);
+
+    // A live server's socket: refused, and that server keeps serving.
+    let live = Server::start("unix", &[]);
+    let run = bb_rpc(&["serve", "--listen", &live.addr.to_string()]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert_eq!(run.stderr.trim().lines().count(), 1, "{}", run.stderr);
+    assert!(run.stderr.contains("already in use"), "{}", run.stderr);
+    let mut client = live.config(Codec::Raw).connect().unwrap();
+    client.stats().unwrap();
+    drop(client);
+
+    // A stale socket (nothing accepts on it): replaced.
+    let stale = dir.join("stale.sock");
+    drop(std::os::unix::net::UnixListener::bind(&stale).unwrap());
+    assert!(stale.exists());
+    let server = Server::start_at(
+        &format!("unix:{}", stale.display()),
+        &[],
+        TempDir::new("rpc-unused"),
+    );
+    assert_eq!(server.addr, Addr::Unix(stale.clone()));
+    let (code, log) = server.stop();
+    assert_eq!(code, 0, "{log}");
+    assert!(!stale.exists(), "the server removed its socket");
 }
 
 /// A fake server on 127.0.0.1: says hello on every connection, then does `behave`.

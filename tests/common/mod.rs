@@ -54,6 +54,38 @@ pub fn run_with(exe: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
         .into()
 }
 
+/// Like [`run_with`], but a run still going after `limit` is killed and fails the test
+/// (a bug that makes it wait forever must not hang the suite).
+pub fn run_bounded(
+    exe: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+    limit: std::time::Duration,
+) -> Run {
+    let mut c = Command::new(exe);
+    c.args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let mut child = c.spawn().unwrap_or_else(|e| panic!("running {exe}: {e}"));
+    let until = std::time::Instant::now() + limit;
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > until {
+            let _ = child.kill();
+            let run: Run = child.wait_with_output().unwrap().into();
+            panic!(
+                "{exe} {args:?} still ran after {limit:?}\nstdout:\n{}\nstderr:\n{}",
+                run.stdout, run.stderr
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    child.wait_with_output().unwrap().into()
+}
+
 /// A fresh temporary directory, removed when dropped.
 pub struct TempDir(pub PathBuf);
 
