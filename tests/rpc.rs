@@ -38,7 +38,7 @@ impl Server {
     /// A server on `listen`; `dir` lives as long as it.
     fn start_at(listen: &str, extra: &[&str], dir: TempDir) -> Server {
         let mut child = Command::new(EXE)
-            .args(["serve", "--listen", &listen])
+            .args(["serve", "--listen", listen])
             .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
