@@ -187,11 +187,18 @@ impl Snapshot {
 
 /// Runs `vcgencmd get_throttled` when it exists; None when it does not or fails.
 fn vcgencmd_throttled() -> Option<u32> {
-    let out = std::process::Command::new("vcgencmd")
+    let mut command = std::process::Command::new("vcgencmd");
+    command
         .arg("get_throttled")
-        .stderr(std::process::Stdio::null())
-        .output()
-        .ok()?;
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    // Killed and reaped if a signal ends the run meanwhile, as every child is.
+    let (child, hook) =
+        crate::exit::spawn_with_exit_hook(&mut command, crate::exit::Ending::Kill).ok()?;
+    let out = child.wait_with_output();
+    crate::exit::remove_exit_hook(hook);
+    let out = out.ok()?;
     let text = String::from_utf8_lossy(&out.stdout);
     let hex = text
         .trim()

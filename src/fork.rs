@@ -5,6 +5,7 @@
 
 use crate::cpu::{CpuTime, CpuUsage};
 use crate::error::{Error, Result};
+pub use crate::exit::Ending;
 use crate::histogram::Histogram;
 use crate::runner::ForkResult;
 use std::io::{BufRead, BufReader, Write};
@@ -43,24 +44,20 @@ pub fn run_child(index: usize, fork: u32, label: &str) -> Result<ForkResult> {
         .map_err(|e| Error::failed(format!("creating a pipe for a fork: {e}")))?;
     set_cloexec(read_end.as_raw_fd());
     let (mut command, exe) = command_for_self()?;
-    die_with_parent(&mut command, nix::sys::signal::Signal::SIGTERM);
     command
         .args(std::env::args_os().skip(1))
         .env(CHILD_ENV, format!("{index}:{}", write_end.as_raw_fd()))
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null());
-    let mut child = command.spawn().map_err(|e| {
-        Error::io(
-            format!("starting fork {fork} of {label} ({})", exe.display()),
-            e,
-        )
-    })?;
+    // If this process is stopped by a signal or a timeout, the fork must not outlive it;
+    // SIGTERM lets it stop its own server first.
+    let (mut child, hook) = spawn(
+        &mut command,
+        &exe,
+        &format!("fork {fork} of {label}"),
+        Ending::Terminate,
+    )?;
     drop(write_end);
-    // If this process is stopped by a signal or a timeout, the fork must not outlive it.
-    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
-    let hook = crate::watchdog::add_exit_hook(move || {
-        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
-    });
     let parsed = read_report(read_end);
     let status = child.wait();
     crate::watchdog::remove_exit_hook(hook);
@@ -87,6 +84,21 @@ pub fn command_for_self() -> Result<(std::process::Command, std::path::PathBuf)>
         None => std::process::Command::new(&exe),
     };
     Ok((command, exe))
+}
+
+/// Starts `command` (from [`command_for_self`], arguments and environment set) as a child
+/// that dies with this process, even one killed by SIGKILL; on an abnormal exit (a
+/// signal, a timeout) it is ended as `ending` says and reaped before this process exits.
+/// Returns the child and the handle of that exit hook, to remove once it is reaped.
+pub fn spawn(
+    command: &mut std::process::Command,
+    exe: &std::path::Path,
+    what: &str,
+    ending: Ending,
+) -> Result<(std::process::Child, u64)> {
+    die_with_parent(command, nix::sys::signal::Signal::SIGTERM);
+    crate::exit::spawn_with_exit_hook(command, ending)
+        .map_err(|e| Error::io(format!("starting {what} ({})", exe.display()), e))
 }
 
 /// Makes the process that `command` starts receive `signal` when the thread that starts

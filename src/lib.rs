@@ -9,6 +9,7 @@ pub mod corpus;
 pub mod cpu;
 pub mod env;
 pub mod error;
+pub mod exit;
 pub mod fork;
 pub mod histogram;
 pub mod ipc;
@@ -196,8 +197,14 @@ fn header(env: &Environment, s: &Settings, benchmarks: &[Benchmark]) -> String {
 
 /// The body of every binary's `main`: runs `run`, prints an error once as
 /// `bb-x: error: ...`, and exits with its code (2 for bad input, 1 for a failed run).
+/// A run a signal ended exits with 128 + the signal and reports nothing: the clean-up
+/// kills the servers the measurement talks to, so its error says nothing about them.
 pub fn main_with(run: impl FnOnce() -> Result<()>) {
-    if let Err(e) = run() {
+    let result = run();
+    if let Some(code) = signals::exit_requested() {
+        watchdog::exit_now(code);
+    }
+    if let Err(e) = result {
         crate::stderr!("{}: error: {e}", cli::program_name());
         watchdog::exit_now(e.exit_code());
     }

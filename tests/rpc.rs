@@ -833,3 +833,48 @@ fn bb_rpc_runs_a_client_and_server_round_under_qemu() {
         }
     }
 }
+
+#[test]
+fn a_signal_at_any_moment_exits_128_plus_it_quietly_and_reaps_every_child() {
+    use nix::sys::signal::Signal;
+    common::become_subreaper();
+    let mut problems = Vec::new();
+    for (i, delay) in common::spread_delays(8, Duration::from_millis(2000))
+        .into_iter()
+        .enumerate()
+    {
+        let forks = if i % 2 == 0 { "0" } else { "1" };
+        // Mostly SIGTERM, and SIGINT (Ctrl-C) now and then.
+        let signal = if i % 3 == 2 {
+            Signal::SIGINT
+        } else {
+            Signal::SIGTERM
+        };
+        problems.extend(common::signal_after(
+            EXE,
+            signal,
+            &[
+                "--client",
+                "sync,async",
+                "--codec",
+                "raw",
+                "--depth",
+                "4",
+                "--payload",
+                "16",
+                "--warmup",
+                "1",
+                "--warmup-time",
+                "50ms",
+                "--iterations",
+                "6",
+                "--time",
+                "100ms",
+                "--forks",
+                forks,
+            ],
+            delay,
+        ));
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}

@@ -79,7 +79,8 @@ pub struct LocalServer {
     child: Option<Child>,
     pub addr: Addr,
     dir: Option<PathBuf>,
-    hook: u64,
+    /// The exit hooks that kill and reap the server, and that remove its directory.
+    hooks: Vec<u64>,
 }
 
 impl LocalServer {
@@ -92,9 +93,15 @@ impl LocalServer {
         cpu: Option<usize>,
     ) -> Result<LocalServer> {
         static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let mut hooks = Vec::new();
         let (listen, dir) = if transport == "unix" {
             let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let dir = std::env::temp_dir().join(format!("bb-rpc-{}-{n}", std::process::id()));
+            // Registered first, so it runs after the server is killed.
+            let for_hook = dir.clone();
+            hooks.push(crate::watchdog::add_exit_hook(move || {
+                let _ = std::fs::remove_dir_all(&for_hook);
+            }));
             std::fs::create_dir_all(&dir)
                 .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
             (
@@ -104,9 +111,13 @@ impl LocalServer {
         } else {
             ("tcp:127.0.0.1:0".to_string(), None)
         };
+        let mut server = LocalServer {
+            child: None,
+            addr: Addr::Unix(PathBuf::new()),
+            dir,
+            hooks,
+        };
         let (mut command, exe) = crate::fork::command_for_self()?;
-        // A client killed outright (SIGKILL) must not leave its server behind.
-        crate::fork::die_with_parent(&mut command, nix::sys::signal::Signal::SIGTERM);
         if let Some(cpu) = cpu {
             command.args(["--pin", &cpu.to_string()]);
         }
@@ -122,23 +133,10 @@ impl LocalServer {
             .args(floor.then_some("--floor"))
             .stdin(Stdio::null())
             .stdout(Stdio::piped());
-        let mut child = command
-            .spawn()
-            .map_err(|e| Error::io(format!("starting the server ({})", exe.display()), e))?;
-        let pid = nix::unistd::Pid::from_raw(child.id() as i32);
-        let hook_dir = dir.clone();
-        let hook = crate::watchdog::add_exit_hook(move || {
-            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
-            if let Some(d) = &hook_dir {
-                let _ = std::fs::remove_dir_all(d);
-            }
-        });
-        let mut server = LocalServer {
-            child: None,
-            addr: Addr::Unix(PathBuf::new()),
-            dir,
-            hook,
-        };
+        // A client killed outright (SIGKILL) does not leave its server behind either.
+        let (mut child, hook) =
+            crate::fork::spawn(&mut command, &exe, "the server", crate::fork::Ending::Kill)?;
+        server.hooks.push(hook);
         let mut line = String::new();
         let stdout = child.stdout.take().expect("stdout is piped");
         server.child = Some(child);
@@ -193,7 +191,9 @@ impl Drop for LocalServer {
         if let Some(d) = &self.dir {
             let _ = std::fs::remove_dir_all(d);
         }
-        crate::watchdog::remove_exit_hook(self.hook);
+        for &hook in &self.hooks {
+            crate::watchdog::remove_exit_hook(hook);
+        }
     }
 }
 
