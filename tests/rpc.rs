@@ -878,3 +878,56 @@ fn a_signal_at_any_moment_exits_128_plus_it_quietly_and_reaps_every_child() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+#[test]
+fn socket_directories_of_dead_runs_are_removed_and_others_kept() {
+    let tmp = TempDir::new("rpc-stale");
+    let dead = {
+        let mut c = Command::new("true").spawn().unwrap();
+        let pid = c.id();
+        c.wait().unwrap();
+        pid
+    };
+    let make = |name: String, socket: bool| {
+        let dir = tmp.join(&name);
+        std::fs::create_dir(&dir).unwrap();
+        if socket {
+            drop(std::os::unix::net::UnixListener::bind(dir.join("rpc.sock")).unwrap());
+        }
+        dir
+    };
+    // What a run killed by SIGKILL leaves: its directory, maybe with its socket.
+    let stale = make(format!("bb-rpc-{dead}-0"), true);
+    let empty = make(format!("bb-rpc-{dead}-3"), false);
+    // A live run's, and one holding something bb-rpc never puts there.
+    let live = make(format!("bb-rpc-{}-0", std::process::id()), true);
+    let foreign = make(format!("bb-rpc-{dead}-4"), false);
+    std::fs::write(foreign.join("notes.txt"), "keep").unwrap();
+    let run = run_with(
+        EXE,
+        &[
+            &[
+                "--quick",
+                "--transport",
+                "unix",
+                "--client",
+                "sync",
+                "--codec",
+                "raw",
+            ][..],
+            ONE_SHORT_ITERATION,
+        ]
+        .concat(),
+        &[("TMPDIR", tmp.path().to_str().unwrap())],
+    );
+    run.assert_ok();
+    assert!(!stale.exists() && !empty.exists(), "{stale:?} {empty:?}");
+    assert!(
+        live.join("rpc.sock").exists(),
+        "a live run's socket is kept"
+    );
+    assert!(
+        foreign.join("notes.txt").exists(),
+        "a stranger's file is kept"
+    );
+}

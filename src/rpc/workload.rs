@@ -95,6 +95,8 @@ impl LocalServer {
         static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let mut hooks = Vec::new();
         let (listen, dir) = if transport == "unix" {
+            static SWEEP: std::sync::Once = std::sync::Once::new();
+            SWEEP.call_once(|| remove_stale_dirs(&std::env::temp_dir()));
             let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let dir = std::env::temp_dir().join(format!("bb-rpc-{}-{n}", std::process::id()));
             // Registered first, so it runs after the server is killed.
@@ -179,6 +181,41 @@ impl LocalServer {
                 }
             }
         }
+    }
+}
+
+/// Removes the socket directories (`bb-rpc-PID-N`) that runs killed outright left in
+/// `tmp` (SIGKILL gives no time to clean up): only those whose PID is gone, and of what
+/// is inside only the socket, so that a directory holding anything else stays.
+fn remove_stale_dirs(tmp: &std::path::Path) {
+    use std::os::unix::fs::FileTypeExt;
+    let Ok(entries) = std::fs::read_dir(tmp) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some((pid, n)) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("bb-rpc-"))
+            .and_then(|rest| rest.split_once('-'))
+        else {
+            continue;
+        };
+        let (Ok(pid), Ok(_)) = (pid.parse::<i32>(), n.parse::<u32>()) else {
+            continue;
+        };
+        // ESRCH: no such process. A live one, or one not ours to signal (EPERM), stays.
+        let gone = pid > 0
+            && nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None)
+                == Err(nix::errno::Errno::ESRCH);
+        if !gone || !entry.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        let socket = entry.path().join("rpc.sock");
+        if std::fs::symlink_metadata(&socket).is_ok_and(|m| m.file_type().is_socket()) {
+            let _ = std::fs::remove_file(&socket);
+        }
+        let _ = std::fs::remove_dir(entry.path());
     }
 }
 
