@@ -931,3 +931,44 @@ fn socket_directories_of_dead_runs_are_removed_and_others_kept() {
         "a stranger's file is kept"
     );
 }
+
+#[test]
+fn the_server_cpu_is_measured_when_the_control_connection_idles_past_the_idle_timeout() {
+    // The control connection asks for the server's stats only around the warm-up and
+    // after each iteration: here it idles longer than the server keeps idle connections.
+    let server = Server::start("unix", &["--idle-timeout", "300ms"]);
+    let run = common::run_bounded(
+        EXE,
+        &[
+            "--connect",
+            &server.addr.to_string(),
+            "--client",
+            "sync",
+            "--codec",
+            "raw",
+            "--payload",
+            "16",
+            "--warmup",
+            "1",
+            "--warmup-time",
+            "800ms",
+            "--iterations",
+            "2",
+            "--time",
+            "500ms",
+            "--forks",
+            "0",
+            "--format",
+            "json",
+        ],
+        &[],
+        Duration::from_secs(60),
+    );
+    run.assert_ok();
+    let json = run.json();
+    let e = common::entry(&json, "bb.rpc.sync", &[]);
+    let cpu = &e["secondaryMetrics"]["server-cpu"];
+    assert_eq!(cpu["rawData"][0].as_array().map(Vec::len), Some(2), "{e:#}");
+    assert!(cpu["score"].as_f64().is_some_and(|v| v > 0.0), "{e:#}");
+    assert!(!run.stderr.contains("server-cpu"), "{}", run.stderr);
+}

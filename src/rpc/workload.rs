@@ -124,15 +124,7 @@ impl LocalServer {
             command.args(["--pin", &cpu.to_string()]);
         }
         command
-            .args([
-                "serve",
-                "--listen",
-                &listen,
-                "--quiet",
-                "--max-frame",
-                &max_frame.to_string(),
-            ])
-            .args(floor.then_some("--floor"))
+            .args(serve_args(&listen, floor, max_frame))
             .stdin(Stdio::null())
             .stdout(Stdio::piped());
         // A client killed outright (SIGKILL) does not leave its server behind either.
@@ -182,6 +174,28 @@ impl LocalServer {
             }
         }
     }
+}
+
+/// The arguments of a spawned server. No idle timeout: its connections, the control
+/// connection above all, wait through calibration and warm-up however long they take,
+/// and the server dies with this process anyway.
+fn serve_args(listen: &str, floor: bool, max_frame: u32) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "serve",
+        "--listen",
+        listen,
+        "--quiet",
+        "--idle-timeout",
+        "0",
+        "--max-frame",
+        &max_frame.to_string(),
+    ]
+    .map(String::from)
+    .into();
+    if floor {
+        args.push("--floor".into());
+    }
+    args
 }
 
 /// Removes the socket directories (`bb-rpc-PID-N`) that runs killed outright left in
@@ -360,11 +374,14 @@ pub struct RpcWorkload {
     // Declared before the server: connections close before it is stopped.
     fanout: Option<Fanout>,
     control: Option<Client>,
+    /// How to open the control connection again.
+    config: ClientConfig,
     server: Option<LocalServer>,
     calls: u64,
     /// The server's stats when the benchmark was set up.
     baseline: Option<ServerStats>,
-    /// Client CPU, server stats and calls at the end of the last iteration.
+    /// Client CPU, server stats and calls at the end of the last iteration (the stats
+    /// of the one before where they could not be had).
     last: (CpuTime, Option<ServerStats>, u64),
 }
 
@@ -425,6 +442,7 @@ impl RpcWorkload {
         Ok(RpcWorkload {
             fanout: Some(Fanout::new(drivers)?),
             control,
+            config,
             server,
             calls: 0,
             baseline,
@@ -432,8 +450,31 @@ impl RpcWorkload {
         })
     }
 
+    /// The server's stats over the control connection. That connection idles through
+    /// calibration, warm-up and each iteration, and a server given --idle-timeout closes
+    /// it meanwhile: then it is opened again, once (the stats are the server's, not the
+    /// connection's, so the counts go on).
     fn server_stats(&mut self) -> Result<Option<ServerStats>> {
-        self.control.as_mut().map(|c| c.stats()).transpose()
+        let Some(control) = self.control.as_mut() else {
+            return Ok(None);
+        };
+        match control.stats() {
+            Ok(stats) => Ok(Some(stats)),
+            Err(first) => {
+                self.control = None;
+                let again = self.config.connect().and_then(|mut c| {
+                    let stats = c.stats()?;
+                    Ok((c, stats))
+                });
+                let (control, stats) = again.map_err(|e| {
+                    Error::failed(format!(
+                        "{first}; connecting again for the server's stats: {e}"
+                    ))
+                })?;
+                self.control = Some(control);
+                Ok(Some(stats))
+            }
+        }
     }
 }
 
@@ -453,7 +494,12 @@ impl Workload for RpcWorkload {
 
     fn iteration_metrics(&mut self) -> Vec<Metric> {
         let cpu = CpuTime::of_self();
-        let stats = self.server_stats().ok().flatten();
+        let stats = self.server_stats().unwrap_or_else(|e| {
+            crate::warnings::warn(&crate::warnings::Warning::Note(format!(
+                "server-cpu is missing from an iteration: {e}"
+            )));
+            None
+        });
         let calls = (self.calls - self.last.2).max(1) as f64;
         let mut metrics = vec![Metric {
             name: "client-cpu".into(),
@@ -468,7 +514,8 @@ impl Workload for RpcWorkload {
                 value: (cpu_of(&now) - cpu_of(&before)).total() * 1e6 / server_calls,
             });
         }
-        self.last = (cpu, stats, self.calls);
+        // Without stats now, the next iteration's server-cpu spans both iterations.
+        self.last = (cpu, stats.or(self.last.1), self.calls);
         metrics
     }
 
@@ -494,5 +541,18 @@ impl Workload for RpcWorkload {
             Some(s) => s.stop(),
             None => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_spawned_server_closes_no_connection_for_idling() {
+        let args = serve_args("unix:/tmp/x/rpc.sock", true, 1024);
+        let timeout = args.iter().position(|a| a == "--idle-timeout");
+        assert_eq!(timeout.map(|i| args[i + 1].as_str()), Some("0"), "{args:?}");
+        assert!(args.ends_with(&["--floor".to_string()]), "{args:?}");
     }
 }
