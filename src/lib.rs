@@ -9,6 +9,7 @@ pub mod corpus;
 pub mod cpu;
 pub mod env;
 pub mod error;
+pub mod exec;
 pub mod exit;
 pub mod fork;
 pub mod histogram;
@@ -200,6 +201,7 @@ fn header(env: &Environment, s: &Settings, benchmarks: &[Benchmark]) -> String {
 /// A run a signal ended exits with 128 + the signal and reports nothing: the clean-up
 /// kills the servers the measurement talks to, so its error says nothing about them.
 pub fn main_with(run: impl FnOnce() -> Result<()>) {
+    exec::exit_if_probe();
     let result = run();
     if let Some(code) = signals::exit_requested() {
         watchdog::exit_now(code);

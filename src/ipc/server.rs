@@ -18,7 +18,7 @@ use super::conn::Conn;
 use super::transport::{self, Transport};
 use crate::cpu::CpuTime;
 use crate::error::{Error, Result};
-use crate::fork::Ending;
+use crate::fork::Purpose;
 use crate::wire::msgpack::{self, Value};
 use crate::wire::{status, Header, WireError, FLAG_CALLBACK, FLAG_RESPONSE};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -74,7 +74,7 @@ pub fn spawn(
     cpu: Option<usize>,
 ) -> Result<ServerChild> {
     use std::os::unix::process::CommandExt;
-    let (mut command, exe) = crate::fork::command_for_self()?;
+    let (mut command, exe) = crate::fork::command_for_self(Purpose::Server)?;
     let raw: Vec<i32> = fds.iter().map(|f| f.as_raw_fd()).collect();
     let list: Vec<String> = raw.iter().map(|f| f.to_string()).collect();
     let mut spec = format!("{}:{}:{}", role.name(), transport.name(), list.join(","));
@@ -100,7 +100,7 @@ pub fn spawn(
             Ok(())
         });
     }
-    let (child, hook) = crate::fork::spawn(&mut command, &exe, "the server", Ending::Kill)?;
+    let (child, hook) = crate::fork::spawn(&mut command, &exe, "the server", Purpose::Server)?;
     drop(fds);
     Ok(ServerChild {
         child,

@@ -8,6 +8,7 @@ use super::client::{Client, ClientConfig, Pipeline, Requests};
 use super::protocol::ServerStats;
 use crate::cpu::CpuTime;
 use crate::error::{Error, Result};
+use crate::fork::Purpose;
 use crate::{Metric, Workload};
 use crossbeam_channel::{unbounded, Receiver, Sender};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -119,7 +120,7 @@ impl LocalServer {
             dir,
             hooks,
         };
-        let (mut command, exe) = crate::fork::command_for_self()?;
+        let (mut command, exe) = crate::fork::command_for_self(Purpose::Server)?;
         if let Some(cpu) = cpu {
             command.args(["--pin", &cpu.to_string()]);
         }
@@ -129,7 +130,7 @@ impl LocalServer {
             .stdout(Stdio::piped());
         // A client killed outright (SIGKILL) does not leave its server behind either.
         let (mut child, hook) =
-            crate::fork::spawn(&mut command, &exe, "the server", crate::fork::Ending::Kill)?;
+            crate::fork::spawn(&mut command, &exe, "the server", Purpose::Server)?;
         server.hooks.push(hook);
         let mut line = String::new();
         let stdout = child.stdout.take().expect("stdout is piped");
