@@ -205,13 +205,19 @@ impl Snapshot {
 }
 
 /// Runs `vcgencmd` with `args` when it exists: its output, or None when it does not
-/// exist or fails.
+/// exist or fails. Killed and reaped if a signal ends the run meanwhile, as every child is.
 fn vcgencmd(args: &[&str]) -> Option<String> {
-    let out = std::process::Command::new("vcgencmd")
+    let mut command = std::process::Command::new("vcgencmd");
+    command
         .args(args)
-        .stderr(std::process::Stdio::null())
-        .output()
-        .ok()?;
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    let (child, hook) =
+        crate::exit::spawn_with_exit_hook(&mut command, crate::exit::Ending::Kill).ok()?;
+    let out = child.wait_with_output();
+    crate::exit::remove_exit_hook(hook);
+    let out = out.ok()?;
     out.status
         .success()
         .then(|| String::from_utf8_lossy(&out.stdout).into_owned())

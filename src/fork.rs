@@ -1,10 +1,12 @@
 //! Forks as JMH has them: the binary re-executes itself for each fork of a benchmark, the
 //! child runs that one benchmark and sends its results back over a pipe, and the parent
 //! only collects. `BB_FORK_RUNNER` names a program to run the child with (qemu-user,
-//! where the kernel cannot execute the foreign binary by itself).
+//! where the kernel cannot execute the foreign binary by itself); without it, such a
+//! qemu is looked for on PATH ([`crate::exec`]). Servers start the same way.
 
 use crate::cpu::{CpuTime, CpuUsage};
 use crate::error::{Error, Result};
+use crate::exit::Ending;
 use crate::histogram::Histogram;
 use crate::placement::PairPlacement;
 use crate::runner::ForkResult;
@@ -43,25 +45,19 @@ pub fn run_child(index: usize, fork: u32, label: &str) -> Result<ForkResult> {
     let (read_end, write_end) = nix::unistd::pipe()
         .map_err(|e| Error::failed(format!("creating a pipe for a fork: {e}")))?;
     set_cloexec(read_end.as_raw_fd());
-    let (mut command, exe) = command_for_self()?;
-    die_with_parent(&mut command, nix::sys::signal::Signal::SIGTERM);
+    let (mut command, exe) = command_for_self(Purpose::Fork)?;
     command
         .args(std::env::args_os().skip(1))
         .env(CHILD_ENV, format!("{index}:{}", write_end.as_raw_fd()))
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null());
-    let mut child = command.spawn().map_err(|e| {
-        Error::io(
-            format!("starting fork {fork} of {label} ({})", exe.display()),
-            e,
-        )
-    })?;
+    let (mut child, hook) = spawn(
+        &mut command,
+        &exe,
+        &format!("fork {fork} of {label}"),
+        Purpose::Fork,
+    )?;
     drop(write_end);
-    // If this process is stopped by a signal or a timeout, the fork must not outlive it.
-    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
-    let hook = crate::watchdog::add_exit_hook(move || {
-        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
-    });
     let parsed = read_report(read_end);
     let status = child.wait();
     crate::watchdog::remove_exit_hook(hook);
@@ -74,20 +70,90 @@ pub fn run_child(index: usize, fork: u32, label: &str) -> Result<ForkResult> {
     parsed.map_err(|e| Error::failed(format!("fork {fork} of {label} sent a bad report: {e}")))
 }
 
-/// A command that starts this binary again (through `BB_FORK_RUNNER` where one is set),
-/// without arguments; and the binary's path, for messages.
-pub fn command_for_self() -> Result<(std::process::Command, std::path::PathBuf)> {
+/// What a copy of this binary is started for: it decides how the copy is ended on an
+/// abnormal exit, and the advice when it cannot be started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Purpose {
+    /// A fork of a benchmark: SIGTERM lets it stop its own server first.
+    Fork,
+    /// A server, killed outright: its client is gone.
+    Server,
+}
+
+impl Purpose {
+    fn ending(self) -> Ending {
+        match self {
+            Purpose::Fork => Ending::Terminate,
+            Purpose::Server => Ending::Kill,
+        }
+    }
+
+    /// What else the person can do about a binary that cannot be re-executed.
+    fn alternative(self) -> &'static str {
+        match self {
+            Purpose::Fork => ", or use --forks 0",
+            Purpose::Server => "",
+        }
+    }
+}
+
+/// A command that starts this binary again, without arguments, through the runner where
+/// one is needed ([`crate::exec::choose_runner`], decided once per process and passed on
+/// to the copies); and the binary's path, for messages.
+pub fn command_for_self(purpose: Purpose) -> Result<(std::process::Command, std::path::PathBuf)> {
+    use crate::exec::RUNNER_ENV;
+    static RUNNER: std::sync::OnceLock<std::result::Result<Option<std::path::PathBuf>, String>> =
+        std::sync::OnceLock::new();
     let exe = std::env::current_exe()
         .map_err(|e| Error::io("finding this binary to start it again", e))?;
-    let command = match std::env::var_os("BB_FORK_RUNNER").filter(|r| !r.is_empty()) {
+    let runner = RUNNER
+        .get_or_init(|| {
+            let path = std::env::var_os("PATH");
+            crate::exec::choose_runner(&exe, std::env::var_os(RUNNER_ENV), path.as_deref())
+        })
+        .clone()
+        .map_err(|e| Error::failed(format!("{e}{}", purpose.alternative())))?;
+    let command = match runner {
         Some(runner) => {
-            let mut c = std::process::Command::new(runner);
-            c.arg(&exe);
+            let mut c = std::process::Command::new(&runner);
+            c.arg(&exe).env(RUNNER_ENV, &runner);
             c
         }
         None => std::process::Command::new(&exe),
     };
     Ok((command, exe))
+}
+
+/// Starts `command` (from [`command_for_self`], arguments and environment set) as a child
+/// that dies with this process, even one killed by SIGKILL; on an abnormal exit (a
+/// signal, a timeout) it is ended as `purpose` wants and reaped before this process
+/// exits. Returns the child and the handle of that exit hook, to remove once it is
+/// reaped. A program the kernel refuses (ENOEXEC) is an error that says what to do.
+pub fn spawn(
+    command: &mut std::process::Command,
+    exe: &std::path::Path,
+    what: &str,
+    purpose: Purpose,
+) -> Result<(std::process::Child, u64)> {
+    die_with_parent(command, nix::sys::signal::Signal::SIGTERM);
+    let started = crate::exec::exec_directly(command)
+        .and_then(|()| crate::exit::spawn_with_exit_hook(command, purpose.ending()));
+    started.map_err(|e| {
+        let program = std::path::Path::new(command.get_program());
+        match e.raw_os_error() {
+            Some(libc::ENOEXEC) if program == exe => Error::failed(format!(
+                "{}{}",
+                crate::exec::cannot_reexecute(exe),
+                purpose.alternative()
+            )),
+            Some(libc::ENOEXEC) => Error::failed(format!(
+                "cannot run {}={} (exec format error): it must be a program this machine executes, such as qemu-arm-static",
+                crate::exec::RUNNER_ENV,
+                program.display()
+            )),
+            _ => Error::io(format!("starting {what} ({})", exe.display()), e),
+        }
+    })
 }
 
 /// Makes the process that `command` starts receive `signal` when the thread that starts

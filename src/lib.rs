@@ -10,6 +10,8 @@ pub mod corpus;
 pub mod cpu;
 pub mod env;
 pub mod error;
+pub mod exec;
+pub mod exit;
 pub mod fork;
 pub mod histogram;
 pub mod ipc;
@@ -219,8 +221,15 @@ fn header(env: &Environment, s: &Settings, benchmarks: &[Benchmark]) -> String {
 
 /// The body of every binary's `main`: runs `run`, prints an error once as
 /// `bb-x: error: ...`, and exits with its code (2 for bad input, 1 for a failed run).
+/// A run a signal ended exits with 128 + the signal and reports nothing: the clean-up
+/// kills the servers the measurement talks to, so its error says nothing about them.
 pub fn main_with(run: impl FnOnce() -> Result<()>) {
-    if let Err(e) = run() {
+    exec::exit_if_probe();
+    let result = run();
+    if let Some(code) = signals::exit_requested() {
+        watchdog::exit_now(code);
+    }
+    if let Err(e) = result {
         crate::stderr!("{}: error: {e}", cli::program_name());
         watchdog::exit_now(e.exit_code());
     }

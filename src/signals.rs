@@ -10,12 +10,19 @@ use std::sync::Mutex;
 
 static PIPE_WRITE: AtomicI32 = AtomicI32::new(-1);
 static STOP: AtomicBool = AtomicBool::new(false);
+/// The first signal received (0: none), recorded by the handler itself so that it is
+/// known before the clean-up starts killing what the measurement talks to.
+static RECEIVED: AtomicI32 = AtomicI32::new(0);
+/// Whether a signal ends the process ([`exit_on_signals`]) rather than asks it to stop.
+static EXITS: AtomicBool = AtomicBool::new(false);
 type StopHook = Box<dyn Fn() + Send>;
 static BEHAVIOUR: Mutex<Option<Option<StopHook>>> = Mutex::new(None);
 
 const SIGNALS: [Signal; 3] = [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP];
 
 extern "C" fn on_signal(signal: libc::c_int) {
+    // An atomic store is async-signal-safe.
+    let _ = RECEIVED.compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst);
     let fd = PIPE_WRITE.load(Ordering::Relaxed);
     let byte = signal as u8;
     // SAFETY: write(2) is async-signal-safe; `byte` lives on this stack frame.
@@ -24,20 +31,31 @@ extern "C" fn on_signal(signal: libc::c_int) {
     }
 }
 
-/// On SIGINT, SIGTERM or SIGHUP: run the exit hooks and exit with 128 + the signal.
+/// On SIGINT, SIGTERM or SIGHUP: run the exit hooks (children killed and reaped, socket
+/// files removed) and exit with 128 + the signal.
 pub fn exit_on_signals() {
+    EXITS.store(true, Ordering::SeqCst);
     install(None);
 }
 
 /// On SIGINT, SIGTERM or SIGHUP: set the flag that [`stop_requested`] reads and call
 /// `wake` (to unblock an accept loop, say). A second signal exits at once.
 pub fn stop_on_signals(wake: impl Fn() + Send + 'static) {
+    EXITS.store(false, Ordering::SeqCst);
     install(Some(Box::new(wake)));
 }
 
 /// Whether a stop was asked for by a signal.
 pub fn stop_requested() -> bool {
     STOP.load(Ordering::SeqCst)
+}
+
+/// The exit code (128 + the signal) once a signal is ending this process under
+/// [`exit_on_signals`]. From then on a failure of the measurement is a consequence of
+/// the exit (its peer killed under it), not a result: report nothing, exit with this.
+pub fn exit_requested() -> Option<i32> {
+    let signal = RECEIVED.load(Ordering::SeqCst);
+    (signal != 0 && EXITS.load(Ordering::SeqCst)).then_some(128 + signal)
 }
 
 fn install(behaviour: Option<StopHook>) {

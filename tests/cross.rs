@@ -244,3 +244,66 @@ fn bb_ipc_runs_correctly_under_qemu() {
         assert!(left.is_empty(), "{target}: left {left:?}");
     }
 }
+
+/// `name` on PATH, as a path: a run given another PATH must still find it.
+fn on_path(name: &str) -> PathBuf {
+    std::env::split_paths(&std::env::var_os("PATH").unwrap())
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("{name} is not on PATH"))
+}
+
+#[test]
+#[ignore = "needs make cross and qemu-user; run by make test"]
+fn forks_under_qemu_find_their_qemu_or_say_how_to_set_it() {
+    let no_qemu = common::TempDir::new("cross-no-qemu");
+    for (target, _, _, runner, _) in TARGETS {
+        let Some(qemu) = runner else { continue };
+        let qemu_path = on_path(qemu);
+        let exe = built(target, "bb-zstd");
+        let args = [
+            exe.to_str().unwrap(),
+            "--quick",
+            "--size",
+            "64k",
+            "--jobs",
+            "2",
+            "--threads",
+            "1",
+            "--warmup-time",
+            "50ms",
+            "--iterations",
+            "1",
+            "--time",
+            "50ms",
+            "--forks",
+            "1",
+        ];
+        let binfmt = format!(
+            "/proc/sys/fs/binfmt_misc/{}",
+            qemu.trim_end_matches("-static")
+        );
+        if std::path::Path::new(&binfmt).exists() {
+            eprintln!("{binfmt} is registered: the kernel runs {target} binaries itself");
+            continue;
+        }
+        // No BB_FORK_RUNNER: the fork finds the qemu on PATH by itself.
+        let run = run_with(qemu_path.to_str().unwrap(), &args, &[]);
+        run.assert_ok();
+        // No qemu on PATH either: one line says what to set.
+        let run = run_with(
+            qemu_path.to_str().unwrap(),
+            &args,
+            &[("PATH", no_qemu.path().to_str().unwrap())],
+        );
+        assert_eq!(run.code, 1, "{target}: {}", run.stderr);
+        let error = format!(
+            " (exec format error): under qemu-user without binfmt_misc, set BB_FORK_RUNNER={qemu}, or use --forks 0"
+        );
+        assert!(
+            run.stderr.contains("error: cannot re-execute ") && run.stderr.contains(&error),
+            "{target}: {}",
+            run.stderr
+        );
+    }
+}

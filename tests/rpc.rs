@@ -32,8 +32,13 @@ impl Server {
             "unix" => format!("unix:{}", dir.join("rpc.sock").display()),
             _ => "tcp:127.0.0.1:0".to_string(),
         };
+        Server::start_at(&listen, extra, dir)
+    }
+
+    /// A server on `listen`; `dir` lives as long as it.
+    fn start_at(listen: &str, extra: &[&str], dir: TempDir) -> Server {
         let mut child = Command::new(EXE)
-            .args(["serve", "--listen", &listen])
+            .args(["serve", "--listen", listen])
             .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -627,6 +632,57 @@ fn bad_flags_are_one_line_and_exit_2() {
     }
 }
 
+#[test]
+fn serve_replaces_only_a_stale_socket_at_its_path() {
+    let dir = TempDir::new("rpc-listen");
+    // Before the fix a refused path was served: bound the runs that must fail at once.
+    let bb_rpc = |args: &[&str]| common::run_bounded(EXE, args, &[], Duration::from_secs(20));
+    // A regular file is somebody's data: refused, and left as it was.
+    let file = dir.join("notes.txt");
+    std::fs::write(&file, "keep me").unwrap();
+    let run = bb_rpc(&["serve", "--listen", &format!("unix:{}", file.display())]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert_eq!(run.stderr.trim().lines().count(), 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(&file.display().to_string()) && run.stderr.contains("not a socket"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "keep me");
+    // A directory too.
+    let run = bb_rpc(&[
+        "serve",
+        "--listen",
+        &format!("unix:{}", dir.path().display()),
+    ]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("not a socket"), "{}", run.stderr);
+
+    // A live server's socket: refused, and that server keeps serving.
+    let live = Server::start("unix", &[]);
+    let run = bb_rpc(&["serve", "--listen", &live.addr.to_string()]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert_eq!(run.stderr.trim().lines().count(), 1, "{}", run.stderr);
+    assert!(run.stderr.contains("already in use"), "{}", run.stderr);
+    let mut client = live.config(Codec::Raw).connect().unwrap();
+    client.stats().unwrap();
+    drop(client);
+
+    // A stale socket (nothing accepts on it): replaced.
+    let stale = dir.join("stale.sock");
+    drop(std::os::unix::net::UnixListener::bind(&stale).unwrap());
+    assert!(stale.exists());
+    let server = Server::start_at(
+        &format!("unix:{}", stale.display()),
+        &[],
+        TempDir::new("rpc-unused"),
+    );
+    assert_eq!(server.addr, Addr::Unix(stale.clone()));
+    let (code, log) = server.stop();
+    assert_eq!(code, 0, "{log}");
+    assert!(!stale.exists(), "the server removed its socket");
+}
+
 /// A fake server on 127.0.0.1: says hello on every connection, then does `behave`.
 fn fake_server(behave: impl Fn(std::net::TcpStream) + Send + Sync + 'static) -> String {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -835,4 +891,144 @@ fn bb_rpc_runs_a_client_and_server_round_under_qemu() {
             );
         }
     }
+}
+
+#[test]
+fn a_signal_at_any_moment_exits_128_plus_it_quietly_and_reaps_every_child() {
+    use nix::sys::signal::Signal;
+    common::become_subreaper();
+    // Each run lasts some 5 s unsignalled: every signal lands inside one.
+    let mut problems = Vec::new();
+    for (i, delay) in common::spread_delays(8, Duration::from_millis(2000))
+        .into_iter()
+        .enumerate()
+    {
+        let forks = if i % 2 == 0 { "0" } else { "1" };
+        // Mostly SIGTERM, and SIGINT (Ctrl-C) now and then.
+        let signal = if i % 3 == 2 {
+            Signal::SIGINT
+        } else {
+            Signal::SIGTERM
+        };
+        problems.extend(common::signal_after(
+            EXE,
+            signal,
+            &[
+                "--client",
+                "sync,async",
+                "--codec",
+                "raw",
+                "--depth",
+                "4",
+                "--payload",
+                "16",
+                "--warmup",
+                "1",
+                "--warmup-time",
+                "50ms",
+                "--iterations",
+                "10",
+                "--time",
+                "100ms",
+                "--forks",
+                forks,
+            ],
+            delay,
+        ));
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn socket_directories_of_dead_runs_are_removed_and_others_kept() {
+    let tmp = TempDir::new("rpc-stale");
+    let dead = {
+        let mut c = Command::new("true").spawn().unwrap();
+        let pid = c.id();
+        c.wait().unwrap();
+        pid
+    };
+    let make = |name: String, socket: bool| {
+        let dir = tmp.join(&name);
+        std::fs::create_dir(&dir).unwrap();
+        if socket {
+            drop(std::os::unix::net::UnixListener::bind(dir.join("rpc.sock")).unwrap());
+        }
+        dir
+    };
+    // What a run killed by SIGKILL leaves: its directory, maybe with its socket.
+    let stale = make(format!("bb-rpc-{dead}-0"), true);
+    let empty = make(format!("bb-rpc-{dead}-3"), false);
+    // A live run's, and one holding something bb-rpc never puts there.
+    let live = make(format!("bb-rpc-{}-0", std::process::id()), true);
+    let foreign = make(format!("bb-rpc-{dead}-4"), false);
+    std::fs::write(foreign.join("notes.txt"), "keep").unwrap();
+    let run = run_with(
+        EXE,
+        &[
+            &[
+                "--quick",
+                "--transport",
+                "unix",
+                "--client",
+                "sync",
+                "--codec",
+                "raw",
+            ][..],
+            ONE_SHORT_ITERATION,
+        ]
+        .concat(),
+        &[("TMPDIR", tmp.path().to_str().unwrap())],
+    );
+    run.assert_ok();
+    assert!(!stale.exists() && !empty.exists(), "{stale:?} {empty:?}");
+    assert!(
+        live.join("rpc.sock").exists(),
+        "a live run's socket is kept"
+    );
+    assert!(
+        foreign.join("notes.txt").exists(),
+        "a stranger's file is kept"
+    );
+}
+
+#[test]
+fn the_server_cpu_is_measured_when_the_control_connection_idles_past_the_idle_timeout() {
+    // The control connection asks for the server's stats only around the warm-up and
+    // after each iteration: here it idles longer than the server keeps idle connections.
+    let server = Server::start("unix", &["--idle-timeout", "300ms"]);
+    let run = common::run_bounded(
+        EXE,
+        &[
+            "--connect",
+            &server.addr.to_string(),
+            "--client",
+            "sync",
+            "--codec",
+            "raw",
+            "--payload",
+            "16",
+            "--warmup",
+            "1",
+            "--warmup-time",
+            "800ms",
+            "--iterations",
+            "2",
+            "--time",
+            "500ms",
+            "--forks",
+            "0",
+            "--format",
+            "json",
+        ],
+        &[],
+        Duration::from_secs(60),
+    );
+    run.assert_ok();
+    let json = run.json();
+    let e = common::entry(&json, "bb.rpc.sync", &[]);
+    let cpu = &e["secondaryMetrics"]["server-cpu"];
+    assert_eq!(cpu["rawData"][0].as_array().map(Vec::len), Some(2), "{e:#}");
+    assert!(cpu["score"].as_f64().is_some_and(|v| v > 0.0), "{e:#}");
+    assert!(!run.stderr.contains("server-cpu"), "{}", run.stderr);
 }

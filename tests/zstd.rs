@@ -558,3 +558,34 @@ fn ratio_is_the_inputs_compression_ratio_reported_once_for_both_ops() {
         .unwrap();
     assert!(!row.contains('±'), "{row}");
 }
+
+#[test]
+fn a_fork_runner_the_kernel_cannot_execute_is_named_not_run_as_a_script() {
+    // What qemu-user without binfmt_misc meets: a binary for another machine. glibc's
+    // execvp would hand it to /bin/sh ("Syntax error: word unexpected").
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TempDir::new("runner");
+    let mut elf = vec![0x7f, b'E', b'L', b'F', 2, 1, 1, 0];
+    elf.resize(16, 0);
+    elf.extend_from_slice(&2u16.to_le_bytes());
+    elf.extend_from_slice(&0xbeefu16.to_le_bytes());
+    elf.resize(64, 0);
+    let runner = dir.join("qemu-elsewhere");
+    std::fs::write(&runner, elf).unwrap();
+    std::fs::set_permissions(&runner, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let run = bb_zstd(
+        &["--forks", "1"],
+        &[("BB_FORK_RUNNER", runner.to_str().unwrap())],
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let errors: Vec<&str> = run.stderr.lines().filter(|l| l.contains("error")).collect();
+    assert_eq!(
+        errors,
+        [format!(
+            "bb-zstd: error: cannot run BB_FORK_RUNNER={} (exec format error): it must be a program this machine executes, such as qemu-arm-static",
+            runner.display()
+        )],
+        "{}",
+        run.stderr
+    );
+}

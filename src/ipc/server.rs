@@ -18,11 +18,9 @@ use super::conn::Conn;
 use super::transport::{self, Transport};
 use crate::cpu::CpuTime;
 use crate::error::{Error, Result};
+use crate::fork::Purpose;
 use crate::wire::msgpack::{self, Value};
 use crate::wire::{status, Header, WireError, FLAG_CALLBACK, FLAG_RESPONSE};
-use nix::sys::signal::{kill, Signal};
-use nix::sys::wait::waitpid;
-use nix::unistd::Pid;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::Path;
 use std::process::{Child, Stdio};
@@ -76,8 +74,7 @@ pub fn spawn(
     cpu: Option<usize>,
 ) -> Result<ServerChild> {
     use std::os::unix::process::CommandExt;
-    let (mut command, exe) = crate::fork::command_for_self()?;
-    crate::fork::die_with_parent(&mut command, Signal::SIGTERM);
+    let (mut command, exe) = crate::fork::command_for_self(Purpose::Server)?;
     let raw: Vec<i32> = fds.iter().map(|f| f.as_raw_fd()).collect();
     let list: Vec<String> = raw.iter().map(|f| f.to_string()).collect();
     let mut spec = format!("{}:{}:{}", role.name(), transport.name(), list.join(","));
@@ -103,15 +100,8 @@ pub fn spawn(
             Ok(())
         });
     }
-    let child = command
-        .spawn()
-        .map_err(|e| Error::io(format!("starting the server ({})", exe.display()), e))?;
+    let (child, hook) = crate::fork::spawn(&mut command, &exe, "the server", Purpose::Server)?;
     drop(fds);
-    let pid = Pid::from_raw(child.id() as i32);
-    let hook = crate::watchdog::add_exit_hook(move || {
-        let _ = kill(pid, Signal::SIGKILL);
-        let _ = waitpid(pid, None);
-    });
     Ok(ServerChild {
         child,
         hook,
@@ -168,7 +158,11 @@ pub fn serve_if_child() {
         return;
     };
     std::env::remove_var(SERVER_ENV);
-    let code = match serve(&spec) {
+    let served = serve(&spec);
+    if let Some(code) = crate::signals::exit_requested() {
+        crate::watchdog::exit_now(code);
+    }
+    let code = match served {
         Ok(()) => 0,
         Err(e) => {
             crate::stderr!("{} server: error: {e}", crate::cli::program_name());

@@ -5,7 +5,7 @@
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream, ToSocketAddrs};
 use std::os::unix::net::{UnixListener, UnixStream};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// A transport address.
@@ -67,18 +67,45 @@ impl Addr {
         }
     }
 
-    /// Binds a listener here. A unix socket file left by a dead server is replaced only
-    /// when nothing answers on it.
+    /// Binds a listener here. Something already at a unix path is replaced only when it
+    /// is a socket left by a dead server (connecting to it is refused); a live server's
+    /// socket fails with `AddrInUse`, and anything that is not a socket (somebody's file)
+    /// with `AlreadyExists`, both left as they are.
     pub fn listen(&self) -> io::Result<Listener> {
         match self {
             Addr::Unix(path) => {
-                if path.exists() && UnixStream::connect(path).is_err() {
-                    std::fs::remove_file(path)?;
-                }
+                remove_stale_socket(path)?;
                 UnixListener::bind(path).map(|l| Listener::Unix(l, path.clone()))
             }
             Addr::Tcp(hostport) => TcpListener::bind(hostport.as_str()).map(Listener::Tcp),
         }
+    }
+}
+
+/// Removes the socket at `path` if nobody accepts on it; see [`Addr::listen`].
+fn remove_stale_socket(path: &Path) -> io::Result<()> {
+    use std::os::unix::fs::FileTypeExt;
+    let meta = match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e),
+        Ok(m) => m,
+    };
+    if !meta.file_type().is_socket() {
+        return Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            "the path exists and is not a socket; refusing to replace it",
+        ));
+    }
+    match UnixStream::connect(path) {
+        Ok(_) => Err(io::Error::new(
+            io::ErrorKind::AddrInUse,
+            "already in use (a server accepts connections on this socket)",
+        )),
+        Err(e) if e.raw_os_error() == Some(libc::ECONNREFUSED) => std::fs::remove_file(path),
+        Err(e) => Err(io::Error::new(
+            e.kind(),
+            format!("the socket exists and connecting to it failed ({e}); refusing to replace it"),
+        )),
     }
 }
 

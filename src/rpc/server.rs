@@ -78,9 +78,16 @@ impl Shared {
 /// until SIGINT or SIGTERM; then stops accepting, lets every connection finish the calls
 /// it has received, prints a one-line summary on stderr and removes its socket file.
 pub fn serve(addr: &Addr, config: ServerConfig) -> Result<()> {
-    let listener = addr
-        .listen()
-        .map_err(|e| Error::failed(format!("listening on {addr}: {e}")))?;
+    let listener = addr.listen().map_err(|e| {
+        let message = format!("listening on {addr}: {e}");
+        // Taken by somebody else: the person chooses another address.
+        match e.kind() {
+            std::io::ErrorKind::AlreadyExists | std::io::ErrorKind::AddrInUse => {
+                Error::usage(message)
+            }
+            _ => Error::failed(message),
+        }
+    })?;
     let bound = listener
         .local_addr()
         .map_err(|e| Error::io(format!("reading the address of {addr}"), e))?;

@@ -8,6 +8,7 @@ use super::client::{Client, ClientConfig, Pipeline, Requests};
 use super::protocol::ServerStats;
 use crate::cpu::CpuTime;
 use crate::error::{Error, Result};
+use crate::fork::Purpose;
 use crate::{Metric, Workload};
 use crossbeam_channel::{unbounded, Receiver, Sender};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -79,7 +80,8 @@ pub struct LocalServer {
     child: Option<Child>,
     pub addr: Addr,
     dir: Option<PathBuf>,
-    hook: u64,
+    /// The exit hooks that kill and reap the server, and that remove its directory.
+    hooks: Vec<u64>,
 }
 
 impl LocalServer {
@@ -92,9 +94,17 @@ impl LocalServer {
         cpu: Option<usize>,
     ) -> Result<LocalServer> {
         static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let mut hooks = Vec::new();
         let (listen, dir) = if transport == "unix" {
+            static SWEEP: std::sync::Once = std::sync::Once::new();
+            SWEEP.call_once(|| remove_stale_dirs(&std::env::temp_dir()));
             let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let dir = std::env::temp_dir().join(format!("bb-rpc-{}-{n}", std::process::id()));
+            // Registered first, so it runs after the server is killed.
+            let for_hook = dir.clone();
+            hooks.push(crate::watchdog::add_exit_hook(move || {
+                let _ = std::fs::remove_dir_all(&for_hook);
+            }));
             std::fs::create_dir_all(&dir)
                 .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
             (
@@ -104,41 +114,24 @@ impl LocalServer {
         } else {
             ("tcp:127.0.0.1:0".to_string(), None)
         };
-        let (mut command, exe) = crate::fork::command_for_self()?;
-        // A client killed outright (SIGKILL) must not leave its server behind.
-        crate::fork::die_with_parent(&mut command, nix::sys::signal::Signal::SIGTERM);
-        if let Some(cpu) = cpu {
-            command.args(["--pin", &cpu.to_string()]);
-        }
-        command
-            .args([
-                "serve",
-                "--listen",
-                &listen,
-                "--quiet",
-                "--max-frame",
-                &max_frame.to_string(),
-            ])
-            .args(floor.then_some("--floor"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped());
-        let mut child = command
-            .spawn()
-            .map_err(|e| Error::io(format!("starting the server ({})", exe.display()), e))?;
-        let pid = nix::unistd::Pid::from_raw(child.id() as i32);
-        let hook_dir = dir.clone();
-        let hook = crate::watchdog::add_exit_hook(move || {
-            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
-            if let Some(d) = &hook_dir {
-                let _ = std::fs::remove_dir_all(d);
-            }
-        });
         let mut server = LocalServer {
             child: None,
             addr: Addr::Unix(PathBuf::new()),
             dir,
-            hook,
+            hooks,
         };
+        let (mut command, exe) = crate::fork::command_for_self(Purpose::Server)?;
+        if let Some(cpu) = cpu {
+            command.args(["--pin", &cpu.to_string()]);
+        }
+        command
+            .args(serve_args(&listen, floor, max_frame))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped());
+        // A client killed outright (SIGKILL) does not leave its server behind either.
+        let (mut child, hook) =
+            crate::fork::spawn(&mut command, &exe, "the server", Purpose::Server)?;
+        server.hooks.push(hook);
         let mut line = String::new();
         let stdout = child.stdout.take().expect("stdout is piped");
         server.child = Some(child);
@@ -189,6 +182,63 @@ impl LocalServer {
     }
 }
 
+/// The arguments of a spawned server. No idle timeout: its connections, the control
+/// connection above all, wait through calibration and warm-up however long they take,
+/// and the server dies with this process anyway.
+fn serve_args(listen: &str, floor: bool, max_frame: u32) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "serve",
+        "--listen",
+        listen,
+        "--quiet",
+        "--idle-timeout",
+        "0",
+        "--max-frame",
+        &max_frame.to_string(),
+    ]
+    .map(String::from)
+    .into();
+    if floor {
+        args.push("--floor".into());
+    }
+    args
+}
+
+/// Removes the socket directories (`bb-rpc-PID-N`) that runs killed outright left in
+/// `tmp` (SIGKILL gives no time to clean up): only those whose PID is gone, and of what
+/// is inside only the socket, so that a directory holding anything else stays.
+fn remove_stale_dirs(tmp: &std::path::Path) {
+    use std::os::unix::fs::FileTypeExt;
+    let Ok(entries) = std::fs::read_dir(tmp) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some((pid, n)) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("bb-rpc-"))
+            .and_then(|rest| rest.split_once('-'))
+        else {
+            continue;
+        };
+        let (Ok(pid), Ok(_)) = (pid.parse::<i32>(), n.parse::<u32>()) else {
+            continue;
+        };
+        // ESRCH: no such process. A live one, or one not ours to signal (EPERM), stays.
+        let gone = pid > 0
+            && nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None)
+                == Err(nix::errno::Errno::ESRCH);
+        if !gone || !entry.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        let socket = entry.path().join("rpc.sock");
+        if std::fs::symlink_metadata(&socket).is_ok_and(|m| m.file_type().is_socket()) {
+            let _ = std::fs::remove_file(&socket);
+        }
+        let _ = std::fs::remove_dir(entry.path());
+    }
+}
+
 impl Drop for LocalServer {
     fn drop(&mut self) {
         if let Some(mut child) = self.child.take() {
@@ -198,7 +248,9 @@ impl Drop for LocalServer {
         if let Some(d) = &self.dir {
             let _ = std::fs::remove_dir_all(d);
         }
-        crate::watchdog::remove_exit_hook(self.hook);
+        for &hook in &self.hooks {
+            crate::watchdog::remove_exit_hook(hook);
+        }
     }
 }
 
@@ -328,13 +380,16 @@ pub struct RpcWorkload {
     // Declared before the server: connections close before it is stopped.
     fanout: Option<Fanout>,
     control: Option<Client>,
+    /// How to open the control connection again.
+    config: ClientConfig,
     server: Option<LocalServer>,
     /// Connections driven, so server threads `bb-rpc-conn-1` to `-N` serve them.
     connections: usize,
     calls: u64,
     /// The server's stats when the benchmark was set up.
     baseline: Option<ServerStats>,
-    /// Client CPU, server stats and calls at the end of the last iteration.
+    /// Client CPU, server stats and calls at the end of the last iteration (the stats
+    /// of the one before where they could not be had).
     last: (CpuTime, Option<ServerStats>, u64),
 }
 
@@ -395,6 +450,7 @@ impl RpcWorkload {
         Ok(RpcWorkload {
             fanout: Some(Fanout::new(drivers)?),
             control,
+            config,
             server,
             connections: plan.connections,
             calls: 0,
@@ -403,8 +459,31 @@ impl RpcWorkload {
         })
     }
 
+    /// The server's stats over the control connection. That connection idles through
+    /// calibration, warm-up and each iteration, and a server given --idle-timeout closes
+    /// it meanwhile: then it is opened again, once (the stats are the server's, not the
+    /// connection's, so the counts go on).
     fn server_stats(&mut self) -> Result<Option<ServerStats>> {
-        self.control.as_mut().map(|c| c.stats()).transpose()
+        let Some(control) = self.control.as_mut() else {
+            return Ok(None);
+        };
+        match control.stats() {
+            Ok(stats) => Ok(Some(stats)),
+            Err(first) => {
+                self.control = None;
+                let again = self.config.connect().and_then(|mut c| {
+                    let stats = c.stats()?;
+                    Ok((c, stats))
+                });
+                let (control, stats) = again.map_err(|e| {
+                    Error::failed(format!(
+                        "{first}; connecting again for the server's stats: {e}"
+                    ))
+                })?;
+                self.control = Some(control);
+                Ok(Some(stats))
+            }
+        }
     }
 }
 
@@ -424,7 +503,12 @@ impl Workload for RpcWorkload {
 
     fn iteration_metrics(&mut self) -> Vec<Metric> {
         let cpu = CpuTime::of_self();
-        let stats = self.server_stats().ok().flatten();
+        let stats = self.server_stats().unwrap_or_else(|e| {
+            crate::warnings::warn(&crate::warnings::Warning::Note(format!(
+                "server-cpu is missing from an iteration: {e}"
+            )));
+            None
+        });
         let calls = (self.calls - self.last.2).max(1) as f64;
         let mut metrics = vec![Metric {
             name: "client-cpu".into(),
@@ -439,7 +523,8 @@ impl Workload for RpcWorkload {
                 value: (cpu_of(&now) - cpu_of(&before)).total() * 1e6 / server_calls,
             });
         }
-        self.last = (cpu, stats, self.calls);
+        // Without stats now, the next iteration's server-cpu spans both iterations.
+        self.last = (cpu, stats.or(self.last.1), self.calls);
         metrics
     }
 
@@ -480,5 +565,18 @@ impl Workload for RpcWorkload {
             Some(s) => s.stop(),
             None => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_spawned_server_closes_no_connection_for_idling() {
+        let args = serve_args("unix:/tmp/x/rpc.sock", true, 1024);
+        let timeout = args.iter().position(|a| a == "--idle-timeout");
+        assert_eq!(timeout.map(|i| args[i + 1].as_str()), Some("0"), "{args:?}");
+        assert!(args.ends_with(&["--floor".to_string()]), "{args:?}");
     }
 }

@@ -111,6 +111,38 @@ pub fn reported_labels(json: &serde_json::Value) -> Vec<String> {
         .collect()
 }
 
+/// Like [`run_with`], but a run still going after `limit` is killed and fails the test
+/// (a bug that makes it wait forever must not hang the suite).
+pub fn run_bounded(
+    exe: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+    limit: std::time::Duration,
+) -> Run {
+    let mut c = Command::new(exe);
+    c.args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let mut child = c.spawn().unwrap_or_else(|e| panic!("running {exe}: {e}"));
+    let until = std::time::Instant::now() + limit;
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > until {
+            let _ = child.kill();
+            let run: Run = child.wait_with_output().unwrap().into();
+            panic!(
+                "{exe} {args:?} still ran after {limit:?}\nstdout:\n{}\nstderr:\n{}",
+                run.stdout, run.stderr
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    child.wait_with_output().unwrap().into()
+}
+
 /// A fresh temporary directory, removed when dropped.
 pub struct TempDir(pub PathBuf);
 
@@ -250,4 +282,185 @@ pub fn all_on_one_cpu(e: &serde_json::Value, cpu: usize) {
             }
         }
     }
+}
+
+/// One process as /proc shows it: (pid, state, parent, start time in clock ticks).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Proc {
+    pub pid: u32,
+    pub state: char,
+    pub ppid: u32,
+    pub start: u64,
+    /// The command name (at most 15 bytes).
+    pub comm: String,
+}
+
+/// Every process on the machine, zombies included.
+pub fn processes() -> Vec<Proc> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if let Some(p) = process(pid) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// Process `pid`, if it exists (a zombie does).
+pub fn process(pid: u32) -> Option<Proc> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the ")" that ends the command name: state (3), ppid (4), ...,
+    // starttime (22).
+    let rest: Vec<&str> = stat[stat.rfind(')')? + 2..].split(' ').collect();
+    Some(Proc {
+        pid,
+        state: rest.first()?.chars().next()?,
+        ppid: rest.get(1)?.parse().ok()?,
+        start: rest.get(19)?.parse().ok()?,
+        comm: stat[stat.find('(')? + 1..stat.rfind(')')?].to_string(),
+    })
+}
+
+/// Every descendant of `pid`, zombies included.
+pub fn all_descendants(pid: u32) -> Vec<Proc> {
+    let all = processes();
+    let mut out = Vec::new();
+    let mut queue = vec![pid];
+    while let Some(parent) = queue.pop() {
+        for p in all.iter().filter(|p| p.ppid == parent) {
+            out.push(p.clone());
+            queue.push(p.pid);
+        }
+    }
+    out
+}
+
+/// Makes this test process the reaper of every orphan below it, so that a child a
+/// benchmark leaves behind, dead or alive, stays visible here (as its own or as a zombie
+/// nobody waits for) instead of being reaped by init out of sight.
+pub fn become_subreaper() {
+    // SAFETY: prctl with PR_SET_CHILD_SUBREAPER only sets a flag on this process.
+    let r = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+    assert_eq!(r, 0, "PR_SET_CHILD_SUBREAPER");
+}
+
+/// Runs `exe args` with TMPDIR set to a fresh directory, sends it `signal` after `delay`,
+/// and checks that it exits with 128 + the signal, says nothing about an error, leaves
+/// nothing in TMPDIR, and leaves no process behind: every descendant seen while it ran
+/// must be gone (reaped, not a zombie) when it has exited, and no live process may carry
+/// the run's marker in its environment. Call [`become_subreaper`] first. Returns the
+/// problems found.
+pub fn signal_after(
+    exe: &str,
+    signal: nix::sys::signal::Signal,
+    args: &[&str],
+    delay: std::time::Duration,
+) -> Vec<String> {
+    use std::time::{Duration, Instant};
+    let tmp = TempDir::new("signal");
+    let marker = format!("{}", tmp.path().display());
+    let mut child = Command::new(exe)
+        .args(args)
+        .env("TMPDIR", tmp.path())
+        .env("BB_TEST_RUN", &marker)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut stderr = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut stderr, &mut s);
+        s
+    });
+    // By (pid, start time): a pid is a process only with its start time.
+    let mut seen = std::collections::BTreeMap::new();
+    let signal_at = Instant::now() + delay;
+    let give_up = signal_at + Duration::from_secs(30);
+    let mut signalled = false;
+    let status = loop {
+        seen.extend(
+            all_descendants(pid)
+                .into_iter()
+                .map(|p| ((p.pid, p.start), p)),
+        );
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if !signalled && Instant::now() >= signal_at {
+            nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), signal).unwrap();
+            signalled = true;
+        }
+        if Instant::now() > give_up {
+            let _ = child.kill();
+            break child.wait().unwrap();
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    let stderr = reader.join().unwrap();
+    let mut problems = Vec::new();
+    let what = format!(
+        "{} {args:?} (pid {pid}): {signal} after {delay:?}",
+        exe.rsplit('/').next().unwrap()
+    );
+    use std::os::unix::process::ExitStatusExt;
+    let code = status.code().or(status.signal().map(|s| 128 + s));
+    if !signalled {
+        problems.push(format!("{what}: ended ({status}) before the signal"));
+    } else if code != Some(128 + signal as i32) {
+        problems.push(format!("{what}: {status}; stderr:\n{stderr}"));
+    }
+    if stderr.contains("error:") {
+        problems.push(format!("{what}: reported an error:\n{stderr}"));
+    }
+    // What the run did not reap is now this process's (the subreaper's): still there.
+    for p in seen.values() {
+        if let Some(now) = process(p.pid).filter(|now| now.start == p.start) {
+            problems.push(format!(
+                "{what}: child {} ({}, child of {}) outlived the run (state {}, parent {})",
+                p.pid, p.comm, p.ppid, now.state, now.ppid
+            ));
+            if now.state == 'Z' && now.ppid == std::process::id() {
+                let _ = nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(p.pid as i32), None);
+            }
+        }
+    }
+    for p in processes() {
+        let environ = std::fs::read(format!("/proc/{}/environ", p.pid)).unwrap_or_default();
+        let needle = format!("BB_TEST_RUN={marker}\0");
+        if environ
+            .windows(needle.len())
+            .any(|w| w == needle.as_bytes())
+        {
+            problems.push(format!("{what}: process {} of the run survives", p.pid));
+        }
+    }
+    let left: Vec<_> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    if !left.is_empty() {
+        problems.push(format!("{what}: left {left:?} in TMPDIR"));
+    }
+    problems
+}
+
+/// `n` delays spread over `0..max`, each at a random-ish point of its own slice of it.
+pub fn spread_delays(n: u32, max: std::time::Duration) -> Vec<std::time::Duration> {
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos() as u64;
+    let slice = max / n;
+    (0..n)
+        .map(|i| {
+            let jitter = (seed.wrapping_mul(2654435761).wrapping_add(i as u64 * 40503)) % 1000;
+            slice * i + slice.mul_f64(jitter as f64 / 1000.0)
+        })
+        .collect()
 }

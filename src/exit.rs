@@ -1,0 +1,139 @@
+//! The clean-up hooks (socket files, children) that run when the process ends abnormally
+//! (a signal, a timeout), and the one way out that runs them: whoever starts the exit
+//! runs them all, the latest first, while every other thread that tries to exit, start a
+//! child or register a clean-up waits for that exit instead, so nothing new is started
+//! or reported once it has begun. A leaf below everything that starts a child or makes a
+//! file, so that none of them imports in a circle.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+type Hook = Box<dyn Fn() + Send>;
+
+/// The clean-up hooks, and whether the exit that runs them has begun.
+struct Hooks {
+    exiting: bool,
+    list: Vec<(u64, Hook)>,
+}
+
+static HOOKS: Mutex<Hooks> = Mutex::new(Hooks {
+    exiting: false,
+    list: Vec::new(),
+});
+static NEXT_HOOK: AtomicU64 = AtomicU64::new(0);
+
+/// Registers a clean-up to run when the process ends abnormally (timeout, signal); returns
+/// a handle for [`remove_exit_hook`] once the resource is cleaned up normally. Once that
+/// exit has begun, the calling thread waits for it instead: whatever it was about to
+/// create would outlive the clean-up.
+pub fn add_exit_hook(hook: impl Fn() + Send + 'static) -> u64 {
+    let mut hooks = lock_unless_exiting();
+    let id = NEXT_HOOK.fetch_add(1, Ordering::Relaxed);
+    hooks.list.push((id, Box::new(hook)));
+    id
+}
+
+pub fn remove_exit_hook(id: u64) {
+    HOOKS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .list
+        .retain(|(i, _)| *i != id);
+}
+
+/// How a child started by [`spawn_with_exit_hook`] is ended on an abnormal exit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// SIGTERM, so that it cleans up after itself (a fork stops its own server), and
+    /// SIGKILL if it is still there after 5 s.
+    Terminate,
+    /// SIGKILL at once: a server whose client is gone, a helper command.
+    Kill,
+}
+
+/// Starts `command` and registers the hook that ends it as `ending` says and reaps it on
+/// an abnormal exit, in one step: no exit can run the hooks between the two and miss the
+/// child. Once the exit has begun, nothing more is started; the calling thread waits for
+/// the end. Returns the child and the hook's handle, to remove once it is reaped.
+pub fn spawn_with_exit_hook(
+    command: &mut std::process::Command,
+    ending: Ending,
+) -> std::io::Result<(std::process::Child, u64)> {
+    let mut hooks = lock_unless_exiting();
+    let child = command.spawn()?;
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    let id = NEXT_HOOK.fetch_add(1, Ordering::Relaxed);
+    hooks
+        .list
+        .push((id, Box::new(move || end_and_reap(pid, ending))));
+    Ok((child, id))
+}
+
+/// Ends child `pid` and waits for it, so that no zombie is left for init to reap.
+fn end_and_reap(pid: nix::unistd::Pid, ending: Ending) {
+    use nix::sys::signal::{kill, Signal};
+    use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
+    if ending == Ending::Terminate {
+        let _ = kill(pid, Signal::SIGTERM);
+        let until = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < until {
+            match waitpid(pid, Some(WaitPidFlag::WNOHANG)) {
+                Ok(WaitStatus::StillAlive) => std::thread::sleep(Duration::from_millis(5)),
+                // Reaped here, or by the thread that started it (ECHILD).
+                _ => return,
+            }
+        }
+    }
+    let _ = kill(pid, Signal::SIGKILL);
+    let _ = waitpid(pid, None);
+}
+
+/// Runs every clean-up hook, the latest first, then exits with `code`. Only the first
+/// caller does: another thread (the main thread failing because the signal thread's
+/// clean-up killed its server, say) waits here for that exit, which keeps its code.
+pub fn exit_now(code: i32) -> ! {
+    let hooks = {
+        let mut hooks = lock_unless_exiting();
+        hooks.exiting = true;
+        std::mem::take(&mut hooks.list)
+    };
+    for (_, hook) in hooks.into_iter().rev() {
+        hook();
+    }
+    std::process::exit(code)
+}
+
+/// The hooks, unless the exit has begun: then this thread waits for it.
+fn lock_unless_exiting() -> MutexGuard<'static, Hooks> {
+    let hooks = HOOKS.lock().unwrap_or_else(|e| e.into_inner());
+    if hooks.exiting {
+        drop(hooks);
+        loop {
+            std::thread::park();
+        }
+    }
+    hooks
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_hook_of_a_spawned_child_kills_and_reaps_it() {
+        for ending in [Ending::Kill, Ending::Terminate] {
+            let mut sleep = std::process::Command::new("sleep");
+            sleep.arg("30");
+            let (child, hook) = spawn_with_exit_hook(&mut sleep, ending).unwrap();
+            let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+            remove_exit_hook(hook);
+            end_and_reap(pid, ending);
+            // Reaped: not even a zombie is left.
+            assert!(
+                !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+                "{ending:?}"
+            );
+        }
+    }
+}
