@@ -266,7 +266,7 @@ fn entry(e: &Json, metric: Option<&str>) -> std::result::Result<Option<Measureme
         .and_then(Json::as_str)
         .ok_or(format!("{what}: missing \"scoreUnit\""))?
         .to_string();
-    let samples = match data.get("rawDataHistogram") {
+    let samples = match data.get("rawDataHistogram").filter(|h| **h != Json::Null) {
         Some(h) => {
             let samples = histogram(h).map_err(|why| format!("{what}: {why}"))?;
             // The mean and its error from every sample, count-weighted, as JMH's own.
