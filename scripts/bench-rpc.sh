@@ -44,7 +44,7 @@ def load(name):
 
 def pick(entries, name, **params):
     for e in entries:
-        if e["benchmark"] == name and all(e["params"].get(k) == str(v) for k, v in params.items()):
+        if e["benchmark"] == name and all(e.get("params", {}).get(k) == str(v) for k, v in params.items()):
             return e
     raise KeyError((name, params))
 

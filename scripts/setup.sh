@@ -5,6 +5,7 @@
 #   scripts/setup.sh test     + qemu-user-static and file, for the cross-built binaries;
 #                             nginx (with its dav module: PUT), for bb-seek's HTTP tests;
 #                             busybox, chromium and openssh-server for the suite's tests;
+#                             ruby, whose Benchmark.bm the bm format is checked against;
 #                             Python's msgpack, for bb-rpc's interop test
 #   scripts/setup.sh bench    + the zstd CLI, the reference of scripts/bench-zstd.sh;
 #                             nginx, the HTTP server of scripts/bench-seek.sh
@@ -28,7 +29,8 @@ case $level in
     test) commands="cc:gcc arm-linux-gnueabihf-gcc:gcc-arm-linux-gnueabihf aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu musl-gcc:musl-tools
                     qemu-arm-static:qemu-user-static qemu-aarch64-static:qemu-user-static file:file
                     /usr/sbin/nginx:nginx
-                    busybox:busybox chromium:chromium /usr/sbin/sshd:openssh-server ssh:openssh-client" ;;
+                    busybox:busybox chromium:chromium /usr/sbin/sshd:openssh-server ssh:openssh-client
+                    ruby:ruby" ;;
     bench) commands="cc:gcc zstd:zstd /usr/sbin/nginx:nginx" ;;
     *) echo "setup: unknown level '$level' (expected native, cross, test or bench)" >&2; exit 2 ;;
 esac

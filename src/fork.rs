@@ -209,15 +209,11 @@ pub fn encode(r: &ForkResult) -> String {
         let v: Vec<String> = values.iter().map(|x| x.to_string()).collect();
         out.push_str(&format!("metric {name}\t{unit}\t{}\n", v.join(" ")));
     }
-    if let (Some(h), Some(min), Some(max)) = (
-        &r.histogram,
-        r.histogram.as_ref().and_then(|h| h.min()),
-        r.histogram.as_ref().and_then(|h| h.max()),
-    ) {
-        let b: Vec<String> = h.nonzero().map(|(i, c)| format!("{i}:{c}")).collect();
-        out.push_str(&format!("hist {min} {max} {}\n", b.join(" ")));
-    } else if r.histogram.is_some() {
-        out.push_str("hist empty\n");
+    if let Some(h) = &r.histogram {
+        out.push_str(&format!("hist {}\n", encode_histogram(h)));
+    }
+    for h in &r.iteration_histograms {
+        out.push_str(&format!("ihist {}\n", encode_histogram(h)));
     }
     let c = &r.cpu;
     out.push_str(&format!(
@@ -232,6 +228,34 @@ pub fn encode(r: &ForkResult) -> String {
         out.push_str(&format!("pair {}\n", p.encode()));
     }
     out
+}
+
+/// `MIN MAX INDEX:COUNT ...`, or `empty`.
+fn encode_histogram(h: &Histogram) -> String {
+    match (h.min(), h.max()) {
+        (Some(min), Some(max)) => {
+            let b: Vec<String> = h.nonzero().map(|(i, c)| format!("{i}:{c}")).collect();
+            format!("{min} {max} {}", b.join(" "))
+        }
+        _ => "empty".to_string(),
+    }
+}
+
+fn decode_histogram(rest: &str) -> Option<Histogram> {
+    if rest == "empty" {
+        return Some(Histogram::new());
+    }
+    let mut parts = rest.split(' ');
+    let min = parts.next()?.parse().ok()?;
+    let max = parts.next()?.parse().ok()?;
+    let buckets = parts
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (i, c) = p.split_once(':')?;
+            Some((i.parse().ok()?, c.parse().ok()?))
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Histogram::from_buckets(&buckets, min, max)
 }
 
 pub fn decode(text: &str) -> std::result::Result<ForkResult, String> {
@@ -257,21 +281,10 @@ pub fn decode(text: &str) -> std::result::Result<ForkResult, String> {
                     .collect::<std::result::Result<_, _>>()?;
                 r.metrics.push((name.to_string(), unit.to_string(), values));
             }
-            "hist" if rest == "empty" => r.histogram = Some(Histogram::new()),
-            "hist" => {
-                let mut parts = rest.split(' ');
-                let min = parts.next().and_then(|s| s.parse().ok()).ok_or_else(bad)?;
-                let max = parts.next().and_then(|s| s.parse().ok()).ok_or_else(bad)?;
-                let buckets = parts
-                    .filter(|p| !p.is_empty())
-                    .map(|p| {
-                        let (i, c) = p.split_once(':')?;
-                        Some((i.parse().ok()?, c.parse().ok()?))
-                    })
-                    .collect::<Option<Vec<_>>>()
-                    .ok_or_else(bad)?;
-                r.histogram = Some(Histogram::from_buckets(&buckets, min, max).ok_or_else(bad)?);
-            }
+            "hist" => r.histogram = Some(decode_histogram(rest).ok_or_else(bad)?),
+            "ihist" => r
+                .iteration_histograms
+                .push(decode_histogram(rest).ok_or_else(bad)?),
             "cpu" => {
                 let v = rest
                     .split(' ')
@@ -309,13 +322,16 @@ mod tests {
     fn reports_round_trip_exactly() {
         let mut h = Histogram::new();
         h.record(1234);
-        h.record_n(99_999, 5);
+        let mut second = Histogram::new();
+        second.record_n(99_999, 5);
+        h.merge(&second);
         let r = ForkResult {
             scores: vec![1.0 / 3.0, 2e-9, f64::NAN],
             metrics: vec![
                 ("MB/s".into(), "MB/s".into(), vec![10.5, 11.25]),
                 ("cpu per call".into(), "us".into(), vec![0.1]),
             ],
+            iteration_histograms: vec![h.clone(), Histogram::new(), second],
             histogram: Some(h),
             cpu: CpuUsage {
                 wall: 1.5,
@@ -342,6 +358,7 @@ mod tests {
             (
                 back.metrics,
                 back.histogram,
+                back.iteration_histograms,
                 back.cpu,
                 back.peak_rss_kib,
                 back.ops,
@@ -350,6 +367,7 @@ mod tests {
             (
                 r.metrics,
                 r.histogram,
+                r.iteration_histograms,
                 r.cpu,
                 r.peak_rss_kib,
                 r.ops,
@@ -380,6 +398,7 @@ mod tests {
         assert!(decode("score x").is_err());
         assert!(decode("cpu 1 2").is_err());
         assert!(decode("hist 1 2 99999:1").is_err());
+        assert!(decode("ihist 1").is_err());
         assert!(decode("what 1").is_err());
         assert!(decode("pair 0/0").is_err());
     }

@@ -90,6 +90,17 @@ impl Histogram {
         self.max = self.max.max(other.max);
     }
 
+    /// Non-empty buckets as (value, count), lowest first: each bucket's midpoint, clamped
+    /// to the exact min and max (so a bucket below 128 is its exact value), as JMH's
+    /// `rawDataHistogram` lists an iteration's samples.
+    pub fn values(&self) -> impl Iterator<Item = (f64, u64)> + '_ {
+        self.nonzero().map(|(index, count)| {
+            let (low, width) = bucket_bounds(index);
+            let mid = low as f64 + (width as f64 - 1.0) / 2.0;
+            (mid.clamp(self.min as f64, self.max as f64), count)
+        })
+    }
+
     /// Non-empty buckets as (bucket index, count), to send a histogram across a pipe.
     pub fn nonzero(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
         self.counts
@@ -182,6 +193,20 @@ mod tests {
         assert_eq!(h.max(), Some(10_000_000));
         assert_eq!(h.percentile(100.0).unwrap(), 10_000_000.0);
         assert_eq!(h.count(), 10_000);
+    }
+
+    #[test]
+    fn values_are_bucket_midpoints_within_min_and_max() {
+        let mut h = Histogram::new();
+        h.record_n(100, 2);
+        h.record(1_000_000);
+        h.record(3_000_000);
+        let v: Vec<(f64, u64)> = h.values().collect();
+        assert_eq!(v.len(), 3, "{v:?}");
+        assert_eq!(v[0], (100.0, 2), "below 128 a bucket is one value");
+        assert_eq!(v[2].0, 3_000_000.0, "the top bucket is clamped to the max");
+        assert!((v[1].0 - 1e6).abs() <= 0.004 * 1e6, "{v:?}");
+        assert_eq!(v.iter().map(|p| p.1).sum::<u64>(), h.count());
     }
 
     #[test]

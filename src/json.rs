@@ -43,13 +43,14 @@ impl Json {
         }
     }
 
-    /// A number, reading JMH's "NaN"/"Infinity" strings back as numbers.
+    /// A number, reading the strings JMH writes for the others back as numbers: "NaN",
+    /// "+INF" and "-INF" (and "Infinity", "-Infinity", as this module writes them).
     pub fn as_f64(&self) -> Option<f64> {
         match self {
             Json::Num(n) => Some(*n),
             Json::Str(s) if s == "NaN" => Some(f64::NAN),
-            Json::Str(s) if s == "Infinity" => Some(f64::INFINITY),
-            Json::Str(s) if s == "-Infinity" => Some(f64::NEG_INFINITY),
+            Json::Str(s) if s == "Infinity" || s == "+INF" => Some(f64::INFINITY),
+            Json::Str(s) if s == "-Infinity" || s == "-INF" => Some(f64::NEG_INFINITY),
             _ => None,
         }
     }
@@ -386,6 +387,8 @@ mod tests {
         let back = Json::parse(&text).unwrap();
         assert_eq!(back.get("note"), v.get("note"));
         assert!(back.get("scoreError").unwrap().as_f64().unwrap().is_nan());
+        assert_eq!(Json::str("+INF").as_f64(), Some(f64::INFINITY));
+        assert_eq!(Json::str("-INF").as_f64(), Some(f64::NEG_INFINITY));
         assert_eq!(back.get("rawData"), v.get("rawData"));
     }
 

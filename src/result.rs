@@ -45,6 +45,9 @@ pub struct BenchResult {
     pub summary: Summary,
     /// Per-operation latency in nanoseconds (sample mode).
     pub histogram: Option<Histogram>,
+    /// The same latencies per fork and measurement iteration (sample mode): JMH's
+    /// `rawDataHistogram`.
+    pub iteration_histograms: Vec<Vec<Histogram>>,
     pub secondary: Vec<Secondary>,
     pub cpu: CpuUsage,
     pub peak_rss_kib: Option<u64>,
@@ -81,6 +84,27 @@ impl PairedPlacements {
 pub const PERCENTILES: [f64; 10] = [
     0.0, 50.0, 90.0, 95.0, 99.0, 99.9, 99.99, 99.999, 99.9999, 100.0,
 ];
+
+/// The percentiles JMH derives as secondary metrics in sample mode, with their names.
+pub const SAMPLE_PERCENTILES: [(&str, f64); 8] = [
+    ("p0.00", 0.0),
+    ("p0.50", 50.0),
+    ("p0.90", 90.0),
+    ("p0.95", 95.0),
+    ("p0.99", 99.0),
+    ("p0.999", 99.9),
+    ("p0.9999", 99.99),
+    ("p1.00", 100.0),
+];
+
+/// One of JMH's sample-mode percentile metrics (`<method>·p0.99`): the percentile over
+/// every sample of the run, and per fork the percentile of each iteration's samples.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PercentileMetric {
+    pub name: String,
+    pub score: f64,
+    pub raw: Vec<Vec<f64>>,
+}
 
 /// JMH's scorePercentiles of per-iteration values (one list per fork).
 pub fn percentiles_of(raw: &[Vec<f64>]) -> Vec<(f64, f64)> {
@@ -139,6 +163,10 @@ impl BenchResult {
             summary: Summary::of(&all),
             raw,
             histogram,
+            iteration_histograms: forks
+                .iter()
+                .map(|f| f.iteration_histograms.clone())
+                .collect(),
             secondary,
             cpu,
             peak_rss_kib: forks.iter().filter_map(|f| f.peak_rss_kib).max(),
@@ -193,6 +221,15 @@ impl BenchResult {
         }
     }
 
+    /// JMH's `Cnt` (CSV `Samples`): in sample mode the number of timed operations, as
+    /// JMH counts samples there; otherwise the number of measured iterations.
+    pub fn sample_count(&self) -> u64 {
+        match (&self.histogram, self.mode()) {
+            (Some(h), Mode::Sample) => h.count(),
+            _ => self.summary.n as u64,
+        }
+    }
+
     pub fn secondary(&self, name: &str) -> Option<&Secondary> {
         self.secondary.iter().find(|s| s.name == name)
     }
@@ -203,18 +240,53 @@ impl BenchResult {
         match &self.histogram {
             Some(h) if h.count() > 0 => PERCENTILES
                 .iter()
-                .map(|&p| {
-                    // The 0th percentile is the exact minimum, as the 100th is the maximum.
-                    let ns = if p == 0.0 {
-                        h.min().map(|m| m as f64)
-                    } else {
-                        h.percentile(p)
-                    };
-                    (p, self.time_unit.from_secs(ns.unwrap_or(f64::NAN) / 1e9))
-                })
+                .map(|&p| (p, self.latency_percentile(h, p)))
                 .collect(),
             _ => percentiles_of(&self.raw),
         }
+    }
+
+    /// Percentile `p` of a latency histogram in the score's unit; the 0th is the exact
+    /// minimum, as the 100th is the maximum. NaN for an empty histogram.
+    fn latency_percentile(&self, h: &Histogram, p: f64) -> f64 {
+        let ns = if p == 0.0 {
+            h.min().map(|m| m as f64)
+        } else {
+            h.percentile(p)
+        };
+        self.time_unit.from_secs(ns.unwrap_or(f64::NAN) / 1e9)
+    }
+
+    /// A latency in nanoseconds (a histogram value) in the score's unit.
+    pub fn latency_in_unit(&self, ns: f64) -> f64 {
+        self.time_unit.from_secs(ns / 1e9)
+    }
+
+    /// In sample mode, the secondary metrics JMH derives from the samples:
+    /// `<method>·p0.00` … `<method>·p1.00` (the method being the last part of the
+    /// benchmark's name, U+00B7 between), each the percentile over all samples, with the
+    /// percentile of each iteration as its raw data. Empty in other modes.
+    pub fn sample_percentiles(&self) -> Vec<PercentileMetric> {
+        let Some(all) = self
+            .histogram
+            .as_ref()
+            .filter(|_| self.mode() == Mode::Sample)
+        else {
+            return Vec::new();
+        };
+        let method = self.name.rsplit('.').next().unwrap_or(&self.name);
+        SAMPLE_PERCENTILES
+            .iter()
+            .map(|&(name, p)| PercentileMetric {
+                name: format!("{method}\u{b7}{name}"),
+                score: self.latency_percentile(all, p),
+                raw: self
+                    .iteration_histograms
+                    .iter()
+                    .map(|fork| fork.iter().map(|h| self.latency_percentile(h, p)).collect())
+                    .collect(),
+            })
+            .collect()
     }
 }
 
@@ -309,6 +381,7 @@ pub(crate) mod tests {
             summary: Summary::of(&scores),
             raw: vec![scores],
             histogram: None,
+            iteration_histograms: vec![],
             secondary: vec![],
             cpu: CpuUsage {
                 wall: 2.0,
@@ -432,6 +505,61 @@ pub(crate) mod tests {
             rs[2].secondary("speedup").is_none(),
             "a lone thread count has nothing to scale against"
         );
+    }
+
+    /// A sample-mode result of two forks: latencies 1..=100 µs in fork 1's two iterations
+    /// (1..=50 and 51..=100) and 1 ms ten times in fork 2's one iteration.
+    pub fn sample_mode_result() -> BenchResult {
+        let mut r = sample_result("bb.ipc.remote", "1", vec![25.5, 75.5, 1000.0]);
+        r.settings.mode = Mode::Sample;
+        r.time_unit = TimeUnit::Micros;
+        r.raw = vec![vec![25.5, 75.5], vec![1000.0]];
+        let us = |range: std::ops::RangeInclusive<u64>| {
+            let mut h = Histogram::new();
+            for v in range {
+                h.record(v * 1000);
+            }
+            h
+        };
+        let mut slow = Histogram::new();
+        slow.record_n(1_000_000, 10);
+        r.iteration_histograms = vec![vec![us(1..=50), us(51..=100)], vec![slow]];
+        let mut all = Histogram::new();
+        for h in r.iteration_histograms.iter().flatten() {
+            all.merge(h);
+        }
+        r.histogram = Some(all);
+        r
+    }
+
+    #[test]
+    fn sample_mode_counts_samples_and_derives_jmh_percentile_metrics() {
+        let r = sample_mode_result();
+        assert_eq!(r.sample_count(), 110, "every sample, not the 3 iterations");
+        assert_eq!(sample_result("bb.x", "1", vec![1.0, 2.0]).sample_count(), 2);
+        let p = r.sample_percentiles();
+        let names: Vec<&str> = p.iter().map(|m| m.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "remote·p0.00",
+                "remote·p0.50",
+                "remote·p0.90",
+                "remote·p0.95",
+                "remote·p0.99",
+                "remote·p0.999",
+                "remote·p0.9999",
+                "remote·p1.00"
+            ]
+        );
+        assert_eq!(p[0].score, 1.0, "the exact minimum, in us");
+        assert_eq!(p[7].score, 1000.0, "the exact maximum");
+        assert!((p[1].score - 55.0).abs() < 0.5, "{}", p[1].score);
+        assert_eq!(p[0].raw, vec![vec![1.0, 51.0], vec![1000.0]]);
+        assert_eq!(p[7].raw, vec![vec![50.0, 100.0], vec![1000.0]]);
+        assert!(sample_result("bb.x", "1", vec![1.0])
+            .sample_percentiles()
+            .is_empty());
     }
 
     #[test]

@@ -314,6 +314,9 @@ pub struct ForkResult {
     pub metrics: Vec<(String, String, Vec<f64>)>,
     /// Per-operation latency in nanoseconds (sample mode only).
     pub histogram: Option<Histogram>,
+    /// The same latencies, one histogram per measurement iteration (sample mode only):
+    /// JMH's `rawDataHistogram` lists each iteration's samples.
+    pub iteration_histograms: Vec<Histogram>,
     pub cpu: CpuUsage,
     pub peak_rss_kib: Option<u64>,
     pub ops: u64,
@@ -366,16 +369,21 @@ pub fn run_in_process(
             .map(|p| p.baseline(i, settings))
             .transpose()?;
         watchdog::arm(settings.timeout, format!("iteration {} of {label}", i + 1));
+        let mut this_iteration = histogram.as_ref().map(|_| Histogram::new());
         meter.resume();
         let timed = iteration(
             workload.as_mut(),
             settings.mode,
             batch,
             settings.time,
-            histogram.as_mut(),
+            this_iteration.as_mut(),
         );
         meter.pause();
         let (elapsed, ops) = timed?;
+        if let (Some(all), Some(h)) = (histogram.as_mut(), this_iteration) {
+            all.merge(&h);
+            result.iteration_histograms.push(h);
+        }
         if let (Some(p), Some(b)) = (pairing.as_mut(), baseline) {
             p.pair(b, workload.as_mut(), elapsed, ops);
         }
@@ -710,6 +718,9 @@ mod tests {
         let r = run_in_process(&b, &settings(Mode::Sample), TimeUnit::Micros).unwrap();
         let h = r.histogram.unwrap();
         assert_eq!(h.count(), r.ops);
+        let per_iteration: Vec<u64> = r.iteration_histograms.iter().map(|h| h.count()).collect();
+        assert_eq!(per_iteration.len(), 3, "one histogram per iteration");
+        assert_eq!(per_iteration.iter().sum::<u64>(), h.count());
         assert!(
             h.percentile(50.0).unwrap() >= 1e6,
             "1 ms sleeps take at least 1e6 ns"

@@ -475,3 +475,543 @@ fn svg_renders_in_headless_chromium() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------------
+// Real JMH files (tests/data/jmh, their origin in SOURCES.md) and boardbench's own.
+
+fn data(name: &str) -> String {
+    format!("{}/tests/data/jmh/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn read_data(name: &str) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(data(name)).unwrap()).unwrap()
+}
+
+fn write_doc(dir: &TempDir, name: &str, doc: &Value) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, serde_json::to_string_pretty(doc).unwrap()).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+/// Every value of a metric (score, error, bounds, percentiles, raw data, histogram
+/// values; not the counts) times `f`.
+fn scale_metric(m: &mut Value, f: f64) {
+    let scale = |v: &mut Value| {
+        if let Some(x) = v.as_f64() {
+            *v = Value::from(x * f);
+        }
+    };
+    scale(&mut m["score"]);
+    scale(&mut m["scoreError"]);
+    for v in m["scoreConfidence"].as_array_mut().into_iter().flatten() {
+        scale(v);
+    }
+    for v in m["scorePercentiles"].as_object_mut().into_iter().flatten() {
+        scale(v.1);
+    }
+    // get_mut, not m["key"], which would add a null for a missing key.
+    let forks = |m: &mut Value, key: &str| {
+        m.get_mut(key)
+            .and_then(Value::as_array_mut)
+            .map(std::mem::take)
+            .unwrap_or_default()
+    };
+    let mut raw = forks(m, "rawData");
+    for fork in &mut raw {
+        for v in fork.as_array_mut().unwrap() {
+            scale(v);
+        }
+    }
+    let mut histogram = forks(m, "rawDataHistogram");
+    for fork in &mut histogram {
+        for iteration in fork.as_array_mut().unwrap() {
+            for pair in iteration.as_array_mut().unwrap() {
+                scale(&mut pair[0]);
+            }
+        }
+    }
+    if let Some(v) = m.get_mut("rawData") {
+        *v = Value::Array(raw);
+    }
+    if let Some(v) = m.get_mut("rawDataHistogram") {
+        *v = Value::Array(histogram);
+    }
+}
+
+/// A copy of a document with every entry's primary metric times `f`.
+fn scaled_doc(doc: &Value, f: f64) -> Value {
+    let mut doc = doc.clone();
+    for e in doc.as_array_mut().unwrap() {
+        scale_metric(&mut e["primaryMetric"], f);
+    }
+    doc
+}
+
+#[test]
+fn a_slowdown_in_a_jmh_sample_file_is_found_from_its_histogram() {
+    let d = TempDir::new("cmp-sample");
+    let base = data("victoriengb-sample-jmh1.37.json");
+    let doc = read_data("victoriengb-sample-jmh1.37.json");
+    let slower = write_doc(&d, "slower.json", &scaled_doc(&doc, 1.1));
+    let run = compare(&["--format", "json", &base, &slower]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    let v = run.json();
+    for (row, entry) in v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(doc.as_array().unwrap())
+    {
+        let (b, n) = (&row["results"][0], &row["results"][1]);
+        assert_eq!(n["verdict"], "slower", "{row:#}");
+        assert_eq!(n["test"], "samples");
+        assert!((n["ratio"].as_f64().unwrap() - 1.1).abs() < 1e-9, "{row:#}");
+        // The count of every sample in the histogram, not the 10 iterations.
+        let count: u64 = entry["primaryMetric"]["rawDataHistogram"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|f| f.as_array().unwrap())
+            .flat_map(|i| i.as_array().unwrap())
+            .map(|p| p[1].as_u64().unwrap())
+            .sum();
+        assert_eq!(b["samples"].as_u64().unwrap(), count);
+        assert!(count > 100_000, "{count}");
+        // The count-weighted mean is JMH's score to the precision of its histogram.
+        let file_score = entry["primaryMetric"]["score"].as_f64().unwrap();
+        let mean = b["score"].as_f64().unwrap();
+        assert!(
+            (mean - file_score).abs() <= 0.01 * file_score,
+            "{mean} vs {file_score}"
+        );
+    }
+    let text = compare(&[&base, &slower]);
+    assert!(text.stdout.contains(" (samples)"), "{}", text.stdout);
+    assert!(
+        text.stdout.contains("p (samples): Welch over every sample"),
+        "{}",
+        text.stdout
+    );
+    let same = compare(&[&base, &base]);
+    same.assert_ok();
+    let rows = same.stdout.lines().filter(|l| l.starts_with("com."));
+    assert_eq!(rows.clone().count(), 4, "{}", same.stdout);
+    assert!(rows.clone().all(|l| l.ends_with("same")), "{}", same.stdout);
+}
+
+#[test]
+fn p_values_below_1e_300_are_printed_as_such() {
+    let d = TempDir::new("cmp-tiny-p");
+    let doc = read_data("victoriengb-sample-jmh1.37.json");
+    let twice = write_doc(&d, "twice.json", &scaled_doc(&doc, 2.0));
+    let base = data("victoriengb-sample-jmh1.37.json");
+    let run = compare(&[&base, &twice]);
+    assert_eq!(run.code, 1);
+    assert!(run.stdout.contains("<1e-300 (samples)"), "{}", run.stdout);
+    assert!(!run.stdout.contains("0.0e0"), "{}", run.stdout);
+    let csv = compare(&["--format", "csv", &base, &twice]);
+    assert!(
+        csv.stdout.contains(",<1e-300,\"samples\",\"slower\""),
+        "{}",
+        csv.stdout
+    );
+}
+
+#[test]
+fn jmh_hour_and_day_units_are_read_and_converted() {
+    let d = TempDir::new("cmp-units");
+    let per_second = data("gab-jmh-thrpt.json");
+    let run = compare(&[
+        "--format",
+        "json",
+        &per_second,
+        &data("made-ops-per-hr.json"),
+    ]);
+    run.assert_ok();
+    let v = run.json();
+    assert_eq!(v["rows"][0]["unit"], "ops/s");
+    let new = &v["rows"][0]["results"][1];
+    assert!((new["ratio"].as_f64().unwrap() - 1.0).abs() < 1e-9, "{v:#}");
+    assert_eq!(new["verdict"], "same");
+    // hr/op in sample mode, histogram included, against the s/op original.
+    let run = compare(&[
+        "--format",
+        "json",
+        &data("vietj-sample-jmh1.21.json"),
+        &data("made-hr-per-op-sample.json"),
+    ]);
+    run.assert_ok();
+    let v = run.json();
+    let row = &v["rows"][0];
+    assert_eq!(row["unit"], "s/op");
+    assert_eq!(row["results"][1]["verdict"], "same", "{v:#}");
+    assert!((row["results"][1]["ratio"].as_f64().unwrap() - 1.0).abs() < 1e-9);
+    // ops/day, day/op and min/op, made from the same file.
+    let doc = read_data("gab-jmh-thrpt.json");
+    let mut per_day = scaled_doc(&doc, 86400.0);
+    per_day[0]["primaryMetric"]["scoreUnit"] = "ops/day".into();
+    let mut day_per_op = doc.clone();
+    day_per_op[0]["mode"] = "avgt".into();
+    day_per_op[0]["primaryMetric"]["scoreUnit"] = "day/op".into();
+    let mut min_per_op = scaled_doc(&day_per_op, 1440.0);
+    min_per_op[0]["primaryMetric"]["scoreUnit"] = "min/op".into();
+    let run = compare(&[&per_second, &write_doc(&d, "day.json", &per_day)]);
+    run.assert_ok();
+    assert!(
+        line(&run, "org.openjdk").ends_with("same"),
+        "{}",
+        run.stdout
+    );
+    let run = compare(&[
+        &write_doc(&d, "dop.json", &day_per_op),
+        &write_doc(&d, "mop.json", &min_per_op),
+    ]);
+    run.assert_ok();
+    assert!(
+        line(&run, "org.openjdk").contains("day/op"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        line(&run, "org.openjdk").ends_with("same"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn top_level_threads_match_like_params_and_ignore_params_threads_covers_them() {
+    let d = TempDir::new("cmp-threads");
+    let mut doc = read_data("gab-jmh-thrpt.json");
+    let base = write_doc(&d, "gab-jmh-thrpt.json", &doc);
+    doc[0]["threads"] = 4.into();
+    let four = write_doc(&d, "four.json", &doc);
+    let run = compare(&[&base, &four]);
+    run.assert_ok();
+    assert!(
+        run.stdout.contains(
+            "params: org.openjdk.jmh.samples.JMHSample_01_HelloWorld.wellHelloThere (thrpt) in gab-jmh-thrpt has params (threads=1), four has (threads=4); --ignore-params threads compares them anyway"
+        ),
+        "{}",
+        run.stdout
+    );
+    let run = compare(&["--ignore-params", "threads", &base, &four]);
+    run.assert_ok();
+    assert!(
+        line(&run, "org.openjdk").ends_with("same"),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("params:"), "{}", run.stdout);
+}
+
+#[test]
+fn the_hint_names_only_the_param_that_differs_and_following_it_merges_nothing() {
+    let d = TempDir::new("cmp-hint");
+    let base = data("gab-jmh-params.json");
+    let mut doc = read_data("gab-jmh-params.json");
+    let mut other = doc[0].clone();
+    other["params"]["paramA"] = "18".into();
+    doc.as_array_mut().unwrap().push(other.clone());
+    let base_two = write_doc(&d, "base.json", &doc);
+    for e in doc.as_array_mut().unwrap() {
+        e["params"]["paramB"] = "34".into();
+    }
+    let new = write_doc(&d, "new.json", &doc);
+    let run = compare(&[&base_two, &new]);
+    run.assert_ok();
+    let hints: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("params:"))
+        .map(|l| l.split("; ").nth(1).unwrap_or("no hint"))
+        .collect();
+    assert_eq!(hints.len(), 4, "{}", run.stdout);
+    assert!(
+        hints
+            .iter()
+            .all(|h| *h == "--ignore-params paramB compares them anyway"),
+        "{}",
+        run.stdout
+    );
+    let run = compare(&["--ignore-params", "paramB", &base_two, &new]);
+    run.assert_ok();
+    assert!(!run.stdout.contains("duplicate"), "{}", run.stdout);
+    assert_eq!(run.stdout.matches("  same").count(), 2, "{}", run.stdout);
+    // The real file against itself matches on both params at once.
+    compare(&[&base, &base]).assert_ok();
+}
+
+#[test]
+fn empty_files_a_bom_and_other_documents_get_clear_answers() {
+    let d = TempDir::new("cmp-edges");
+    let good = data("gab-jmh-thrpt.json");
+    let empty = data("made-empty.json");
+    let run = compare(&[&good, &empty]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert_eq!(
+        run.stderr.trim_end(),
+        format!("bb-compare: error: empty file: {empty}")
+    );
+    let run = compare(&[&good, &data("made-bom.json")]);
+    run.assert_ok();
+    assert!(
+        line(&run, "org.openjdk").ends_with("same"),
+        "{}",
+        run.stdout
+    );
+    let run = compare(&[&good, &data("made-empty-array.json")]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("no benchmark results"),
+        "{}",
+        run.stderr
+    );
+    let run = compare(&[&good, &data("gab-custom-bigger.json")]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains(
+            "entry 1: missing \"benchmark\" (this is github-action-benchmark's custom format"
+        ),
+        "{}",
+        run.stderr
+    );
+    let report = compare(&["--format", "json", &good, &good]);
+    let report = write_doc(&d, "report.json", &report.json());
+    let run = compare(&[&good, &report]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr
+            .contains("found an object (bb-compare's own report, not a result file)"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(run.stderr.lines().count(), 1);
+}
+
+#[test]
+fn two_inputs_with_the_same_label_get_distinct_columns() {
+    let f = data("gab-jmh-thrpt.json");
+    let run = compare(&["--format", "json", &f, &f, &f]);
+    run.assert_ok();
+    assert_eq!(
+        run.json()["files"],
+        serde_json::json!(["gab-jmh-thrpt", "gab-jmh-thrpt#2", "gab-jmh-thrpt#3"])
+    );
+    let text = compare(&[&f, &f]);
+    assert!(text
+        .stdout
+        .lines()
+        .next()
+        .unwrap()
+        .contains("gab-jmh-thrpt#2"));
+}
+
+#[test]
+fn metric_compares_a_secondary_metric_with_its_own_verdict() {
+    let d = TempDir::new("cmp-metric");
+    let base = data("victoriengb-sample-jmh1.37.json");
+    let mut doc = read_data("victoriengb-sample-jmh1.37.json");
+    for e in doc.as_array_mut().unwrap() {
+        scale_metric(&mut e["secondaryMetrics"]["p0.99"], 1.2);
+    }
+    let new = write_doc(&d, "new.json", &doc);
+    // The primary metric has not changed...
+    compare(&[&base, &new]).assert_ok();
+    // ... its 99th percentile has, in JMH 1.37's name or with the old prefix.
+    for metric in ["p0.99", "·p0.99"] {
+        let run = compare(&["--metric", metric, &base, &new]);
+        assert_eq!(run.code, 1, "{metric}: {}", run.stdout);
+        let l = line(&run, "com.victorien.matchingengine.benchmark.MatchingEngineSoABenchmark.cancelBestCase:p0.99");
+        assert!(l.contains("1.200") && l.ends_with("slower"), "{l}");
+    }
+    // JMH 1.21 names it method·p0.99.
+    let vietj = data("vietj-sample-jmh1.21.json");
+    let run = compare(&["--metric", "p0.99", "--format", "json", &vietj, &vietj]);
+    run.assert_ok();
+    let v = run.json();
+    assert_eq!(
+        v["rows"][0]["benchmark"],
+        "com.julienviet.benchmark.ClientBenchmark.jdbcBurstQuery:p0.99"
+    );
+    assert_eq!(v["rows"][0]["unit"], "s/op");
+    let run = compare(&["--metric", "gc.alloc.rate", &base, &new]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains(
+            "no benchmark has the metric 'gc.alloc.rate' (its secondary metrics: p0.00, p0.50,"
+        ),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn three_forks_a_side_are_tested_on_their_means() {
+    let d = TempDir::new("cmp-forks");
+    let base = data("dennisrippinger-thrpt-10forks-jmh1.19.json");
+    let doc = read_data("dennisrippinger-thrpt-10forks-jmh1.19.json");
+    let slower = write_doc(&d, "slower.json", &scaled_doc(&doc, 0.8));
+    let run = compare(&["--format", "json", &base, &slower]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    for row in run.json()["rows"].as_array().unwrap() {
+        let new = &row["results"][1];
+        assert_eq!(new["test"], "fork means", "{row:#}");
+        assert_eq!(new["forks"], 10);
+        assert_eq!(new["verdict"], "slower", "{row:#}");
+    }
+    let text = compare(&[&base, &slower]);
+    assert!(text.stdout.contains(" (fork means)"), "{}", text.stdout);
+    assert!(
+        text.stdout
+            .contains("p (fork means): Welch over the fork means, both sides with 3 forks or more"),
+        "{}",
+        text.stdout
+    );
+    // Two forks a side (vietj): the samples, pooled.
+    let vietj = data("vietj-sample-jmh1.21.json");
+    let run = compare(&["--format", "json", &vietj, &vietj]);
+    assert_eq!(run.json()["rows"][0]["results"][1]["test"], "samples");
+}
+
+#[test]
+fn the_svg_shows_tiny_jmh_scores_in_a_unit_that_shows_them() {
+    let d = TempDir::new("cmp-svg-tiny");
+    // A JMH throughput of 3.4e9 ops/s as s/op: about 3e-10 s.
+    let mut doc = read_data("gab-jmh-thrpt.json");
+    let pm = &mut doc[0]["primaryMetric"];
+    for fork in pm["rawData"].as_array_mut().unwrap() {
+        for v in fork.as_array_mut().unwrap() {
+            *v = Value::from(1.0 / v.as_f64().unwrap());
+        }
+    }
+    pm["score"] = Value::from(1.0 / pm["score"].as_f64().unwrap());
+    pm["scoreError"] = "NaN".into();
+    pm["scoreUnit"] = "s/op".into();
+    doc[0]["mode"] = "avgt".into();
+    let f = write_doc(&d, "tiny.json", &doc);
+    let svg = d.join("tiny.svg");
+    compare(&["--svg", svg.to_str().unwrap(), &f, &f]).assert_ok();
+    let svg = std::fs::read_to_string(svg).unwrap();
+    assert!(svg.contains("avgt ns/op"), "{svg}");
+    assert!(svg.contains(">0.296<"), "{svg}");
+    assert!(!svg.contains(">0.000<"), "{svg}");
+}
+
+#[test]
+fn gab_formats_write_the_actions_custom_json_split_by_direction() {
+    let thrpt = data("gab-jmh-thrpt.json");
+    let avgt = data("mariofusco-avgt-nan-secondary.json");
+    // The keys the action keeps (its README; the fixtures use no others).
+    let allowed = ["name", "unit", "value", "range", "extra"];
+    for file in ["gab-custom-bigger.json", "gab-custom-smaller.json"] {
+        for e in read_data(file).as_array().unwrap() {
+            for k in e.as_object().unwrap().keys() {
+                assert!(allowed.contains(&k.as_str()), "{file}: {k}");
+            }
+        }
+    }
+    for (file, bigger, smaller) in [(&thrpt, 1, 0), (&avgt, 0, 1)] {
+        for (format, n) in [("gab-bigger", bigger), ("gab-smaller", smaller)] {
+            let run = compare(&["--format", format, file]);
+            run.assert_ok();
+            let v = run.json();
+            let entries = v.as_array().unwrap();
+            assert_eq!(entries.len(), n, "{format} of {file}: {v:#}");
+            for e in entries {
+                for (k, value) in e.as_object().unwrap() {
+                    assert!(
+                        allowed.contains(&k.as_str()),
+                        "{k} is not one of the action's keys"
+                    );
+                    let kind = if k == "value" {
+                        value.is_number()
+                    } else {
+                        value.is_string()
+                    };
+                    assert!(kind, "{k}: {value}");
+                }
+                assert!(e["extra"].as_str().unwrap().contains("mode: "));
+            }
+        }
+    }
+    let v = compare(&["--format", "gab-bigger", &thrpt]).json();
+    assert_eq!(
+        v[0]["name"],
+        "org.openjdk.jmh.samples.JMHSample_01_HelloWorld.wellHelloThere"
+    );
+    assert_eq!(v[0]["unit"], "ops/s");
+    assert!(v[0]["range"].as_str().unwrap().starts_with("± "));
+}
+
+#[test]
+fn boardbench_sample_files_compare_from_their_histograms() {
+    let d = TempDir::new("cmp-own");
+    let out = d.join("own.json");
+    let run = run_with(
+        env!("CARGO_BIN_EXE_bb-zstd"),
+        &[
+            "--quick",
+            "--size",
+            "100k",
+            "--jobs",
+            "4",
+            "--warmup-time",
+            "50ms",
+            "--iterations",
+            "2",
+            "--time",
+            "100ms",
+            "--op",
+            "decompress",
+            "--threads",
+            "1",
+            "--forks",
+            "0",
+            "--mode",
+            "sample",
+            "--output",
+            out.to_str().unwrap(),
+        ],
+        &[],
+    );
+    run.assert_ok();
+    let own = out.to_str().unwrap().to_string();
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let slower = write_doc(&d, "slower.json", &scaled_doc(&doc, 1.5));
+    let run = compare(&["--format", "json", &own, &slower]);
+    let v = run.json();
+    let cell = &v["rows"][0]["results"][1];
+    assert_eq!(cell["test"], "samples");
+    assert!(
+        (cell["ratio"].as_f64().unwrap() - 1.5).abs() < 1e-9,
+        "{v:#}"
+    );
+    // Slower, unless a loaded machine took too few and too scattered samples to tell.
+    let verdict = cell["verdict"].as_str().unwrap();
+    assert!(
+        (verdict == "slower" && run.code == 1) || (verdict == "noise" && run.code == 0),
+        "{v:#}"
+    );
+    assert_eq!(
+        v["rows"][0]["results"][0]["samples"], doc[0]["boardbench"]["samples"],
+        "every sample counted"
+    );
+    // MB/s, boardbench's own secondary metric: bigger is better.
+    let mut faster = doc.clone();
+    scale_metric(&mut faster[0]["secondaryMetrics"]["MB/s"], 2.0);
+    let faster = write_doc(&d, "faster.json", &faster);
+    let run = compare(&["--metric", "MB/s", &own, &faster]);
+    run.assert_ok();
+    assert!(
+        line(&run, "bb.zstd.decompress:MB/s").contains("2.000"),
+        "{}",
+        run.stdout
+    );
+    let smaller = compare(&["--format", "gab-smaller", &own]).json();
+    assert_eq!(smaller[0]["unit"], "ms/op");
+    assert!(smaller[0]["name"]
+        .as_str()
+        .unwrap()
+        .starts_with("bb.zstd.decompress ("));
+}

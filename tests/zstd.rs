@@ -159,7 +159,8 @@ fn csv_report_and_atomic_output_file() {
     let csv = std::fs::read_to_string(&out).unwrap();
     let mut lines = csv.lines();
     let header = lines.next().unwrap();
-    assert!(header.starts_with("\"Benchmark\",\"Mode\",\"Threads\",\"Samples\",\"Score\",\"Score Error (99.9%)\",\"Unit\",\"Param: input\""), "{header}");
+    // JMH's columns, the params sorted by name as JMH sorts them.
+    assert!(header.starts_with("\"Benchmark\",\"Mode\",\"Threads\",\"Samples\",\"Score\",\"Score Error (99.9%)\",\"Unit\",\"Param: context\",\"Param: input\",\"Param: level\",\"Param: threads\",\"User (s)\""), "{header}");
     let rows: Vec<&str> = lines.collect();
     assert!(
         rows.iter()

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 /// Welch t-test. Exit 1 when a result is slower beyond the threshold and significant.
 #[argh(
     example = "bb-compare base.json new.json\nbb-compare results/pi4-*/ results/pi5-*/ --format markdown\nbb-compare a.json b.json c.json --svg chart.svg --ignore-params threads",
-    note = "Verdicts: faster or slower (beyond --threshold and Welch p < --alpha), same (within --threshold), noise (beyond it but not significant), ? (too few iterations to test).\nExit codes: 0 no regression, 1 something is slower, 2 bad flags or a malformed file."
+    note = "Verdicts: faster or slower (beyond --threshold and Welch p < --alpha), same (within --threshold), noise (beyond it but not significant), ? (too few iterations to test).\nThe test runs over the iterations of all forks; p marked (samples) over sample mode's samples, count-weighted; (fork means) over the fork means, when both sides have 3 forks or more.\nExit codes: 0 no regression, 1 something is slower, 2 bad flags or a malformed file."
 )]
 struct Args {
     /// result files or results directories; the first is the base
@@ -26,7 +26,9 @@ struct Args {
     /// changes up to this percentage count as no change (default 5%)
     #[argh(option, default = "0.05", from_str_fn(parse_percent))]
     threshold: f64,
-    /// report format: text, csv, json or markdown (default text, or from --output's extension)
+    /// report format: text, csv, json, markdown, or gab-bigger and gab-smaller
+    /// (github-action-benchmark's custom JSON, the last file's rows of one direction);
+    /// default text, or from --output's extension
     #[argh(option, from_str_fn(table::parse_table_format))]
     format: Option<table::TableFormat>,
     /// write the report to this file (atomically); the text table still goes to stdout
@@ -35,9 +37,14 @@ struct Args {
     /// write a chart to this SVG file (atomically)
     #[argh(option, from_str_fn(report::parse_output))]
     svg: Option<PathBuf>,
-    /// params left out of matching, a list (threads,input): boards with other core counts
+    /// params left out of matching, a list (threads,input): boards with other core counts;
+    /// threads covers JMH's top-level threads too
     #[argh(option, from_str_fn(parse_names))]
     ignore_params: Option<Vec<String>>,
+    /// compare this secondary metric instead of the primary score (MB/s, gc.alloc.rate,
+    /// p0.99 or ·p0.99); JMH's · prefixes need not be typed
+    #[argh(option)]
+    metric: Option<String>,
     /// print this machine's environment record as JSON and exit (run-all's env.json)
     #[argh(switch)]
     env: bool,
@@ -107,11 +114,12 @@ fn run(args: &Args) -> Result<()> {
         ));
     }
     let mut runs = Vec::new();
-    for (path, label) in args.files.iter().zip(labels(&args.files)) {
+    let labels = compare::distinct_labels(labels(&args.files));
+    for (path, label) in args.files.iter().zip(labels) {
         if !path.exists() {
             return Err(Error::failed(format!("{}: no such file", path.display())));
         }
-        runs.push((label, load::load(path)?));
+        runs.push((label, load::load_metric(path, args.metric.as_deref())?));
     }
     let comparison = compare::compare(
         runs,

@@ -1,7 +1,9 @@
 //! Reading results for bb-compare: boardbench's JSON reports and JMH's own `-rf json`
-//! files (the same layout), one file or a results directory of them.
+//! files (the same layout), one file or a results directory of them. Every JMH file
+//! reads right: sample mode from `rawDataHistogram`, every JMH unit, a UTF-8 byte order
+//! mark; an empty file or one that is not an array of benchmarks is a clear error.
 
-use super::Measurement;
+use super::{Measurement, Samples};
 use crate::error::{Error, Result};
 use crate::json::Json;
 use std::path::{Path, PathBuf};
@@ -9,6 +11,13 @@ use std::path::{Path, PathBuf};
 /// The measurements of one column: a JSON file, or every `*.json` under a directory
 /// (run-all's results directory; its `env.json` is the environment, not results).
 pub fn load(path: &Path) -> Result<Vec<Measurement>> {
+    load_metric(path, None)
+}
+
+/// As [`load`], with `metric` (a secondary metric's name, see [`metric_matches`]) in
+/// place of the primary metric; entries without it are left out, and a file where no
+/// entry has it is an error that names the metrics it has.
+pub fn load_metric(path: &Path, metric: Option<&str>) -> Result<Vec<Measurement>> {
     let files = if path.is_dir() {
         json_files_under(path)?
     } else {
@@ -21,17 +30,96 @@ pub fn load(path: &Path) -> Result<Vec<Measurement>> {
         )));
     }
     let mut all = Vec::new();
+    let mut found_metrics: Vec<String> = Vec::new();
     for file in files {
         let text = std::fs::read_to_string(&file)
             .map_err(|e| Error::io(format!("reading {}", file.display()), e))?;
-        all.extend(parse(&text).map_err(|why| {
-            Error::usage(format!(
-                "{}: not a JMH/boardbench JSON result file: {why}",
-                file.display()
-            ))
-        })?);
+        // JMH never writes a byte order mark, but an editor may.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+        if text.trim().is_empty() {
+            // What a failed JMH run leaves behind.
+            return Err(Error::usage(format!("empty file: {}", file.display())));
+        }
+        let doc = Json::parse(text).map_err(|why| not_results(&file, &why))?;
+        found_metrics.extend(metric_names(&doc));
+        all.extend(parse_doc(&doc, metric).map_err(|why| not_results(&file, &why))?);
+    }
+    if all.is_empty() {
+        return Err(Error::usage(match metric {
+            Some(m) => {
+                found_metrics.sort();
+                found_metrics.dedup();
+                format!(
+                    "{}: no benchmark has the metric '{m}' (its secondary metrics: {})",
+                    path.display(),
+                    if found_metrics.is_empty() {
+                        "none".to_string()
+                    } else {
+                        found_metrics.join(", ")
+                    }
+                )
+            }
+            None => format!(
+                "{}: no benchmark results (an empty array: JMH writes one when no benchmark ran)",
+                path.display()
+            ),
+        }));
     }
     Ok(all)
+}
+
+fn not_results(file: &Path, why: &str) -> Error {
+    Error::usage(format!(
+        "{}: not a JMH/boardbench JSON result file: {why}",
+        file.display()
+    ))
+}
+
+/// Whether a secondary metric named `key` in a file is the metric `wanted`: the same
+/// name, or the same after JMH's prefixes, so that `gc.alloc.rate` finds JMH 1.21's
+/// `·gc.alloc.rate` and `p0.99` (or `·p0.99`) finds both `method·p0.99` and JMH 1.37's
+/// `p0.99`.
+pub fn metric_matches(key: &str, wanted: &str) -> bool {
+    key == wanted || bare_metric(key) == bare_metric(wanted)
+}
+
+/// A secondary metric's name without JMH's prefix (`·gc.alloc.rate`, `method·p0.99`).
+pub fn bare_metric(name: &str) -> &str {
+    name.rsplit('\u{b7}').next().unwrap_or(name)
+}
+
+/// Whether a bigger value of the secondary metric `name` in `unit` is better: rates
+/// (`ops/s`, `MB/s`, `calls/s`) and `speedup`, `efficiency` are; times, per-op amounts
+/// (`B/op`), counts, ratios to a baseline (`vs floor`) and the gc profiler's metrics
+/// (allocation and churn rates included) are not.
+pub fn metric_higher_is_better(name: &str, unit: &str) -> bool {
+    let name = bare_metric(name);
+    if name.starts_with("gc.") {
+        return false;
+    }
+    if matches!(name, "speedup" | "efficiency") {
+        return true;
+    }
+    if unit.starts_with("ops/") {
+        return true;
+    }
+    match unit.rsplit_once('/') {
+        Some((_, per)) => per != "op" && super::seconds_in(per).is_some(),
+        None => false,
+    }
+}
+
+/// The names of the secondary metrics of a document's entries.
+fn metric_names(doc: &Json) -> Vec<String> {
+    doc.as_array()
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|e| match e.get("secondaryMetrics") {
+            Some(Json::Obj(pairs)) => Some(pairs.iter().map(|(k, _)| k.clone())),
+            _ => None,
+        })
+        .flatten()
+        .collect()
 }
 
 /// Every `*.json` file under `dir` except `env.json`, sorted, subdirectories included.
@@ -58,18 +146,57 @@ fn json_files_under(dir: &Path) -> Result<Vec<PathBuf>> {
 /// Parses a JSON result document: an array of JMH entries. The error says what is wrong
 /// and in which entry.
 pub fn parse(text: &str) -> std::result::Result<Vec<Measurement>, String> {
-    let doc = Json::parse(text)?;
-    let entries = doc
-        .as_array()
-        .ok_or("expected an array of benchmark entries")?;
-    entries
-        .iter()
-        .enumerate()
-        .map(|(i, e)| entry(e).map_err(|why| format!("entry {}: {why}", i + 1)))
-        .collect()
+    parse_doc(&Json::parse(text)?, None)
 }
 
-fn entry(e: &Json) -> std::result::Result<Measurement, String> {
+/// What a JSON value is, for messages.
+fn kind(v: &Json) -> &'static str {
+    match v {
+        Json::Null => "null",
+        Json::Bool(_) => "a boolean",
+        Json::Num(_) => "a number",
+        Json::Str(_) => "a string",
+        Json::Arr(_) => "an array",
+        Json::Obj(_) => "an object",
+    }
+}
+
+fn parse_doc(doc: &Json, metric: Option<&str>) -> std::result::Result<Vec<Measurement>, String> {
+    let Some(entries) = doc.as_array() else {
+        let what = if doc.get("rows").is_some() && doc.get("files").is_some() {
+            " (bb-compare's own report, not a result file)"
+        } else {
+            ""
+        };
+        return Err(format!(
+            "expected a JSON array of benchmark entries, found {}{what}",
+            kind(doc)
+        ));
+    };
+    let mut out = Vec::new();
+    for (i, e) in entries.iter().enumerate() {
+        let at = |why: String| format!("entry {}: {why}", i + 1);
+        if !matches!(e, Json::Obj(_)) {
+            return Err(at(format!(
+                "expected a benchmark object, found {}",
+                kind(e)
+            )));
+        }
+        if e.get("benchmark").is_none() && e.get("name").is_some() && e.get("value").is_some() {
+            return Err(at(
+                "missing \"benchmark\" (this is github-action-benchmark's custom format, not a JMH result)"
+                    .into(),
+            ));
+        }
+        if let Some(m) = entry(e, metric).map_err(at)? {
+            out.push(m);
+        }
+    }
+    Ok(out)
+}
+
+/// One entry's measurement: its primary metric, or `metric` (None when it lacks it).
+fn entry(e: &Json, metric: Option<&str>) -> std::result::Result<Option<Measurement>, String> {
     let text = |key: &str| {
         e.get(key)
             .and_then(Json::as_str)
@@ -91,45 +218,126 @@ fn entry(e: &Json) -> std::result::Result<Measurement, String> {
             .collect::<std::result::Result<_, _>>()?,
         Some(_) => return Err("\"params\" is not an object".into()),
     };
-    let metric = e.get("primaryMetric").ok_or("missing \"primaryMetric\"")?;
-    let number = |key: &str| {
-        metric
-            .get(key)
-            .and_then(Json::as_f64)
-            .ok_or(format!("primaryMetric: \"{key}\" is not a number"))
+    let threads = match e.get("threads") {
+        None | Some(Json::Null) => None,
+        Some(t) => Some(
+            t.as_f64()
+                .filter(|t| *t >= 0.0 && t.fract() == 0.0)
+                .ok_or("\"threads\" is not a whole number")? as u64,
+        ),
     };
-    let score = number("score")?;
+    let primary = e.get("primaryMetric").ok_or("missing \"primaryMetric\"")?;
+    let (what, data, benchmark, higher_is_better) = match metric {
+        None => (
+            "primaryMetric".to_string(),
+            primary,
+            benchmark,
+            higher_is_better,
+        ),
+        Some(wanted) => {
+            let found = match e.get("secondaryMetrics") {
+                Some(Json::Obj(pairs)) => pairs.iter().find(|(k, _)| metric_matches(k, wanted)),
+                _ => None,
+            };
+            let Some((key, data)) = found else {
+                return Ok(None);
+            };
+            let unit = data.get("scoreUnit").and_then(Json::as_str).unwrap_or("");
+            (
+                format!("secondaryMetrics \"{key}\""),
+                data,
+                format!("{benchmark}:{}", bare_metric(wanted)),
+                metric_higher_is_better(key, unit),
+            )
+        }
+    };
+    let number = |key: &str| {
+        data.get(key)
+            .and_then(Json::as_f64)
+            .ok_or(format!("{what}: \"{key}\" is not a number"))
+    };
+    let mut score = number("score")?;
     // JMH writes "NaN" for an error it cannot compute; an absent one is the same.
-    let error = metric
+    let mut error = data
         .get("scoreError")
         .map_or(Ok(f64::NAN), |_| number("scoreError"))?;
-    let unit = metric
+    let unit = data
         .get("scoreUnit")
         .and_then(Json::as_str)
-        .ok_or("primaryMetric: missing \"scoreUnit\"")?
+        .ok_or(format!("{what}: missing \"scoreUnit\""))?
         .to_string();
-    let mut raw = Vec::new();
-    if let Some(forks) = metric.get("rawData") {
-        for fork in forks.as_array().ok_or("rawData is not an array")? {
+    let samples = match data.get("rawDataHistogram").filter(|h| **h != Json::Null) {
+        Some(h) => {
+            let samples = histogram(h).map_err(|why| format!("{what}: {why}"))?;
+            // The mean and its error from every sample, count-weighted, as JMH's own.
+            if samples.count() > 0 {
+                (score, error) = samples.mean_and_error();
+            }
+            samples
+        }
+        None => raw_data(data.get("rawData")).map_err(|why| format!("{what}: {why}"))?,
+    };
+    Ok(Some(Measurement {
+        benchmark,
+        mode,
+        higher_is_better,
+        params,
+        threads,
+        score,
+        error,
+        unit,
+        samples,
+    }))
+}
+
+/// JMH's `rawData`: per fork, one score per iteration; NaN and infinities left out.
+fn raw_data(v: Option<&Json>) -> std::result::Result<Samples, String> {
+    let mut forks = Vec::new();
+    if let Some(v) = v {
+        for fork in v.as_array().ok_or("rawData is not an array")? {
+            let mut values = Vec::new();
             for v in fork.as_array().ok_or("rawData is not an array of arrays")? {
                 let v = v
                     .as_f64()
                     .ok_or("rawData holds a value that is not a number")?;
                 if v.is_finite() {
-                    raw.push(v);
+                    values.push(v);
+                }
+            }
+            forks.push(values);
+        }
+    }
+    Ok(Samples::iterations(forks))
+}
+
+/// JMH's `rawDataHistogram`: per fork, per iteration, `[value, count]` pairs; the
+/// iterations of a fork are pooled.
+fn histogram(v: &Json) -> std::result::Result<Samples, String> {
+    let bad = "rawDataHistogram is not [fork][iteration][[value, count], ...]";
+    let mut forks = Vec::new();
+    for fork in v.as_array().ok_or(bad)? {
+        let mut pairs = Vec::new();
+        for iteration in fork.as_array().ok_or(bad)? {
+            for pair in iteration.as_array().ok_or(bad)? {
+                let (value, count) = match pair.as_array() {
+                    Some([value, count]) => (value.as_f64(), count.as_f64()),
+                    _ => return Err(bad.into()),
+                };
+                let (Some(value), Some(count)) = (value, count) else {
+                    return Err(
+                        "rawDataHistogram holds a value or count that is not a number".into(),
+                    );
+                };
+                if value.is_finite() && count >= 1.0 {
+                    pairs.push((value, count as u64));
                 }
             }
         }
+        forks.push(pairs);
     }
-    Ok(Measurement {
-        benchmark,
-        mode,
-        higher_is_better,
-        params,
-        score,
-        error,
-        unit,
-        raw,
+    Ok(Samples {
+        forks,
+        histogram: true,
     })
 }
 
@@ -155,14 +363,76 @@ mod tests {
         );
         assert!(m.error.is_nan());
         assert_eq!(m.unit, "us/op");
-        assert_eq!(m.raw, vec![12.0, 13.0]);
+        assert_eq!(m.threads, Some(1));
+        assert_eq!(
+            m.samples,
+            Samples::iterations(vec![vec![12.0, 13.0], vec![]])
+        );
+    }
+
+    #[test]
+    fn sample_mode_reads_the_histogram_count_weighted() {
+        let text = r#"[{"benchmark":"org.x.B.lat","mode":"sample","threads":2,
+            "primaryMetric":{"score":99.0,"scoreError":"NaN","scoreUnit":"ns/op",
+            "rawDataHistogram":[[[[10.0,3],[20.0,1]],[[10.0,4]]],[[[30.0,2]]]]},
+            "secondaryMetrics":{"lat·p0.99":{"score":30.0,"scoreError":"NaN",
+            "scoreUnit":"ns/op","rawData":[[20.0,10.0],[30.0]]}}}]"#;
+        let m = &parse(text).unwrap()[0];
+        assert_eq!(m.samples.count(), 10);
+        assert_eq!(m.samples.forks.len(), 2, "iterations pooled per fork");
+        assert_eq!(m.score, 15.0, "(70 + 20 + 60) / 10, not the file's 99");
+        assert!(m.error.is_finite() && m.error > 0.0);
+        assert_eq!(m.threads, Some(2));
+        let doc = Json::parse(text).unwrap();
+        for wanted in ["p0.99", "·p0.99", "lat·p0.99"] {
+            let p = &parse_doc(&doc, Some(wanted)).unwrap()[0];
+            assert_eq!(p.benchmark, "org.x.B.lat:p0.99", "{wanted}");
+            assert_eq!(p.score, 30.0);
+            assert!(!p.higher_is_better);
+            assert_eq!(
+                p.samples,
+                Samples::iterations(vec![vec![20.0, 10.0], vec![30.0]])
+            );
+        }
+        assert!(parse_doc(&doc, Some("p0.50")).unwrap().is_empty());
+    }
+
+    #[test]
+    fn metric_direction_follows_its_unit_and_name() {
+        for (name, unit, higher) in [
+            ("MB/s", "MB/s", true),
+            ("calls/s", "calls/s", true),
+            ("·gc.alloc.rate", "MB/sec", false),
+            ("gc.alloc.rate.norm", "B/op", false),
+            ("gc.count", "counts", false),
+            ("run·p0.99", "us/op", false),
+            ("vs floor", "x", false),
+            ("speedup", "x", true),
+            ("thrpt", "ops/ms", true),
+        ] {
+            assert_eq!(metric_higher_is_better(name, unit), higher, "{name} {unit}");
+        }
+        assert!(metric_matches("·gc.alloc.rate", "gc.alloc.rate"));
+        assert!(!metric_matches("gc.alloc.rate.norm", "gc.alloc.rate"));
     }
 
     #[test]
     fn malformed_documents_say_what_and_where() {
         for (text, why) in [
             ("{", "expected a string key"),
-            ("{}", "array"),
+            (
+                "{}",
+                "expected a JSON array of benchmark entries, found an object",
+            ),
+            ("{\"files\":[],\"rows\":[]}", "bb-compare's own report"),
+            (
+                "[1]",
+                "entry 1: expected a benchmark object, found a number",
+            ),
+            (
+                "[{\"name\":\"x\",\"unit\":\"ns\",\"value\":1}]",
+                "github-action-benchmark's custom format",
+            ),
             ("[{\"mode\":\"thrpt\"}]", "entry 1: missing \"benchmark\""),
             (
                 "[{\"benchmark\":\"a\",\"mode\":\"fast\",\"primaryMetric\":{}}]",

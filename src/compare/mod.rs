@@ -1,12 +1,15 @@
 //! bb-compare's logic: results of several runs (files or results directories) matched by
-//! benchmark, mode and params, each scored against the first run with the ratio, its
-//! propagated error and a verdict from a Welch t-test on the raw iteration scores.
+//! benchmark, mode, threads and params, each scored against the first run with the
+//! ratio, its propagated error and a verdict from Welch's t-test on the raw data
+//! (iterations, sample mode's samples, or fork means: see [`samples`]).
 
+pub mod gab;
 pub mod load;
+pub mod samples;
 pub mod svg;
 pub mod table;
 
-use crate::stats::welch_t_test;
+pub use samples::{Samples, Test};
 
 /// One benchmark entry of a result file (JMH's primary metric).
 #[derive(Debug, Clone, PartialEq)]
@@ -16,12 +19,14 @@ pub struct Measurement {
     /// Throughput: a bigger score is better; every time-per-op mode: smaller is better.
     pub higher_is_better: bool,
     pub params: Vec<(String, String)>,
+    /// JMH's top-level `threads`; None where a file does not say.
+    pub threads: Option<u64>,
     pub score: f64,
     /// Half-width of the 99.9% confidence interval (NaN when unknown).
     pub error: f64,
     pub unit: String,
-    /// Every iteration score of every fork.
-    pub raw: Vec<f64>,
+    /// The raw data per fork: iteration scores, or sample mode's histogram.
+    pub samples: Samples,
 }
 
 /// How results are judged.
@@ -31,7 +36,8 @@ pub struct Options {
     pub alpha: f64,
     /// Relative changes up to this (0.05 = 5%) count as no change.
     pub threshold: f64,
-    /// Params left out of matching (for boards with different core counts, say).
+    /// Params left out of matching (for boards with different core counts, say);
+    /// `threads` covers JMH's top-level threads too.
     pub ignore_params: Vec<String>,
 }
 
@@ -65,7 +71,7 @@ impl Verdict {
 pub struct Cell {
     pub score: f64,
     pub error: f64,
-    pub raw: Vec<f64>,
+    pub samples: Samples,
     /// Against the first run; None in the first column, or where the first run lacks it.
     pub change: Option<Change>,
 }
@@ -76,8 +82,10 @@ pub struct Change {
     pub ratio: f64,
     /// The ratio's error, from both errors propagated (relative errors in quadrature).
     pub ratio_error: f64,
-    /// Two-sided p-value of Welch's t-test on the raw scores (NaN with too few).
+    /// Two-sided p-value of Welch's t-test on the raw data (NaN with too few).
     pub p_value: f64,
+    /// What the test ran over.
+    pub test: Test,
     pub verdict: Verdict,
 }
 
@@ -88,6 +96,9 @@ pub struct Row {
     pub mode: String,
     pub higher_is_better: bool,
     pub params: Vec<(String, String)>,
+    /// JMH's top-level threads of the first run that has it; shown as a `threads` param
+    /// where runs or rows differ in it and the params do not say.
+    pub threads: Option<u64>,
     pub unit: String,
     pub cells: Vec<Option<Cell>>,
 }
@@ -142,6 +153,33 @@ impl Comparison {
             .count()
     }
 
+    /// The tests the p-values came from, where any is not over pooled iterations.
+    fn tests_note(&self) -> String {
+        let used = |t: Test| {
+            self.rows
+                .iter()
+                .flat_map(|r| &r.cells)
+                .flatten()
+                .filter_map(|c| c.change.as_ref())
+                .any(|ch| ch.test == t)
+        };
+        let mut notes = Vec::new();
+        if used(Test::ForkMeans) {
+            notes.push(format!(
+                "p (fork means): Welch over the fork means, both sides with {} forks or more",
+                samples::MIN_FORKS
+            ));
+        }
+        if used(Test::Samples) {
+            notes
+                .push("p (samples): Welch over every sample of sample mode, count-weighted".into());
+        }
+        if used(Test::Iterations) && !notes.is_empty() {
+            notes.push("p alone: Welch over the iterations of all forks".into());
+        }
+        notes.iter().map(|n| format!("; {n}")).collect()
+    }
+
     /// One line: how many of each verdict, and the settings behind them.
     pub fn summary(&self) -> String {
         let counts: Vec<String> = [
@@ -157,14 +195,15 @@ impl Comparison {
         .map(|(v, n)| format!("{n} {}", v.name()))
         .collect();
         format!(
-            "{} (same: within {}%; noise: beyond it but Welch p >= {}; ?: too few iterations to test)",
+            "{} (same: within {}%; noise: beyond it but Welch p >= {}; ?: too few iterations to test{})",
             if counts.is_empty() {
                 "nothing to compare".to_string()
             } else {
                 counts.join(", ")
             },
             self.options.threshold * 100.0,
-            self.options.alpha
+            self.options.alpha,
+            self.tests_note()
         )
     }
 }
@@ -175,12 +214,19 @@ pub fn compare(runs: Vec<(String, Vec<Measurement>)>, options: Options) -> Compa
     let mut rows: Vec<Row> = Vec::new();
     let mut notes = Vec::new();
     let labels: Vec<String> = runs.iter().map(|(l, _)| l.clone()).collect();
+    let ignore_threads = options.ignore_params.iter().any(|p| p == "threads");
     for (column, (run_label, measurements)) in runs.into_iter().enumerate() {
         for mut m in measurements {
             m.params.retain(|(k, _)| !options.ignore_params.contains(k));
             m.params.sort();
+            if ignore_threads {
+                m.threads = None;
+            }
             let found = rows.iter().position(|r| {
-                r.benchmark == m.benchmark && r.mode == m.mode && r.params == m.params
+                r.benchmark == m.benchmark
+                    && r.mode == m.mode
+                    && r.params == m.params
+                    && (r.threads.is_none() || m.threads.is_none() || r.threads == m.threads)
             });
             let index = found.unwrap_or_else(|| {
                 rows.push(Row {
@@ -188,12 +234,14 @@ pub fn compare(runs: Vec<(String, Vec<Measurement>)>, options: Options) -> Compa
                     mode: m.mode.clone(),
                     higher_is_better: m.higher_is_better,
                     params: m.params.clone(),
+                    threads: m.threads,
                     unit: m.unit.clone(),
                     cells: vec![None; labels.len()],
                 });
                 rows.len() - 1
             });
             let row = &mut rows[index];
+            row.threads = row.threads.or(m.threads);
             if row.cells[column].is_some() {
                 notes.push(Note {
                     kind: "duplicate",
@@ -220,11 +268,12 @@ pub fn compare(runs: Vec<(String, Vec<Measurement>)>, options: Options) -> Compa
             row.cells[column] = Some(Cell {
                 score: m.score * scale,
                 error: m.error * scale,
-                raw: m.raw.iter().map(|v| v * scale).collect(),
+                samples: m.samples.scaled(scale),
                 change: None,
             });
         }
     }
+    show_threads(&mut rows);
     for row in &mut rows {
         let Some(base) = row.cells[0].clone() else {
             continue;
@@ -247,7 +296,7 @@ pub fn judge(base: &Cell, new: &Cell, higher_is_better: bool, options: &Options)
     let ratio = new.score / base.score;
     let ratio_error =
         ratio.abs() * ((base.error / base.score).powi(2) + (new.error / new.score).powi(2)).sqrt();
-    let (_, _, p_value) = welch_t_test(&base.raw, &new.raw);
+    let (p_value, test) = samples::significance(&base.samples, &new.samples);
     let better = if higher_is_better {
         ratio > 1.0
     } else {
@@ -268,8 +317,43 @@ pub fn judge(base: &Cell, new: &Cell, higher_is_better: bool, options: &Options)
         ratio,
         ratio_error,
         p_value,
+        test,
         verdict,
     }
+}
+
+/// Where rows differ in JMH's top-level threads, shows it as a `threads` param on the
+/// rows whose params do not name threads, so that tables and notes tell them apart.
+fn show_threads(rows: &mut [Row]) {
+    let mut seen: Vec<u64> = rows.iter().filter_map(|r| r.threads).collect();
+    seen.sort_unstable();
+    seen.dedup();
+    if seen.len() < 2 {
+        return;
+    }
+    for row in rows {
+        if let Some(t) = row.threads {
+            if !row.params.iter().any(|(k, _)| k == "threads") {
+                row.params.push(("threads".into(), t.to_string()));
+                row.params.sort();
+            }
+        }
+    }
+}
+
+/// Makes column labels distinct: the second `x` becomes `x#2`, the third `x#3`.
+pub fn distinct_labels(labels: Vec<String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::with_capacity(labels.len());
+    for label in labels {
+        let mut candidate = label.clone();
+        let mut n = 1;
+        while out.contains(&candidate) {
+            n += 1;
+            candidate = format!("{label}#{n}");
+        }
+        out.push(candidate);
+    }
+    out
 }
 
 /// Notes for rows that some run lacks: the benchmark is missing there, or it is there
@@ -305,7 +389,7 @@ fn unmatched(rows: &[Row], labels: &[String]) -> Vec<Note> {
                 });
                 continue;
             }
-            let differing: Vec<String> = differing_params(row, &others);
+            let hint = ignore_hint(rows, row, &others);
             let theirs: Vec<String> = others
                 .iter()
                 .map(|r| format!("({})", params_text(&r.params)))
@@ -319,13 +403,10 @@ fn unmatched(rows: &[Row], labels: &[String]) -> Vec<Note> {
                     have.join(", "),
                     params_text(&row.params),
                     theirs.join(" "),
-                    if differing.is_empty() {
-                        String::new()
-                    } else {
-                        format!(
-                            "; --ignore-params {} compares them anyway",
-                            differing.join(",")
-                        )
+                    match hint {
+                        Some(keys) =>
+                            format!("; --ignore-params {} compares them anyway", keys.join(",")),
+                        None => String::new(),
                     }
                 ),
             });
@@ -334,8 +415,25 @@ fn unmatched(rows: &[Row], labels: &[String]) -> Vec<Note> {
     notes
 }
 
-/// The param names whose values differ between `row` and any of `others`.
-fn differing_params(row: &Row, others: &[&Row]) -> Vec<String> {
+/// The params to leave out so that `row` matches one of `others` (rows of the same
+/// benchmark and mode in a run that lacks `row`): the fewest that do, among those that
+/// merge no two rows of one run (which would only make "duplicate" notes). None when no
+/// set of params does.
+fn ignore_hint(rows: &[Row], row: &Row, others: &[&Row]) -> Option<Vec<String>> {
+    let mut candidates: Vec<Vec<String>> = others
+        .iter()
+        .map(|other| differing_params(row, other))
+        .filter(|keys| !keys.is_empty())
+        .collect();
+    candidates.sort_by_key(Vec::len);
+    candidates.dedup();
+    candidates
+        .into_iter()
+        .find(|keys| !merges_rows_of_one_run(rows, row, keys))
+}
+
+/// The params that differ between two rows, or that one of them lacks, sorted.
+fn differing_params(a: &Row, b: &Row) -> Vec<String> {
     let value = |params: &[(String, String)], key: &str| {
         params
             .iter()
@@ -343,14 +441,39 @@ fn differing_params(row: &Row, others: &[&Row]) -> Vec<String> {
             .map(|(_, v)| v.clone())
     };
     let mut names: Vec<String> = Vec::new();
-    for other in others {
-        for (k, _) in row.params.iter().chain(&other.params) {
-            if value(&row.params, k) != value(&other.params, k) && !names.contains(k) {
-                names.push(k.clone());
-            }
+    for (k, _) in a.params.iter().chain(&b.params) {
+        if value(&a.params, k) != value(&b.params, k) && !names.contains(k) {
+            names.push(k.clone());
         }
     }
+    names.sort();
     names
+}
+
+/// Whether leaving `keys` out of matching would make two rows of one run (of `row`'s
+/// benchmark and mode) the same.
+fn merges_rows_of_one_run(rows: &[Row], row: &Row, keys: &[String]) -> bool {
+    let columns = row.cells.len();
+    let kept = |r: &Row| -> Vec<(String, String)> {
+        r.params
+            .iter()
+            .filter(|(k, _)| !keys.contains(k))
+            .cloned()
+            .collect()
+    };
+    (0..columns).any(|column| {
+        let mut seen: Vec<Vec<(String, String)>> = Vec::new();
+        for r in rows.iter().filter(|r| {
+            r.benchmark == row.benchmark && r.mode == row.mode && r.cells[column].is_some()
+        }) {
+            let params = kept(r);
+            if seen.contains(&params) {
+                return true;
+            }
+            seen.push(params);
+        }
+        false
+    })
 }
 
 fn params_text(params: &[(String, String)]) -> String {
@@ -361,15 +484,17 @@ fn params_text(params: &[(String, String)]) -> String {
         .join(", ")
 }
 
-/// Seconds in one of JMH's time units.
-fn seconds_in(unit: &str) -> Option<f64> {
+/// Seconds in one of JMH's time units (`TimeValue.tuToString`: ns, us, ms, s, min, hr,
+/// day), or a common spelling of one.
+pub fn seconds_in(unit: &str) -> Option<f64> {
     Some(match unit {
         "ns" => 1e-9,
-        "us" | "µs" => 1e-6,
+        "us" | "µs" | "μs" => 1e-6,
         "ms" => 1e-3,
-        "s" => 1.0,
+        "s" | "sec" => 1.0,
         "min" | "m" => 60.0,
-        "h" => 3600.0,
+        "hr" | "h" => 3600.0,
+        "day" | "d" => 86400.0,
         _ => return None,
     })
 }
@@ -403,10 +528,11 @@ pub(crate) mod tests {
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
+            threads: Some(1),
             score: s.mean,
             error: s.error,
             unit: "ops/s".into(),
-            raw: raw.to_vec(),
+            samples: Samples::iterations(vec![raw.to_vec()]),
         }
     }
 
@@ -424,7 +550,7 @@ pub(crate) mod tests {
             Cell {
                 score: s.mean,
                 error: s.error,
-                raw: raw.to_vec(),
+                samples: Samples::iterations(vec![raw.to_vec()]),
                 change: None,
             }
         };
@@ -453,13 +579,13 @@ pub(crate) mod tests {
         let a = Cell {
             score: 100.0,
             error: 3.0,
-            raw: vec![],
+            samples: Samples::default(),
             change: None,
         };
         let b = Cell {
             score: 200.0,
             error: 8.0,
-            raw: vec![],
+            samples: Samples::default(),
             change: None,
         };
         let c = judge(&a, &b, true, &options());
@@ -503,9 +629,109 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn the_hint_names_only_params_that_tell_the_rows_apart() {
+        let raw = [10.0, 11.0, 12.0];
+        let m = |params: &[(&str, &str)]| measurement("bb.x", params, &raw);
+        let base = vec![
+            m(&[("size", "1"), ("threads", "4"), ("codec", "a")]),
+            m(&[("size", "2"), ("threads", "4"), ("codec", "a")]),
+        ];
+        let new = vec![
+            m(&[("size", "1"), ("threads", "2"), ("codec", "a")]),
+            m(&[("size", "2"), ("threads", "2")]),
+        ];
+        let c = compare(
+            vec![("base".into(), base.clone()), ("new".into(), new.clone())],
+            options(),
+        );
+        let hints: Vec<&str> = c
+            .notes
+            .iter()
+            .filter_map(|n| n.message.split("--ignore-params ").nth(1))
+            .map(|h| h.split(' ').next().unwrap())
+            .collect();
+        assert_eq!(
+            hints,
+            ["threads", "codec,threads", "threads", "codec,threads"],
+            "{:#?}",
+            c.notes
+        );
+        for hint in ["threads", "codec,threads"] {
+            let opts = Options {
+                ignore_params: hint.split(',').map(String::from).collect(),
+                ..options()
+            };
+            let c = compare(
+                vec![("base".into(), base.clone()), ("new".into(), new.clone())],
+                opts,
+            );
+            assert!(
+                c.notes.iter().all(|n| n.kind != "duplicate"),
+                "{:#?}",
+                c.notes
+            );
+        }
+        // Leaving out size would merge size 1 and 2 of a run: never hinted.
+        let base = vec![m(&[("size", "1")]), m(&[("size", "2")])];
+        let new = vec![m(&[("size", "3")])];
+        let c = compare(vec![("base".into(), base), ("new".into(), new)], options());
+        assert!(
+            c.notes
+                .iter()
+                .all(|n| !n.message.contains("--ignore-params")),
+            "{:#?}",
+            c.notes
+        );
+    }
+
+    #[test]
+    fn top_level_threads_match_like_a_param() {
+        let raw = [10.0, 11.0, 12.0];
+        let at = |threads: u64, f: f64| {
+            let mut m = measurement("org.x.B.run", &[], &raw.map(|v| v * f));
+            m.threads = Some(threads);
+            m
+        };
+        let runs = || {
+            vec![
+                ("base".to_string(), vec![at(1, 1.0), at(4, 1.0)]),
+                ("new".to_string(), vec![at(1, 1.0), at(8, 0.5)]),
+            ]
+        };
+        let c = compare(runs(), options());
+        assert_eq!(c.rows.len(), 3, "{:#?}", c.rows);
+        assert_eq!(c.rows[1].label(), "org.x.B.run (threads=4)");
+        let notes: Vec<&str> = c.notes.iter().map(|n| n.message.as_str()).collect();
+        assert!(
+            notes.contains(&"org.x.B.run (thrpt) in base has params (threads=4), new has (threads=1) (threads=8)"),
+            "{notes:#?}"
+        );
+        let opts = Options {
+            ignore_params: vec!["threads".into()],
+            ..options()
+        };
+        let c = compare(runs(), opts);
+        assert_eq!(c.rows.len(), 1, "{:#?}", c.rows);
+        assert_eq!(c.notes[0].kind, "duplicate");
+    }
+
+    #[test]
+    fn distinct_labels_number_repeats() {
+        let l = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            distinct_labels(l(&["a", "a", "b", "a", "a#2"])),
+            l(&["a", "a#2", "b", "a#3", "a#2#2"])
+        );
+    }
+
+    #[test]
     fn units_are_converted_or_reported() {
         assert_eq!(unit_factor("ops/ms", "ops/s"), Some(1000.0));
         assert_eq!(unit_factor("ns/op", "us/op"), Some(1e-3));
+        assert_eq!(unit_factor("ops/hr", "ops/s"), Some(1.0 / 3600.0));
+        assert_eq!(unit_factor("ops/day", "ops/min"), Some(1.0 / 1440.0));
+        assert_eq!(unit_factor("hr/op", "s/op"), Some(3600.0));
+        assert_eq!(unit_factor("day/op", "min/op"), Some(1440.0));
         assert_eq!(unit_factor("ops/s", "us/op"), None);
         let mut jmh = measurement("bb.a", &[], &[0.1, 0.1]);
         jmh.unit = "ops/ms".into();

@@ -2,7 +2,7 @@
 //! benchmark with a bar per run and its error bar; for thread sweeps (the same throughput
 //! benchmark at several `threads`), throughput against threads with the ideal line.
 
-use super::{Comparison, Row};
+use super::{Cell, Comparison, Row};
 use std::fmt::Write;
 
 const COLORS: [&str; 8] = [
@@ -24,10 +24,13 @@ fn escape(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// A short number for axis labels: 1234 → 1.23k.
+/// A short number for axis labels: 1234 → 1.234k; small ones keep their digits
+/// (0.000003 → 3.00e-6, never 0.000).
 fn short(v: f64) -> String {
     let a = v.abs();
-    if a >= 1e9 {
+    if a != 0.0 && a < 0.01 {
+        format!("{v:.2e}")
+    } else if a >= 1e9 {
         format!("{:.3}G", v / 1e9)
     } else if a >= 1e6 {
         format!("{:.3}M", v / 1e6)
@@ -38,6 +41,41 @@ fn short(v: f64) -> String {
     } else {
         format!("{v:.3}")
     }
+}
+
+/// Time units from the smallest, as JMH names them.
+const TIME_UNITS: [&str; 7] = ["ns", "us", "ms", "s", "min", "hr", "day"];
+
+/// The unit a panel shows values in, and the factor from the row's unit: a time per
+/// operation or a rate whose largest value is below 1 moves to the time unit where it is
+/// 1 or more (3e-9 s/op shows as 3 ns/op, 2e-5 ops/s as 1.728 ops/day); other units
+/// stay as they are.
+fn display_unit(unit: &str, max: f64) -> (f64, String) {
+    let seconds = super::seconds_in;
+    let keep = (1.0, unit.to_string());
+    if !(max > 0.0 && max < 1.0) {
+        return keep;
+    }
+    if let Some(from) = unit.strip_suffix("/op").and_then(seconds) {
+        // The largest unit in which the largest value is at least 1.
+        let to = TIME_UNITS
+            .iter()
+            .rev()
+            .find(|u| max * from / seconds(u).unwrap() >= 1.0)
+            .unwrap_or(&"ns");
+        return (from / seconds(to).unwrap(), format!("{to}/op"));
+    }
+    if let Some(per) = unit.strip_prefix("ops/").and_then(seconds) {
+        // The smallest period in which the largest value is at least 1.
+        let Some(to) = TIME_UNITS
+            .iter()
+            .find(|u| max * seconds(u).unwrap() / per >= 1.0)
+        else {
+            return keep;
+        };
+        return (seconds(to).unwrap() / per, format!("ops/{to}"));
+    }
+    keep
 }
 
 /// A thread sweep: rows of one benchmark that differ only in `threads`.
@@ -221,8 +259,27 @@ fn axis_max(values: impl Iterator<Item = f64>) -> f64 {
 }
 
 fn bar_panel(out: &mut String, c: &Comparison, row: &Row, x: f64, y: f64) {
+    let highest = row
+        .cells
+        .iter()
+        .flatten()
+        .map(|cell| error_top(cell.score, cell.error))
+        .filter(|v| v.is_finite())
+        .fold(0.0, f64::max);
+    let (factor, unit) = display_unit(&row.unit, highest);
+    let cells: Vec<Option<Cell>> = row
+        .cells
+        .iter()
+        .map(|cell| {
+            cell.as_ref().map(|cell| Cell {
+                score: cell.score * factor,
+                error: cell.error * factor,
+                ..cell.clone()
+            })
+        })
+        .collect();
     let max = axis_max(
-        row.cells
+        cells
             .iter()
             .flatten()
             .map(|cell| error_top(cell.score, cell.error)),
@@ -230,14 +287,14 @@ fn bar_panel(out: &mut String, c: &Comparison, row: &Row, x: f64, y: f64) {
     let (left, top, w, h) = frame(
         out,
         &row.label(),
-        &format!("{} {}", row.mode, row.unit),
+        &format!("{} {}", row.mode, unit),
         x,
         y,
         max,
     );
-    let slot = w / row.cells.len() as f64;
+    let slot = w / cells.len() as f64;
     let scale = |v: f64| top + h - (v / max).clamp(0.0, 1.0) * h;
-    for (i, cell) in row.cells.iter().enumerate() {
+    for (i, cell) in cells.iter().enumerate() {
         let Some(cell) = cell else { continue };
         let cx = left + slot * (i as f64 + 0.5);
         let bw = (slot * 0.6).min(60.0);
@@ -275,19 +332,28 @@ fn bar_panel(out: &mut String, c: &Comparison, row: &Row, x: f64, y: f64) {
 fn sweep_panel(out: &mut String, c: &Comparison, s: &Sweep, x: f64, y: f64) {
     let t_max = s.points.last().map_or(1.0, |p| p.0);
     let t_min = s.points[0].0;
-    // The ideal line: the fewest threads' score, scaled by threads.
-    let ideal = |column: usize| {
-        s.points[0].1.cells[column]
+    let highest = s
+        .points
+        .iter()
+        .flat_map(|(_, row)| row.cells.iter().flatten())
+        .map(|cell| error_top(cell.score, cell.error))
+        .filter(|v| v.is_finite())
+        .fold(0.0, f64::max);
+    let (factor, unit) = display_unit(&s.unit, highest);
+    let cell = |row: &Row, column: usize| {
+        row.cells[column]
             .as_ref()
-            .map(|cell| cell.score / t_min)
+            .map(|cell| (cell.score * factor, cell.error * factor))
     };
+    // The ideal line: the fewest threads' score, scaled by threads.
+    let ideal = |column: usize| cell(s.points[0].1, column).map(|(score, _)| score / t_min);
     let max = axis_max(s.points.iter().flat_map(|(t, row)| {
-        row.cells.iter().enumerate().filter_map(move |(i, cell)| {
-            let cell = cell.as_ref()?;
-            Some(error_top(cell.score, cell.error).max(ideal(i).unwrap_or(0.0) * t))
+        (0..row.cells.len()).filter_map(move |i| {
+            let (score, error) = cell(row, i)?;
+            Some(error_top(score, error).max(ideal(i).unwrap_or(0.0) * t))
         })
     }));
-    let (left, top, w, h) = frame(out, &format!("{} vs threads", s.title), &s.unit, x, y, max);
+    let (left, top, w, h) = frame(out, &format!("{} vs threads", s.title), &unit, x, y, max);
     let px = |t: f64| left + w * t / t_max;
     let py = |v: f64| top + h - (v / max).clamp(0.0, 1.0) * h;
     for &(t, _) in &s.points {
@@ -314,7 +380,7 @@ fn sweep_panel(out: &mut String, c: &Comparison, s: &Sweep, x: f64, y: f64) {
         let points: Vec<(f64, f64, f64)> = s
             .points
             .iter()
-            .filter_map(|(t, row)| row.cells[column].as_ref().map(|c| (*t, c.score, c.error)))
+            .filter_map(|(t, row)| cell(row, column).map(|(score, error)| (*t, score, error)))
             .collect();
         let path: Vec<String> = points
             .iter()
@@ -386,5 +452,27 @@ mod tests {
         assert!(svg.contains("0.50× slower"));
         assert!(svg.contains("bb.x&lt;y&gt;") && svg.contains("b &amp; c"));
         assert!(!svg.contains("NaN"), "{svg}");
+    }
+
+    #[test]
+    fn tiny_values_move_to_a_unit_that_shows_them() {
+        let near = |(f, u): (f64, String), factor: f64, unit: &str| {
+            assert!((f / factor - 1.0).abs() < 1e-12 && u == unit, "{f} {u}");
+        };
+        near(display_unit("s/op", 3e-9), 1e9, "ns/op");
+        near(display_unit("ms/op", 0.5), 1e3, "us/op");
+        assert_eq!(display_unit("us/op", 250.0), (1.0, "us/op".to_string()));
+        near(display_unit("ops/s", 2e-5), 86400.0, "ops/day");
+        assert_eq!(display_unit("x", 0.002), (1.0, "x".to_string()));
+        assert_eq!(short(0.000003), "3.00e-6");
+        let mut a = measurement("org.x.Tiny.op", &[], &[3.0e-9, 3.1e-9, 2.9e-9]);
+        a.mode = "avgt".into();
+        a.unit = "s/op".into();
+        a.higher_is_better = false;
+        let c = compare(vec![("a".into(), vec![a])], options());
+        let svg = render(&c);
+        assert!(svg.contains("avgt ns/op"), "{svg}");
+        assert!(svg.contains(">3.000<"), "the bar's label: {svg}");
+        assert!(!svg.contains(">0.000<"), "{svg}");
     }
 }

@@ -1,7 +1,9 @@
 //! bb-compare's reports: the comparison as an aligned text table, CSV, JSON or a
-//! markdown table, each a pure function of the [`Comparison`].
+//! markdown table, or github-action-benchmark's custom JSON, each a pure function of the
+//! [`Comparison`].
 
-use super::{Cell, Comparison, Row};
+use super::gab::{self, Direction};
+use super::{Cell, Comparison, Row, Test};
 use crate::json::Json;
 use crate::report::{csv_number, csv_quote, format_score, ReportFormat};
 
@@ -12,6 +14,10 @@ pub enum TableFormat {
     Csv,
     Json,
     Markdown,
+    /// github-action-benchmark's `customBiggerIsBetter` file (see [`gab`]).
+    GabBigger,
+    /// github-action-benchmark's `customSmallerIsBetter` file.
+    GabSmaller,
 }
 
 impl ReportFormat for TableFormat {
@@ -26,15 +32,17 @@ impl ReportFormat for TableFormat {
     }
 }
 
-/// Parses `text`, `csv`, `json` or `markdown` (`md`).
+/// Parses `text`, `csv`, `json`, `markdown` (`md`), `gab-bigger` or `gab-smaller`.
 pub fn parse_table_format(s: &str) -> Result<TableFormat, String> {
     match s {
         "text" => Ok(TableFormat::Text),
         "csv" => Ok(TableFormat::Csv),
         "json" => Ok(TableFormat::Json),
         "markdown" | "md" => Ok(TableFormat::Markdown),
+        "gab-bigger" => Ok(TableFormat::GabBigger),
+        "gab-smaller" => Ok(TableFormat::GabSmaller),
         _ => Err(format!(
-            "unknown format '{s}' (expected text, csv, json or markdown)"
+            "unknown format '{s}' (expected text, csv, json, markdown, gab-bigger or gab-smaller)"
         )),
     }
 }
@@ -45,6 +53,8 @@ pub fn render(format: TableFormat, c: &Comparison) -> String {
         TableFormat::Csv => csv(c),
         TableFormat::Json => json(c).to_pretty(),
         TableFormat::Markdown => markdown(c),
+        TableFormat::GabBigger => gab::render(c, Direction::Bigger),
+        TableFormat::GabSmaller => gab::render(c, Direction::Smaller),
     }
 }
 
@@ -79,13 +89,29 @@ fn with_error(value: f64, error: f64) -> String {
     }
 }
 
-fn p_text(p: f64) -> String {
+/// Below this a p-value is shown as `<1e-300`: tinier ones end in a double's subnormal
+/// range, where they lose their digits, and at 0.
+pub const P_FLOOR: f64 = 1e-300;
+
+/// A p-value with its digits: `0.042`, `1.6e-5`, `3.2e-250`, `<1e-300`.
+pub fn p_text(p: f64) -> String {
     if p.is_nan() {
         String::new()
+    } else if p < P_FLOOR {
+        "<1e-300".to_string()
     } else if p < 0.001 {
         format!("{p:.1e}")
     } else {
         format!("{p:.3}")
+    }
+}
+
+/// The p-value with the test it came from, where that is not pooled iterations.
+fn p_with_test(p: f64, test: Test) -> String {
+    match test {
+        Test::Iterations => p_text(p),
+        _ if p.is_nan() => String::new(),
+        _ => format!("{} ({})", p_text(p), test.name()),
     }
 }
 
@@ -118,7 +144,7 @@ fn display_table(c: &Comparison) -> (Vec<String>, Vec<Vec<String>>) {
                     match cell.as_ref().and_then(|x| x.change.as_ref()) {
                         Some(ch) => cells.extend([
                             with_error(ch.ratio, ch.ratio_error),
-                            p_text(ch.p_value),
+                            p_with_test(ch.p_value, ch.test),
                             ch.verdict.name().to_string(),
                         ]),
                         None => cells.extend(["-".into(), String::new(), String::new()]),
@@ -216,6 +242,7 @@ fn csv(c: &Comparison) -> String {
                 format!("{label} Ratio"),
                 format!("{label} Ratio Error"),
                 format!("{label} p"),
+                format!("{label} Test"),
                 format!("{label} Verdict"),
             ]);
         }
@@ -243,10 +270,15 @@ fn csv(c: &Comparison) -> String {
                     Some(ch) => cells.extend([
                         csv_number(ch.ratio),
                         csv_number(ch.ratio_error),
-                        csv_number(ch.p_value),
+                        if ch.p_value < P_FLOOR {
+                            p_text(ch.p_value)
+                        } else {
+                            csv_number(ch.p_value)
+                        },
+                        csv_quote(ch.test.name()),
                         csv_quote(ch.verdict.name()),
                     ]),
-                    None => cells.extend(vec![String::new(); 4]),
+                    None => cells.extend(vec![String::new(); 5]),
                 }
             }
         }
@@ -264,13 +296,15 @@ fn cell_json(label: &str, cell: &Option<Cell>) -> Json {
         ("file", Json::str(label)),
         ("score", Json::Num(x.score)),
         ("scoreError", Json::Num(x.error)),
-        ("samples", Json::Num(x.raw.len() as f64)),
+        ("samples", Json::Num(x.samples.count() as f64)),
+        ("forks", Json::Num(x.samples.fork_count() as f64)),
     ];
     if let Some(ch) = &x.change {
         pairs.extend([
             ("ratio", Json::Num(ch.ratio)),
             ("ratioError", Json::Num(ch.ratio_error)),
             ("pValue", Json::Num(ch.p_value)),
+            ("test", Json::str(ch.test.name())),
             ("verdict", Json::str(ch.verdict.name())),
         ]);
     }
@@ -382,7 +416,7 @@ against base: 1 slower (same: within 5%; noise: beyond it but Welch p >= 0.01; ?
         assert!(md.contains("- missing: bb.gone"), "{md}");
         let csv = csv(&c);
         let lines: Vec<&str> = csv.lines().collect();
-        assert_eq!(lines[0], "\"Benchmark\",\"Mode\",\"Unit\",\"Param: threads\",\"base Score\",\"base Error\",\"new Score\",\"new Error\",\"new Ratio\",\"new Ratio Error\",\"new p\",\"new Verdict\"");
+        assert_eq!(lines[0], "\"Benchmark\",\"Mode\",\"Unit\",\"Param: threads\",\"base Score\",\"base Error\",\"new Score\",\"new Error\",\"new Ratio\",\"new Ratio Error\",\"new p\",\"new Test\",\"new Verdict\"");
         assert!(
             lines[1].starts_with("\"bb.a\",\"thrpt\",\"ops/s\",\"1\",100,"),
             "{}",
@@ -391,7 +425,7 @@ against base: 1 slower (same: within 5%; noise: beyond it but Welch p >= 0.01; ?
         assert!(lines[1].ends_with(",\"slower\""), "{}", lines[1]);
         assert_eq!(
             lines[2],
-            "\"bb.gone\",\"thrpt\",\"ops/s\",\"N/A\",5,0,,,,,,"
+            "\"bb.gone\",\"thrpt\",\"ops/s\",\"N/A\",5,0,,,,,,,"
         );
         let j = Json::parse(&json(&c).to_pretty()).unwrap();
         assert_eq!(j.get("regression"), Some(&Json::Bool(true)));
@@ -399,5 +433,19 @@ against base: 1 slower (same: within 5%; noise: beyond it but Welch p >= 0.01; ?
         let new = &row.get("results").unwrap().as_array().unwrap()[1];
         assert_eq!(new.get("verdict").unwrap().as_str(), Some("slower"));
         assert_eq!(new.get("ratio").unwrap().as_f64(), Some(0.8));
+        assert_eq!(new.get("test").unwrap().as_str(), Some("iterations"));
+    }
+
+    #[test]
+    fn p_values_keep_their_digits_down_to_1e_300() {
+        assert_eq!(p_text(0.0421), "0.042");
+        assert_eq!(p_text(1.63e-5), "1.6e-5");
+        assert_eq!(p_text(3.2e-250), "3.2e-250");
+        assert_eq!(p_text(1e-310), "<1e-300");
+        assert_eq!(p_text(0.0), "<1e-300");
+        assert_eq!(p_text(f64::NAN), "");
+        assert_eq!(p_with_test(0.5, Test::ForkMeans), "0.500 (fork means)");
+        assert_eq!(p_with_test(0.0, Test::Samples), "<1e-300 (samples)");
+        assert_eq!(p_with_test(0.0, Test::Iterations), "<1e-300");
     }
 }

@@ -1,59 +1,114 @@
-//! The JSON report in JMH's `-rf json` layout (an array of entries with benchmark, mode,
-//! threads, forks, iterations, params, primaryMetric and secondaryMetrics), so JMH result
-//! viewers read it; boardbench adds `environment` and `boardbench` fields they ignore.
+//! The JSON report in JMH's `-rf json` layout: every field JMH writes, in JMH's order and
+//! with JMH's types (an array of entries with jmhVersion, benchmark, mode, threads, forks,
+//! the JVM fields, iterations, times, batch sizes, params, primaryMetric and
+//! secondaryMetrics; sample mode with `rawDataHistogram` and the `·p` percentile metrics),
+//! so JMH result viewers and strict readers take it; boardbench adds `environment` and
+//! `boardbench` fields they ignore.
 
+use crate::cli::Mode;
 use crate::env::{Environment, Health};
 use crate::json::Json;
 use crate::placement::Placement;
-use crate::result::{BenchResult, PairedPlacements};
+use crate::result::{BenchResult, PairedPlacements, PercentileMetric};
 use crate::stats::Summary;
+use std::time::Duration;
+
+/// The JMH version whose `-rf json` layout this report follows (`jmhVersion`); the
+/// boardbench version that wrote it is `boardbench.version`.
+pub const JMH_LAYOUT_VERSION: &str = "1.37";
+
+/// What JMH's JVM fields hold in a boardbench report, where no JVM runs.
+pub const NO_JVM: &str = "n/a";
 
 pub fn render(results: &[BenchResult], env: &Environment) -> String {
     Json::Arr(results.iter().map(|r| entry(r, env)).collect()).to_pretty()
 }
 
+/// An iteration time as JMH's `TimeValue` prints it ("10 s", "500 ms", "250 us"), or
+/// "single-shot" in single-shot mode, where iterations have no time.
+fn jmh_time(d: Duration, mode: Mode) -> Json {
+    if mode == Mode::SingleShot {
+        return Json::str("single-shot");
+    }
+    let ns = d.as_nanos();
+    let (n, unit) = [(1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "us")]
+        .into_iter()
+        .find(|(per, _)| ns.is_multiple_of(*per))
+        .map_or((ns, "ns"), |(per, unit)| (ns / per, unit));
+    Json::str(format!("{n} {unit}"))
+}
+
+/// JMH's JVM fields, honestly: `jvm` is this binary's path, `jvmArgs` its arguments, and
+/// the JDK and VM fields "n/a".
+fn vm_fields() -> [(&'static str, Json); 5] {
+    let exe = std::env::current_exe()
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| crate::cli::program_name());
+    let args = std::env::args_os()
+        .skip(1)
+        .map(|a| Json::str(a.to_string_lossy()))
+        .collect();
+    [
+        ("jvm", Json::str(exe)),
+        ("jvmArgs", Json::Arr(args)),
+        ("jdkVersion", Json::str(NO_JVM)),
+        ("vmName", Json::str(NO_JVM)),
+        ("vmVersion", Json::str(NO_JVM)),
+    ]
+}
+
 fn entry(r: &BenchResult, env: &Environment) -> Json {
     let s = &r.settings;
-    // JMH writes iteration times as "10 s" or "500 ms".
-    let time = |d: std::time::Duration| {
-        let ms = d.as_millis();
-        Json::str(if ms.is_multiple_of(1000) {
-            format!("{} s", ms / 1000)
-        } else {
-            format!("{ms} ms")
-        })
-    };
-    Json::obj([
-        ("jmhVersion", Json::str("boardbench")),
+    let mode = r.mode();
+    let mut fields: Vec<(&str, Json)> = vec![
+        ("jmhVersion", Json::str(JMH_LAYOUT_VERSION)),
         ("benchmark", Json::str(&r.name)),
-        ("mode", Json::str(r.mode().short())),
+        ("mode", Json::str(mode.short())),
         ("threads", Json::Num(r.threads as f64)),
         ("forks", Json::Num(s.forks as f64)),
+    ];
+    fields.extend(vm_fields());
+    fields.extend([
         ("warmupIterations", Json::Num(s.warmup_iterations as f64)),
-        ("warmupTime", time(s.warmup_time)),
+        ("warmupTime", jmh_time(s.warmup_time, mode)),
         ("warmupBatchSize", Json::Num(1.0)),
         ("measurementIterations", Json::Num(s.iterations as f64)),
-        ("measurementTime", time(s.time)),
+        ("measurementTime", jmh_time(s.time, mode)),
         ("measurementBatchSize", Json::Num(1.0)),
-        (
+    ]);
+    // JMH leaves params out when a benchmark has none.
+    if !r.params.is_empty() {
+        fields.push((
             "params",
             Json::obj(r.params.iter().map(|(k, v)| (k.clone(), Json::str(v)))),
-        ),
+        ));
+    }
+    let primary_raw = match (mode, &r.histogram) {
+        (Mode::Sample, Some(_)) => ("rawDataHistogram", raw_data_histogram(r)),
+        _ => ("rawData", raw_data(&r.raw)),
+    };
+    let percentile_metrics = r.sample_percentiles();
+    let secondary = percentile_metrics
+        .iter()
+        .map(|m| (m.name.clone(), percentile_metric(m, &r.unit())))
+        .chain(r.secondary.iter().map(|m| {
+            let pct = crate::result::percentiles_of(&m.raw);
+            (
+                m.name.clone(),
+                metric(&m.summary, pct, &m.unit, ("rawData", raw_data(&m.raw))),
+            )
+        }));
+    fields.extend([
         (
             "primaryMetric",
-            metric(&r.summary, r.percentiles(), &r.unit(), &r.raw),
+            metric(&r.summary, r.percentiles(), &r.unit(), primary_raw),
         ),
-        (
-            "secondaryMetrics",
-            Json::obj(r.secondary.iter().map(|m| {
-                let pct = crate::result::percentiles_of(&m.raw);
-                (m.name.clone(), metric(&m.summary, pct, &m.unit, &m.raw))
-            })),
-        ),
+        ("secondaryMetrics", Json::obj(secondary)),
         ("environment", environment_json(env)),
         (
             "boardbench",
             Json::obj([
+                ("version", Json::str(&env.boardbench_version)),
                 (
                     "cpu",
                     Json::obj([
@@ -95,6 +150,68 @@ fn entry(r: &BenchResult, env: &Environment) -> Json {
                 ("pairing", r.placements.as_ref().map_or(Json::Null, pairing)),
             ]),
         ),
+    ]);
+    Json::obj(fields)
+}
+
+/// JMH's `rawData`: one list per fork, one value per iteration.
+fn raw_data(raw: &[Vec<f64>]) -> Json {
+    Json::Arr(
+        raw.iter()
+            .map(|f| Json::Arr(f.iter().map(|&v| Json::Num(v)).collect()))
+            .collect(),
+    )
+}
+
+/// JMH's `rawDataHistogram` of sample mode: per fork, per iteration, the `[value, count]`
+/// pairs of the latency histogram's non-empty buckets (each bucket's midpoint, within
+/// 0.4% of every sample in it, in the score's unit), lowest first.
+fn raw_data_histogram(r: &BenchResult) -> Json {
+    Json::Arr(
+        r.iteration_histograms
+            .iter()
+            .map(|fork| {
+                Json::Arr(
+                    fork.iter()
+                        .map(|h| {
+                            Json::Arr(
+                                h.values()
+                                    .map(|(ns, count)| {
+                                        Json::Arr(vec![
+                                            Json::Num(r.latency_in_unit(ns)),
+                                            Json::Num(count as f64),
+                                        ])
+                                    })
+                                    .collect(),
+                            )
+                        })
+                        .collect(),
+                )
+            })
+            .collect(),
+    )
+}
+
+/// A sample-mode percentile metric as JMH writes one: no error, its confidence
+/// `["NaN", "NaN"]`, every scorePercentile equal to the score.
+fn percentile_metric(m: &PercentileMetric, unit: &str) -> Json {
+    Json::obj([
+        ("score", Json::Num(m.score)),
+        ("scoreError", Json::Num(f64::NAN)),
+        (
+            "scoreConfidence",
+            Json::Arr(vec![Json::Num(f64::NAN), Json::Num(f64::NAN)]),
+        ),
+        (
+            "scorePercentiles",
+            Json::obj(
+                crate::result::PERCENTILES
+                    .iter()
+                    .map(|p| (format!("{p:?}"), Json::Num(m.score))),
+            ),
+        ),
+        ("scoreUnit", Json::str(unit)),
+        ("rawData", raw_data(&m.raw)),
     ])
 }
 
@@ -152,7 +269,7 @@ fn pairing(p: &PairedPlacements) -> Json {
     ])
 }
 
-fn metric(s: &Summary, percentiles: Vec<(f64, f64)>, unit: &str, raw: &[Vec<f64>]) -> Json {
+fn metric(s: &Summary, percentiles: Vec<(f64, f64)>, unit: &str, raw: (&str, Json)) -> Json {
     let (lo, hi) = s.confidence();
     Json::obj([
         ("score", Json::Num(s.mean)),
@@ -170,14 +287,7 @@ fn metric(s: &Summary, percentiles: Vec<(f64, f64)>, unit: &str, raw: &[Vec<f64>
             ),
         ),
         ("scoreUnit", Json::str(unit)),
-        (
-            "rawData",
-            Json::Arr(
-                raw.iter()
-                    .map(|f| Json::Arr(f.iter().map(|&v| Json::Num(v)).collect()))
-                    .collect(),
-            ),
-        ),
+        raw,
     ])
 }
 
@@ -270,6 +380,150 @@ mod tests {
             e.get("boardbench").unwrap().get("pairing"),
             Some(&Json::Null)
         );
+    }
+
+    /// The keys of the object at `path` in `text`'s first entry, in order (serde_json
+    /// sorts them).
+    fn keys(text: &str, path: &[&str]) -> Vec<String> {
+        let doc = Json::parse(text).unwrap();
+        let mut v = &doc.as_array().unwrap()[0];
+        for key in path {
+            v = v.get(key).unwrap();
+        }
+        match v {
+            Json::Obj(pairs) => pairs.iter().map(|(k, _)| k.clone()).collect(),
+            _ => panic!("not an object: {v:?}"),
+        }
+    }
+
+    #[test]
+    fn every_field_jmh_writes_is_there_in_jmh_order_with_jmh_types() {
+        let env = Environment {
+            boardbench_version: "0.1.0".into(),
+            ..Default::default()
+        };
+        let mut r = sample_result("bb.zstd.compress", "1", vec![1.0, 2.0, 3.0]);
+        r.params.clear();
+        let text = render(&[r], &env);
+        assert_eq!(
+            keys(&text, &[]),
+            [
+                "jmhVersion",
+                "benchmark",
+                "mode",
+                "threads",
+                "forks",
+                "jvm",
+                "jvmArgs",
+                "jdkVersion",
+                "vmName",
+                "vmVersion",
+                "warmupIterations",
+                "warmupTime",
+                "warmupBatchSize",
+                "measurementIterations",
+                "measurementTime",
+                "measurementBatchSize",
+                "primaryMetric",
+                "secondaryMetrics",
+                "environment",
+                "boardbench"
+            ],
+            "params left out when there are none, as JMH does"
+        );
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let e = &v[0];
+        assert_eq!(e["jmhVersion"], JMH_LAYOUT_VERSION);
+        assert_eq!(e["boardbench"]["version"], "0.1.0");
+        assert!(e["jvm"].as_str().unwrap().starts_with('/'), "{}", e["jvm"]);
+        assert!(e["jvmArgs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|a| a.is_string()));
+        for key in ["jdkVersion", "vmName", "vmVersion"] {
+            assert_eq!(e[key], NO_JVM, "{key}");
+        }
+        for key in [
+            "threads",
+            "forks",
+            "warmupIterations",
+            "warmupBatchSize",
+            "measurementIterations",
+            "measurementBatchSize",
+        ] {
+            assert!(e[key].is_u64(), "{key} is an integer: {}", e[key]);
+        }
+        assert_eq!(
+            keys(&text, &["primaryMetric"]),
+            [
+                "score",
+                "scoreError",
+                "scoreConfidence",
+                "scorePercentiles",
+                "scoreUnit",
+                "rawData"
+            ]
+        );
+    }
+
+    #[test]
+    fn times_print_as_jmh_time_values() {
+        let t = |ms: u64, mode| jmh_time(Duration::from_micros(ms), mode);
+        assert_eq!(t(3_000_000, Mode::Throughput), Json::str("3 s"));
+        assert_eq!(t(500_000, Mode::AverageTime), Json::str("500 ms"));
+        assert_eq!(t(250, Mode::Sample), Json::str("250 us"));
+        assert_eq!(t(1_500_000, Mode::Throughput), Json::str("1500 ms"));
+        assert_eq!(t(1_000_000, Mode::SingleShot), Json::str("single-shot"));
+    }
+
+    #[test]
+    fn sample_mode_has_raw_data_histogram_and_percentile_metrics() {
+        let r = crate::result::tests::sample_mode_result();
+        let text = render(&[r], &Environment::default());
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let e = &v[0];
+        assert_eq!(e["mode"], "sample");
+        let pm = &e["primaryMetric"];
+        assert!(
+            pm.get("rawData").is_none(),
+            "JMH writes no rawData in sample mode"
+        );
+        assert_eq!(
+            keys(&text, &["primaryMetric"]).last().unwrap(),
+            "rawDataHistogram"
+        );
+        let h = pm["rawDataHistogram"].as_array().unwrap();
+        assert_eq!(h.len(), 2, "one list per fork");
+        let iterations: Vec<usize> = h.iter().map(|f| f.as_array().unwrap().len()).collect();
+        assert_eq!(iterations, [2, 1], "one list per iteration");
+        let mut count = 0;
+        for pair in h
+            .iter()
+            .flat_map(|f| f.as_array().unwrap())
+            .flat_map(|i| i.as_array().unwrap())
+        {
+            let pair = pair.as_array().unwrap();
+            assert_eq!(pair.len(), 2);
+            assert!(pair[0].as_f64().unwrap() > 0.0);
+            count += pair[1].as_u64().expect("an integer count");
+        }
+        assert_eq!(count, 110);
+        assert_eq!(
+            h[1][0],
+            serde_json::json!([[1000, 10]]),
+            "1 ms ten times, in us"
+        );
+        let secondary = keys(&text, &["secondaryMetrics"]);
+        assert_eq!(secondary[0], "remote·p0.00");
+        assert_eq!(secondary[7], "remote·p1.00");
+        let p99 = &e["secondaryMetrics"]["remote·p0.99"];
+        assert_eq!(p99["scoreError"], "NaN");
+        assert_eq!(p99["scoreConfidence"], serde_json::json!(["NaN", "NaN"]));
+        assert_eq!(p99["scoreUnit"], "us/op");
+        assert_eq!(p99["scorePercentiles"]["0.0"], p99["score"]);
+        assert_eq!(p99["rawData"][1], serde_json::json!([1000]));
+        assert!(p99.get("rawDataHistogram").is_none());
     }
 
     #[test]

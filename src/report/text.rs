@@ -45,7 +45,7 @@ pub fn render(results: &[BenchResult]) -> String {
         };
         rows.push(row(
             r.name.clone(),
-            r.summary.n.to_string(),
+            r.sample_count().to_string(),
             r.summary.mean,
             r.summary.error,
             r.unit(),
@@ -254,6 +254,17 @@ THROTTLED: bb.zstd.decompress (level=3, threads=2): vcgencmd get_throttled: thro
         r.throttle.health.below_max_percent = None;
         r.throttle.max_temp_c = None;
         assert_eq!(time_line(&r), format!("{base}  clock 1275 MHz"));
+    }
+
+    #[test]
+    fn sample_mode_cnt_is_the_number_of_samples() {
+        let text = render(&[crate::result::tests::sample_mode_result()]);
+        let cnt = |name: &str| {
+            let line = text.lines().find(|l| l.starts_with(name)).unwrap();
+            line.split_whitespace().nth(4).unwrap().to_string()
+        };
+        assert_eq!(cnt("bb.ipc.remote "), "110");
+        assert_eq!(cnt("bb.ipc.remote:p0.99 "), "110");
     }
 
     #[test]

@@ -1,0 +1,253 @@
+//! The raw data behind one result in bb-compare, and the significance test on it.
+//!
+//! A result's raw data is kept per fork as (value, count) pairs: an iteration score
+//! counts once; sample mode's `rawDataHistogram` gives each bucket's value with its count,
+//! so the mean, the sample count and the test weigh every sample, as JMH's own score does.
+//! The test is Welch's t-test over the iterations (or samples) of all forks pooled, unless
+//! both sides have at least [`MIN_FORKS`] forks: then it is over the fork means, since
+//! run-to-run variance lives between forks (JMH's advice) and pooling iterations from
+//! several forks understates it.
+
+use crate::stats::{student_t_cdf, student_t_quantile, CONFIDENCE};
+
+/// Forks each side needs for the test on fork means.
+pub const MIN_FORKS: usize = 3;
+
+/// One result's raw data, per fork.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Samples {
+    /// Per fork, (value, count): iteration scores with count 1, or histogram buckets.
+    pub forks: Vec<Vec<(f64, u64)>>,
+    /// Whether the values are sample mode's histogram buckets rather than iterations.
+    pub histogram: bool,
+}
+
+/// Count, mean and variance (n − 1 in the denominator) of weighted values.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Moments {
+    pub n: f64,
+    pub mean: f64,
+    pub variance: f64,
+}
+
+impl Moments {
+    pub fn of(values: impl Iterator<Item = (f64, u64)> + Clone) -> Moments {
+        let finite = values.filter(|(v, c)| v.is_finite() && *c > 0);
+        let n: f64 = finite.clone().map(|(_, c)| c as f64).sum();
+        let mean = finite.clone().map(|(v, c)| v * c as f64).sum::<f64>() / n;
+        let variance = if n < 2.0 {
+            f64::NAN
+        } else {
+            finite
+                .map(|(v, c)| c as f64 * (v - mean).powi(2))
+                .sum::<f64>()
+                / (n - 1.0)
+        };
+        Moments { n, mean, variance }
+    }
+}
+
+/// Which test a p-value comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Test {
+    /// Welch's t-test over the iteration scores of all forks, pooled.
+    Iterations,
+    /// Welch's t-test over every sample of sample mode's histograms, count-weighted.
+    Samples,
+    /// Welch's t-test over the fork means (both sides with at least [`MIN_FORKS`] forks).
+    ForkMeans,
+}
+
+impl Test {
+    pub fn name(self) -> &'static str {
+        match self {
+            Test::Iterations => "iterations",
+            Test::Samples => "samples",
+            Test::ForkMeans => "fork means",
+        }
+    }
+}
+
+impl Samples {
+    /// Iteration scores, one list per fork.
+    pub fn iterations(forks: Vec<Vec<f64>>) -> Samples {
+        Samples {
+            forks: forks
+                .into_iter()
+                .map(|f| f.into_iter().map(|v| (v, 1)).collect())
+                .collect(),
+            histogram: false,
+        }
+    }
+
+    fn all(&self) -> impl Iterator<Item = (f64, u64)> + Clone + '_ {
+        self.forks.iter().flatten().copied()
+    }
+
+    /// The number of iterations, or of samples for a histogram.
+    pub fn count(&self) -> u64 {
+        self.all()
+            .filter(|(v, _)| v.is_finite())
+            .map(|(_, c)| c)
+            .sum()
+    }
+
+    /// The forks that hold data.
+    pub fn fork_count(&self) -> usize {
+        self.fork_means().len()
+    }
+
+    /// The same data in another unit.
+    pub fn scaled(&self, by: f64) -> Samples {
+        Samples {
+            forks: self
+                .forks
+                .iter()
+                .map(|f| f.iter().map(|&(v, c)| (v * by, c)).collect())
+                .collect(),
+            histogram: self.histogram,
+        }
+    }
+
+    /// Every value of every fork, weighted by its count.
+    pub fn pooled(&self) -> Moments {
+        Moments::of(self.all())
+    }
+
+    /// The (weighted) mean of each fork that holds data.
+    pub fn fork_means(&self) -> Vec<f64> {
+        self.forks
+            .iter()
+            .map(|f| Moments::of(f.iter().copied()).mean)
+            .filter(|m| m.is_finite())
+            .collect()
+    }
+
+    /// The mean of all values and the half-width of its 99.9% confidence interval, as
+    /// JMH computes a score and its error from the same data (NaN error for n ≤ 2).
+    pub fn mean_and_error(&self) -> (f64, f64) {
+        let m = self.pooled();
+        let error = if m.n <= 2.0 {
+            f64::NAN
+        } else {
+            student_t_quantile(1.0 - (1.0 - CONFIDENCE) / 2.0, m.n - 1.0) * m.variance.sqrt()
+                / m.n.sqrt()
+        };
+        (m.mean, error)
+    }
+}
+
+/// The p-value of the difference between `base` and `new`, and the test it comes from.
+pub fn significance(base: &Samples, new: &Samples) -> (f64, Test) {
+    let (a, b) = (base.fork_means(), new.fork_means());
+    if a.len() >= MIN_FORKS && b.len() >= MIN_FORKS {
+        let ones = |v: &[f64]| v.iter().map(|&m| (m, 1)).collect::<Vec<_>>();
+        let (a, b) = (ones(&a), ones(&b));
+        return (
+            welch(
+                Moments::of(a.iter().copied()),
+                Moments::of(b.iter().copied()),
+            ),
+            Test::ForkMeans,
+        );
+    }
+    let test = if base.histogram || new.histogram {
+        Test::Samples
+    } else {
+        Test::Iterations
+    };
+    (welch(base.pooled(), new.pooled()), test)
+}
+
+/// The two-sided p-value of Welch's t-test; NaN when a side has fewer than two values.
+/// Computed from the tail itself, not as 1 − cdf, so tiny p-values keep their digits
+/// down to where a double ends (about 1e-308; below that it is 0).
+pub fn welch(a: Moments, b: Moments) -> f64 {
+    if !(a.n >= 2.0 && b.n >= 2.0) {
+        return f64::NAN;
+    }
+    let (va, vb) = (a.variance / a.n, b.variance / b.n);
+    if va + vb == 0.0 {
+        return if a.mean == b.mean { 1.0 } else { 0.0 };
+    }
+    let t = (b.mean - a.mean) / (va + vb).sqrt();
+    let df = (va + vb).powi(2) / (va.powi(2) / (a.n - 1.0) + vb.powi(2) / (b.n - 1.0));
+    (2.0 * student_t_cdf(-t.abs(), df)).clamp(0.0, 1.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: f64, b: f64, rel: f64) -> bool {
+        (a - b).abs() <= rel * b.abs()
+    }
+
+    #[test]
+    fn counts_weigh_every_sample() {
+        let h = Samples {
+            forks: vec![vec![(1.0, 3), (5.0, 1)], vec![(2.0, 4)]],
+            histogram: true,
+        };
+        let flat = Samples::iterations(vec![vec![1.0, 1.0, 1.0, 5.0], vec![2.0, 2.0, 2.0, 2.0]]);
+        assert_eq!(h.count(), 8);
+        assert_eq!(h.pooled(), flat.pooled());
+        assert_eq!(h.mean_and_error(), flat.mean_and_error());
+        assert_eq!(h.fork_means(), vec![2.0, 2.0]);
+        assert_eq!(h.scaled(1e3).forks[1], vec![(2000.0, 4)]);
+        let (mean, error) =
+            Samples::iterations(vec![vec![10.0, 12.0, 14.0, 16.0, 18.0]]).mean_and_error();
+        // The same half-width JMH prints (stats.rs works it by hand).
+        assert_eq!(mean, 14.0);
+        assert!(close(error, 12.1768, 1e-4), "{error}");
+    }
+
+    #[test]
+    fn welch_matches_the_pooled_test_and_keeps_tiny_p_values() {
+        let a = Samples::iterations(vec![vec![100.0, 101.0, 99.0, 100.5, 99.5]]);
+        let b = Samples::iterations(vec![vec![80.0, 81.0, 79.0, 80.5, 79.5]]);
+        let (p, test) = significance(&a, &b);
+        assert_eq!(test, Test::Iterations);
+        let (_, _, expected) = crate::stats::welch_t_test(
+            &[100.0, 101.0, 99.0, 100.5, 99.5],
+            &[80.0, 81.0, 79.0, 80.5, 79.5],
+        );
+        assert!(close(p, expected, 1e-6), "{p} vs {expected}");
+        // t = 10 with a million samples a side: the normal tail, 1.52e-23, not 0.
+        let wide = |mean: f64| Moments {
+            n: 1e6,
+            mean,
+            variance: 1e6 / 2.0,
+        };
+        let p = welch(wide(0.0), wide(10.0));
+        assert!(close(p, 1.524e-23, 1e-2), "{p:e}");
+        assert!(welch(wide(0.0), wide(100.0)) < 1e-300);
+        assert!(welch(wide(0.0), Moments::of([(1.0, 1)].into_iter())).is_nan());
+    }
+
+    #[test]
+    fn three_forks_a_side_test_the_fork_means() {
+        // Forks that differ from each other more than their iterations do: pooled, the
+        // iterations make a 2% change look significant; the fork means see the noise.
+        let forks = |shift: f64| {
+            [100.0, 104.0, 96.0]
+                .iter()
+                .map(|m| (0..10).map(|i| m + shift + 0.01 * i as f64).collect())
+                .collect::<Vec<Vec<f64>>>()
+        };
+        let (a, b) = (
+            Samples::iterations(forks(0.0)),
+            Samples::iterations(forks(2.0)),
+        );
+        let (p, test) = significance(&a, &b);
+        assert_eq!(test, Test::ForkMeans);
+        assert!(p > 0.3, "{p}");
+        let (pooled, _) = significance(&Samples::iterations(vec![forks(0.0).concat()]), &b);
+        assert!(pooled < 0.05, "{pooled}");
+        let two = Samples::iterations(forks(0.0)[..2].to_vec());
+        assert_eq!(significance(&two, &b).1, Test::Iterations);
+        let mut h = two.clone();
+        h.histogram = true;
+        assert_eq!(significance(&h, &b).1, Test::Samples);
+    }
+}
