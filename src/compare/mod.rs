@@ -6,6 +6,7 @@ pub mod load;
 pub mod svg;
 pub mod table;
 
+use crate::harness::benchmark::{label, param_value, params_text};
 use crate::stats::welch_t_test;
 
 /// One benchmark entry of a result file (JMH's primary metric).
@@ -97,14 +98,6 @@ impl Row {
     pub fn label(&self) -> String {
         label(&self.benchmark, &self.params)
     }
-}
-
-fn label(benchmark: &str, params: &[(String, String)]) -> String {
-    if params.is_empty() {
-        return benchmark.to_string();
-    }
-    let p: Vec<String> = params.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    format!("{benchmark} ({})", p.join(", "))
 }
 
 /// Something the table cannot show: a benchmark on one side only, params that differ.
@@ -336,29 +329,15 @@ fn unmatched(rows: &[Row], labels: &[String]) -> Vec<Note> {
 
 /// The param names whose values differ between `row` and any of `others`.
 fn differing_params(row: &Row, others: &[&Row]) -> Vec<String> {
-    let value = |params: &[(String, String)], key: &str| {
-        params
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.clone())
-    };
     let mut names: Vec<String> = Vec::new();
     for other in others {
         for (k, _) in row.params.iter().chain(&other.params) {
-            if value(&row.params, k) != value(&other.params, k) && !names.contains(k) {
+            if param_value(&row.params, k) != param_value(&other.params, k) && !names.contains(k) {
                 names.push(k.clone());
             }
         }
     }
     names
-}
-
-fn params_text(params: &[(String, String)]) -> String {
-    params
-        .iter()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// Seconds in one of JMH's time units.

@@ -2,8 +2,11 @@
 //! markdown table, each a pure function of the [`Comparison`].
 
 use super::{Cell, Comparison, Row};
-use crate::json::Json;
-use crate::report::{csv_number, csv_quote, format_score, ReportFormat};
+use crate::harness::benchmark::{param_keys, param_value};
+use crate::output::csv::{num as csv_number, quote as csv_quote};
+use crate::output::format::format_score;
+use crate::output::json_value::Json;
+use crate::output::ReportFormat;
 
 /// bb-compare's report formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,26 +51,14 @@ pub fn render(format: TableFormat, c: &Comparison) -> String {
     }
 }
 
-fn param_keys(c: &Comparison) -> Vec<String> {
-    let mut keys: Vec<String> = Vec::new();
-    for row in &c.rows {
-        for (k, _) in &row.params {
-            if !keys.contains(k) {
-                keys.push(k.clone());
-            }
-        }
-    }
-    keys
+/// The params' names, in order of first appearance: a column each.
+fn param_keys_of(c: &Comparison) -> Vec<String> {
+    param_keys(c.rows.iter().map(|r| r.params.as_slice()))
 }
 
 fn param_cells(row: &Row, keys: &[String]) -> Vec<String> {
     keys.iter()
-        .map(|k| {
-            row.params
-                .iter()
-                .find(|(key, _)| key == k)
-                .map_or("N/A".to_string(), |(_, v)| v.clone())
-        })
+        .map(|k| param_value(&row.params, k).unwrap_or("N/A").to_string())
         .collect()
 }
 
@@ -92,7 +83,7 @@ fn p_text(p: f64) -> String {
 /// The table both text and markdown show: header cells, then a row of cells per benchmark.
 /// Scores come with their errors; each run after the first adds ratio, p and verdict.
 fn display_table(c: &Comparison) -> (Vec<String>, Vec<Vec<String>>) {
-    let keys = param_keys(c);
+    let keys = param_keys_of(c);
     let mut header = vec!["Benchmark".to_string()];
     header.extend(keys.iter().map(|k| format!("({k})")));
     header.extend(["Mode".to_string(), "Units".to_string()]);
@@ -206,7 +197,7 @@ fn markdown(c: &Comparison) -> String {
 }
 
 fn csv(c: &Comparison) -> String {
-    let keys = param_keys(c);
+    let keys = param_keys_of(c);
     let mut header: Vec<String> = vec!["Benchmark".into(), "Mode".into(), "Unit".into()];
     header.extend(keys.iter().map(|k| format!("Param: {k}")));
     for (i, label) in c.labels.iter().enumerate() {

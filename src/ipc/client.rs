@@ -6,9 +6,9 @@ use super::calls::{self, Call, USAGE_METHOD};
 use super::conn::Conn;
 use super::server::{self, Role, ServerChild, FAULT_ENV, PING, USAGE};
 use super::transport::{self, SocketFile, Transport};
-use crate::cpu::CpuTime;
 use crate::error::{Error, Result};
-use crate::runner::Workload;
+use crate::harness::benchmark::Workload;
+use crate::system::cpu::CpuTime;
 use crate::wire::msgpack::{self, Value};
 use crate::wire::{status, Header, WireError, FLAG_CALLBACK, FLAG_RESPONSE};
 use std::time::Duration;
@@ -23,7 +23,7 @@ pub struct Pin {
 impl Pin {
     fn pin_client(&self) -> Result<()> {
         match self.client {
-            Some(cpu) => crate::pin_process(&[cpu]),
+            Some(cpu) => crate::harness::pin_process(&[cpu]),
             None => Ok(()),
         }
     }
@@ -77,7 +77,7 @@ impl Session {
     /// The CPU the server's serving thread (its main thread) last ran on.
     fn server_cpu(&self) -> Vec<usize> {
         let pid = self.server.pid();
-        crate::placement::last_cpus(pid, |tid, _| tid == pid)
+        crate::system::placement::last_cpus(pid, |tid, _| tid == pid)
     }
 
     /// Closes the connection, then waits for the server to end and reaps it.
@@ -207,7 +207,7 @@ impl Remote {
                 return Err(Error::failed(format!(
                     "{name} over {}: the server refused the call ({}): {}",
                     session.transport.name(),
-                    status_name(h.status),
+                    status::name(h.status),
                     String::from_utf8_lossy(&self.payload)
                 )));
             }
@@ -215,16 +215,6 @@ impl Remote {
             return calls::check_answer(call, &answer, callbacks)
                 .map_err(|e| Error::failed(format!("{e} (over {})", session.transport.name())));
         }
-    }
-}
-
-fn status_name(s: u8) -> &'static str {
-    match s {
-        status::ERROR => "error",
-        status::UNKNOWN_METHOD => "unknown method",
-        status::BAD_ARGUMENTS => "bad arguments",
-        status::TOO_LARGE => "too large",
-        _ => "unknown status",
     }
 }
 

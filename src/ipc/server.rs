@@ -16,8 +16,8 @@
 use super::calls::{self, USAGE_METHOD};
 use super::conn::Conn;
 use super::transport::{self, Transport};
-use crate::cpu::CpuTime;
 use crate::error::{Error, Result};
+use crate::system::cpu::CpuTime;
 use crate::wire::msgpack::{self, Value};
 use crate::wire::{status, Header, WireError, FLAG_CALLBACK, FLAG_RESPONSE};
 use nix::sys::signal::{kill, Signal};
@@ -76,8 +76,8 @@ pub fn spawn(
     cpu: Option<usize>,
 ) -> Result<ServerChild> {
     use std::os::unix::process::CommandExt;
-    let (mut command, exe) = crate::fork::command_for_self()?;
-    crate::fork::die_with_parent(&mut command, Signal::SIGTERM);
+    let (mut command, exe) = crate::harness::fork::command_for_self()?;
+    crate::harness::fork::die_with_parent(&mut command, Signal::SIGTERM);
     let raw: Vec<i32> = fds.iter().map(|f| f.as_raw_fd()).collect();
     let list: Vec<String> = raw.iter().map(|f| f.to_string()).collect();
     let mut spec = format!("{}:{}:{}", role.name(), transport.name(), list.join(","));
@@ -108,7 +108,7 @@ pub fn spawn(
         .map_err(|e| Error::io(format!("starting the server ({})", exe.display()), e))?;
     drop(fds);
     let pid = Pid::from_raw(child.id() as i32);
-    let hook = crate::watchdog::add_exit_hook(move || {
+    let hook = crate::harness::watchdog::add_exit_hook(move || {
         let _ = kill(pid, Signal::SIGKILL);
         let _ = waitpid(pid, None);
     });
@@ -149,7 +149,7 @@ impl ServerChild {
     fn reap(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        crate::watchdog::remove_exit_hook(self.hook);
+        crate::harness::watchdog::remove_exit_hook(self.hook);
     }
 }
 
@@ -171,24 +171,27 @@ pub fn serve_if_child() {
     let code = match serve(&spec) {
         Ok(()) => 0,
         Err(e) => {
-            crate::stderr!("{} server: error: {e}", crate::cli::program_name());
+            crate::stderr!(
+                "{} server: error: {e}",
+                crate::output::warnings::program_name()
+            );
             1
         }
     };
-    crate::watchdog::exit_now(code)
+    crate::harness::watchdog::exit_now(code)
 }
 
 fn serve(spec: &str) -> std::result::Result<(), String> {
     if let Ok(path) = std::env::var(SOCKET_ENV) {
         std::env::remove_var(SOCKET_ENV);
-        crate::watchdog::add_exit_hook(move || {
+        crate::harness::watchdog::add_exit_hook(move || {
             let _ = std::fs::remove_file(&path);
         });
     }
-    crate::signals::exit_on_signals();
+    crate::harness::signals::exit_on_signals();
     let (role, transport, fds, cpu) = parse_spec(spec)?;
     if let Some(cpu) = cpu {
-        crate::pin_process(&[cpu]).map_err(|e| e.to_string())?;
+        crate::harness::pin_process(&[cpu]).map_err(|e| e.to_string())?;
     }
     let mut conn = transport::server_end(transport, fds)
         .map_err(|e| format!("accepting the client on {}: {e}", transport.name()))?;
@@ -372,10 +375,10 @@ fn inject(conn: &mut Conn, fault: Option<&str>) -> std::result::Result<bool, Wir
     }
     .encode();
     match fault {
-        Some("vanish") => crate::watchdog::exit_now(0),
+        Some("vanish") => crate::harness::watchdog::exit_now(0),
         Some("truncate") => {
             conn.write_raw(&cut[..7])?;
-            crate::watchdog::exit_now(0)
+            crate::harness::watchdog::exit_now(0)
         }
         Some("stall") => {
             conn.write_raw(&cut[..7])?;

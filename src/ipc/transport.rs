@@ -73,7 +73,7 @@ impl SocketFile {
             NEXT.fetch_add(1, Ordering::Relaxed)
         ));
         let for_hook = path.clone();
-        let hook = crate::watchdog::add_exit_hook(move || {
+        let hook = crate::harness::watchdog::add_exit_hook(move || {
             let _ = std::fs::remove_file(&for_hook);
         });
         SocketFile { path, hook }
@@ -87,7 +87,7 @@ impl SocketFile {
 impl Drop for SocketFile {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.path);
-        crate::watchdog::remove_exit_hook(self.hook);
+        crate::harness::watchdog::remove_exit_hook(self.hook);
     }
 }
 

@@ -95,7 +95,7 @@ fn check_header(h: &Header, payload: &[u8]) -> std::result::Result<(), String> {
             "call {} failed with status {} ({}): {}",
             h.id,
             h.status,
-            protocol::status_name(h.status),
+            wire::status::name(h.status),
             String::from_utf8_lossy(&payload[..payload.len().min(200)])
         ));
     }
@@ -313,7 +313,7 @@ impl Pipeline {
             } else if waited_since.elapsed() >= self.config.timeout {
                 return Err(self.config.fail(format!(
                     "no reply within {} with {} calls in flight",
-                    crate::report::format_duration(self.config.timeout),
+                    crate::output::format::format_duration(self.config.timeout),
                     state.in_flight.len()
                 )));
             }
@@ -387,7 +387,7 @@ impl Pipeline {
                 return Err(self.config.fail(format!(
                     "no reply to call {} within {}",
                     handle.id,
-                    crate::report::format_duration(self.config.timeout)
+                    crate::output::format::format_duration(self.config.timeout)
                 )))
             }
             Err(crossbeam_channel::RecvTimeoutError::Disconnected) => {

@@ -7,8 +7,8 @@
 
 use super::addr::{Addr, Listener, Stream};
 use super::protocol::{self, Call, Reply, ServerStats, FLAG_MSGPACK};
-use crate::cpu::CpuTime;
 use crate::error::{Error, Result};
+use crate::system::cpu::CpuTime;
 use crate::wire::{self, status, Header, WireError};
 use std::collections::HashMap;
 use std::io::{BufReader, Read, Write};
@@ -69,7 +69,7 @@ impl Shared {
         self.counters.errors.fetch_add(1, Ordering::Relaxed);
         crate::stderr!(
             "{}: serve: connection {conn} ({peer}): {what}; closed",
-            crate::cli::program_name()
+            crate::output::warnings::program_name()
         );
     }
 }
@@ -89,14 +89,14 @@ pub fn serve(addr: &Addr, config: ServerConfig) -> Result<()> {
         Listener::Tcp(_) => None,
     };
     if let Some(path) = socket_file.clone() {
-        crate::watchdog::add_exit_hook(move || {
+        crate::harness::watchdog::add_exit_hook(move || {
             let _ = std::fs::remove_file(&path);
         });
     }
     let wake_addr = listener
         .reachable_addr()
         .map_err(|e| Error::io(format!("reading the address of {addr}"), e))?;
-    crate::signals::stop_on_signals(move || {
+    crate::harness::signals::stop_on_signals(move || {
         // Unblocks accept(); the loop then sees the stop flag.
         let _ = wake_addr.connect(Duration::from_secs(1));
     });
@@ -110,18 +110,21 @@ pub fn serve(addr: &Addr, config: ServerConfig) -> Result<()> {
     });
     let mut threads: Vec<std::thread::JoinHandle<()>> = Vec::new();
     let mut next_id = 0u64;
-    while !crate::signals::stop_requested() {
+    while !crate::harness::signals::stop_requested() {
         let stream = match listener.accept() {
             Ok(s) => s,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => {
                 // Out of descriptors, say: keep serving the connections there are.
-                crate::stderr!("{}: serve: accept: {e}", crate::cli::program_name());
+                crate::stderr!(
+                    "{}: serve: accept: {e}",
+                    crate::output::warnings::program_name()
+                );
                 std::thread::sleep(Duration::from_millis(50));
                 continue;
             }
         };
-        if crate::signals::stop_requested() {
+        if crate::harness::signals::stop_requested() {
             break;
         }
         threads.retain(|t| !t.is_finished());
@@ -145,7 +148,7 @@ pub fn serve(addr: &Addr, config: ServerConfig) -> Result<()> {
             Ok(t) => threads.push(t),
             Err(e) => crate::stderr!(
                 "{}: serve: starting a thread: {e}",
-                crate::cli::program_name()
+                crate::output::warnings::program_name()
             ),
         }
     }
@@ -167,7 +170,7 @@ pub fn serve(addr: &Addr, config: ServerConfig) -> Result<()> {
     if !shared.config.quiet {
         crate::stderr!(
             "{}: serve: stopped: {} connections, {} calls, {} errors",
-            crate::cli::program_name(),
+            crate::output::warnings::program_name(),
             s.connections,
             s.work_calls() + s.stats_calls,
             s.errors
@@ -185,7 +188,7 @@ fn connection(stream: Stream, conn: u64, peer: &str, shared: &Shared) {
             .unwrap_or_else(|e| e.into_inner())
             .insert(conn, clone);
     });
-    if registered.is_ok() && !crate::signals::stop_requested() {
+    if registered.is_ok() && !crate::harness::signals::stop_requested() {
         let timeout = Some(shared.config.idle_timeout).filter(|t| !t.is_zero());
         let served = stream
             .set_timeouts(timeout)
@@ -198,7 +201,7 @@ fn connection(stream: Stream, conn: u64, peer: &str, shared: &Shared) {
                 }
             });
         if let Err(e) = served {
-            if !crate::signals::stop_requested() {
+            if !crate::harness::signals::stop_requested() {
                 shared.fault(conn, peer, describe(&e, shared.config.idle_timeout));
             }
         }
@@ -220,7 +223,7 @@ fn describe(e: &WireError, idle: Duration) -> String {
         {
             format!(
                 "idle for {} (--idle-timeout)",
-                crate::report::format_duration(idle)
+                crate::output::format::format_duration(idle)
             )
         }
         other => other.to_string(),
@@ -325,9 +328,9 @@ fn answer(
             shared.counters.errors.fetch_add(1, Ordering::Relaxed);
             crate::stderr!(
                 "{}: serve: connection {conn} ({peer}): call {}: {why}; answered with status {code} ({})",
-                crate::cli::program_name(),
+                crate::output::warnings::program_name(),
                 header.id,
-                protocol::status_name(code)
+                status::name(code)
             );
             protocol::push_error(out, header, code, &why);
             return;

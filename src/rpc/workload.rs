@@ -6,9 +6,9 @@
 use super::addr::{Addr, Stream};
 use super::client::{Client, ClientConfig, Pipeline, Requests};
 use super::protocol::ServerStats;
-use crate::cpu::CpuTime;
 use crate::error::{Error, Result};
-use crate::{Metric, Workload};
+use crate::harness::benchmark::{Metric, Workload};
+use crate::system::cpu::CpuTime;
 use crossbeam_channel::{unbounded, Receiver, Sender};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
@@ -104,9 +104,9 @@ impl LocalServer {
         } else {
             ("tcp:127.0.0.1:0".to_string(), None)
         };
-        let (mut command, exe) = crate::fork::command_for_self()?;
+        let (mut command, exe) = crate::harness::fork::command_for_self()?;
         // A client killed outright (SIGKILL) must not leave its server behind.
-        crate::fork::die_with_parent(&mut command, nix::sys::signal::Signal::SIGTERM);
+        crate::harness::fork::die_with_parent(&mut command, nix::sys::signal::Signal::SIGTERM);
         if let Some(cpu) = cpu {
             command.args(["--pin", &cpu.to_string()]);
         }
@@ -127,7 +127,7 @@ impl LocalServer {
             .map_err(|e| Error::io(format!("starting the server ({})", exe.display()), e))?;
         let pid = nix::unistd::Pid::from_raw(child.id() as i32);
         let hook_dir = dir.clone();
-        let hook = crate::watchdog::add_exit_hook(move || {
+        let hook = crate::harness::watchdog::add_exit_hook(move || {
             let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
             if let Some(d) = &hook_dir {
                 let _ = std::fs::remove_dir_all(d);
@@ -198,7 +198,7 @@ impl Drop for LocalServer {
         if let Some(d) = &self.dir {
             let _ = std::fs::remove_dir_all(d);
         }
-        crate::watchdog::remove_exit_hook(self.hook);
+        crate::harness::watchdog::remove_exit_hook(self.hook);
     }
 }
 
@@ -341,7 +341,7 @@ pub struct RpcWorkload {
 impl RpcWorkload {
     pub fn setup(plan: &Plan) -> Result<RpcWorkload> {
         if let Some(cpu) = plan.pin.as_ref().and_then(|p| p.first()) {
-            crate::pin_process(&[*cpu])?;
+            crate::harness::pin_process(&[*cpu])?;
         }
         let floor = plan.style == Style::Floor;
         let (server, addr) = match &plan.target {
@@ -455,7 +455,7 @@ impl Workload for RpcWorkload {
             return Vec::new();
         };
         let measured = 1..=self.connections;
-        crate::placement::last_cpus(pid, |_, name| {
+        crate::system::placement::last_cpus(pid, |_, name| {
             name.strip_prefix("bb-rpc-conn-")
                 .and_then(|n| n.parse().ok())
                 .is_some_and(|n| measured.contains(&n))

@@ -7,7 +7,7 @@
 
 use crate::error::{Error, Result};
 use crate::seek::cache::BlockCache;
-use crate::seek::source::{Counters, Metered, Source};
+use crate::seek::source::{read_end, FetchCounters, Metered, Source};
 
 /// A client reading one object.
 pub trait Reader {
@@ -19,7 +19,7 @@ pub trait Reader {
     fn read(&mut self, offset: u64, buf: &mut [u8]) -> Result<()>;
 
     /// Requests and bytes made of the source so far.
-    fn counters(&self) -> Counters;
+    fn counters(&self) -> FetchCounters;
 }
 
 /// The client names `--client` takes.
@@ -45,7 +45,7 @@ impl Reader for Plain {
         self.source.read_at(offset, &mut [buf])
     }
 
-    fn counters(&self) -> Counters {
+    fn counters(&self) -> FetchCounters {
         self.source.counters()
     }
 }
@@ -131,7 +131,7 @@ impl StreamConfig {
 }
 
 /// The seekable stream.
-pub struct Stream {
+pub struct SeekableStream {
     source: Metered,
     config: StreamConfig,
     cache: BlockCache,
@@ -141,10 +141,10 @@ pub struct Stream {
     window: u64,
 }
 
-impl Stream {
-    pub fn new(source: Box<dyn Source>, config: StreamConfig) -> Stream {
+impl SeekableStream {
+    pub fn new(source: Box<dyn Source>, config: StreamConfig) -> SeekableStream {
         let cache = BlockCache::new(config.block_size as usize, config.cache_size as usize);
-        Stream {
+        SeekableStream {
             source: Metered::new(source),
             config,
             cache,
@@ -190,7 +190,7 @@ impl Stream {
     }
 }
 
-impl Reader for Stream {
+impl Reader for SeekableStream {
     fn start(&mut self) {
         self.cache.clear();
         self.next_offset = None;
@@ -199,15 +199,7 @@ impl Reader for Stream {
 
     fn read(&mut self, offset: u64, buf: &mut [u8]) -> Result<()> {
         let len = buf.len() as u64;
-        let end = offset
-            .checked_add(len)
-            .filter(|&e| e <= self.source.size())
-            .ok_or_else(|| {
-                Error::failed(format!(
-                    "a read of {len} bytes at {offset} falls outside the {}-byte object",
-                    self.source.size()
-                ))
-            })?;
+        let end = read_end(offset, len, self.source.size())?;
         if self.next_offset.is_none() {
             self.prefetch(offset)?;
         }
@@ -243,7 +235,7 @@ impl Reader for Stream {
         Ok(())
     }
 
-    fn counters(&self) -> Counters {
+    fn counters(&self) -> FetchCounters {
         self.source.counters()
     }
 }
@@ -262,8 +254,8 @@ mod tests {
 
     /// Runs `reads` through `client` twice (two operations), checking every byte;
     /// returns the counters of the second operation.
-    fn run(client: &mut dyn Reader, data: &[u8], reads: &[Read]) -> Counters {
-        let mut before = Counters::default();
+    fn run(client: &mut dyn Reader, data: &[u8], reads: &[Read]) -> FetchCounters {
+        let mut before = FetchCounters::default();
         for _ in 0..2 {
             before = client.counters();
             client.start();
@@ -275,14 +267,14 @@ mod tests {
             }
         }
         let after = client.counters();
-        Counters {
+        FetchCounters {
             requests: after.requests - before.requests,
             bytes: after.bytes - before.bytes,
         }
     }
 
-    fn stream(data: &[u8], config: StreamConfig) -> Stream {
-        Stream::new(Box::new(Memory(data.to_vec())), config)
+    fn stream(data: &[u8], config: StreamConfig) -> SeekableStream {
+        SeekableStream::new(Box::new(Memory(data.to_vec())), config)
     }
 
     #[test]

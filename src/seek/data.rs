@@ -4,7 +4,7 @@
 //! records a manifest of sizes and checksums.
 
 use crate::error::{Error, Result};
-use crate::json::Json;
+use crate::output::json_value::Json;
 use crate::rng::{fnv1a64, Rng};
 use std::path::Path;
 
@@ -110,7 +110,7 @@ pub fn ensure_dir(
         if valid {
             outcomes.push((object, Outcome::Kept));
         } else {
-            crate::report::write_output(&path, &object.bytes())?;
+            crate::output::write_output(&path, &object.bytes())?;
             outcomes.push((object, Outcome::Written));
         }
     }
@@ -123,7 +123,7 @@ pub fn ensure_dir(
             entries.push((object.name.clone(), object.size, checksum(&object.bytes())));
         }
         entries.sort_by_key(|(_, size, _)| *size);
-        crate::report::write_output(&manifest_path, manifest(seed, &entries).as_bytes())?;
+        crate::output::write_output(&manifest_path, manifest(seed, &entries).as_bytes())?;
     }
     Ok(outcomes)
 }

@@ -419,21 +419,21 @@ impl Connection {
 }
 
 /// A client of one server: keeps one connection open between requests.
-pub struct Client {
+pub struct HttpClient {
     url: Url,
     connection: Option<Connection>,
 }
 
-impl Client {
-    pub fn new(url: &Url) -> Client {
-        Client {
+impl HttpClient {
+    pub fn new(url: &Url) -> HttpClient {
+        HttpClient {
             url: url.clone(),
             connection: None,
         }
     }
 
     /// Sends a request for object `name` and reads the response head; the caller reads
-    /// the body (if any) from the returned connection, then calls [`Client::done`].
+    /// the body (if any) from the returned connection, then calls [`HttpClient::done`].
     fn request(
         &mut self,
         method: &str,
@@ -553,7 +553,7 @@ impl Client {
 
 /// One object read with ranged GETs.
 pub struct HttpSource {
-    client: Client,
+    client: HttpClient,
     name: String,
     size: u64,
 }
@@ -561,7 +561,7 @@ pub struct HttpSource {
 impl HttpSource {
     /// Checks that object `name` is there with `size` bytes (HEAD), keeping the connection.
     pub fn open(url: &Url, name: &str, size: u64) -> Result<HttpSource> {
-        let mut client = Client::new(url);
+        let mut client = HttpClient::new(url);
         match client.size(name)? {
             Some(n) if n == size => {}
             Some(n) => {

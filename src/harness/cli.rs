@@ -3,6 +3,8 @@
 //! that answers a bad flag with one line on stderr and exit code 2.
 
 use crate::error::{Error, Result};
+use crate::output::warnings::program_name;
+pub use crate::system::cooldown::Cooldown;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -234,7 +236,7 @@ pub struct CommonArgs {
     pub pin: Option<Vec<usize>>,
     pub seed: u64,
     /// `--cooldown` and `--cooldown-max`: wait for the SoC to cool before each benchmark.
-    pub cooldown: Option<crate::cooldown::Cooldown>,
+    pub cooldown: Option<Cooldown>,
 }
 
 /// Implemented by every binary's argument struct through [`bench_args!`].
@@ -272,31 +274,31 @@ macro_rules! bench_args {
             // cannot through a `$ty:ty` fragment.
             $($fields)*
             /// benchmark mode: thrpt (ops/s), avgt (time/op), ss (single cold shot), sample (latency distribution)
-            #[argh(option, from_str_fn($crate::cli::parse_mode))]
-            pub mode: Option<$crate::cli::Mode>,
+            #[argh(option, from_str_fn($crate::harness::cli::parse_mode))]
+            pub mode: Option<$crate::harness::cli::Mode>,
             /// warm-up iterations per fork
             #[argh(option)]
             pub warmup: Option<u32>,
             /// time of one warm-up iteration (500ms, 3s, 1m)
-            #[argh(option, from_str_fn($crate::cli::parse_duration))]
+            #[argh(option, from_str_fn($crate::harness::cli::parse_duration))]
             pub warmup_time: Option<std::time::Duration>,
             /// measurement iterations per fork
             #[argh(option)]
             pub iterations: Option<u32>,
             /// time of one measurement iteration (500ms, 3s, 1m)
-            #[argh(option, from_str_fn($crate::cli::parse_duration))]
+            #[argh(option, from_str_fn($crate::harness::cli::parse_duration))]
             pub time: Option<std::time::Duration>,
             /// forks: each benchmark runs in this many fresh copies of the process (0 = in this process)
             #[argh(option)]
             pub forks: Option<u32>,
             /// an iteration that runs longer than this fails the run (default 10m)
-            #[argh(option, from_str_fn($crate::cli::parse_duration))]
+            #[argh(option, from_str_fn($crate::harness::cli::parse_duration))]
             pub timeout: Option<std::time::Duration>,
             /// report format: text, csv, json or bm (default text, or from the --output extension)
-            #[argh(option, from_str_fn($crate::cli::parse_format))]
-            pub format: Option<$crate::cli::Format>,
+            #[argh(option, from_str_fn($crate::harness::cli::parse_format))]
+            pub format: Option<$crate::harness::cli::Format>,
             /// write the report to this file (atomically: a temporary file, then renamed)
-            #[argh(option, from_str_fn($crate::report::parse_output))]
+            #[argh(option, from_str_fn($crate::output::parse_output))]
             pub output: Option<std::path::PathBuf>,
             /// the quick profile: a smoke run, fewer and shorter iterations, smaller inputs
             #[argh(switch)]
@@ -311,22 +313,22 @@ macro_rules! bench_args {
             #[argh(switch)]
             pub dry_run: bool,
             /// CPUs to pin to, a list (0,1); each binary says how it uses them
-            #[argh(option, from_str_fn($crate::cli::parse_usize_list))]
+            #[argh(option, from_str_fn($crate::harness::cli::parse_usize_list))]
             pub pin: Option<Vec<usize>>,
             /// seed of the generated inputs (default 42)
             #[argh(option, default = "42")]
             pub seed: u64,
             /// before each benchmark, wait until the SoC is cooler than this (60C, 60), reading it every second
-            #[argh(option, from_str_fn($crate::cli::parse_temperature))]
+            #[argh(option, from_str_fn($crate::harness::cli::parse_temperature))]
             pub cooldown: Option<f64>,
             /// the longest --cooldown waits before each benchmark; then it warns and runs (default 5m)
-            #[argh(option, from_str_fn($crate::cli::parse_duration))]
+            #[argh(option, from_str_fn($crate::harness::cli::parse_duration))]
             pub cooldown_max: Option<std::time::Duration>,
         }
 
-        impl $crate::cli::HasCommon for $name {
-            fn common(&self) -> $crate::Result<$crate::cli::CommonArgs> {
-                Ok($crate::cli::CommonArgs {
+        impl $crate::harness::cli::HasCommon for $name {
+            fn common(&self) -> $crate::Result<$crate::harness::cli::CommonArgs> {
+                Ok($crate::harness::cli::CommonArgs {
                     mode: self.mode,
                     warmup: self.warmup,
                     warmup_time: self.warmup_time,
@@ -336,7 +338,7 @@ macro_rules! bench_args {
                     timeout: self.timeout,
                     format: self.format,
                     output: self.output.clone(),
-                    profile: $crate::cli::Profile::from_switches(
+                    profile: $crate::harness::cli::Profile::from_switches(
                         self.quick,
                         self.standard,
                         self.full,
@@ -344,7 +346,7 @@ macro_rules! bench_args {
                     dry_run: self.dry_run,
                     pin: self.pin.clone(),
                     seed: self.seed,
-                    cooldown: $crate::cooldown::Cooldown::from_flags(
+                    cooldown: $crate::harness::cli::Cooldown::from_flags(
                         self.cooldown,
                         self.cooldown_max,
                     )?,
@@ -352,15 +354,6 @@ macro_rules! bench_args {
             }
         }
     };
-}
-
-/// The name this binary was run as (`bb-zstd`), for messages.
-pub fn program_name() -> String {
-    std::env::args_os()
-        .next()
-        .map(PathBuf::from)
-        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-        .unwrap_or_else(|| "boardbench".to_string())
 }
 
 /// Parses this process's arguments into `T`. `--help` prints and exits 0; a bad flag or
@@ -520,7 +513,7 @@ mod tests {
         /// Test arguments.
         pub struct TestArgs {
             /// a list of thread counts
-            #[argh(option, from_str_fn(crate::cli::parse_usize_list))]
+            #[argh(option, from_str_fn(crate::harness::cli::parse_usize_list))]
             pub threads: Option<Vec<usize>>,
         }
     }

@@ -2,14 +2,15 @@
 //! CPU, memory, throttling and where a paired baseline ran; plus speedup and efficiency
 //! across thread counts, and ratios to baselines measured apart.
 
-use crate::cli::Mode;
-use crate::cpu::CpuUsage;
-use crate::env::ThrottleReport;
-use crate::histogram::Histogram;
-use crate::placement::PairPlacement;
-use crate::runner::{Benchmark, ForkResult, Settings, TimeUnit};
-use crate::stats::{self, Summary};
-use crate::warnings::Warning;
+use super::benchmark::{self, Benchmark, Settings, TimeUnit};
+use super::cli::Mode;
+use super::runner::ForkResult;
+use crate::output::warnings::Warning;
+use crate::stats::histogram::Histogram;
+use crate::stats::{percentiles_of, Summary, PERCENTILES};
+use crate::system::cpu::CpuUsage;
+use crate::system::placement::PairPlacement;
+use crate::system::throttle::ThrottleReport;
 
 /// A metric beside the primary score (MB/s, a ratio, speedup), with its raw data per fork.
 #[derive(Debug, Clone, PartialEq)]
@@ -75,21 +76,6 @@ impl PairedPlacements {
     pub fn differing(&self) -> impl Iterator<Item = &PairPlacement> {
         self.forks.iter().flatten().filter(|p| p.differs())
     }
-}
-
-/// The percentiles JMH reports in scorePercentiles.
-pub const PERCENTILES: [f64; 10] = [
-    0.0, 50.0, 90.0, 95.0, 99.0, 99.9, 99.99, 99.999, 99.9999, 100.0,
-];
-
-/// JMH's scorePercentiles of per-iteration values (one list per fork).
-pub fn percentiles_of(raw: &[Vec<f64>]) -> Vec<(f64, f64)> {
-    let mut sorted: Vec<f64> = raw.iter().flatten().copied().collect();
-    sorted.sort_by(f64::total_cmp);
-    PERCENTILES
-        .iter()
-        .map(|&p| (p, stats::percentile(&sorted, p)))
-        .collect()
 }
 
 impl BenchResult {
@@ -175,14 +161,11 @@ impl BenchResult {
     }
 
     pub fn label(&self) -> String {
-        crate::runner::label(&self.name, &self.params)
+        benchmark::label(&self.name, &self.params)
     }
 
     pub fn param(&self, key: &str) -> Option<&str> {
-        self.params
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
+        benchmark::param_value(&self.params, key)
     }
 
     /// The mean time per operation in seconds, whatever the mode and unit.
@@ -312,7 +295,7 @@ pub(crate) mod tests {
             secondary: vec![],
             cpu: CpuUsage {
                 wall: 2.0,
-                process: crate::cpu::CpuTime {
+                process: crate::system::cpu::CpuTime {
                     user: 3.5,
                     sys: 0.25,
                 },
@@ -364,8 +347,8 @@ pub(crate) mod tests {
 
     #[test]
     fn paired_ratios_keep_one_raw_value_per_pair_and_unlike_placements_warn() {
-        use crate::placement::PairPlacement;
-        use crate::runner::PairedBaseline;
+        use crate::harness::benchmark::PairedBaseline;
+        use crate::system::placement::PairPlacement;
         let mut bench = Benchmark::new("bb.i.remote", Box::new(|| unreachable!()));
         bench.paired = Some(PairedBaseline {
             metric: "vs floor".into(),

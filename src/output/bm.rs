@@ -2,7 +2,7 @@
 //! measured iterations, so a result can be put beside the original Ruby output. Rows keep
 //! the order the benchmarks ran in; where they ran in several modes, each label names its mode.
 
-use crate::result::BenchResult;
+use crate::harness::result::BenchResult;
 
 pub fn render(results: &[BenchResult]) -> String {
     let mixed_modes = results.iter().any(|r| r.mode() != results[0].mode());
@@ -35,7 +35,7 @@ pub fn render(results: &[BenchResult]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::tests::sample_result;
+    use crate::harness::result::tests::sample_result;
 
     #[test]
     fn bm_layout() {
@@ -51,7 +51,7 @@ mod tests {
     fn labels_name_their_mode_when_modes_are_mixed() {
         let avgt = sample_result("bb.x", "1", vec![1.0]);
         let mut sample = avgt.clone();
-        sample.settings.mode = crate::cli::Mode::Sample;
+        sample.settings.mode = crate::harness::cli::Mode::Sample;
         let text = render(&[avgt, sample]);
         let labels: Vec<&str> = text
             .lines()

@@ -78,7 +78,7 @@ fn watch(mut reader: std::fs::File) {
         let stop_hook = BEHAVIOUR.lock().unwrap_or_else(|e| e.into_inner());
         match stop_hook.as_ref() {
             Some(Some(wake)) if !STOP.swap(true, Ordering::SeqCst) => wake(),
-            _ => crate::watchdog::exit_now(code),
+            _ => super::watchdog::exit_now(code),
         }
     }
 }

@@ -1,9 +1,20 @@
-//! Warnings about conditions that make a result less trustworthy, printed in one place
-//! on stderr; and the progress line with its ETA.
+//! What goes to stderr besides the progress line: the program's name, the [`stderr!`]
+//! macro that never panics on a closed stderr, and warnings about conditions that make a
+//! result less trustworthy, printed in one place.
 
+use crate::system::env::Environment;
+use crate::system::placement::PairPlacement;
 use std::fmt;
-use std::io::{IsTerminal, Write};
-use std::time::{Duration, Instant};
+use std::path::PathBuf;
+
+/// The name this binary was run as (`bb-zstd`), for messages.
+pub fn program_name() -> String {
+    std::env::args_os()
+        .next()
+        .map(PathBuf::from)
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| "boardbench".to_string())
+}
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Warning {
@@ -23,7 +34,7 @@ pub enum Warning {
         differing: usize,
         pairs: usize,
         /// The first such pair.
-        example: crate::placement::PairPlacement,
+        example: PairPlacement,
     },
     /// Anything a binary needs the person to know (a cache that could not be dropped).
     Note(String),
@@ -68,11 +79,11 @@ macro_rules! stderr {
 
 /// Prints a warning on stderr.
 pub fn warn(w: &Warning) {
-    crate::stderr!("{}: warning: {w}", crate::cli::program_name());
+    crate::stderr!("{}: warning: {w}", program_name());
 }
 
 /// The warnings about the machine at start.
-pub fn environment_warnings(env: &crate::env::Environment) -> Vec<Warning> {
+pub fn environment_warnings(env: &Environment) -> Vec<Warning> {
     let mut out = Vec::new();
     if let Some(g) = env.governor.as_deref().filter(|g| *g != "performance") {
         out.push(Warning::Governor(g.to_string()));
@@ -88,59 +99,13 @@ pub fn environment_warnings(env: &crate::env::Environment) -> Vec<Warning> {
     out
 }
 
-/// A progress line with an ETA on stderr, shown only when stderr is a terminal.
-pub struct Progress {
-    enabled: bool,
-    start: Instant,
-    total: Duration,
-    done: Duration,
-}
-
-impl Progress {
-    pub fn new(total: Duration) -> Progress {
-        Progress {
-            enabled: std::io::stderr().is_terminal(),
-            start: Instant::now(),
-            total,
-            done: Duration::ZERO,
-        }
-    }
-
-    /// Says what starts now; `estimate` is how long it should take.
-    pub fn step(&mut self, what: &str, estimate: Duration) {
-        if self.enabled {
-            let elapsed = self.start.elapsed();
-            // Scale the remaining estimate by how far off the estimates have been so far.
-            let pace = if self.done > Duration::ZERO {
-                elapsed.as_secs_f64() / self.done.as_secs_f64()
-            } else {
-                1.0
-            };
-            let eta = (self.total.saturating_sub(self.done)).as_secs_f64() * pace;
-            let _ = write!(
-                std::io::stderr(),
-                "\r\x1b[K{what}  ETA {}:{:02}",
-                eta as u64 / 60,
-                eta as u64 % 60
-            );
-        }
-        self.done += estimate;
-    }
-
-    pub fn finish(&self) {
-        if self.enabled {
-            let _ = write!(std::io::stderr(), "\r\x1b[K");
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn governor_and_load_warnings() {
-        let env = crate::env::Environment {
+        let env = Environment {
             governor: Some("ondemand".into()),
             load_avg: Some([3.0, 1.0, 1.0]),
             cores_online: 4,
@@ -150,7 +115,7 @@ mod tests {
         assert_eq!(w.len(), 2);
         assert!(w[0].to_string().contains("'ondemand'"));
         assert!(w[1].to_string().contains("load average 3.00 on 4 cores"));
-        let quiet = crate::env::Environment {
+        let quiet = Environment {
             governor: Some("performance".into()),
             load_avg: Some([0.1, 0.0, 0.0]),
             cores_online: 4,

@@ -2,8 +2,8 @@
 //! Score Error (99.9%), Unit, Param: ...`), secondary metrics as `name:metric` rows, and
 //! boardbench's own columns after them (CPU, memory, throttling, clock and temperature).
 
-use super::text::param_keys;
-use crate::result::BenchResult;
+use crate::harness::benchmark::param_keys;
+use crate::harness::result::BenchResult;
 
 pub(crate) fn quote(s: &str) -> String {
     format!("\"{}\"", s.replace('"', "\"\""))
@@ -23,7 +23,7 @@ fn opt(v: Option<f64>) -> String {
 }
 
 pub fn render(results: &[BenchResult]) -> String {
-    let keys = param_keys(results);
+    let keys = param_keys(results.iter().map(|r| r.params.as_slice()));
     let mut header: Vec<String> = [
         "Benchmark",
         "Mode",
@@ -112,7 +112,7 @@ pub fn render(results: &[BenchResult]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::tests::sample_result;
+    use crate::harness::result::tests::sample_result;
 
     #[test]
     fn csv_has_jmh_columns_and_exact_rows() {

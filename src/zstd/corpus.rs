@@ -4,6 +4,9 @@
 
 use crate::rng::Rng;
 
+/// The size of the original `city.json`, and so of the corpus bb-zstd generates by default.
+pub const CITY_JSON_SIZE: u64 = 1_779_136;
+
 const PREFECTURES: [&str; 12] = [
     "北海道",
     "青森県",
@@ -97,7 +100,7 @@ mod tests {
         assert_ne!(a, generate(200_000, 2));
         assert!(a.len() <= 200_000 && a.len() > 199_000, "{}", a.len());
         let text = std::str::from_utf8(&a).unwrap();
-        let v = crate::json::Json::parse(text).unwrap();
+        let v = crate::output::json_value::Json::parse(text).unwrap();
         let first = &v.as_array().unwrap()[0];
         assert_eq!(first.get("type").unwrap().as_str(), Some("Feature"));
         assert!(text.contains("市"), "non-ASCII text like city.json");

@@ -2,11 +2,12 @@
 //! threads, forks, iterations, params, primaryMetric and secondaryMetrics), so JMH result
 //! viewers read it; boardbench adds `environment` and `boardbench` fields they ignore.
 
-use crate::env::{Environment, Health};
-use crate::json::Json;
-use crate::placement::Placement;
-use crate::result::{BenchResult, PairedPlacements};
-use crate::stats::Summary;
+use super::json_value::Json;
+use crate::harness::result::{BenchResult, PairedPlacements};
+use crate::stats::{percentiles_of, Summary};
+use crate::system::env::Environment;
+use crate::system::placement::Placement;
+use crate::system::throttle::Health;
 
 pub fn render(results: &[BenchResult], env: &Environment) -> String {
     Json::Arr(results.iter().map(|r| entry(r, env)).collect()).to_pretty()
@@ -46,7 +47,7 @@ fn entry(r: &BenchResult, env: &Environment) -> Json {
         (
             "secondaryMetrics",
             Json::obj(r.secondary.iter().map(|m| {
-                let pct = crate::result::percentiles_of(&m.raw);
+                let pct = percentiles_of(&m.raw);
                 (m.name.clone(), metric(&m.summary, pct, &m.unit, &m.raw))
             })),
         ),
@@ -181,8 +182,14 @@ fn metric(s: &Summary, percentiles: Vec<(f64, f64)>, unit: &str, raw: &[Vec<f64>
     ])
 }
 
-/// The environment record, as in every JSON entry and in run-all's env.json.
-pub fn environment_json(env: &Environment) -> Json {
+/// This machine's environment record as a JSON document: run-all's env.json
+/// (`bb-compare --env`).
+pub fn environment_document() -> String {
+    environment_json(&Environment::capture()).to_pretty()
+}
+
+/// The environment record, as in every JSON entry and in [`environment_document`].
+fn environment_json(env: &Environment) -> Json {
     Json::obj([
         ("hostname", Json::opt_str(env.hostname.as_deref())),
         ("arch", Json::str(&env.arch)),
@@ -213,7 +220,7 @@ pub fn environment_json(env: &Environment) -> Json {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::tests::sample_result;
+    use crate::harness::result::tests::sample_result;
 
     #[test]
     fn jmh_fields_are_present_and_nan_is_a_string() {
@@ -279,7 +286,7 @@ mod tests {
             clock_mhz: Some(1275.0),
             clock_max_mhz: Some(1500.0),
             below_max_percent: Some(25.0),
-            clock_source: Some(crate::env::ClockSource::TimeInState),
+            clock_source: Some(crate::system::throttle::ClockSource::TimeInState),
             temp_before_c: Some(52.1),
             temp_after_c: Some(55.3),
         };
@@ -309,7 +316,7 @@ mod tests {
             metric: "vs floor".into(),
             forks: vec![["0/0 0/0", "0/0 1/0"]
                 .iter()
-                .map(|p| crate::placement::PairPlacement::decode(p).unwrap())
+                .map(|p| crate::system::placement::PairPlacement::decode(p).unwrap())
                 .collect()],
         });
         let v = Json::parse(&render(&[r], &Environment::default())).unwrap();

@@ -3,11 +3,11 @@
 //! only collects. `BB_FORK_RUNNER` names a program to run the child with (qemu-user,
 //! where the kernel cannot execute the foreign binary by itself).
 
-use crate::cpu::{CpuTime, CpuUsage};
+use super::runner::ForkResult;
 use crate::error::{Error, Result};
-use crate::histogram::Histogram;
-use crate::placement::PairPlacement;
-use crate::runner::ForkResult;
+use crate::stats::histogram::Histogram;
+use crate::system::cpu::{CpuTime, CpuUsage};
+use crate::system::placement::PairPlacement;
 use std::io::{BufRead, BufReader, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
@@ -59,12 +59,12 @@ pub fn run_child(index: usize, fork: u32, label: &str) -> Result<ForkResult> {
     drop(write_end);
     // If this process is stopped by a signal or a timeout, the fork must not outlive it.
     let pid = nix::unistd::Pid::from_raw(child.id() as i32);
-    let hook = crate::watchdog::add_exit_hook(move || {
+    let hook = super::watchdog::add_exit_hook(move || {
         let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
     });
     let parsed = read_report(read_end);
     let status = child.wait();
-    crate::watchdog::remove_exit_hook(hook);
+    super::watchdog::remove_exit_hook(hook);
     let status = status.map_err(|e| Error::io(format!("waiting for fork {fork} of {label}"), e))?;
     if !status.success() {
         return Err(Error::failed(format!(

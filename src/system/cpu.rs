@@ -113,13 +113,6 @@ pub struct CpuMeter {
 }
 
 impl CpuMeter {
-    /// A meter that runs from now.
-    pub fn start() -> CpuMeter {
-        let mut meter = CpuMeter::paused();
-        meter.resume();
-        meter
-    }
-
     /// A meter that counts nothing until resumed.
     pub fn paused() -> CpuMeter {
         CpuMeter {
@@ -184,7 +177,8 @@ mod tests {
 
     #[test]
     fn busy_loop_shows_user_time_and_cpu_percent() {
-        let mut meter = CpuMeter::start();
+        let mut meter = CpuMeter::paused();
+        meter.resume();
         let mut x = 0u64;
         let until = std::time::Instant::now() + Duration::from_millis(200);
         while std::time::Instant::now() < until {

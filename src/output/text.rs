@@ -1,8 +1,9 @@
 //! The text report: JMH's table (`Benchmark (params) Mode Cnt Score Error Units`), then a
 //! `time`-like line per benchmark (user, sys, cpu%, total, peak RSS, clock, temperature).
 
-use super::format_score;
-use crate::result::BenchResult;
+use super::format::format_score;
+use crate::harness::benchmark::param_keys;
+use crate::harness::result::BenchResult;
 
 /// One table row before alignment.
 struct Row {
@@ -17,7 +18,7 @@ struct Row {
 }
 
 pub fn render(results: &[BenchResult]) -> String {
-    let keys = param_keys(results);
+    let keys = param_keys(results.iter().map(|r| r.params.as_slice()));
     let mut rows = Vec::new();
     for r in results {
         let params: Vec<String> = keys
@@ -171,7 +172,6 @@ pub fn time_line(r: &BenchResult) -> String {
     s
 }
 
-/// Parameter names in order of first appearance across results.
 /// JMH's names of percentile rows: `p0.50`, `p0.90`, `p0.99`, `p0.999`, `p0.9999`, `max`.
 fn percentile_name(p: f64) -> String {
     if p == 100.0 {
@@ -184,27 +184,15 @@ fn percentile_name(p: f64) -> String {
     format!("p{digits}")
 }
 
-pub fn param_keys(results: &[BenchResult]) -> Vec<String> {
-    let mut keys: Vec<String> = Vec::new();
-    for r in results {
-        for (k, _) in &r.params {
-            if !keys.contains(k) {
-                keys.push(k.clone());
-            }
-        }
-    }
-    keys
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::tests::sample_result;
+    use crate::harness::result::tests::sample_result;
 
     #[test]
     fn table_matches_jmh_layout_exactly() {
         let mut a = sample_result("bb.zstd.compress", "1", vec![100.0, 110.0, 120.0]);
-        a.secondary.push(crate::result::Secondary {
+        a.secondary.push(crate::harness::result::Secondary {
             name: "MB/s".into(),
             unit: "MB/s".into(),
             raw: vec![vec![355.9]],

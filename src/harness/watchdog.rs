@@ -51,8 +51,8 @@ fn watch() {
         if let Some((what, timeout)) = expired {
             crate::stderr!(
                 "{}: error: {what} ran past the timeout of {} (raise it with --timeout)",
-                crate::cli::program_name(),
-                crate::report::format_duration(timeout)
+                crate::output::warnings::program_name(),
+                crate::output::format::format_duration(timeout)
             );
             exit_now(1);
         }

@@ -1,22 +1,29 @@
-//! Reports: pure functions from results to text, one file per format (hyperfine's
-//! exporters), and the one place that decides between stdout and a file.
+//! What boardbench writes: the reports, pure functions from results to text, one file
+//! per format (hyperfine's exporters: [`text`], [`csv`], [`json`], [`bm`]), and the one
+//! place that decides between stdout and a file ([`deliver`]), which [`file`] writes
+//! atomically; below them, number and duration formatting ([`format`]), the JSON value
+//! type ([`json_value`]), and what goes to stderr ([`warnings`], [`progress`]).
 
 mod bm;
-mod csv;
+pub(crate) mod csv;
+pub mod file;
+pub(crate) mod format;
 mod json;
-mod output;
+pub(crate) mod json_value;
+pub(crate) mod progress;
 mod text;
+pub(crate) mod warnings;
 
-pub(crate) use self::csv::{num as csv_number, quote as csv_quote};
-pub use self::json::environment_json;
-pub use self::output::{check_output, is_stdout, parse_output, write_output};
+pub use self::file::{check_output, parse_output, write_output};
+pub use self::json::environment_document;
+pub(crate) use self::progress::Progress;
 
-use crate::cli::{CommonArgs, Format};
-use crate::env::Environment;
+use self::file::is_stdout;
 use crate::error::{Error, Result};
-use crate::result::BenchResult;
+use crate::harness::cli::{CommonArgs, Format};
+use crate::harness::result::BenchResult;
+use crate::system::env::Environment;
 use std::path::Path;
-use std::time::Duration;
 
 /// Renders `results` in `format`.
 pub fn render(format: Format, results: &[BenchResult], env: &Environment) -> String {
@@ -94,64 +101,12 @@ pub fn emit(results: &[BenchResult], env: &Environment, flags: &CommonArgs) -> R
 
 /// Prints to stdout; a closed pipe (`| head`) ends the process quietly.
 pub fn print_stdout(text: &str) -> Result<()> {
-    output::write_stdout(text.as_bytes()).map_err(|e| Error::io("writing to stdout", e))
-}
-
-/// `500ms`, `3s`, `90s`, `1m`: durations as the flags take them.
-pub fn format_duration(d: Duration) -> String {
-    let ms = d.as_millis();
-    if ms < 1000 {
-        if !d.as_micros().is_multiple_of(1000) {
-            return format!("{}us", d.as_micros());
-        }
-        return format!("{ms}ms");
-    }
-    let s = d.as_secs_f64();
-    if !ms.is_multiple_of(1000) {
-        return format!("{s}s");
-    }
-    let s = d.as_secs();
-    if s >= 60 && s.is_multiple_of(60) {
-        format!("{}m", s / 60)
-    } else {
-        format!("{s}s")
-    }
-}
-
-/// A score with three decimals, or more significant digits for small values.
-pub fn format_score(v: f64) -> String {
-    if v.is_nan() {
-        return "NaN".to_string();
-    }
-    let a = v.abs();
-    if a != 0.0 && a < 0.001 {
-        format!("{v:.3e}")
-    } else {
-        format!("{v:.3}")
-    }
+    file::write_stdout(text.as_bytes()).map_err(|e| Error::io("writing to stdout", e))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn durations_print_as_flags_read_them() {
-        for (d, s) in [
-            (500, "500ms"),
-            (3000, "3s"),
-            (60_000, "1m"),
-            (90_000, "90s"),
-            (1500, "1.5s"),
-        ] {
-            assert_eq!(format_duration(Duration::from_millis(d)), s);
-            assert_eq!(
-                crate::cli::parse_duration(s).unwrap(),
-                Duration::from_millis(d)
-            );
-        }
-        assert_eq!(format_duration(Duration::from_micros(250)), "250us");
-    }
 
     #[test]
     fn format_follows_output_extension() {

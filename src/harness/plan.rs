@@ -2,9 +2,9 @@
 //! and how long it should take. Printed on stderr before the first benchmark, and alone
 //! on stdout with `--dry-run`, which measures nothing.
 
-use crate::cli::{Mode, Profile};
-use crate::report::format_duration;
-use crate::runner::{Benchmark, Settings, TimeUnit};
+use super::benchmark::{Benchmark, Settings, TimeUnit};
+use super::cli::{Mode, Profile};
+use crate::output::format::{format_duration, format_estimate};
 use std::time::Duration;
 
 /// One benchmark as it will run.
@@ -106,21 +106,6 @@ impl Plan {
     }
 }
 
-/// A duration as a person reads an estimate: `40 s`, `12 min 5 s`, `2 h 6 min`.
-pub fn format_estimate(d: Duration) -> String {
-    if d < Duration::from_secs(10) {
-        return format!("{:.1} s", d.as_secs_f64());
-    }
-    let s = d.as_secs_f64().round() as u64;
-    if s < 60 {
-        format!("{s} s")
-    } else if s < 3600 {
-        format!("{} min {} s", s / 60, s % 60)
-    } else {
-        format!("{} h {} min", s / 3600, s % 3600 / 60)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -163,20 +148,12 @@ mod tests {
         assert_eq!(plan.summary(), "profile full: about 1 min 45 s");
         // A paired baseline runs as many iterations again, set up in the same fork.
         let mut paired = bench("bb.x.paired");
-        paired.paired = Some(crate::runner::PairedBaseline {
+        paired.paired = Some(crate::harness::benchmark::PairedBaseline {
             metric: "vs floor".into(),
             setup: Box::new(|| unreachable!("a plan runs nothing")),
             ops_per_invocation: None,
         });
         let plan = Plan::new(Profile::Full, &s, TimeUnit::Millis, &[paired]);
         assert_eq!(plan.benchmarks[0].estimate, Duration::from_millis(180_360));
-    }
-
-    #[test]
-    fn estimates_read_as_people_say_them() {
-        assert_eq!(format_estimate(Duration::from_millis(40_400)), "40 s");
-        assert_eq!(format_estimate(Duration::from_millis(3_140)), "3.1 s");
-        assert_eq!(format_estimate(Duration::from_secs(725)), "12 min 5 s");
-        assert_eq!(format_estimate(Duration::from_secs(7560)), "2 h 6 min");
     }
 }

@@ -4,7 +4,8 @@
 //! a board that never cools down below the threshold still runs, with a warning.
 
 use crate::error::{Error, Result};
-use crate::warnings::{warn, Warning};
+use crate::output::format::format_duration;
+use crate::output::warnings::{program_name, warn, Warning};
 use std::time::{Duration, Instant};
 
 /// How long `--cooldown` waits at most before each benchmark without `--cooldown-max`.
@@ -111,11 +112,11 @@ impl Cooler {
     /// Waits until the SoC is cool enough to start `label`, or the bound runs out.
     pub fn before(&mut self, label: &str) {
         let c = self.cooldown;
-        let program = crate::cli::program_name();
-        let outcome = c.wait(POLL, crate::env::soc_temperature, |from| {
+        let program = program_name();
+        let outcome = c.wait(POLL, super::env::soc_temperature, |from| {
             crate::stderr!(
                 "{program}: {from:.1}°C: waiting up to {} for the SoC to cool below {:.1}°C before {label}",
-                crate::report::format_duration(c.max_wait),
+                format_duration(c.max_wait),
                 c.below_c,
             );
         });
@@ -134,7 +135,7 @@ impl Cooler {
             Outcome::GaveUp { waited, temp } => warn(&Warning::Note(format!(
                 "--cooldown: still {temp:.1}°C after waiting {:.1}s (--cooldown-max {}) for below {:.1}°C: running {label} anyway",
                 waited.as_secs_f64(),
-                crate::report::format_duration(c.max_wait),
+                format_duration(c.max_wait),
                 c.below_c
             ))),
             _ => {}

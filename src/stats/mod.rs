@@ -1,0 +1,13 @@
+//! Statistics over iteration scores, computed as JMH computes them: the summary with the
+//! 99.9% Student-t error, percentiles, Welch's t-test for comparisons, and the
+//! log-bucketed latency histogram of sample mode.
+
+pub mod histogram;
+pub mod percentile;
+mod student_t;
+mod summary;
+mod welch;
+
+pub use self::percentile::{percentiles_of, PERCENTILES};
+pub use self::summary::Summary;
+pub use self::welch::welch_t_test;
