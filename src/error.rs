@@ -63,6 +63,15 @@ impl Error {
         }
     }
 
+    /// A failure that its cause says all about: the message is the cause's.
+    pub fn from_cause(cause: impl std::error::Error + Send + Sync + 'static) -> Error {
+        Error {
+            kind: ErrorKind::Failed,
+            message: cause.to_string(),
+            cause: Some(Arc::new(cause)),
+        }
+    }
+
     /// An I/O failure while doing `what` (for example "reading /tmp/x.json").
     pub fn io(what: impl fmt::Display, err: std::io::Error) -> Error {
         Error::caused(what, err)

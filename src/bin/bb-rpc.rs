@@ -314,6 +314,5 @@ fn run(args: &Args) -> Result<()> {
             pin_process: false,
         },
         &flags,
-    )?;
-    Ok(())
+    )
 }

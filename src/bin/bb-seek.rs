@@ -277,8 +277,7 @@ fn run(args: &Args) -> Result<()> {
             pin_process: true,
         },
         &flags,
-    )?;
-    Ok(())
+    )
 }
 
 /// `4k`, `1m`, or bytes.

@@ -173,8 +173,7 @@ fn run(args: &Args) -> Result<()> {
             pin_process: true,
         },
         &flags,
-    )?;
-    Ok(())
+    )
 }
 
 /// Reads a positive number from an environment variable, as the original benchmark took

@@ -236,7 +236,7 @@ pub fn compare(runs: Vec<(String, Vec<Measurement>)>, options: Options) -> Compa
 }
 
 /// The ratio of `new` to `base`, its error, and the verdict.
-pub fn judge(base: &Cell, new: &Cell, higher_is_better: bool, options: &Options) -> Change {
+pub(crate) fn judge(base: &Cell, new: &Cell, higher_is_better: bool, options: &Options) -> Change {
     let ratio = new.score / base.score;
     let ratio_error =
         ratio.abs() * ((base.error / base.score).powi(2) + (new.error / new.score).powi(2)).sqrt();
@@ -355,7 +355,7 @@ fn seconds_in(unit: &str) -> Option<f64> {
 
 /// The factor that turns a score in `from` into one in `to`: 1 for the same unit, a time
 /// scale between JMH's units (`ops/ms` to `ops/s`, `ns/op` to `us/op`), None otherwise.
-pub fn unit_factor(from: &str, to: &str) -> Option<f64> {
+pub(crate) fn unit_factor(from: &str, to: &str) -> Option<f64> {
     if from == to {
         return Some(1.0);
     }

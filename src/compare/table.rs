@@ -46,7 +46,7 @@ pub fn render(format: TableFormat, c: &Comparison) -> String {
     match format {
         TableFormat::Text => text(c),
         TableFormat::Csv => csv(c),
-        TableFormat::Json => json(c).to_pretty(),
+        TableFormat::Json => json_document(c).to_pretty(),
         TableFormat::Markdown => markdown(c),
     }
 }
@@ -268,7 +268,7 @@ fn cell_json(label: &str, cell: &Option<Cell>) -> Json {
     Json::obj(pairs)
 }
 
-fn json(c: &Comparison) -> Json {
+fn json_document(c: &Comparison) -> Json {
     Json::obj([
         ("files", Json::Arr(c.labels.iter().map(Json::str).collect())),
         ("alpha", Json::Num(c.options.alpha)),
@@ -384,7 +384,7 @@ against base: 1 slower (same: within 5%; noise: beyond it but Welch p >= 0.01; ?
             lines[2],
             "\"bb.gone\",\"thrpt\",\"ops/s\",\"N/A\",5,0,,,,,,"
         );
-        let j = Json::parse(&json(&c).to_pretty()).unwrap();
+        let j = Json::parse(&json_document(&c).to_pretty()).unwrap();
         assert_eq!(j.get("regression"), Some(&Json::Bool(true)));
         let row = &j.get("rows").unwrap().as_array().unwrap()[0];
         let new = &row.get("results").unwrap().as_array().unwrap()[1];

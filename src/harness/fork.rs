@@ -1,13 +1,15 @@
 //! Forks as JMH has them: the binary re-executes itself for each fork of a benchmark, the
 //! child runs that one benchmark and sends its results back over a pipe, and the parent
-//! only collects. `BB_FORK_RUNNER` names a program to run the child with (qemu-user,
-//! where the kernel cannot execute the foreign binary by itself).
+//! only collects. The child is started as [`super::child`] starts every child (through
+//! `BB_FORK_RUNNER` where one is set).
 
+use super::child::SelfCommand;
 use super::runner::ForkResult;
 use crate::error::{Error, Result};
 use crate::stats::histogram::Histogram;
 use crate::system::cpu::{CpuTime, CpuUsage};
 use crate::system::placement::PairPlacement;
+use nix::sys::signal::Signal;
 use std::io::{BufRead, BufReader, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
@@ -20,7 +22,7 @@ pub fn is_child() -> bool {
 }
 
 /// In a fork child: the index of the benchmark to run and the pipe to report on.
-pub fn child_request() -> Option<(usize, std::fs::File)> {
+pub(crate) fn child_request() -> Option<(usize, std::fs::File)> {
     let value = std::env::var(CHILD_ENV).ok()?;
     std::env::remove_var(CHILD_ENV);
     let (index, fd) = value.split_once(':')?;
@@ -39,93 +41,58 @@ fn set_cloexec(fd: i32) {
 
 /// Runs fork `fork` (1-based) of benchmark `index` in a fresh copy of this binary with the
 /// same arguments.
-pub fn run_child(index: usize, fork: u32, label: &str) -> Result<ForkResult> {
-    let (read_end, write_end) = nix::unistd::pipe()
-        .map_err(|e| Error::failed(format!("creating a pipe for a fork: {e}")))?;
+pub(crate) fn run_child(index: usize, fork: u32, label: &str) -> Result<ForkResult> {
+    let (read_end, write_end) =
+        nix::unistd::pipe().map_err(|e| Error::caused("creating a pipe for a fork", e))?;
     set_cloexec(read_end.as_raw_fd());
-    let (mut command, exe) = command_for_self()?;
-    die_with_parent(&mut command, nix::sys::signal::Signal::SIGTERM);
+    let mut command = SelfCommand::new()?;
     command
+        .command
         .args(std::env::args_os().skip(1))
         .env(CHILD_ENV, format!("{index}:{}", write_end.as_raw_fd()))
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null());
-    let mut child = command.spawn().map_err(|e| {
-        Error::io(
-            format!("starting fork {fork} of {label} ({})", exe.display()),
-            e,
-        )
-    })?;
+    // If this process is stopped by a signal or a timeout, the fork must not outlive it;
+    // SIGTERM lets it stop what it started in turn.
+    let mut child = command.spawn(
+        &format!("starting fork {fork} of {label}"),
+        Signal::SIGTERM,
+        || {},
+    )?;
     drop(write_end);
-    // If this process is stopped by a signal or a timeout, the fork must not outlive it.
-    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
-    let hook = super::watchdog::add_exit_hook(move || {
-        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
-    });
-    let parsed = read_report(read_end);
-    let status = child.wait();
-    super::watchdog::remove_exit_hook(hook);
-    let status = status.map_err(|e| Error::io(format!("waiting for fork {fork} of {label}"), e))?;
+    let parsed = read_report(
+        read_end,
+        &format!("fork {fork} of {label} sent a bad report"),
+    );
+    let status = child
+        .wait()
+        .map_err(|e| Error::io(format!("waiting for fork {fork} of {label}"), e))?;
     if !status.success() {
         return Err(Error::failed(format!(
             "fork {fork} of {label} failed ({status})"
         )));
     }
-    parsed.map_err(|e| Error::failed(format!("fork {fork} of {label} sent a bad report: {e}")))
+    parsed
 }
 
-/// A command that starts this binary again (through `BB_FORK_RUNNER` where one is set),
-/// without arguments; and the binary's path, for messages.
-pub fn command_for_self() -> Result<(std::process::Command, std::path::PathBuf)> {
-    let exe = std::env::current_exe()
-        .map_err(|e| Error::io("finding this binary to start it again", e))?;
-    let command = match std::env::var_os("BB_FORK_RUNNER").filter(|r| !r.is_empty()) {
-        Some(runner) => {
-            let mut c = std::process::Command::new(runner);
-            c.arg(&exe);
-            c
-        }
-        None => std::process::Command::new(&exe),
-    };
-    Ok((command, exe))
-}
-
-/// Makes the process that `command` starts receive `signal` when the thread that starts
-/// it ends (PR_SET_PDEATHSIG), so that a child never outlives a parent killed with
-/// SIGKILL; a child whose parent died before the request took hold exits at once.
-pub fn die_with_parent(command: &mut std::process::Command, signal: nix::sys::signal::Signal) {
-    use std::os::unix::process::CommandExt;
-    let parent = std::process::id() as libc::pid_t;
-    // SAFETY: the closure runs between fork and exec and only makes async-signal-safe
-    // system calls (prctl, getppid, _exit); it allocates nothing and takes no lock.
-    unsafe {
-        command.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, signal as libc::c_ulong) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            if libc::getppid() != parent {
-                libc::_exit(1);
-            }
-            Ok(())
-        });
-    }
-}
-
-fn read_report(read_end: OwnedFd) -> std::result::Result<ForkResult, String> {
+/// Reads the report a fork sends; an error starts with `bad`.
+fn read_report(read_end: OwnedFd, bad: &str) -> Result<ForkResult> {
     let mut lines = Vec::new();
     // Stop at "end": a grandchild (a forked server) may hold the pipe open longer.
     for line in BufReader::new(std::fs::File::from(read_end)).lines() {
-        let line = line.map_err(|e| e.to_string())?;
+        let line = line.map_err(|e| Error::caused(bad, e))?;
         if line == "end" {
-            return decode(&lines.join("\n"));
+            return decode(&lines.join("\n")).map_err(|e| Error::failed(format!("{bad}: {e}")));
         }
         lines.push(line);
     }
-    Err("no report (the fork ended early)".to_string())
+    Err(Error::failed(format!(
+        "{bad}: no report (the fork ended early)"
+    )))
 }
 
 /// Sends a fork's result to the parent.
-pub fn send(mut pipe: std::fs::File, result: &ForkResult) -> Result<()> {
+pub(crate) fn send(mut pipe: std::fs::File, result: &ForkResult) -> Result<()> {
     let text = encode(result);
     pipe.write_all(text.as_bytes())
         .and_then(|_| pipe.write_all(b"end\n"))
@@ -134,7 +101,7 @@ pub fn send(mut pipe: std::fs::File, result: &ForkResult) -> Result<()> {
 
 /// The line protocol between a fork and its parent; floats use Rust's shortest
 /// round-trip form, so nothing is lost.
-pub fn encode(r: &ForkResult) -> String {
+pub(crate) fn encode(r: &ForkResult) -> String {
     let mut out = String::new();
     for s in &r.scores {
         out.push_str(&format!("score {s}\n"));
@@ -168,7 +135,7 @@ pub fn encode(r: &ForkResult) -> String {
     out
 }
 
-pub fn decode(text: &str) -> std::result::Result<ForkResult, String> {
+pub(crate) fn decode(text: &str) -> std::result::Result<ForkResult, String> {
     let mut r = ForkResult::default();
     for line in text.lines() {
         let (key, rest) = line
@@ -290,23 +257,6 @@ mod tests {
                 r.pairs
             )
         );
-    }
-
-    #[test]
-    fn a_child_dies_with_the_thread_that_started_it() {
-        let child = std::thread::spawn(|| {
-            let mut c = std::process::Command::new("sleep");
-            c.arg("30");
-            die_with_parent(&mut c, nix::sys::signal::Signal::SIGKILL);
-            c.spawn().unwrap()
-        })
-        .join()
-        .unwrap();
-        // The starting thread has ended: the kernel sent the child SIGKILL.
-        let mut child = child;
-        let status = child.wait().unwrap();
-        use std::os::unix::process::ExitStatusExt;
-        assert_eq!(status.signal(), Some(libc::SIGKILL), "{status:?}");
     }
 
     #[test]

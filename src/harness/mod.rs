@@ -6,13 +6,14 @@
 //! computes its own statistics.
 
 pub mod benchmark;
+pub(crate) mod child;
 pub mod cli;
 pub mod fork;
 pub(crate) mod plan;
-pub mod result;
+pub(crate) mod result;
 pub(crate) mod runner;
-pub mod signals;
-pub mod watchdog;
+pub(crate) mod signals;
+pub(crate) mod watchdog;
 
 use self::benchmark::{Benchmark, Settings, TimeUnit};
 use self::cli::{CommonArgs, Mode, Profile};
@@ -56,7 +57,7 @@ impl Profiles {
 
 /// Runs every benchmark of the suite and writes the report. In a fork child, runs only
 /// the benchmark the parent asked for and reports back over the pipe.
-pub fn run_suite(suite: Suite, flags: &CommonArgs) -> Result<Vec<BenchResult>> {
+pub fn run_suite(suite: Suite, flags: &CommonArgs) -> Result<()> {
     let settings = suite.profiles.pick(flags.profile).with_flags(flags);
     validate(&settings)?;
     if let Some(path) = &flags.output {
@@ -72,7 +73,7 @@ pub fn run_suite(suite: Suite, flags: &CommonArgs) -> Result<Vec<BenchResult>> {
         let (settings, unit) = bench.effective(&settings, suite.unit);
         let result = runner::run_in_process(bench, &settings, unit)?;
         fork::send(pipe, &result)?;
-        return Ok(Vec::new());
+        return Ok(());
     }
     if suite.pin_process {
         if let Some(cpus) = &flags.pin {
@@ -82,7 +83,7 @@ pub fn run_suite(suite: Suite, flags: &CommonArgs) -> Result<Vec<BenchResult>> {
     let plan = plan::Plan::new(flags.profile, &settings, suite.unit, &suite.benchmarks);
     if flags.dry_run {
         print!("{}", plan.render(&program_name()));
-        return Ok(Vec::new());
+        return Ok(());
     }
     let env = Environment::capture();
     crate::stderr!(
@@ -143,8 +144,7 @@ pub fn run_suite(suite: Suite, flags: &CommonArgs) -> Result<Vec<BenchResult>> {
     progress.finish();
     result::add_scaling(&mut results);
     result::add_ratios(&mut results);
-    crate::output::emit(&results, &env, flags)?;
-    Ok(results)
+    crate::output::emit(&results, &env, flags)
 }
 
 fn validate(s: &Settings) -> Result<()> {

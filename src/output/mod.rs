@@ -26,7 +26,7 @@ use crate::system::env::Environment;
 use std::path::Path;
 
 /// Renders `results` in `format`.
-pub fn render(format: Format, results: &[BenchResult], env: &Environment) -> String {
+fn render(format: Format, results: &[BenchResult], env: &Environment) -> String {
     match format {
         Format::Text => text::render(results),
         Format::Csv => csv::render(results),
@@ -55,7 +55,7 @@ impl ReportFormat for Format {
 }
 
 /// The format a person asked for: `--format`, else the `--output` file's extension, else text.
-pub fn choose_format<F: ReportFormat>(format: Option<F>, output: Option<&Path>) -> F {
+fn choose_format<F: ReportFormat>(format: Option<F>, output: Option<&Path>) -> F {
     format.unwrap_or_else(|| {
         output
             .and_then(Path::extension)
@@ -63,11 +63,6 @@ pub fn choose_format<F: ReportFormat>(format: Option<F>, output: Option<&Path>) 
             .and_then(F::from_extension)
             .unwrap_or(F::TEXT)
     })
-}
-
-/// The format a benchmark binary's flags ask for (see [`choose_format`]).
-pub fn chosen_format(flags: &CommonArgs) -> Format {
-    choose_format(flags.format, flags.output.as_deref())
 }
 
 /// Writes a report where it was asked for, the same way in every binary: without
@@ -93,7 +88,7 @@ pub fn deliver<F: ReportFormat>(
 }
 
 /// Writes the benchmark report where the flags ask for it (see [`deliver`]).
-pub fn emit(results: &[BenchResult], env: &Environment, flags: &CommonArgs) -> Result<()> {
+pub(crate) fn emit(results: &[BenchResult], env: &Environment, flags: &CommonArgs) -> Result<()> {
     deliver(flags.format, flags.output.as_deref(), |format| {
         render(format, results, env)
     })
@@ -110,6 +105,8 @@ mod tests {
 
     #[test]
     fn format_follows_output_extension() {
+        // The format a benchmark binary's flags ask for.
+        let chosen_format = |f: &CommonArgs| choose_format(f.format, f.output.as_deref());
         let mut flags = CommonArgs {
             output: Some("r.csv".into()),
             ..Default::default()

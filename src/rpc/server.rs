@@ -5,7 +5,7 @@
 //! an idle client) is answered with an error frame where the framing allows, logged in
 //! one line, and closes that connection only. SIGINT/SIGTERM stop it gracefully.
 
-use super::addr::{Addr, Listener, Stream};
+use super::addr::{Addr, Listener, RpcStream};
 use super::protocol::{self, Call, Reply, ServerStats, FLAG_MSGPACK};
 use crate::error::{Error, Result};
 use crate::system::cpu::CpuTime;
@@ -35,7 +35,7 @@ const REPLY_BATCH: usize = 256 << 10;
 const READ_BUFFER: usize = 64 << 10;
 
 #[derive(Default)]
-struct Counters {
+struct CallCounters {
     connections: AtomicU64,
     echo: AtomicU64,
     add: AtomicU64,
@@ -45,9 +45,9 @@ struct Counters {
 
 struct Shared {
     config: ServerConfig,
-    counters: Counters,
+    counters: CallCounters,
     /// Live connections, so a stop can end their reads.
-    live: Mutex<HashMap<u64, Stream>>,
+    live: Mutex<HashMap<u64, RpcStream>>,
 }
 
 impl Shared {
@@ -105,7 +105,7 @@ pub fn serve(addr: &Addr, config: ServerConfig) -> Result<()> {
 
     let shared = Arc::new(Shared {
         config,
-        counters: Counters::default(),
+        counters: CallCounters::default(),
         live: Mutex::new(HashMap::new()),
     });
     let mut threads: Vec<std::thread::JoinHandle<()>> = Vec::new();
@@ -180,7 +180,7 @@ pub fn serve(addr: &Addr, config: ServerConfig) -> Result<()> {
 }
 
 /// Serves one connection to its end, registered so a stop can end its reads.
-fn connection(stream: Stream, conn: u64, peer: &str, shared: &Shared) {
+fn connection(stream: RpcStream, conn: u64, peer: &str, shared: &Shared) {
     let registered = stream.try_clone().map(|clone| {
         shared
             .live
@@ -231,7 +231,7 @@ fn describe(e: &WireError, idle: Duration) -> String {
 }
 
 /// The floor: every byte read is written straight back.
-fn floor(mut stream: Stream) -> std::result::Result<(), WireError> {
+fn floor(mut stream: RpcStream) -> std::result::Result<(), WireError> {
     let mut buf = vec![0u8; READ_BUFFER];
     let mut writer = stream.try_clone()?;
     loop {
@@ -246,7 +246,7 @@ fn floor(mut stream: Stream) -> std::result::Result<(), WireError> {
 
 /// The framed protocol: hello, then requests answered in order.
 fn frames(
-    stream: Stream,
+    stream: RpcStream,
     conn: u64,
     peer: &str,
     shared: &Shared,

@@ -3,18 +3,20 @@
 //! accounting around them: the server's CPU from its `stats()`, CPU µs per call on both
 //! sides, and a final check that the server answered exactly the calls that were made.
 
-use super::addr::{Addr, Stream};
-use super::client::{Client, ClientConfig, Pipeline, Requests};
+use super::addr::{Addr, RpcStream};
+use super::client::{ClientConfig, Pipeline, Requests, SyncClient};
 use super::protocol::ServerStats;
 use crate::error::{Error, Result};
 use crate::harness::benchmark::{Metric, Workload};
+use crate::harness::child::{Child, SelfCommand};
 use crate::system::cpu::CpuTime;
 use crossbeam_channel::{unbounded, Receiver, Sender};
+use nix::sys::signal::Signal;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
-use std::process::{Child, Stdio};
+use std::process::Stdio;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How calls are made on each connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,11 +77,10 @@ pub struct Plan {
 
 /// A server process spawned for one benchmark, stopped (and its socket directory
 /// removed) when the benchmark finishes or the process exits abnormally.
-pub struct LocalServer {
+struct LocalServer {
     child: Option<Child>,
     pub addr: Addr,
     dir: Option<PathBuf>,
-    hook: u64,
 }
 
 impl LocalServer {
@@ -104,13 +105,14 @@ impl LocalServer {
         } else {
             ("tcp:127.0.0.1:0".to_string(), None)
         };
-        let (mut command, exe) = crate::harness::fork::command_for_self()?;
-        // A client killed outright (SIGKILL) must not leave its server behind.
-        crate::harness::fork::die_with_parent(&mut command, nix::sys::signal::Signal::SIGTERM);
+        // A client killed outright (SIGKILL) must not leave its server behind: the child
+        // dies with it.
+        let mut command = SelfCommand::new()?;
         if let Some(cpu) = cpu {
-            command.args(["--pin", &cpu.to_string()]);
+            command.command.args(["--pin", &cpu.to_string()]);
         }
         command
+            .command
             .args([
                 "serve",
                 "--listen",
@@ -122,26 +124,19 @@ impl LocalServer {
             .args(floor.then_some("--floor"))
             .stdin(Stdio::null())
             .stdout(Stdio::piped());
-        let mut child = command
-            .spawn()
-            .map_err(|e| Error::io(format!("starting the server ({})", exe.display()), e))?;
-        let pid = nix::unistd::Pid::from_raw(child.id() as i32);
         let hook_dir = dir.clone();
-        let hook = crate::harness::watchdog::add_exit_hook(move || {
-            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+        let mut child = command.spawn("starting the server", Signal::SIGKILL, move || {
             if let Some(d) = &hook_dir {
                 let _ = std::fs::remove_dir_all(d);
             }
-        });
+        })?;
+        let stdout = child.take_stdout().expect("stdout is piped");
         let mut server = LocalServer {
-            child: None,
+            child: Some(child),
             addr: Addr::Unix(PathBuf::new()),
             dir,
-            hook,
         };
         let mut line = String::new();
-        let stdout = child.stdout.take().expect("stdout is piped");
-        server.child = Some(child);
         BufReader::new(stdout)
             .read_line(&mut line)
             .map_err(|e| Error::io("reading the server's address", e))?;
@@ -163,27 +158,19 @@ impl LocalServer {
     /// Stops the server with SIGTERM and checks it exits cleanly within 10 s.
     pub fn stop(mut self) -> Result<()> {
         let mut child = self.child.take().expect("the server is running");
-        let pid = nix::unistd::Pid::from_raw(child.id() as i32);
-        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
-        let until = Instant::now() + Duration::from_secs(10);
-        loop {
-            match child.try_wait() {
-                Ok(Some(status)) if status.success() => return Ok(()),
-                Ok(Some(status)) => {
-                    return Err(Error::failed(format!(
-                        "the server on {} exited with {status}",
-                        self.addr
-                    )))
-                }
-                Ok(None) if Instant::now() < until => std::thread::sleep(Duration::from_millis(10)),
-                _ => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    return Err(Error::failed(format!(
-                        "the server on {} did not stop within 10s of SIGTERM",
-                        self.addr
-                    )));
-                }
+        child.signal(Signal::SIGTERM);
+        match child.wait_for(Duration::from_secs(10), Duration::from_millis(10)) {
+            Some(status) if status.success() => Ok(()),
+            Some(status) => Err(Error::failed(format!(
+                "the server on {} exited with {status}",
+                self.addr
+            ))),
+            None => {
+                child.reap();
+                Err(Error::failed(format!(
+                    "the server on {} did not stop within 10s of SIGTERM",
+                    self.addr
+                )))
             }
         }
     }
@@ -191,14 +178,11 @@ impl LocalServer {
 
 impl Drop for LocalServer {
     fn drop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
+        // Killed and reaped before its directory goes.
+        drop(self.child.take());
         if let Some(d) = &self.dir {
             let _ = std::fs::remove_dir_all(d);
         }
-        crate::harness::watchdog::remove_exit_hook(self.hook);
     }
 }
 
@@ -207,7 +191,7 @@ trait Driver: Send {
     fn calls(&mut self, n: u64) -> Result<()>;
 }
 
-struct SyncDriver(Client, Arc<Requests>);
+struct SyncDriver(SyncClient, Arc<Requests>);
 struct AsyncDriver(Pipeline, Arc<Requests>, usize);
 struct FutureDriver(Pipeline, Arc<Requests>, usize);
 
@@ -231,7 +215,7 @@ impl Driver for FutureDriver {
 
 /// The floor: the payload written and read back whole, checked, without frames.
 struct FloorDriver {
-    stream: Stream,
+    stream: RpcStream,
     addr: Addr,
     payload: Vec<u8>,
     back: Vec<u8>,
@@ -327,7 +311,7 @@ impl Drop for Fanout {
 pub struct RpcWorkload {
     // Declared before the server: connections close before it is stopped.
     fanout: Option<Fanout>,
-    control: Option<Client>,
+    control: Option<SyncClient>,
     server: Option<LocalServer>,
     /// Connections driven, so server threads `bb-rpc-conn-1` to `-N` serve them.
     connections: usize,

@@ -10,7 +10,7 @@ use crate::seek::cache::BlockCache;
 use crate::seek::source::{read_end, FetchCounters, Metered, Source};
 
 /// A client reading one object.
-pub trait Reader {
+pub(crate) trait Reader {
     /// Starts a fresh stream over the object (each measured operation opens it anew);
     /// connections and memory stay.
     fn start(&mut self);
@@ -26,12 +26,12 @@ pub trait Reader {
 pub const CLIENTS: [&str; 2] = ["plain", "stream"];
 
 /// Each read is one positioned read of exactly that range.
-pub struct Plain {
+pub(crate) struct Plain {
     source: Metered,
 }
 
 impl Plain {
-    pub fn new(source: Box<dyn Source>) -> Plain {
+    pub(crate) fn new(source: Box<dyn Source>) -> Plain {
         Plain {
             source: Metered::new(source),
         }
@@ -131,7 +131,7 @@ impl StreamConfig {
 }
 
 /// The seekable stream.
-pub struct SeekableStream {
+pub(crate) struct SeekableStream {
     source: Metered,
     config: StreamConfig,
     cache: BlockCache,
@@ -142,7 +142,7 @@ pub struct SeekableStream {
 }
 
 impl SeekableStream {
-    pub fn new(source: Box<dyn Source>, config: StreamConfig) -> SeekableStream {
+    pub(crate) fn new(source: Box<dyn Source>, config: StreamConfig) -> SeekableStream {
         let cache = BlockCache::new(config.block_size as usize, config.cache_size as usize);
         SeekableStream {
             source: Metered::new(source),
@@ -154,7 +154,8 @@ impl SeekableStream {
     }
 
     /// The block cache, for tests of its bound.
-    pub fn cache(&self) -> &BlockCache {
+    #[cfg(test)]
+    pub(crate) fn cache(&self) -> &BlockCache {
         &self.cache
     }
 

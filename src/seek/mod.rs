@@ -8,10 +8,10 @@
 pub(crate) mod cache;
 pub mod client;
 pub mod data;
-pub mod file;
+pub(crate) mod file;
 pub mod gen;
 pub mod http;
 pub mod pattern;
-pub mod source;
+pub(crate) mod source;
 pub mod spec;
 pub mod workload;

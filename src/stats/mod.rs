@@ -11,3 +11,11 @@ mod welch;
 pub use self::percentile::{percentiles_of, PERCENTILES};
 pub use self::summary::Summary;
 pub use self::welch::welch_t_test;
+
+#[cfg(test)]
+pub(crate) mod tests {
+    /// Whether `a` is within `tol`, relative, of `b`.
+    pub fn close(a: f64, b: f64, tol: f64) -> bool {
+        (a - b).abs() <= tol * b.abs().max(1e-12)
+    }
+}

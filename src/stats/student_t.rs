@@ -98,10 +98,7 @@ fn ln_gamma(x: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn close(a: f64, b: f64, tol: f64) -> bool {
-        (a - b).abs() <= tol * b.abs().max(1e-12)
-    }
+    use crate::stats::tests::close;
 
     #[test]
     fn t_quantiles_match_published_tables() {

@@ -86,10 +86,7 @@ impl Summary {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn close(a: f64, b: f64, tol: f64) -> bool {
-        (a - b).abs() <= tol * b.abs().max(1e-12)
-    }
+    use crate::stats::tests::close;
 
     #[test]
     fn error_is_jmh_half_width_by_hand() {
