@@ -2,7 +2,7 @@
 //!
 //! - [`harness`]: what a benchmark is, the runner loop, forks, results, the watchdog and
 //!   signals; [`run_suite`] is what every binary calls.
-//! - [`stats`]: the Student-t error, percentiles, Welch's test, the latency histogram.
+//! - `stats`: the Student-t error, percentiles, Welch's test, the latency histogram.
 //! - `system`: CPU and memory accounting, the environment record, throttling, cooldown,
 //!   where the two sides of a measurement ran.
 //! - [`output`]: one file per report format, the atomic writer, number and duration

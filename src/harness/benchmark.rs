@@ -1,7 +1,7 @@
 //! What a benchmark is, as a binary describes it to the harness: a name, parameters and
 //! a workload (the measured operation, set up in the process that measures it), the
 //! settings it runs with, its unit, and a baseline to pair its iterations with. The
-//! measured loop around these is in [`super::runner`].
+//! measured loop around these is in `runner`.
 
 use super::cli::{CommonArgs, Mode};
 use crate::error::Result;
@@ -168,7 +168,7 @@ pub trait Workload {
 
     /// The CPUs the peers' serving threads last ran on (a server's, from /proc), read after
     /// each iteration of a benchmark with a paired baseline to compare placements; empty
-    /// where they cannot be known. See [`crate::placement`].
+    /// where they cannot be known. See `system::placement`.
     fn peer_placement(&mut self) -> Vec<usize> {
         Vec::new()
     }
@@ -195,7 +195,7 @@ pub type Setup = Box<dyn Fn() -> Result<Box<dyn Workload>>>;
 /// same time: the benchmark's time per operation over the baseline's in two adjacent
 /// iterations is one raw value of `metric`, so the ratio's score and error come from pairs
 /// that ran at the same time under the same pinning, not from two benchmarks measured
-/// apart. Where each pair ran is recorded too (see [`crate::placement`]).
+/// apart. Where each pair ran is recorded too (see `system::placement`).
 pub struct PairedBaseline {
     /// The ratio's name (`vs floor`), a secondary metric in `x`.
     pub metric: String,
@@ -226,7 +226,7 @@ pub struct Benchmark {
     /// This benchmark's unit of time-per-operation scores, over the suite's.
     pub unit: Option<TimeUnit>,
     /// Ratios to report: (metric name, label of the benchmark to divide by); see
-    /// [`crate::result::add_ratios`].
+    /// `result::add_ratios`.
     pub baselines: Vec<(String, String)>,
     /// A baseline to measure in iterations interleaved with this benchmark's.
     pub paired: Option<PairedBaseline>,

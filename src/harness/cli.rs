@@ -1,5 +1,5 @@
 //! Command-line conventions shared by every binary: the common flags (defined once, in
-//! [`bench_args!`]), value parsers for durations, sizes and lists, and argument parsing
+//! [`bench_args!`](crate::bench_args)), value parsers for durations, sizes and lists, and argument parsing
 //! that answers a bad flag with one line on stderr and exit code 2.
 
 use crate::error::{Error, Result};
@@ -239,7 +239,7 @@ pub struct CommonArgs {
     pub cooldown: Option<Cooldown>,
 }
 
-/// Implemented by every binary's argument struct through [`bench_args!`].
+/// Implemented by every binary's argument struct through [`bench_args!`](crate::bench_args).
 pub trait HasCommon {
     /// The common flags; an error when they contradict each other (two profiles).
     fn common(&self) -> Result<CommonArgs>;
@@ -298,7 +298,7 @@ macro_rules! bench_args {
             #[argh(option, from_str_fn($crate::harness::cli::parse_format))]
             pub format: Option<$crate::harness::cli::Format>,
             /// write the report to this file (atomically: a temporary file, then renamed)
-            #[argh(option, from_str_fn($crate::output::parse_output))]
+            #[argh(option, from_str_fn($crate::output::file::parse_output))]
             pub output: Option<std::path::PathBuf>,
             /// the quick profile: a smoke run, fewer and shorter iterations, smaller inputs
             #[argh(switch)]

@@ -1,6 +1,6 @@
 //! Forks as JMH has them: the binary re-executes itself for each fork of a benchmark, the
 //! child runs that one benchmark and sends its results back over a pipe, and the parent
-//! only collects. The child is started as [`super::child`] starts every child (through
+//! only collects. The child is started as `harness::child` starts every child (through
 //! `BB_FORK_RUNNER` where one is set).
 
 use super::child::SelfCommand;
@@ -16,7 +16,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 const CHILD_ENV: &str = "BB_FORK_CHILD";
 
 /// Whether this process is a fork child, which should skip what its parent already did
-/// once (generating inputs, warning about them). True until [`child_request`] runs.
+/// once (generating inputs, warning about them). True until `child_request` runs.
 pub fn is_child() -> bool {
     std::env::var_os(CHILD_ENV).is_some()
 }

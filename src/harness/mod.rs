@@ -1,7 +1,7 @@
 //! The harness, the core of boardbench: a binary describes its benchmarks (a name,
 //! parameters and one operation, see [`benchmark`]) and hands them to [`run_suite`],
-//! which owns warm-up, iterations ([`runner`]), forks ([`fork`]), timeouts
-//! ([`watchdog`]), signals, statistics and results ([`result`]), the plan of the run, the
+//! which owns warm-up, iterations (`runner`), forks ([`fork`]), timeouts
+//! (`watchdog`), signals, statistics and results (`result`), the plan of the run, the
 //! environment and throttling watch, and the reports. No binary prints its own tables or
 //! computes its own statistics.
 

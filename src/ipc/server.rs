@@ -1,5 +1,5 @@
 //! The server child: started by the client as a fresh copy of the binary in a hidden
-//! server mode (as [`crate::harness::child`] starts every child, and why), serving one
+//! server mode (as `harness::child` starts every child, and why), serving one
 //! connection until the client closes it.
 //!
 //! The child dies with its parent: PR_SET_PDEATHSIG delivers SIGTERM when the client

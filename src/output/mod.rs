@@ -1,8 +1,8 @@
 //! What boardbench writes: the reports, pure functions from results to text, one file
-//! per format (hyperfine's exporters: [`text`], [`csv`], [`json`], [`bm`]), and the one
-//! place that decides between stdout and a file ([`deliver`]), which [`file`] writes
-//! atomically; below them, number and duration formatting ([`format`]), the JSON value
-//! type ([`json_value`]), and what goes to stderr ([`warnings`], [`progress`]).
+//! per format (hyperfine's exporters: `text`, `csv`, `json`, `bm`), and the one
+//! place that decides between stdout and a file ([`deliver`]), which `file` writes
+//! atomically; below them, number and duration formatting (`format`), the JSON value
+//! type (`json_value`), and what goes to stderr (`warnings`, `progress`).
 
 mod bm;
 pub(crate) mod csv;

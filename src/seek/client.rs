@@ -1,4 +1,4 @@
-//! The two clients that read a pattern through a [`Source`]: `plain`, one request per read
+//! The two clients that read a pattern through a `Source`: `plain`, one request per read
 //! (the standard client), and `stream`, the seekable stream: block-aligned fetches into a
 //! bounded cache, sequential detection with a read-ahead window that doubles per fetch, a
 //! tail prefetch for footer-first readers, and small objects fetched whole. Reads as large

@@ -1,8 +1,8 @@
 //! bb-seek's pieces, from the bottom up: generated objects and their manifest ([`data`]),
-//! read patterns as data ([`pattern`]), the positioned-read [`source`] interface with its
-//! two kinds, local files ([`file`]) and HTTP ranges ([`http`]), and where the objects
+//! read patterns as data ([`pattern`]), the positioned-read `source` interface with its
+//! two kinds, local files (`file`) and HTTP ranges ([`http`]), and where the objects
 //! live ([`spec`], above both); the two clients that read through a source ([`client`]:
-//! plain, and the seekable stream with its bounded block [`cache`]); the measured
+//! plain, and the seekable stream with its bounded block `cache`); the measured
 //! operation ([`workload`]) and the objects made ready before a run ([`gen`]).
 
 pub(crate) mod cache;

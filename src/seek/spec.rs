@@ -1,5 +1,5 @@
 //! Where the objects live, as `--source` names them (`file:DIR`, `http://HOST:PORT/PREFIX/`),
-//! and opening an object there as a [`Source`]. Above both kinds of source, so that they
+//! and opening an object there as a `Source`. Above both kinds of source, so that they
 //! need not know of each other.
 
 use super::file::FileSource;

@@ -1,5 +1,5 @@
 //! The wire format that bb-ipc and bb-rpc share: a version handshake and length-prefixed
-//! frames with a fixed little-endian header ([`frame`]'s items, re-exported here), and
+//! frames with a fixed little-endian header (`frame`'s items, re-exported here), and
 //! MessagePack for arguments and results ([`msgpack`]).
 
 mod error;
