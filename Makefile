@@ -61,9 +61,11 @@ run: build
 
 test: test-cargo test-cross
 
+# fault-injection: the test-only BB_IPC_FAULT hooks, compiled into the debug binaries
+# the cargo tests run, never into release or cross builds.
 test-cargo:
 	@scripts/setup.sh test
-	$(CARGO) test
+	$(CARGO) test --features fault-injection
 
 test-cross: cross
 	@scripts/setup.sh test

@@ -1,236 +1,34 @@
-//! boardbench's harness: every `bb-*` binary describes its benchmarks (a name, parameters
-//! and one operation) and hands them to [`run_suite`], which owns warm-up, iterations,
-//! forks, timeouts, statistics, CPU and memory accounting, the environment and throttling
-//! watch, and the reports. No binary prints its own tables or computes its own statistics.
+//! boardbench: small benchmark binaries over one harness. Each folder is one layer:
+//!
+//! - [`harness`]: what a benchmark is, the runner loop, forks, results, the watchdog and
+//!   signals; [`run_suite`] is what every binary calls.
+//! - `stats`: the Student-t error, percentiles, Welch's test, the latency histogram.
+//! - `system`: CPU and memory accounting, the environment record, throttling, cooldown,
+//!   where the two sides of a measurement ran.
+//! - [`output`]: one file per report format, the atomic writer, number and duration
+//!   formatting, the JSON value type, warnings and progress on stderr.
+//! - One folder per measurement: [`zstd`], [`ipc`], [`rpc`], [`seek`], and [`compare`]
+//!   for bb-compare; [`wire`] is the frame format and MessagePack that ipc and rpc share.
+//!
+//! The binaries (`src/bin/bb-*.rs`) only turn flags into benchmarks and call
+//! [`run_suite`].
 
-pub mod cli;
 pub mod compare;
-pub mod cooldown;
-pub mod corpus;
-pub mod cpu;
-pub mod env;
 pub mod error;
-pub mod exec;
-pub mod exit;
-pub mod fork;
-pub mod histogram;
+pub mod harness;
 pub mod ipc;
-pub mod json;
-pub mod placement;
-pub mod plan;
-pub mod report;
-pub mod result;
+pub mod output;
 pub mod rng;
 pub mod rpc;
-pub mod runner;
 pub mod seek;
-pub mod signals;
-pub mod stats;
-pub mod warnings;
-pub mod watchdog;
+pub(crate) mod stats;
+pub(crate) mod system;
 pub mod wire;
+pub mod zstd;
 
-pub use cli::{CommonArgs, Format, Mode, Profile};
 pub use error::{Error, Result};
-pub use runner::{Benchmark, Metric, PairedBaseline, Settings, TimeUnit, Workload};
-
-use env::{Environment, Snapshot, ThrottleReport};
-use result::BenchResult;
-use warnings::{warn, Progress, Warning};
-
-/// What a binary hands to the harness.
-pub struct Suite {
-    /// The unit of time-per-operation scores.
-    pub unit: TimeUnit,
-    /// The binary's settings for the profile the person chose (flags override them).
-    pub defaults: Settings,
-    pub benchmarks: Vec<Benchmark>,
-    /// Whether the harness pins the whole process to `--pin`'s CPUs; false where the
-    /// binary uses the CPUs itself (one per process, say).
-    pub pin_process: bool,
-}
-
-/// Runs every benchmark of the suite and writes the report. In a fork child, runs only
-/// the benchmark the parent asked for and reports back over the pipe.
-pub fn run_suite(suite: Suite, flags: &CommonArgs) -> Result<Vec<BenchResult>> {
-    let settings = suite.defaults.clone().with_flags(flags);
-    validate(&settings)?;
-    if let Some(path) = &flags.output {
-        report::check_output("--output", path)?;
-    }
-    signals::exit_on_signals();
-    if let Some((index, pipe)) = fork::child_request() {
-        let bench = suite.benchmarks.get(index).ok_or_else(|| {
-            Error::failed(format!(
-                "fork asked for benchmark {index}, which does not exist"
-            ))
-        })?;
-        let (settings, unit) = bench.effective(&settings, suite.unit);
-        let result = runner::run_in_process(bench, &settings, unit)?;
-        fork::send(pipe, &result)?;
-        return Ok(Vec::new());
-    }
-    if suite.pin_process {
-        if let Some(cpus) = &flags.pin {
-            pin_process(cpus)?;
-        }
-    }
-    let plan = plan::Plan::new(flags.profile, &settings, suite.unit, &suite.benchmarks);
-    if flags.dry_run {
-        print!("{}", plan.render(&cli::program_name()));
-        return Ok(Vec::new());
-    }
-    let env = Environment::capture();
-    crate::stderr!(
-        "{}, {}",
-        header(&env, &settings, &suite.benchmarks),
-        plan.summary()
-    );
-    for w in warnings::environment_warnings(&env) {
-        warn(&w);
-    }
-    let mut progress = Progress::new(plan.total());
-    let mut cooler = flags.cooldown.map(cooldown::Cooler::new);
-    let mut results = Vec::new();
-    for (index, bench) in suite.benchmarks.iter().enumerate() {
-        let (settings, unit) = bench.effective(&settings, suite.unit);
-        let label = bench.label();
-        let fork_estimate = bench.estimated_fork_time(&settings);
-        if let Some(cooler) = &mut cooler {
-            progress.finish();
-            cooler.before(&label);
-        }
-        let before = Snapshot::take();
-        let mut forks = Vec::new();
-        if settings.forks == 0 {
-            progress.step(
-                &format!("[{}/{}] {label}", index + 1, suite.benchmarks.len()),
-                fork_estimate,
-            );
-            forks.push(runner::run_in_process(bench, &settings, unit)?);
-        }
-        for fork in 1..=settings.forks {
-            progress.step(
-                &format!(
-                    "[{}/{}] {label} fork {fork}/{}",
-                    index + 1,
-                    suite.benchmarks.len(),
-                    settings.forks
-                ),
-                fork_estimate,
-            );
-            forks.push(fork::run_child(index, fork, &label)?);
-        }
-        let throttle = ThrottleReport::between(&before, &Snapshot::take());
-        if throttle.throttled {
-            progress.finish();
-            warn(&Warning::Throttled {
-                benchmark: label,
-                reasons: throttle.reasons.clone(),
-            });
-        }
-        let result = BenchResult::from_forks(bench, &settings, unit, forks, throttle);
-        if let Some(w) = result.placement_warning() {
-            progress.finish();
-            warn(&w);
-        }
-        results.push(result);
-    }
-    progress.finish();
-    result::add_scaling(&mut results);
-    result::add_ratios(&mut results);
-    report::emit(&results, &env, flags)?;
-    Ok(results)
-}
-
-fn validate(s: &Settings) -> Result<()> {
-    cli::check_positive("--iterations", s.iterations as u64)?;
-    if s.mode != Mode::SingleShot && s.time.is_zero() {
-        return Err(Error::usage(
-            "--time must be longer than 0 in the timed modes",
-        ));
-    }
-    if s.timeout.is_zero() {
-        return Err(Error::usage("--timeout must be longer than 0"));
-    }
-    Ok(())
-}
-
-/// Pins this process (and so every fork and thread it starts) to `cpus`.
-pub fn pin_process(cpus: &[usize]) -> Result<()> {
-    let mut set = nix::sched::CpuSet::new();
-    for &cpu in cpus {
-        set.set(cpu)
-            .map_err(|_| Error::usage(format!("--pin: CPU {cpu} does not exist")))?;
-    }
-    nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set).map_err(|e| {
-        Error::usage(format!(
-            "--pin {}: cannot pin to these CPUs: {e}",
-            join(cpus)
-        ))
-    })
-}
-
-fn join(cpus: &[usize]) -> String {
-    cpus.iter()
-        .map(|c| c.to_string())
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
-/// The header line on stderr: what ran where, with which settings.
-fn header(env: &Environment, s: &Settings, benchmarks: &[Benchmark]) -> String {
-    let mut machine = vec![env.arch.clone()];
-    machine.extend(env.board_model.clone());
-    machine.extend(env.cpu_model.clone());
-    machine.push(format!("{} cores", env.cores_online));
-    machine.extend(env.kernel.as_ref().map(|k| format!("Linux {k}")));
-    machine.extend(env.governor.as_ref().map(|g| format!("governor {g}")));
-    if let (Some(c), Some(m)) = (env.cur_freq_mhz, env.max_freq_mhz) {
-        machine.push(format!("{c}/{m} MHz"));
-    }
-    machine.extend(env.temperature_c.map(|t| format!("{t:.1}°C")));
-    machine.extend(
-        env.load_avg
-            .map(|l| format!("load {:.2} {:.2} {:.2}", l[0], l[1], l[2])),
-    );
-    // Benchmarks may choose their own mode; name every mode that runs.
-    let mut modes: Vec<&str> = Vec::new();
-    for m in benchmarks.iter().map(|b| b.mode.unwrap_or(s.mode).short()) {
-        if !modes.contains(&m) {
-            modes.push(m);
-        }
-    }
-    format!(
-        "# {} {} on {}: {}\n# {} benchmarks, mode {}, warm-up {} × {}, {} × {}, {} fork{}, timeout {}",
-        cli::program_name(),
-        env.boardbench_version,
-        env.hostname.as_deref().unwrap_or("?"),
-        machine.join(", "),
-        benchmarks.len(),
-        modes.join(" and "),
-        s.warmup_iterations,
-        report::format_duration(s.warmup_time),
-        s.iterations,
-        report::format_duration(s.time),
-        s.forks,
-        if s.forks == 1 { "" } else { "s" },
-        report::format_duration(s.timeout),
-    )
-}
-
-/// The body of every binary's `main`: runs `run`, prints an error once as
-/// `bb-x: error: ...`, and exits with its code (2 for bad input, 1 for a failed run).
-/// A run a signal ended exits with 128 + the signal and reports nothing: the clean-up
-/// kills the servers the measurement talks to, so its error says nothing about them.
-pub fn main_with(run: impl FnOnce() -> Result<()>) {
-    exec::exit_if_probe();
-    let result = run();
-    if let Some(code) = signals::exit_requested() {
-        watchdog::exit_now(code);
-    }
-    if let Err(e) = result {
-        crate::stderr!("{}: error: {e}", cli::program_name());
-        watchdog::exit_now(e.exit_code());
-    }
-}
+pub use harness::benchmark::{
+    Benchmark, Metric, PairedBaseline, Settings, Setup, TimeUnit, Workload,
+};
+pub use harness::cli::{CommonArgs, Format, Mode, Profile};
+pub use harness::{main_with, pin_process, run_suite, Profiles, Suite};

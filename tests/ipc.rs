@@ -209,6 +209,14 @@ fn default_modes_add_sample_percentiles_and_bm_puts_local_calls_first() {
     }
 }
 
+/// The faults are injected through `BB_IPC_FAULT`, which only a build with the
+/// `fault-injection` feature reads (`make test` turns it on).
+#[cfg(not(feature = "fault-injection"))]
+#[test]
+#[ignore = "injecting faults needs --features fault-injection (make test turns it on)"]
+fn faults_end_with_a_clear_error_and_exit_1() {}
+
+#[cfg(feature = "fault-injection")]
 #[test]
 fn faults_end_with_a_clear_error_and_exit_1() {
     for (fault, transport, message) in [

@@ -2,9 +2,9 @@
 //! than noise? Compares boardbench or JMH JSON results (files or run-all results
 //! directories), each against the first, and exits 1 on a significant slowdown.
 
-use boardbench::cli;
 use boardbench::compare::{self, load, svg, table, Options};
-use boardbench::report::{self, print_stdout, write_output};
+use boardbench::harness::cli;
+use boardbench::output::{self, print_stdout, write_output};
 use boardbench::{Error, Result};
 use std::path::PathBuf;
 
@@ -32,10 +32,10 @@ struct Args {
     #[argh(option, from_str_fn(table::parse_table_format))]
     format: Option<table::TableFormat>,
     /// write the report to this file (atomically); the text table still goes to stdout
-    #[argh(option, from_str_fn(report::parse_output))]
+    #[argh(option, from_str_fn(output::parse_output))]
     output: Option<PathBuf>,
     /// write a chart to this SVG file (atomically)
-    #[argh(option, from_str_fn(report::parse_output))]
+    #[argh(option, from_str_fn(output::parse_output))]
     svg: Option<PathBuf>,
     /// params left out of matching, a list (threads,input): boards with other core counts;
     /// threads covers JMH's top-level threads too
@@ -83,30 +83,9 @@ fn main() {
     })
 }
 
-/// Column names: the paths as given without `.json` or a trailing slash, less the
-/// leading directories they all share (`results/pi4/`, `results/pi5/` → `pi4`, `pi5`).
-fn labels(paths: &[PathBuf]) -> Vec<String> {
-    let parts: Vec<Vec<String>> = paths
-        .iter()
-        .map(|p| {
-            let s = p.to_string_lossy();
-            let s = s.trim_end_matches('/');
-            let s = s.strip_suffix(".json").unwrap_or(s);
-            s.split('/').map(String::from).collect()
-        })
-        .collect();
-    let shortest = parts.iter().map(Vec::len).min().unwrap_or(1);
-    let shared = (0..shortest - 1)
-        .take_while(|&i| parts.iter().all(|p| p[i] == parts[0][i]))
-        .count();
-    let shared = if paths.len() > 1 { shared } else { 0 };
-    parts.iter().map(|p| p[shared..].join("/")).collect()
-}
-
 fn run(args: &Args) -> Result<()> {
     if args.env {
-        let env = boardbench::env::Environment::capture();
-        return print_stdout(&report::environment_json(&env).to_pretty());
+        return print_stdout(&output::environment_document());
     }
     if args.files.is_empty() {
         return Err(Error::usage(
@@ -114,7 +93,7 @@ fn run(args: &Args) -> Result<()> {
         ));
     }
     let mut runs = Vec::new();
-    let labels = compare::distinct_labels(labels(&args.files));
+    let labels = compare::distinct_labels(load::column_labels(&args.files));
     for (path, label) in args.files.iter().zip(labels) {
         if !path.exists() {
             return Err(Error::failed(format!("{}: no such file", path.display())));
@@ -132,7 +111,7 @@ fn run(args: &Args) -> Result<()> {
     if let Some(path) = &args.svg {
         write_output(path, svg::render(&comparison).as_bytes())?;
     }
-    report::deliver(args.format, args.output.as_deref(), |format| {
+    output::deliver(args.format, args.output.as_deref(), |format| {
         table::render(format, &comparison)
     })?;
     if comparison.has_regression() {
@@ -144,21 +123,4 @@ fn run(args: &Args) -> Result<()> {
         )));
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn labels_drop_shared_directories_and_the_extension() {
-        let paths = |v: &[&str]| v.iter().map(PathBuf::from).collect::<Vec<_>>();
-        assert_eq!(labels(&paths(&["r/pi4/", "r/pi5"])), vec!["pi4", "pi5"]);
-        assert_eq!(labels(&paths(&["/t/a.json", "/t/b.json"])), vec!["a", "b"]);
-        assert_eq!(
-            labels(&paths(&["a/x.json", "b/x.json"])),
-            vec!["a/x", "b/x"]
-        );
-        assert_eq!(labels(&paths(&["x/base.json"])), vec!["x/base"]);
-    }
 }

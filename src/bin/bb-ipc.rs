@@ -4,12 +4,13 @@
 //! as dRuby's `drbunix:` benchmark on a Raspberry Pi did; beside each transport, its bare
 //! 1-byte round trip (the floor), and the same functions called in-process.
 
-use boardbench::cli::{self, HasCommon, Mode};
+use boardbench::harness::cli::{self, HasCommon, Mode};
 use boardbench::ipc::calls::{self, Call};
 use boardbench::ipc::client::{Floor, Local, Pin, Remote};
 use boardbench::ipc::transport::Transport;
-use boardbench::runner::Setup;
-use boardbench::{Benchmark, Error, PairedBaseline, Result, Settings, Suite, TimeUnit, Workload};
+use boardbench::{
+    Benchmark, Error, PairedBaseline, Profiles, Result, Settings, Setup, Suite, TimeUnit, Workload,
+};
 use std::time::Duration;
 
 boardbench::bench_args! {
@@ -123,21 +124,20 @@ fn run(args: &Args) -> Result<()> {
         forks,
         timeout: Duration::from_secs(60),
     };
-    let defaults = flags.profile.pick(
-        settings(1, 50, 3, 100, 1),
-        settings(2, 200, 5, 300, 2),
-        settings(3, 1000, 5, 1000, 2),
-    );
+    let profiles = Profiles {
+        quick: settings(1, 50, 3, 100, 1),
+        standard: settings(2, 200, 5, 300, 2),
+        full: settings(3, 1000, 5, 1000, 2),
+    };
     boardbench::run_suite(
         Suite {
             unit: TimeUnit::Micros,
-            defaults,
+            profiles,
             benchmarks,
             pin_process: false,
         },
         &flags,
-    )?;
-    Ok(())
+    )
 }
 
 /// The floor of `transport`: a 1-byte ping-pong with a server child of its own.

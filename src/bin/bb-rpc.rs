@@ -2,14 +2,14 @@
 //! future), over a Unix socket or TCP, and what framing and marshalling cost. Without
 //! `--connect` it spawns its own server per benchmark; `bb-rpc serve` is that server.
 
-use boardbench::cli::{self, HasCommon};
+use boardbench::harness::cli::{self, HasCommon};
 use boardbench::rpc::addr::Addr;
 use boardbench::rpc::client::ClientConfig;
 use boardbench::rpc::protocol::Codec;
 use boardbench::rpc::server::{self, ServerConfig};
 use boardbench::rpc::workload::{Plan, RpcWorkload, Style, Target};
 use boardbench::{
-    Benchmark, Error, Mode, PairedBaseline, Result, Settings, Suite, TimeUnit, Workload,
+    Benchmark, Error, Mode, PairedBaseline, Profiles, Result, Settings, Suite, TimeUnit, Workload,
 };
 use std::time::Duration;
 
@@ -34,19 +34,19 @@ boardbench::bench_args! {
         #[argh(option, from_str_fn(parse_styles))]
         pub client: Option<Vec<Style>>,
         /// calls in flight per connection for async and future, a list (default 1,64; 1,8,64 with --full)
-        #[argh(option, from_str_fn(boardbench::cli::parse_usize_list))]
+        #[argh(option, from_str_fn(boardbench::harness::cli::parse_usize_list))]
         pub depth: Option<Vec<usize>>,
         /// connections, each with its own thread, a list (default 1)
-        #[argh(option, from_str_fn(boardbench::cli::parse_usize_list))]
+        #[argh(option, from_str_fn(boardbench::harness::cli::parse_usize_list))]
         pub connections: Option<Vec<usize>>,
         /// echo payload sizes, a list (default 16,1024; 16 with --quick; 16,1024,65536 with --full)
-        #[argh(option, from_str_fn(boardbench::cli::parse_size_list))]
+        #[argh(option, from_str_fn(boardbench::harness::cli::parse_size_list))]
         pub payload: Option<Vec<u64>>,
         /// largest frame payload accepted, on both sides (default 16m)
-        #[argh(option, from_str_fn(boardbench::cli::parse_size))]
+        #[argh(option, from_str_fn(boardbench::harness::cli::parse_size))]
         pub max_frame: Option<u64>,
         /// the longest wait for a connection or a reply before the run fails (default 10s)
-        #[argh(option, from_str_fn(boardbench::cli::parse_duration))]
+        #[argh(option, from_str_fn(boardbench::harness::cli::parse_duration))]
         pub call_timeout: Option<Duration>,
     }
 }
@@ -70,10 +70,10 @@ pub struct ServeArgs {
     #[argh(option, from_str_fn(parse_addr))]
     pub listen: Addr,
     /// largest frame payload accepted (default 16m)
-    #[argh(option, from_str_fn(boardbench::cli::parse_size))]
+    #[argh(option, from_str_fn(boardbench::harness::cli::parse_size))]
     pub max_frame: Option<u64>,
     /// close a connection that sends nothing for this long (default 60s; 0: never)
-    #[argh(option, from_str_fn(boardbench::cli::parse_duration))]
+    #[argh(option, from_str_fn(boardbench::harness::cli::parse_duration))]
     pub idle_timeout: Option<Duration>,
     /// most connections served at once; more are closed (default 1024)
     #[argh(option, default = "1024")]
@@ -290,13 +290,13 @@ fn run(args: &Args) -> Result<()> {
             }
         }
     }
-    let defaults = profile.pick(
-        Settings {
+    let profiles = Profiles {
+        quick: Settings {
             warmup_time: Duration::from_millis(200),
             time: Duration::from_millis(300),
             ..Settings::quick()
         },
-        Settings {
+        standard: Settings {
             warmup_iterations: 2,
             warmup_time: Duration::from_millis(300),
             iterations: 5,
@@ -304,16 +304,15 @@ fn run(args: &Args) -> Result<()> {
             forks: 1,
             ..Settings::full()
         },
-        Settings::full(),
-    );
+        full: Settings::full(),
+    };
     boardbench::run_suite(
         Suite {
             unit: TimeUnit::Micros,
-            defaults,
+            profiles,
             benchmarks,
             pin_process: false,
         },
         &flags,
-    )?;
-    Ok(())
+    )
 }

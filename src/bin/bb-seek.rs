@@ -3,15 +3,17 @@
 //! against a plain ranged client, on local storage and over HTTP ranges? Single shots as
 //! the original JMH benchmarks, every byte checked against the generated data.
 
-use boardbench::cli::{self, HasCommon};
-use boardbench::seek::client::{self, Plain, Reader, Stream, StreamConfig};
-use boardbench::seek::data::{self, Object, Outcome};
-use boardbench::seek::file::FileSource;
-use boardbench::seek::http::{self, Url};
+use boardbench::harness::cli::{self, HasCommon};
+use boardbench::harness::fork;
+use boardbench::output::print_stdout;
+use boardbench::seek::client::{self, StreamConfig};
+use boardbench::seek::data::Object;
+use boardbench::seek::gen;
+use boardbench::seek::http::Url;
 use boardbench::seek::pattern::{self, Read};
-use boardbench::seek::source::{Counters, SourceSpec};
-use boardbench::warnings::{warn, Warning};
-use boardbench::{Benchmark, Error, Metric, Mode, Result, Settings, Suite, TimeUnit, Workload};
+use boardbench::seek::spec::SourceSpec;
+use boardbench::seek::workload::{self, Case, SeekOp};
+use boardbench::{Benchmark, Error, Mode, Profiles, Result, Settings, Suite, TimeUnit, Workload};
 use std::path::PathBuf;
 
 boardbench::bench_args! {
@@ -22,7 +24,7 @@ boardbench::bench_args! {
     )]
     pub struct Args {
         /// object sizes, a list (default 1m,4m,16m: random-1mb.txt, random-4mb.txt, random-16mb.txt)
-        #[argh(option, from_str_fn(boardbench::cli::parse_size_list))]
+        #[argh(option, from_str_fn(boardbench::harness::cli::parse_size_list))]
         pub sizes: Option<Vec<u64>>,
         /// patterns, a list of sequential, forward, backward, parquet (default all)
         #[argh(option, from_str_fn(parse_patterns))]
@@ -34,31 +36,31 @@ boardbench::bench_args! {
         #[argh(option, from_str_fn(parse_clients))]
         pub client: Option<Vec<String>>,
         /// read sizes of the sequential pattern, a list (default 4k,1m)
-        #[argh(option, from_str_fn(boardbench::cli::parse_size_list))]
+        #[argh(option, from_str_fn(boardbench::harness::cli::parse_size_list))]
         pub read_size: Option<Vec<u64>>,
         /// where the objects are, a list of file:DIR and http://HOST:PORT/PREFIX/ (default file:./data)
-        #[argh(option, from_str_fn(boardbench::seek::source::parse_source_list))]
+        #[argh(option, from_str_fn(boardbench::seek::spec::parse_source_list))]
         pub source: Option<Vec<SourceSpec>>,
         /// drop each object's cached pages before every shot (posix_fadvise DONTNEED), so reads come from the storage
         #[argh(switch)]
         pub cold: bool,
         /// stream: fetches are aligned to and cached in blocks of this size (default 64k)
-        #[argh(option, from_str_fn(boardbench::cli::parse_size))]
+        #[argh(option, from_str_fn(boardbench::harness::cli::parse_size))]
         pub block_size: Option<u64>,
         /// stream: the block cache's bound (default 8m for HTTP, 256k for files)
-        #[argh(option, from_str_fn(boardbench::cli::parse_size))]
+        #[argh(option, from_str_fn(boardbench::harness::cli::parse_size))]
         pub cache_size: Option<u64>,
         /// stream: the first read-ahead of a sequential run (default 128k for HTTP, 64k for files)
-        #[argh(option, from_str_fn(boardbench::cli::parse_size))]
+        #[argh(option, from_str_fn(boardbench::harness::cli::parse_size))]
         pub readahead_min: Option<u64>,
         /// stream: the read-ahead doubles per sequential fetch up to this (default 4m for HTTP, 128k for files)
-        #[argh(option, from_str_fn(boardbench::cli::parse_size))]
+        #[argh(option, from_str_fn(boardbench::harness::cli::parse_size))]
         pub readahead_max: Option<u64>,
         /// stream: a first read this close to the end fetches this much of the tail (default 64k, 0 = off)
-        #[argh(option, from_str_fn(boardbench::cli::parse_size))]
+        #[argh(option, from_str_fn(boardbench::harness::cli::parse_size))]
         pub tail_prefetch: Option<u64>,
         /// stream: objects up to this size are fetched whole on the first read (default 256k, 0 = off)
-        #[argh(option, from_str_fn(boardbench::cli::parse_size))]
+        #[argh(option, from_str_fn(boardbench::harness::cli::parse_size))]
         pub whole_object_max: Option<u64>,
         #[argh(subcommand)]
         pub command: Option<Command>,
@@ -87,7 +89,7 @@ pub struct GenArgs {
     #[argh(option)]
     pub dest: Option<String>,
     /// object sizes, a list (default 1m,4m,16m)
-    #[argh(option, from_str_fn(boardbench::cli::parse_size_list))]
+    #[argh(option, from_str_fn(boardbench::harness::cli::parse_size_list))]
     pub sizes: Option<Vec<u64>>,
     /// seed of the objects' bytes (default: --seed before gen, 42)
     #[argh(option)]
@@ -128,62 +130,18 @@ fn generate(g: &GenArgs, top_seed: u64) -> Result<()> {
     let seed = g.seed.unwrap_or(top_seed);
     let sizes = g.sizes.clone().unwrap_or(DEFAULT_SIZES.to_vec());
     check_sizes("--sizes", &sizes)?;
-    let mut out = String::new();
-    match (&g.dir, &g.dest) {
+    let out = match (&g.dir, &g.dest) {
         (Some(_), Some(_)) => return Err(Error::usage("gen: give --dir or --dest, not both")),
         (_, Some(dest)) => {
             let url = Url::parse(dest).map_err(|e| Error::usage(format!("--dest: {e}")))?;
-            let mut client = http::Client::new(&url);
-            let mut entries = Vec::new();
-            for &size in &sizes {
-                let object = Object::new(size, seed);
-                let bytes = object.bytes();
-                let what = if client.size(&object.name)? == Some(size) {
-                    "kept (already there with this size)"
-                } else {
-                    client.put(&object.name, &bytes)?;
-                    "uploaded"
-                };
-                out.push_str(&format!(
-                    "{}  {size} bytes  {what}\n",
-                    url.object(&object.name)
-                ));
-                entries.push((object.name, size, data::checksum(&bytes)));
-            }
-            client.put(data::MANIFEST, data::manifest(seed, &entries).as_bytes())?;
-            out.push_str(&format!("{}  manifest\n", url.object(data::MANIFEST)));
+            gen::upload(&url, &sizes, seed)?
         }
         (dir, None) => {
             let dir = dir.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_DIR));
-            for (object, outcome) in data::ensure_dir(&dir, &sizes, seed, true)? {
-                let what = match outcome {
-                    Outcome::Kept => "kept (valid)",
-                    Outcome::Written => "written",
-                };
-                out.push_str(&format!(
-                    "{}  {} bytes  {what}\n",
-                    dir.join(&object.name).display(),
-                    object.size
-                ));
-            }
-            out.push_str(&format!(
-                "{}  manifest\n",
-                dir.join(data::MANIFEST).display()
-            ));
+            gen::write_dir(&dir, &sizes, seed)?
         }
-    }
-    boardbench::report::print_stdout(&out)
-}
-
-/// One benchmark's fixed description, captured by its set-up.
-#[derive(Clone)]
-struct Case {
-    source: SourceSpec,
-    object: Object,
-    reads: Vec<Read>,
-    client: String,
-    stream: StreamConfig,
-    cold: bool,
+    };
+    print_stdout(&out)
 }
 
 fn run(args: &Args) -> Result<()> {
@@ -233,7 +191,11 @@ fn run(args: &Args) -> Result<()> {
         forks: 1,
         ..Settings::full()
     };
-    let settings = flags.profile.pick(shots(1, 5), shots(2, 10), shots(2, 15));
+    let profiles = Profiles {
+        quick: shots(1, 5),
+        standard: shots(2, 10),
+        full: shots(2, 15),
+    };
     if args.cold && flags.mode.is_some_and(|m| m != Mode::SingleShot) {
         return Err(Error::usage(
             "--cold drops the cache before each single shot: use it with --mode ss",
@@ -272,16 +234,14 @@ fn run(args: &Args) -> Result<()> {
         }
         plans_by_size.push((Object::new(size, flags.seed), plans));
     }
-    let parent = !boardbench::fork::is_child();
+    let parent = !fork::is_child();
     let mut benchmarks = Vec::new();
     for (spec, stream) in sources.iter().zip(&streams) {
         if let (SourceSpec::File(dir), true, false) = (spec, parent, flags.dry_run) {
-            prepare_dir(dir, &sizes, flags.seed, args.cold)?;
+            gen::prepare_dir(dir, &sizes, flags.seed, args.cold)?;
         }
         if let (SourceSpec::Http(url), true, true) = (spec, parent, args.cold) {
-            warn(&Warning::Note(format!(
-                "--cold: the page cache of the server behind {url} cannot be dropped from here; its reads are as warm as the server keeps them"
-            )));
+            gen::warn_remote_cold(url);
         }
         for (object, plans) in &plans_by_size {
             for (name, read_size, reads) in plans {
@@ -304,6 +264,7 @@ fn run(args: &Args) -> Result<()> {
                     .param("read-size", read_size.map_or("-".to_string(), size_label))
                     .param("cache", if args.cold { "cold" } else { "hot" });
                     b.bytes_per_op = Some(pattern::asked(reads) as f64);
+                    b.invocation_estimate = Some(workload::shot_estimate(spec, reads));
                     benchmarks.push(b);
                 }
             }
@@ -312,44 +273,12 @@ fn run(args: &Args) -> Result<()> {
     boardbench::run_suite(
         Suite {
             unit: TimeUnit::Millis,
-            defaults: settings,
+            profiles,
             benchmarks,
             pin_process: true,
         },
         &flags,
-    )?;
-    Ok(())
-}
-
-/// Generates missing or wrong objects (the reviewers' "create the data if it does not
-/// exist, then run"), and with `--cold` checks once that their pages can be dropped.
-fn prepare_dir(dir: &std::path::Path, sizes: &[u64], seed: u64, cold: bool) -> Result<()> {
-    for (object, outcome) in data::ensure_dir(dir, sizes, seed, false)? {
-        if outcome == Outcome::Written {
-            boardbench::stderr!(
-                "{}: generated {} ({} bytes, seed {seed})",
-                cli::program_name(),
-                dir.join(&object.name).display(),
-                object.size
-            );
-        }
-    }
-    if cold {
-        let object = Object::new(sizes[0], seed);
-        let path = dir.join(&object.name);
-        match FileSource::open(&path, object.size).and_then(|f| f.drop_cache()) {
-            Ok(cached) if cached > 0.1 => warn(&Warning::Note(format!(
-                "--cold: {:.0}% of {}'s pages stay cached after posix_fadvise DONTNEED (tmpfs keeps files in memory): its reads are not cold",
-                cached * 100.0,
-                path.display()
-            ))),
-            Ok(_) => {}
-            Err(e) => warn(&Warning::Note(format!(
-                "--cold: could not drop the cache ({e}): reads are not cold"
-            ))),
-        }
-    }
-    Ok(())
+    )
 }
 
 /// `4k`, `1m`, or bytes.
@@ -358,127 +287,5 @@ fn size_label(size: u64) -> String {
         s if s.is_multiple_of(1 << 20) => format!("{}m", s >> 20),
         s if s.is_multiple_of(1 << 10) => format!("{}k", s >> 10),
         s => s.to_string(),
-    }
-}
-
-/// One operation: a fresh stream over the object reads the whole pattern into a buffer.
-/// The buffer is checked against the generated bytes after the shot, outside the timing
-/// (in timed modes, each operation but an invocation's last is checked inside it).
-struct SeekOp {
-    reader: Box<dyn Reader>,
-    reads: Vec<Read>,
-    object: Object,
-    expected: Vec<u8>,
-    received: Vec<u8>,
-    unchecked: bool,
-    cold: Option<FileSource>,
-    metered: (Counters, u64),
-}
-
-impl SeekOp {
-    fn set_up(case: &Case) -> Result<SeekOp> {
-        let source = case.source.open(&case.object.name, case.object.size)?;
-        let reader: Box<dyn Reader> = match case.client.as_str() {
-            "plain" => Box::new(Plain::new(source)),
-            _ => Box::new(Stream::new(source, case.stream.clone())),
-        };
-        let cold = match (&case.source, case.cold) {
-            (SourceSpec::File(dir), true) => {
-                let f = FileSource::open(&dir.join(&case.object.name), case.object.size)?;
-                // Whether it worked was checked and reported once, by the parent.
-                let _ = f.drop_cache();
-                Some(f)
-            }
-            _ => None,
-        };
-        Ok(SeekOp {
-            reader,
-            reads: case.reads.clone(),
-            object: case.object.clone(),
-            expected: case.object.bytes(),
-            received: vec![0; pattern::asked(&case.reads) as usize],
-            unchecked: false,
-            cold,
-            metered: (Counters::default(), 0),
-        })
-    }
-
-    fn check(&mut self) -> Result<()> {
-        self.unchecked = false;
-        let mut at = 0;
-        for r in &self.reads {
-            let (o, n) = (r.offset as usize, r.len as usize);
-            let got = &self.received[at..at + n];
-            let want = &self.expected[o..o + n];
-            if got != want {
-                let i = got.iter().zip(want).position(|(a, b)| a != b).unwrap_or(0);
-                return Err(Error::failed(format!(
-                    "verification mismatch: byte {} of {} (in the read of {n} bytes at {o}) is 0x{:02x}, expected 0x{:02x}: \
-                     the object is corrupt or was made with another --seed (rerun bb-seek gen)",
-                    o + i,
-                    self.object.name,
-                    got[i],
-                    want[i]
-                )));
-            }
-            at += n;
-        }
-        Ok(())
-    }
-}
-
-impl Workload for SeekOp {
-    fn run(&mut self, ops: u64) -> Result<()> {
-        for _ in 0..ops {
-            if self.unchecked {
-                self.check()?;
-            }
-            self.reader.start();
-            let mut at = 0;
-            for r in &self.reads {
-                let n = r.len as usize;
-                self.reader.read(r.offset, &mut self.received[at..at + n])?;
-                at += n;
-            }
-            self.unchecked = true;
-            self.metered.1 += 1;
-        }
-        Ok(())
-    }
-
-    fn after_iteration(&mut self) -> Result<()> {
-        if self.unchecked {
-            self.check()?;
-        }
-        if let Some(f) = &self.cold {
-            f.drop_cache()?;
-        }
-        Ok(())
-    }
-
-    fn iteration_metrics(&mut self) -> Vec<Metric> {
-        let now = self.reader.counters();
-        let (before, ops) = std::mem::replace(&mut self.metered, (now, 0));
-        let ops = ops.max(1) as f64;
-        let requests = (now.requests - before.requests) as f64 / ops;
-        let fetched = (now.bytes - before.bytes) as f64 / ops;
-        let asked = pattern::asked(&self.reads) as f64;
-        vec![
-            Metric {
-                name: "requests".into(),
-                unit: "req/op".into(),
-                value: requests,
-            },
-            Metric {
-                name: "fetched".into(),
-                unit: "KiB/op".into(),
-                value: fetched / 1024.0,
-            },
-            Metric {
-                name: "amplification".into(),
-                unit: "x".into(),
-                value: fetched / asked,
-            },
-        ]
     }
 }

@@ -5,7 +5,7 @@
 
 use super::{Measurement, Samples};
 use crate::error::{Error, Result};
-use crate::json::Json;
+use crate::output::json_value::Json;
 use std::path::{Path, PathBuf};
 
 /// The measurements of one column: a JSON file, or every `*.json` under a directory
@@ -122,6 +122,26 @@ fn metric_names(doc: &Json) -> Vec<String> {
         .collect()
 }
 
+/// Column names: the paths as given without `.json` or a trailing slash, less the
+/// leading directories they all share (`results/pi4/`, `results/pi5/` → `pi4`, `pi5`).
+pub fn column_labels(paths: &[PathBuf]) -> Vec<String> {
+    let parts: Vec<Vec<String>> = paths
+        .iter()
+        .map(|p| {
+            let s = p.to_string_lossy();
+            let s = s.trim_end_matches('/');
+            let s = s.strip_suffix(".json").unwrap_or(s);
+            s.split('/').map(String::from).collect()
+        })
+        .collect();
+    let shortest = parts.iter().map(Vec::len).min().unwrap_or(1);
+    let shared = (0..shortest - 1)
+        .take_while(|&i| parts.iter().all(|p| p[i] == parts[0][i]))
+        .count();
+    let shared = if paths.len() > 1 { shared } else { 0 };
+    parts.iter().map(|p| p[shared..].join("/")).collect()
+}
+
 /// Every `*.json` file under `dir` except `env.json`, sorted, subdirectories included.
 fn json_files_under(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut files = Vec::new();
@@ -205,7 +225,7 @@ fn entry(e: &Json, metric: Option<&str>) -> std::result::Result<Option<Measureme
     };
     let benchmark = text("benchmark")?;
     let mode = text("mode")?;
-    let higher_is_better = crate::cli::parse_mode(&mode)?.higher_is_better();
+    let higher_is_better = crate::harness::cli::parse_mode(&mode)?.higher_is_better();
     let params = match e.get("params") {
         None | Some(Json::Null) => Vec::new(),
         Some(Json::Obj(pairs)) => pairs
@@ -446,5 +466,23 @@ mod tests {
             let err = parse(text).unwrap_err();
             assert!(err.contains(why), "{text}: {err}");
         }
+    }
+
+    #[test]
+    fn labels_drop_shared_directories_and_the_extension() {
+        let paths = |v: &[&str]| v.iter().map(PathBuf::from).collect::<Vec<_>>();
+        assert_eq!(
+            column_labels(&paths(&["r/pi4/", "r/pi5"])),
+            vec!["pi4", "pi5"]
+        );
+        assert_eq!(
+            column_labels(&paths(&["/t/a.json", "/t/b.json"])),
+            vec!["a", "b"]
+        );
+        assert_eq!(
+            column_labels(&paths(&["a/x.json", "b/x.json"])),
+            vec!["a/x", "b/x"]
+        );
+        assert_eq!(column_labels(&paths(&["x/base.json"])), vec!["x/base"]);
     }
 }

@@ -9,6 +9,7 @@ pub mod samples;
 pub mod svg;
 pub mod table;
 
+use crate::harness::benchmark::{label, param_value, params_text};
 pub use samples::{Samples, Test};
 
 /// One benchmark entry of a result file (JMH's primary metric).
@@ -108,14 +109,6 @@ impl Row {
     pub fn label(&self) -> String {
         label(&self.benchmark, &self.params)
     }
-}
-
-fn label(benchmark: &str, params: &[(String, String)]) -> String {
-    if params.is_empty() {
-        return benchmark.to_string();
-    }
-    let p: Vec<String> = params.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    format!("{benchmark} ({})", p.join(", "))
 }
 
 /// Something the table cannot show: a benchmark on one side only, params that differ.
@@ -292,7 +285,7 @@ pub fn compare(runs: Vec<(String, Vec<Measurement>)>, options: Options) -> Compa
 }
 
 /// The ratio of `new` to `base`, its error, and the verdict.
-pub fn judge(base: &Cell, new: &Cell, higher_is_better: bool, options: &Options) -> Change {
+pub(crate) fn judge(base: &Cell, new: &Cell, higher_is_better: bool, options: &Options) -> Change {
     let ratio = new.score / base.score;
     let ratio_error =
         ratio.abs() * ((base.error / base.score).powi(2) + (new.error / new.score).powi(2)).sqrt();
@@ -434,15 +427,9 @@ fn ignore_hint(rows: &[Row], row: &Row, others: &[&Row]) -> Option<Vec<String>> 
 
 /// The params that differ between two rows, or that one of them lacks, sorted.
 fn differing_params(a: &Row, b: &Row) -> Vec<String> {
-    let value = |params: &[(String, String)], key: &str| {
-        params
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.clone())
-    };
     let mut names: Vec<String> = Vec::new();
     for (k, _) in a.params.iter().chain(&b.params) {
-        if value(&a.params, k) != value(&b.params, k) && !names.contains(k) {
+        if param_value(&a.params, k) != param_value(&b.params, k) && !names.contains(k) {
             names.push(k.clone());
         }
     }
@@ -476,14 +463,6 @@ fn merges_rows_of_one_run(rows: &[Row], row: &Row, keys: &[String]) -> bool {
     })
 }
 
-fn params_text(params: &[(String, String)]) -> String {
-    params
-        .iter()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 /// Seconds in one of JMH's time units (`TimeValue.tuToString`: ns, us, ms, s, min, hr,
 /// day), or a common spelling of one.
 pub fn seconds_in(unit: &str) -> Option<f64> {
@@ -501,7 +480,7 @@ pub fn seconds_in(unit: &str) -> Option<f64> {
 
 /// The factor that turns a score in `from` into one in `to`: 1 for the same unit, a time
 /// scale between JMH's units (`ops/ms` to `ops/s`, `ns/op` to `us/op`), None otherwise.
-pub fn unit_factor(from: &str, to: &str) -> Option<f64> {
+pub(crate) fn unit_factor(from: &str, to: &str) -> Option<f64> {
     if from == to {
         return Some(1.0);
     }

@@ -4,8 +4,11 @@
 
 use super::gab::{self, Direction};
 use super::{Cell, Comparison, Row, Test};
-use crate::json::Json;
-use crate::report::{csv_number, csv_quote, format_score, ReportFormat};
+use crate::harness::benchmark::{param_keys, param_value};
+use crate::output::csv::{num as csv_number, quote as csv_quote};
+use crate::output::format::format_score;
+use crate::output::json_value::Json;
+use crate::output::ReportFormat;
 
 /// bb-compare's report formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,33 +54,21 @@ pub fn render(format: TableFormat, c: &Comparison) -> String {
     match format {
         TableFormat::Text => text(c),
         TableFormat::Csv => csv(c),
-        TableFormat::Json => json(c).to_pretty(),
+        TableFormat::Json => json_document(c).to_pretty(),
         TableFormat::Markdown => markdown(c),
         TableFormat::GabBigger => gab::render(c, Direction::Bigger),
         TableFormat::GabSmaller => gab::render(c, Direction::Smaller),
     }
 }
 
-fn param_keys(c: &Comparison) -> Vec<String> {
-    let mut keys: Vec<String> = Vec::new();
-    for row in &c.rows {
-        for (k, _) in &row.params {
-            if !keys.contains(k) {
-                keys.push(k.clone());
-            }
-        }
-    }
-    keys
+/// The params' names, in order of first appearance: a column each.
+fn param_keys_of(c: &Comparison) -> Vec<String> {
+    param_keys(c.rows.iter().map(|r| r.params.as_slice()))
 }
 
 fn param_cells(row: &Row, keys: &[String]) -> Vec<String> {
     keys.iter()
-        .map(|k| {
-            row.params
-                .iter()
-                .find(|(key, _)| key == k)
-                .map_or("N/A".to_string(), |(_, v)| v.clone())
-        })
+        .map(|k| param_value(&row.params, k).unwrap_or("N/A").to_string())
         .collect()
 }
 
@@ -118,7 +109,7 @@ fn p_with_test(p: f64, test: Test) -> String {
 /// The table both text and markdown show: header cells, then a row of cells per benchmark.
 /// Scores come with their errors; each run after the first adds ratio, p and verdict.
 fn display_table(c: &Comparison) -> (Vec<String>, Vec<Vec<String>>) {
-    let keys = param_keys(c);
+    let keys = param_keys_of(c);
     let mut header = vec!["Benchmark".to_string()];
     header.extend(keys.iter().map(|k| format!("({k})")));
     header.extend(["Mode".to_string(), "Units".to_string()]);
@@ -232,7 +223,7 @@ fn markdown(c: &Comparison) -> String {
 }
 
 fn csv(c: &Comparison) -> String {
-    let keys = param_keys(c);
+    let keys = param_keys_of(c);
     let mut header: Vec<String> = vec!["Benchmark".into(), "Mode".into(), "Unit".into()];
     header.extend(keys.iter().map(|k| format!("Param: {k}")));
     for (i, label) in c.labels.iter().enumerate() {
@@ -311,7 +302,7 @@ fn cell_json(label: &str, cell: &Option<Cell>) -> Json {
     Json::obj(pairs)
 }
 
-fn json(c: &Comparison) -> Json {
+fn json_document(c: &Comparison) -> Json {
     Json::obj([
         ("files", Json::Arr(c.labels.iter().map(Json::str).collect())),
         ("alpha", Json::Num(c.options.alpha)),
@@ -427,7 +418,7 @@ against base: 1 slower (same: within 5%; noise: beyond it but Welch p >= 0.01; ?
             lines[2],
             "\"bb.gone\",\"thrpt\",\"ops/s\",\"N/A\",5,0,,,,,,,"
         );
-        let j = Json::parse(&json(&c).to_pretty()).unwrap();
+        let j = Json::parse(&json_document(&c).to_pretty()).unwrap();
         assert_eq!(j.get("regression"), Some(&Json::Bool(true)));
         let row = &j.get("rows").unwrap().as_array().unwrap()[0];
         let new = &row.get("results").unwrap().as_array().unwrap()[1];

@@ -34,12 +34,12 @@ pub const ALL: [Call; 8] = [
 ];
 
 /// The method id of the server's own CPU usage (`[user_us, sys_us]`), outside the table.
-pub const USAGE_METHOD: u16 = 0xffff;
+pub(crate) const USAGE_METHOD: u16 = 0xffff;
 
 /// What `method_default` returns when its argument is left out.
-pub const DEFAULT_ARGUMENT: i64 = 7;
+pub(crate) const DEFAULT_ARGUMENT: i64 = 7;
 /// What `method_block` yields to its block.
-pub const YIELDED: i64 = 41;
+pub(crate) const YIELDED: i64 = 41;
 
 impl Call {
     pub fn name(self) -> &'static str {
@@ -64,17 +64,17 @@ impl Call {
     }
 
     /// The method id on the wire (1 to 8).
-    pub fn id(self) -> u16 {
+    pub(crate) fn id(self) -> u16 {
         ALL.iter().position(|&c| c == self).unwrap_or(0) as u16 + 1
     }
 
-    pub fn from_id(id: u16) -> Option<Call> {
+    pub(crate) fn from_id(id: u16) -> Option<Call> {
         ALL.get((id as usize).checked_sub(1)?).copied()
     }
 
     /// The arguments a benchmark passes, as the original did: `method_a3(1, 2, 3)`,
     /// `method_args(1, 2, 3)`, `method_keywords(foo: 1, bar: 2, baz: 3)`, the default left out.
-    pub fn encode_args(self, out: &mut Vec<u8>) {
+    pub(crate) fn encode_args(self, out: &mut Vec<u8>) {
         let positional: &[i64] = match self {
             Call::NoArgs | Call::Default | Call::Block => &[],
             Call::A1 => &[1],
@@ -96,7 +96,7 @@ impl Call {
     }
 
     /// The result the call must return for [`Call::encode_args`]'s arguments.
-    pub fn expected(self) -> i64 {
+    pub(crate) fn expected(self) -> i64 {
         match self {
             Call::NoArgs => 0,
             Call::Default => DEFAULT_ARGUMENT,
@@ -108,41 +108,41 @@ impl Call {
     }
 }
 
-pub fn method_no_args() -> i64 {
+pub(crate) fn method_no_args() -> i64 {
     0
 }
 
-pub fn method_default(a: Option<i64>) -> i64 {
+pub(crate) fn method_default(a: Option<i64>) -> i64 {
     a.unwrap_or(DEFAULT_ARGUMENT)
 }
 
-pub fn method_a1(a: i64) -> i64 {
+pub(crate) fn method_a1(a: i64) -> i64 {
     a
 }
 
-pub fn method_a2(a: i64, b: i64) -> i64 {
+pub(crate) fn method_a2(a: i64, b: i64) -> i64 {
     digits(&[a, b])
 }
 
-pub fn method_a3(a: i64, b: i64, c: i64) -> i64 {
+pub(crate) fn method_a3(a: i64, b: i64, c: i64) -> i64 {
     digits(&[a, b, c])
 }
 
-pub fn method_args(args: &[i64]) -> i64 {
+pub(crate) fn method_args(args: &[i64]) -> i64 {
     digits(args)
 }
 
-pub fn method_keywords(foo: i64, bar: i64, baz: i64) -> i64 {
+pub(crate) fn method_keywords(foo: i64, bar: i64, baz: i64) -> i64 {
     digits(&[foo, bar, baz])
 }
 
 /// Yields [`YIELDED`] to the block once and returns what the block returned.
-pub fn method_block<E>(block: impl FnOnce(i64) -> Result<i64, E>) -> Result<i64, E> {
+pub(crate) fn method_block<E>(block: impl FnOnce(i64) -> Result<i64, E>) -> Result<i64, E> {
     block(YIELDED)
 }
 
 /// The block every caller passes to `method_block`.
-pub fn block(x: i64) -> i64 {
+pub(crate) fn block(x: i64) -> i64 {
     x.wrapping_add(1)
 }
 
@@ -156,7 +156,7 @@ fn digits(args: &[i64]) -> i64 {
 /// Calls `call` in this process with the benchmark's arguments behind `black_box`, so
 /// nothing is computed ahead; counts the block's runs in `block_runs`.
 #[inline(never)]
-pub fn call_local(call: Call, block_runs: &mut u64) -> i64 {
+pub(crate) fn call_local(call: Call, block_runs: &mut u64) -> i64 {
     use std::hint::black_box;
     match call {
         Call::NoArgs => method_no_args(),
@@ -176,7 +176,7 @@ pub fn call_local(call: Call, block_runs: &mut u64) -> i64 {
 
 /// Why the server refused a call.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Rejection {
+pub(crate) enum Rejection {
     UnknownMethod(u16),
     BadArguments(String),
 }
@@ -200,7 +200,7 @@ impl Rejection {
 /// The server's dispatcher: decodes `args` for method `id` and calls the function.
 /// `block` runs `method_block`'s block in the client; its error (a vanished client) ends
 /// the dispatch as the outer error.
-pub fn dispatch<E>(
+pub(crate) fn dispatch<E>(
     id: u16,
     args: &Value,
     block: impl FnOnce(i64) -> Result<i64, E>,
@@ -279,7 +279,7 @@ fn keywords(args: &Value) -> Result<[i64; 3], Rejection> {
 
 /// Checks the answer of a remote call: the expected integer, and for `method_block` a
 /// callback that ran exactly once.
-pub fn check_answer(call: Call, answer: &Value, callbacks: u64) -> Result<(), String> {
+pub(crate) fn check_answer(call: Call, answer: &Value, callbacks: u64) -> Result<(), String> {
     let want_callbacks = u64::from(call == Call::Block);
     if callbacks != want_callbacks {
         return Err(format!(

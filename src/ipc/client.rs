@@ -4,11 +4,13 @@
 
 use super::calls::{self, Call, USAGE_METHOD};
 use super::conn::Conn;
-use super::server::{self, Role, ServerChild, FAULT_ENV, PING, USAGE};
+#[cfg(feature = "fault-injection")]
+use super::fault::ClientFault;
+use super::server::{self, Role, ServerChild, PING, USAGE};
 use super::transport::{self, SocketFile, Transport};
-use crate::cpu::CpuTime;
 use crate::error::{Error, Result};
-use crate::runner::Workload;
+use crate::harness::benchmark::Workload;
+use crate::system::cpu::CpuTime;
 use crate::wire::msgpack::{self, Value};
 use crate::wire::{status, Header, WireError, FLAG_CALLBACK, FLAG_RESPONSE};
 use std::time::Duration;
@@ -23,7 +25,7 @@ pub struct Pin {
 impl Pin {
     fn pin_client(&self) -> Result<()> {
         match self.client {
-            Some(cpu) => crate::pin_process(&[cpu]),
+            Some(cpu) => crate::harness::pin_process(&[cpu]),
             None => Ok(()),
         }
     }
@@ -62,22 +64,23 @@ impl Session {
         Ok(session)
     }
 
-    /// An error of the connection, named with the transport and what was going on.
+    /// An error of the connection, named with the transport and what was going on, and
+    /// caused by `e`.
     fn failure(&self, doing: &str, e: WireError) -> Error {
-        let what = match e {
-            WireError::Closed => format!(
-                "the server (pid {}) closed the connection without answering",
+        let context = format!("{doing} over {}", self.transport.name());
+        match e {
+            WireError::Closed => Error::failed(format!(
+                "{context}: the server (pid {}) closed the connection without answering",
                 self.server.pid()
-            ),
-            e => e.to_string(),
-        };
-        Error::failed(format!("{doing} over {}: {what}", self.transport.name()))
+            )),
+            e => Error::caused(context, e),
+        }
     }
 
     /// The CPU the server's serving thread (its main thread) last ran on.
     fn server_cpu(&self) -> Vec<usize> {
         let pid = self.server.pid();
-        crate::placement::last_cpus(pid, |tid, _| tid == pid)
+        crate::system::placement::last_cpus(pid, |tid, _| tid == pid)
     }
 
     /// Closes the connection, then waits for the server to end and reaps it.
@@ -87,28 +90,50 @@ impl Session {
     }
 }
 
-/// Takes the session out for `finish`; a second finish finds nothing to close.
-fn close(session: &mut Option<Session>) -> Result<()> {
-    session.take().map_or(Ok(()), Session::close)
+/// A session as a workload holds it: what the harness asks of the server (its CPU, where
+/// it ran) answered the same way for every role, and `finish` closing it (a second finish
+/// finds nothing to close).
+struct Link {
+    session: Option<Session>,
+    role: Role,
 }
 
-fn session_mut(session: &mut Option<Session>) -> Result<&mut Session> {
-    session
-        .as_mut()
-        .ok_or_else(|| Error::failed("the connection to the server is closed"))
-}
+impl Link {
+    fn start(role: Role, transport: Transport, pin: Pin) -> Result<Link> {
+        Ok(Link {
+            session: Some(Session::start(role, transport, pin)?),
+            role,
+        })
+    }
 
-/// A fault the client injects at its first call, for the tests (`BB_IPC_FAULT`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ClientFault {
-    UnknownMethod,
-    BadArgs,
+    fn session(&mut self) -> Result<&mut Session> {
+        self.session
+            .as_mut()
+            .ok_or_else(|| Error::failed("the connection to the server is closed"))
+    }
+
+    fn peer_cpu(&mut self) -> Result<CpuTime> {
+        let role = self.role;
+        server_usage(self.session()?, role)
+    }
+
+    fn peer_placement(&self) -> Vec<usize> {
+        self.session
+            .as_ref()
+            .map_or(Vec::new(), Session::server_cpu)
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        self.session.take().map_or(Ok(()), Session::close)
+    }
 }
 
 /// Calls into the server child.
 pub struct Remote {
     call: Call,
-    session: Option<Session>,
+    link: Link,
+    /// A fault for the tests to inject at the first call.
+    #[cfg(feature = "fault-injection")]
     fault: Option<ClientFault>,
     id: u32,
     args: Vec<u8>,
@@ -118,15 +143,11 @@ pub struct Remote {
 
 impl Remote {
     pub fn start(call: Call, transport: Transport, pin: Pin) -> Result<Remote> {
-        let fault = match std::env::var(FAULT_ENV).as_deref() {
-            Ok("unknown-method") => Some(ClientFault::UnknownMethod),
-            Ok("bad-args") => Some(ClientFault::BadArgs),
-            _ => None,
-        };
         Ok(Remote {
             call,
-            session: Some(Session::start(Role::Calls, transport, pin)?),
-            fault,
+            link: Link::start(Role::Calls, transport, pin)?,
+            #[cfg(feature = "fault-injection")]
+            fault: ClientFault::from_env(),
             id: 0,
             args: Vec::with_capacity(64),
             payload: Vec::with_capacity(64),
@@ -135,22 +156,18 @@ impl Remote {
     }
 
     fn call_once(&mut self) -> Result<()> {
-        let session = session_mut(&mut self.session)?;
+        let session = self.link.session()?;
         let call = self.call;
         let name = call.name();
         self.id = self.id.wrapping_add(1);
         self.args.clear();
-        let mut method = call.id();
-        match self.fault.take() {
-            Some(ClientFault::UnknownMethod) => {
-                method = 999;
-                call.encode_args(&mut self.args);
-            }
-            Some(ClientFault::BadArgs) => {
-                msgpack::write_str(&mut self.args, "not an argument list")
-            }
-            None => call.encode_args(&mut self.args),
-        }
+        call.encode_args(&mut self.args);
+        let method = call.id();
+        #[cfg(feature = "fault-injection")]
+        let method = match self.fault.take() {
+            Some(fault) => fault.apply(method, &mut self.args),
+            None => method,
+        };
         let request = Header {
             id: self.id,
             method,
@@ -207,7 +224,7 @@ impl Remote {
                 return Err(Error::failed(format!(
                     "{name} over {}: the server refused the call ({}): {}",
                     session.transport.name(),
-                    status_name(h.status),
+                    status::name(h.status),
                     String::from_utf8_lossy(&self.payload)
                 )));
             }
@@ -215,16 +232,6 @@ impl Remote {
             return calls::check_answer(call, &answer, callbacks)
                 .map_err(|e| Error::failed(format!("{e} (over {})", session.transport.name())));
         }
-    }
-}
-
-fn status_name(s: u8) -> &'static str {
-    match s {
-        status::ERROR => "error",
-        status::UNKNOWN_METHOD => "unknown method",
-        status::BAD_ARGUMENTS => "bad arguments",
-        status::TOO_LARGE => "too large",
-        _ => "unknown status",
     }
 }
 
@@ -261,36 +268,34 @@ impl Workload for Remote {
     }
 
     fn peer_cpu(&mut self) -> Result<CpuTime> {
-        server_usage(session_mut(&mut self.session)?, Role::Calls)
+        self.link.peer_cpu()
     }
 
     fn peer_placement(&mut self) -> Vec<usize> {
-        self.session
-            .as_ref()
-            .map_or(Vec::new(), Session::server_cpu)
+        self.link.peer_placement()
     }
 
     fn finish(&mut self) -> Result<()> {
-        close(&mut self.session)
+        self.link.finish()
     }
 }
 
 /// The transport's bare round trip: one byte each way.
 pub struct Floor {
-    session: Option<Session>,
+    link: Link,
 }
 
 impl Floor {
     pub fn start(transport: Transport, pin: Pin) -> Result<Floor> {
         Ok(Floor {
-            session: Some(Session::start(Role::Floor, transport, pin)?),
+            link: Link::start(Role::Floor, transport, pin)?,
         })
     }
 }
 
 impl Workload for Floor {
     fn run(&mut self, ops: u64) -> Result<()> {
-        let session = session_mut(&mut self.session)?;
+        let session = self.link.session()?;
         let mut byte = [0u8; 1];
         for _ in 0..ops {
             let echoed = session
@@ -309,17 +314,15 @@ impl Workload for Floor {
     }
 
     fn peer_cpu(&mut self) -> Result<CpuTime> {
-        server_usage(session_mut(&mut self.session)?, Role::Floor)
+        self.link.peer_cpu()
     }
 
     fn peer_placement(&mut self) -> Vec<usize> {
-        self.session
-            .as_ref()
-            .map_or(Vec::new(), Session::server_cpu)
+        self.link.peer_placement()
     }
 
     fn finish(&mut self) -> Result<()> {
-        close(&mut self.session)
+        self.link.finish()
     }
 }
 

@@ -3,6 +3,8 @@
 
 pub mod calls;
 pub mod client;
-pub mod conn;
+pub(crate) mod conn;
+#[cfg(feature = "fault-injection")]
+mod fault;
 pub mod server;
 pub mod transport;

@@ -1,11 +1,6 @@
 //! The server child: started by the client as a fresh copy of the binary in a hidden
-//! server mode, serving one connection until the client closes it.
-//!
-//! Why a re-executed binary rather than a bare fork(2): by the time a benchmark is set
-//! up, the harness already runs threads (the signal thread, the watchdog), and after a
-//! fork in a threaded process only async-signal-safe calls are allowed until exec, which
-//! rules out the allocator and every lock a server loop needs. A re-exec starts clean, and
-//! works the same under qemu-user (through `BB_FORK_RUNNER`, as the harness's forks do).
+//! server mode (as `harness::fork::spawn` starts every child, and why), serving one
+//! connection until the client closes it.
 //!
 //! The child dies with its parent: PR_SET_PDEATHSIG delivers SIGTERM when the client
 //! dies (SIGKILL included), and the child's signal thread then removes the socket file and
@@ -16,9 +11,9 @@
 use super::calls::{self, USAGE_METHOD};
 use super::conn::Conn;
 use super::transport::{self, Transport};
-use crate::cpu::CpuTime;
 use crate::error::{Error, Result};
-use crate::fork::Purpose;
+use crate::harness::fork::Purpose;
+use crate::system::cpu::CpuTime;
 use crate::wire::msgpack::{self, Value};
 use crate::wire::{status, Header, WireError, FLAG_CALLBACK, FLAG_RESPONSE};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -30,18 +25,15 @@ use std::time::{Duration, Instant};
 const SERVER_ENV: &str = "BB_IPC_SERVER";
 /// The socket file the child removes if its parent dies first.
 const SOCKET_ENV: &str = "BB_IPC_SOCKET";
-/// A fault to inject, for the tests: `truncate`, `vanish`, `stall` or `wrong-answer` (the
-/// server, at its first call), `unknown-method` or `bad-args` (the client's first call).
-pub const FAULT_ENV: &str = "BB_IPC_FAULT";
 
 /// The floor's request bytes: a ping answered by itself, or a request for the server's
 /// CPU usage, answered by a frame as a call server answers one.
-pub const PING: u8 = b'p';
-pub const USAGE: u8 = b'u';
+pub(crate) const PING: u8 = b'p';
+pub(crate) const USAGE: u8 = b'u';
 
 /// What a server child does with its connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
+pub(crate) enum Role {
     /// Answers calls in the wire format.
     Calls,
     /// Echoes 1-byte pings: the transport's bare round trip.
@@ -58,7 +50,7 @@ impl Role {
 }
 
 /// A running server child, killed and reaped if it is dropped before [`ServerChild::stop`].
-pub struct ServerChild {
+pub(crate) struct ServerChild {
     child: Child,
     hook: u64,
     stopped: bool,
@@ -66,7 +58,7 @@ pub struct ServerChild {
 
 /// Starts a server child for `role` on the descriptors `fds` of `transport`, pinned to
 /// `cpu` if given; `socket_file` is the file it removes if this process dies first.
-pub fn spawn(
+pub(crate) fn spawn(
     role: Role,
     transport: Transport,
     fds: Vec<OwnedFd>,
@@ -74,7 +66,7 @@ pub fn spawn(
     cpu: Option<usize>,
 ) -> Result<ServerChild> {
     use std::os::unix::process::CommandExt;
-    let (mut command, exe) = crate::fork::command_for_self(Purpose::Server)?;
+    let (mut command, exe) = crate::harness::fork::command_for_self(Purpose::Server)?;
     let raw: Vec<i32> = fds.iter().map(|f| f.as_raw_fd()).collect();
     let list: Vec<String> = raw.iter().map(|f| f.to_string()).collect();
     let mut spec = format!("{}:{}:{}", role.name(), transport.name(), list.join(","));
@@ -100,7 +92,8 @@ pub fn spawn(
             Ok(())
         });
     }
-    let (child, hook) = crate::fork::spawn(&mut command, &exe, "the server", Purpose::Server)?;
+    let (child, hook) =
+        crate::harness::fork::spawn(&mut command, &exe, "the server", Purpose::Server)?;
     drop(fds);
     Ok(ServerChild {
         child,
@@ -110,13 +103,13 @@ pub fn spawn(
 }
 
 impl ServerChild {
-    pub fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.child.id()
     }
 
     /// Waits for the child to end by itself (its connection is closed), kills it after
     /// `grace`, and reaps it; an exit other than 0 is an error.
-    pub fn stop(mut self, grace: Duration) -> Result<()> {
+    pub(crate) fn stop(mut self, grace: Duration) -> Result<()> {
         let until = Instant::now() + grace;
         let status = loop {
             match self.child.try_wait() {
@@ -139,7 +132,7 @@ impl ServerChild {
     fn reap(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        crate::watchdog::remove_exit_hook(self.hook);
+        crate::harness::watchdog::remove_exit_hook(self.hook);
     }
 }
 
@@ -159,42 +152,44 @@ pub fn serve_if_child() {
     };
     std::env::remove_var(SERVER_ENV);
     let served = serve(&spec);
-    if let Some(code) = crate::signals::exit_requested() {
-        crate::watchdog::exit_now(code);
+    if let Some(code) = crate::harness::signals::exit_requested() {
+        crate::harness::watchdog::exit_now(code);
     }
     let code = match served {
         Ok(()) => 0,
         Err(e) => {
-            crate::stderr!("{} server: error: {e}", crate::cli::program_name());
+            crate::stderr!(
+                "{} server: error: {e}",
+                crate::output::warnings::program_name()
+            );
             1
         }
     };
-    crate::watchdog::exit_now(code)
+    crate::harness::watchdog::exit_now(code)
 }
 
-fn serve(spec: &str) -> std::result::Result<(), String> {
+fn serve(spec: &str) -> Result<()> {
     if let Ok(path) = std::env::var(SOCKET_ENV) {
         std::env::remove_var(SOCKET_ENV);
-        crate::watchdog::add_exit_hook(move || {
+        crate::harness::watchdog::add_exit_hook(move || {
             let _ = std::fs::remove_file(&path);
         });
     }
-    crate::signals::exit_on_signals();
-    let (role, transport, fds, cpu) = parse_spec(spec)?;
+    crate::harness::signals::exit_on_signals();
+    let (role, transport, fds, cpu) = parse_spec(spec).map_err(Error::failed)?;
     if let Some(cpu) = cpu {
-        crate::pin_process(&[cpu]).map_err(|e| e.to_string())?;
+        crate::harness::pin_process(&[cpu])?;
     }
     let mut conn = transport::server_end(transport, fds)
-        .map_err(|e| format!("accepting the client on {}: {e}", transport.name()))?;
-    conn.handshake().map_err(|e| e.to_string())?;
-    let fault = std::env::var(FAULT_ENV).ok();
+        .map_err(|e| Error::io(format!("accepting the client on {}", transport.name()), e))?;
+    conn.handshake().map_err(Error::from_cause)?;
     let served = match role {
-        Role::Calls => serve_calls(&mut conn, fault.as_deref()),
+        Role::Calls => serve_calls(&mut conn),
         Role::Floor => serve_floor(&mut conn),
     };
     match served {
         Ok(()) | Err(WireError::Closed) => Ok(()),
-        Err(e) => Err(e.to_string()),
+        Err(e) => Err(Error::from_cause(e)),
     }
 }
 
@@ -254,7 +249,7 @@ fn send_usage(conn: &mut Conn, request: Header) -> std::result::Result<(), WireE
 }
 
 /// The server's CPU time from its answer to a usage request.
-pub fn decode_usage(payload: &[u8]) -> std::result::Result<CpuTime, WireError> {
+pub(crate) fn decode_usage(payload: &[u8]) -> std::result::Result<CpuTime, WireError> {
     match msgpack::decode_all(payload)? {
         Value::Array(v) => match (
             v.first().and_then(Value::as_i64),
@@ -271,14 +266,21 @@ pub fn decode_usage(payload: &[u8]) -> std::result::Result<CpuTime, WireError> {
 }
 
 /// Answers calls until the client closes the connection.
-fn serve_calls(conn: &mut Conn, fault: Option<&str>) -> std::result::Result<(), WireError> {
+fn serve_calls(conn: &mut Conn) -> std::result::Result<(), WireError> {
     let mut payload = Vec::new();
     let mut answer = Vec::new();
     let mut callback_buf = Vec::new();
-    let mut first = true;
+    #[cfg(feature = "fault-injection")]
+    let mut fault = super::fault::ServerFault::from_env();
     loop {
         let request = conn.recv(&mut payload)?;
-        let wrong_answer = std::mem::take(&mut first) && inject(conn, fault)?;
+        #[cfg(feature = "fault-injection")]
+        let wrong_answer = match fault.take() {
+            Some(f) => f.inject(conn)?,
+            None => false,
+        };
+        #[cfg(not(feature = "fault-injection"))]
+        let wrong_answer = false;
         if request.flags == 0 && request.method == USAGE_METHOD {
             send_usage(conn, request)?;
             continue;
@@ -354,31 +356,6 @@ fn call_back(
     msgpack::decode_all(buf)?
         .as_i64()
         .ok_or_else(|| malformed("not an integer".into()))
-}
-
-/// The server's side of the faults the tests inject at the first call; true when the
-/// answer to that call is to be wrong.
-fn inject(conn: &mut Conn, fault: Option<&str>) -> std::result::Result<bool, WireError> {
-    let cut = Header {
-        len: 8,
-        flags: FLAG_RESPONSE,
-        ..Default::default()
-    }
-    .encode();
-    match fault {
-        Some("vanish") => crate::watchdog::exit_now(0),
-        Some("truncate") => {
-            conn.write_raw(&cut[..7])?;
-            crate::watchdog::exit_now(0)
-        }
-        Some("stall") => {
-            conn.write_raw(&cut[..7])?;
-            std::thread::sleep(Duration::from_secs(3600));
-            Ok(false)
-        }
-        Some("wrong-answer") => Ok(true),
-        _ => Ok(false),
-    }
 }
 
 /// Echoes 1-byte pings until the client closes the connection.

@@ -56,7 +56,7 @@ impl Transport {
 
 /// A socket file that exists for as long as this value: removed on drop, and by an exit
 /// hook if the process ends first (a signal, a timeout).
-pub struct SocketFile {
+pub(crate) struct SocketFile {
     path: PathBuf,
     hook: u64,
 }
@@ -73,13 +73,13 @@ impl SocketFile {
             NEXT.fetch_add(1, Ordering::Relaxed)
         ));
         let for_hook = path.clone();
-        let hook = crate::watchdog::add_exit_hook(move || {
+        let hook = crate::harness::watchdog::add_exit_hook(move || {
             let _ = std::fs::remove_file(&for_hook);
         });
         SocketFile { path, hook }
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 }
@@ -87,13 +87,13 @@ impl SocketFile {
 impl Drop for SocketFile {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.path);
-        crate::watchdog::remove_exit_hook(self.hook);
+        crate::harness::watchdog::remove_exit_hook(self.hook);
     }
 }
 
 /// A transport opened: the client's connected end, what the server child inherits, and
 /// the socket file if there is one.
-pub struct Opened {
+pub(crate) struct Opened {
     pub client: Conn,
     pub server_fds: Vec<OwnedFd>,
     pub socket_file: Option<SocketFile>,
@@ -104,7 +104,7 @@ fn os_err(what: String) -> impl FnOnce(nix::errno::Errno) -> Error {
 }
 
 /// Opens `transport` from the client's side.
-pub fn open(transport: Transport) -> Result<Opened> {
+pub(crate) fn open(transport: Transport) -> Result<Opened> {
     let io_err = |what: &str| {
         let what = format!("{} transport: {what}", transport.name());
         move |e: std::io::Error| Error::io(what, e)
@@ -185,7 +185,7 @@ pub fn open(transport: Transport) -> Result<Opened> {
 
 /// The server child's end of `transport`, from the descriptors it inherited: a listening
 /// socket accepts its one connection (the client's, queued before the child started).
-pub fn server_end(transport: Transport, mut fds: Vec<OwnedFd>) -> std::io::Result<Conn> {
+pub(crate) fn server_end(transport: Transport, mut fds: Vec<OwnedFd>) -> std::io::Result<Conn> {
     let wrong = || std::io::Error::other(format!("wrong descriptors for {}", transport.name()));
     match (transport, fds.len()) {
         (Transport::Unix | Transport::Seqpacket, 1) => {

@@ -48,16 +48,16 @@ impl Addr {
     }
 
     /// Connects, giving up after `timeout`.
-    pub fn connect(&self, timeout: Duration) -> io::Result<Stream> {
+    pub(crate) fn connect(&self, timeout: Duration) -> io::Result<RpcStream> {
         match self {
-            Addr::Unix(path) => UnixStream::connect(path).map(Stream::Unix),
+            Addr::Unix(path) => UnixStream::connect(path).map(RpcStream::Unix),
             Addr::Tcp(hostport) => {
                 let mut last = io::Error::new(io::ErrorKind::NotFound, "no address");
                 for sa in hostport.to_socket_addrs()? {
                     match TcpStream::connect_timeout(&sa, timeout) {
                         Ok(s) => {
                             s.set_nodelay(true)?;
-                            return Ok(Stream::Tcp(s));
+                            return Ok(RpcStream::Tcp(s));
                         }
                         Err(e) => last = e,
                     }
@@ -71,7 +71,7 @@ impl Addr {
     /// is a socket left by a dead server (connecting to it is refused); a live server's
     /// socket fails with `AddrInUse`, and anything that is not a socket (somebody's file)
     /// with `AlreadyExists`, both left as they are.
-    pub fn listen(&self) -> io::Result<Listener> {
+    pub(crate) fn listen(&self) -> io::Result<Listener> {
         match self {
             Addr::Unix(path) => {
                 remove_stale_socket(path)?;
@@ -120,65 +120,65 @@ impl std::fmt::Display for Addr {
 
 /// A connected stream over either transport.
 #[derive(Debug)]
-pub enum Stream {
+pub(crate) enum RpcStream {
     Unix(UnixStream),
     Tcp(TcpStream),
 }
 
-impl Stream {
-    pub fn try_clone(&self) -> io::Result<Stream> {
+impl RpcStream {
+    pub(crate) fn try_clone(&self) -> io::Result<RpcStream> {
         match self {
-            Stream::Unix(s) => s.try_clone().map(Stream::Unix),
-            Stream::Tcp(s) => s.try_clone().map(Stream::Tcp),
+            RpcStream::Unix(s) => s.try_clone().map(RpcStream::Unix),
+            RpcStream::Tcp(s) => s.try_clone().map(RpcStream::Tcp),
         }
     }
 
     /// Bounds every blocking read and write (None: wait forever). Clones share it.
-    pub fn set_timeouts(&self, timeout: Option<Duration>) -> io::Result<()> {
+    pub(crate) fn set_timeouts(&self, timeout: Option<Duration>) -> io::Result<()> {
         match self {
-            Stream::Unix(s) => {
+            RpcStream::Unix(s) => {
                 s.set_read_timeout(timeout)?;
                 s.set_write_timeout(timeout)
             }
-            Stream::Tcp(s) => {
+            RpcStream::Tcp(s) => {
                 s.set_read_timeout(timeout)?;
                 s.set_write_timeout(timeout)
             }
         }
     }
 
-    pub fn shutdown(&self, how: Shutdown) -> io::Result<()> {
+    pub(crate) fn shutdown(&self, how: Shutdown) -> io::Result<()> {
         match self {
-            Stream::Unix(s) => s.shutdown(how),
-            Stream::Tcp(s) => s.shutdown(how),
+            RpcStream::Unix(s) => s.shutdown(how),
+            RpcStream::Tcp(s) => s.shutdown(how),
         }
     }
 
     /// The peer, for log lines.
-    pub fn peer(&self) -> String {
+    pub(crate) fn peer(&self) -> String {
         match self {
-            Stream::Unix(_) => "unix".to_string(),
-            Stream::Tcp(s) => s
+            RpcStream::Unix(_) => "unix".to_string(),
+            RpcStream::Tcp(s) => s
                 .peer_addr()
                 .map_or_else(|_| "tcp".to_string(), |a| format!("tcp:{a}")),
         }
     }
 }
 
-impl Read for Stream {
+impl Read for RpcStream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
-            Stream::Unix(s) => s.read(buf),
-            Stream::Tcp(s) => s.read(buf),
+            RpcStream::Unix(s) => s.read(buf),
+            RpcStream::Tcp(s) => s.read(buf),
         }
     }
 }
 
-impl Write for Stream {
+impl Write for RpcStream {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
-            Stream::Unix(s) => s.write(buf),
-            Stream::Tcp(s) => s.write(buf),
+            RpcStream::Unix(s) => s.write(buf),
+            RpcStream::Tcp(s) => s.write(buf),
         }
     }
 
@@ -188,26 +188,26 @@ impl Write for Stream {
 }
 
 /// A bound listener over either transport.
-pub enum Listener {
+pub(crate) enum Listener {
     /// The path is kept to remove the socket file when the server stops.
     Unix(UnixListener, PathBuf),
     Tcp(TcpListener),
 }
 
 impl Listener {
-    pub fn accept(&self) -> io::Result<Stream> {
+    pub(crate) fn accept(&self) -> io::Result<RpcStream> {
         match self {
-            Listener::Unix(l, _) => l.accept().map(|(s, _)| Stream::Unix(s)),
+            Listener::Unix(l, _) => l.accept().map(|(s, _)| RpcStream::Unix(s)),
             Listener::Tcp(l) => {
                 let (s, _) = l.accept()?;
                 s.set_nodelay(true)?;
-                Ok(Stream::Tcp(s))
+                Ok(RpcStream::Tcp(s))
             }
         }
     }
 
     /// The address it is bound to (with the real port where port 0 was asked for).
-    pub fn local_addr(&self) -> io::Result<Addr> {
+    pub(crate) fn local_addr(&self) -> io::Result<Addr> {
         match self {
             Listener::Unix(_, path) => Ok(Addr::Unix(path.clone())),
             Listener::Tcp(l) => Ok(Addr::Tcp(l.local_addr()?.to_string())),
@@ -215,7 +215,7 @@ impl Listener {
     }
 
     /// An address a local client can reach this listener at (0.0.0.0 becomes 127.0.0.1).
-    pub fn reachable_addr(&self) -> io::Result<Addr> {
+    pub(crate) fn reachable_addr(&self) -> io::Result<Addr> {
         match self {
             Listener::Tcp(l) => {
                 let mut a = l.local_addr()?;

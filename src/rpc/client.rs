@@ -3,7 +3,7 @@
 //! (async) or through a handle the caller waits on later (future). Every client bounds
 //! its waits by the call timeout, so a dead or silent server is an error, never a hang.
 
-use super::addr::{Addr, Stream};
+use super::addr::{Addr, RpcStream};
 use super::protocol::{self, Call, Codec, Reply, ServerStats};
 use crate::error::{Error, Result};
 use crate::wire::{self, Header, WireError};
@@ -24,30 +24,44 @@ pub struct ClientConfig {
 }
 
 impl ClientConfig {
+    /// A failure with the server, described by `what`.
     fn fail(&self, what: impl std::fmt::Display) -> Error {
         Error::failed(format!("rpc to {}: {what}", self.addr))
     }
 
+    /// A failure with the server while `doing` something (or nothing in particular),
+    /// caused by `cause`.
+    fn failed_by(
+        &self,
+        doing: &str,
+        cause: impl std::error::Error + Send + Sync + 'static,
+    ) -> Error {
+        match doing {
+            "" => Error::caused(format!("rpc to {}", self.addr), cause),
+            _ => Error::caused(format!("rpc to {}: {doing}", self.addr), cause),
+        }
+    }
+
     /// Connects and exchanges hellos.
-    fn open(&self) -> Result<(Stream, BufReader<Stream>)> {
+    fn open(&self) -> Result<(RpcStream, BufReader<RpcStream>)> {
         let mut stream = self
             .addr
             .connect(self.timeout)
-            .map_err(|e| self.fail(format!("connecting: {e}")))?;
+            .map_err(|e| self.failed_by("connecting", e))?;
         stream
             .set_timeouts(Some(self.timeout))
-            .map_err(|e| self.fail(e))?;
-        wire::send_hello(&mut stream).map_err(|e| self.fail(e))?;
-        let mut reader =
-            BufReader::with_capacity(64 << 10, stream.try_clone().map_err(|e| self.fail(e))?);
-        wire::expect_hello(&mut reader).map_err(|e| self.fail(e))?;
+            .map_err(|e| self.failed_by("", e))?;
+        wire::send_hello(&mut stream).map_err(|e| self.failed_by("", e))?;
+        let reading = stream.try_clone().map_err(|e| self.failed_by("", e))?;
+        let mut reader = BufReader::with_capacity(64 << 10, reading);
+        wire::expect_hello(&mut reader).map_err(|e| self.failed_by("", e))?;
         Ok((stream, reader))
     }
 
     /// Connects a blocking stub.
-    pub fn connect(&self) -> Result<Client> {
+    pub fn connect(&self) -> Result<SyncClient> {
         let (writer, reader) = self.open()?;
-        Ok(Client {
+        Ok(SyncClient {
             config: self.clone(),
             writer,
             reader,
@@ -58,7 +72,7 @@ impl ClientConfig {
     }
 
     /// Connects a pipeline whose replies are checked by `requests`.
-    pub fn pipeline(&self, requests: Arc<Requests>) -> Result<Pipeline> {
+    pub(crate) fn pipeline(&self, requests: Arc<Requests>) -> Result<Pipeline> {
         let (writer, reader) = self.open()?;
         let shared = Arc::new(PipeShared {
             state: Mutex::new(PipeState::default()),
@@ -69,7 +83,7 @@ impl ClientConfig {
         let thread = std::thread::Builder::new()
             .name("bb-rpc-reader".into())
             .spawn(move || read_replies(reader, &config, &requests, &s))
-            .map_err(|e| self.fail(format!("starting the reader thread: {e}")))?;
+            .map_err(|e| self.failed_by("starting the reader thread", e))?;
         Ok(Pipeline {
             config: self.clone(),
             writer,
@@ -95,7 +109,7 @@ fn check_header(h: &Header, payload: &[u8]) -> std::result::Result<(), String> {
             "call {} failed with status {} ({}): {}",
             h.id,
             h.status,
-            protocol::status_name(h.status),
+            wire::status::name(h.status),
             String::from_utf8_lossy(&payload[..payload.len().min(200)])
         ));
     }
@@ -103,16 +117,16 @@ fn check_header(h: &Header, payload: &[u8]) -> std::result::Result<(), String> {
 }
 
 /// A blocking stub: one call in flight.
-pub struct Client {
+pub struct SyncClient {
     config: ClientConfig,
-    writer: Stream,
-    reader: BufReader<Stream>,
+    writer: RpcStream,
+    reader: BufReader<RpcStream>,
     out: Vec<u8>,
     payload: Vec<u8>,
     next_id: u32,
 }
 
-impl Client {
+impl SyncClient {
     /// Makes one call and returns its reply.
     pub fn call(&mut self, call: &Call) -> Result<Reply<'_>> {
         let id = self.next_id;
@@ -121,11 +135,11 @@ impl Client {
         protocol::push_request(&mut self.out, id, self.config.codec, call);
         self.writer
             .write_all(&self.out)
-            .map_err(|e| self.config.fail(format!("sending call {id}: {e}")))?;
+            .map_err(|e| self.config.failed_by(&format!("sending call {id}"), e))?;
         let h = wire::read_frame(&mut self.reader, self.config.max_frame, &mut self.payload)
             .map_err(|e| {
                 self.config
-                    .fail(format!("waiting for the reply to call {id}: {e}"))
+                    .failed_by(&format!("waiting for the reply to call {id}"), e)
             })?;
         check_header(&h, &self.payload).map_err(|e| self.config.fail(e))?;
         if h.id != id || h.method != call.method() {
@@ -149,7 +163,7 @@ impl Client {
     }
 
     /// Makes `n` calls from `requests`, checking each reply.
-    pub fn calls(&mut self, requests: &Requests, n: u64) -> Result<()> {
+    pub(crate) fn calls(&mut self, requests: &Requests, n: u64) -> Result<()> {
         let mut scratch = Vec::new();
         for _ in 0..n {
             let id = self.next_id;
@@ -163,53 +177,27 @@ impl Client {
     }
 }
 
-/// The calls a benchmark makes, made from the request id so that every reply can be
-/// checked against what its request asked without keeping the request.
+/// The calls a benchmark makes (echo), made from the request id so that every reply can
+/// be checked against what its request asked without keeping the request.
 #[derive(Debug, Clone)]
-pub struct Requests {
+pub(crate) struct Requests {
     pub method: u16,
     /// echo's payload, bytes from the seed; each request stamps its id over the front.
     base: Vec<u8>,
-    seed: u64,
 }
 
 impl Requests {
-    pub fn echo(size: usize, seed: u64) -> Requests {
+    pub(crate) fn echo(size: usize, seed: u64) -> Requests {
         let mut base = vec![0u8; size];
         crate::rng::Rng::new(seed).fill(&mut base);
         Requests {
             method: protocol::ECHO,
             base,
-            seed,
         }
     }
 
-    pub fn add(seed: u64) -> Requests {
-        Requests {
-            method: protocol::ADD,
-            base: Vec::new(),
-            seed,
-        }
-    }
-
-    /// The payload size of a request (echo's bytes, add's two i64).
-    pub fn payload_size(&self) -> usize {
-        match self.method {
-            protocol::ECHO => self.base.len(),
-            _ => 16,
-        }
-    }
-
-    fn operands(&self, id: u32) -> (i64, i64) {
-        (id as i64 * 7919 - 1_000_000, self.seed as i64)
-    }
-
-    /// Request `id`'s call; echo's bytes are built in `scratch`.
-    pub fn call<'a>(&self, id: u32, scratch: &'a mut Vec<u8>) -> Call<'a> {
-        if self.method == protocol::ADD {
-            let (a, b) = self.operands(id);
-            return Call::Add(a, b);
-        }
+    /// Request `id`'s call; its bytes are built in `scratch`.
+    pub(crate) fn call<'a>(&self, id: u32, scratch: &'a mut Vec<u8>) -> Call<'a> {
         scratch.clear();
         scratch.extend_from_slice(&self.base);
         let stamp = id.to_le_bytes();
@@ -219,21 +207,16 @@ impl Requests {
     }
 
     /// Checks that `reply` answers request `id`.
-    pub fn check(&self, id: u32, reply: &Reply) -> std::result::Result<(), String> {
+    pub(crate) fn check(&self, id: u32, reply: &Reply) -> std::result::Result<(), String> {
         let ok = match reply {
-            Reply::Add(sum) => {
-                let (a, b) = self.operands(id);
-                self.method == protocol::ADD && *sum == a.wrapping_add(b)
-            }
             Reply::Echo(data) => {
                 let stamp = id.to_le_bytes();
                 let n = stamp.len().min(self.base.len());
-                self.method == protocol::ECHO
-                    && data.len() == self.base.len()
+                data.len() == self.base.len()
                     && data[..n] == stamp[..n]
                     && data[n..] == self.base[n..]
             }
-            Reply::Stats(_) => false,
+            Reply::Add(_) | Reply::Stats(_) => false,
         };
         if ok {
             Ok(())
@@ -272,9 +255,9 @@ impl PipeShared {
 }
 
 /// A pipelined connection: many calls in flight, replies matched by id on a reader thread.
-pub struct Pipeline {
+pub(crate) struct Pipeline {
     config: ClientConfig,
-    writer: Stream,
+    writer: RpcStream,
     out: Vec<u8>,
     scratch: Vec<u8>,
     next_id: u32,
@@ -283,7 +266,7 @@ pub struct Pipeline {
 }
 
 /// A call in flight whose reply the caller waits for later (a future per call).
-pub struct Handle {
+pub(crate) struct Handle {
     id: u32,
     reply: Receiver<std::result::Result<Vec<u8>, String>>,
 }
@@ -313,7 +296,7 @@ impl Pipeline {
             } else if waited_since.elapsed() >= self.config.timeout {
                 return Err(self.config.fail(format!(
                     "no reply within {} with {} calls in flight",
-                    crate::report::format_duration(self.config.timeout),
+                    crate::output::format::format_duration(self.config.timeout),
                     state.in_flight.len()
                 )));
             }
@@ -323,12 +306,12 @@ impl Pipeline {
     fn send(&mut self) -> Result<()> {
         let r = self.writer.write_all(&self.out);
         self.out.clear();
-        r.map_err(|e| self.config.fail(format!("sending calls: {e}")))
+        r.map_err(|e| self.config.failed_by("sending calls", e))
     }
 
     /// Makes `n` calls with up to `depth` in flight, completed by the reader thread,
     /// and waits for the last of them.
-    pub fn calls_async(&mut self, requests: &Requests, n: u64, depth: usize) -> Result<()> {
+    pub(crate) fn calls_async(&mut self, requests: &Requests, n: u64, depth: usize) -> Result<()> {
         let mut issued = 0u64;
         while issued < n {
             let room = self.wait_for_room(depth)?.min((n - issued) as usize);
@@ -354,7 +337,7 @@ impl Pipeline {
     }
 
     /// Sends one call (buffered until [`Pipeline::flush`]) and returns its handle.
-    pub fn call_future(&mut self, requests: &Requests) -> Result<Handle> {
+    pub(crate) fn call_future(&mut self, requests: &Requests) -> Result<Handle> {
         let id = self.next_id;
         self.next_id = self.next_id.wrapping_add(1);
         let (tx, rx) = bounded(1);
@@ -371,7 +354,7 @@ impl Pipeline {
     }
 
     /// Sends the calls buffered by [`Pipeline::call_future`].
-    pub fn flush(&mut self) -> Result<()> {
+    pub(crate) fn flush(&mut self) -> Result<()> {
         if self.out.is_empty() {
             return Ok(());
         }
@@ -379,7 +362,7 @@ impl Pipeline {
     }
 
     /// Waits for a handle's reply and checks it.
-    pub fn wait(&self, handle: Handle, requests: &Requests) -> Result<()> {
+    pub(crate) fn wait(&self, handle: Handle, requests: &Requests) -> Result<()> {
         let payload = match handle.reply.recv_timeout(self.config.timeout) {
             Ok(Ok(p)) => p,
             Ok(Err(e)) => return Err(self.config.fail(e)),
@@ -387,7 +370,7 @@ impl Pipeline {
                 return Err(self.config.fail(format!(
                     "no reply to call {} within {}",
                     handle.id,
-                    crate::report::format_duration(self.config.timeout)
+                    crate::output::format::format_duration(self.config.timeout)
                 )))
             }
             Err(crossbeam_channel::RecvTimeoutError::Disconnected) => {
@@ -404,7 +387,7 @@ impl Pipeline {
 
     /// Makes `n` calls through handles, up to `depth` outstanding: the oldest is waited
     /// for, then every other that is ready, then the freed room is refilled in one send.
-    pub fn calls_future(&mut self, requests: &Requests, n: u64, depth: usize) -> Result<()> {
+    pub(crate) fn calls_future(&mut self, requests: &Requests, n: u64, depth: usize) -> Result<()> {
         let mut outstanding = std::collections::VecDeque::with_capacity(depth);
         let mut issued = 0u64;
         let mut done = 0u64;
@@ -442,7 +425,7 @@ impl Drop for Pipeline {
 
 /// The reader thread: completes calls by id until the connection ends or fails.
 fn read_replies(
-    mut reader: BufReader<Stream>,
+    mut reader: BufReader<RpcStream>,
     config: &ClientConfig,
     requests: &Requests,
     shared: &PipeShared,

@@ -301,18 +301,6 @@ pub fn decode_reply(method: u16, codec: Codec, payload: &[u8]) -> Result<Reply<'
     }
 }
 
-/// A name for a status byte, for error messages.
-pub fn status_name(status: u8) -> &'static str {
-    match status {
-        wire::status::OK => "ok",
-        wire::status::ERROR => "error",
-        wire::status::UNKNOWN_METHOD => "unknown method",
-        wire::status::BAD_ARGUMENTS => "bad arguments",
-        wire::status::TOO_LARGE => "too large",
-        _ => "unknown status",
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

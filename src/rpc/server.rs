@@ -5,10 +5,10 @@
 //! an idle client) is answered with an error frame where the framing allows, logged in
 //! one line, and closes that connection only. SIGINT/SIGTERM stop it gracefully.
 
-use super::addr::{Addr, Listener, Stream};
+use super::addr::{Addr, Listener, RpcStream};
 use super::protocol::{self, Call, Reply, ServerStats, FLAG_MSGPACK};
-use crate::cpu::CpuTime;
 use crate::error::{Error, Result};
+use crate::system::cpu::CpuTime;
 use crate::wire::{self, status, Header, WireError};
 use std::collections::HashMap;
 use std::io::{BufReader, Read, Write};
@@ -35,7 +35,7 @@ const REPLY_BATCH: usize = 256 << 10;
 const READ_BUFFER: usize = 64 << 10;
 
 #[derive(Default)]
-struct Counters {
+struct CallCounters {
     connections: AtomicU64,
     echo: AtomicU64,
     add: AtomicU64,
@@ -45,9 +45,9 @@ struct Counters {
 
 struct Shared {
     config: ServerConfig,
-    counters: Counters,
+    counters: CallCounters,
     /// Live connections, so a stop can end their reads.
-    live: Mutex<HashMap<u64, Stream>>,
+    live: Mutex<HashMap<u64, RpcStream>>,
 }
 
 impl Shared {
@@ -69,7 +69,7 @@ impl Shared {
         self.counters.errors.fetch_add(1, Ordering::Relaxed);
         crate::stderr!(
             "{}: serve: connection {conn} ({peer}): {what}; closed",
-            crate::cli::program_name()
+            crate::output::warnings::program_name()
         );
     }
 }
@@ -96,14 +96,14 @@ pub fn serve(addr: &Addr, config: ServerConfig) -> Result<()> {
         Listener::Tcp(_) => None,
     };
     if let Some(path) = socket_file.clone() {
-        crate::watchdog::add_exit_hook(move || {
+        crate::harness::watchdog::add_exit_hook(move || {
             let _ = std::fs::remove_file(&path);
         });
     }
     let wake_addr = listener
         .reachable_addr()
         .map_err(|e| Error::io(format!("reading the address of {addr}"), e))?;
-    crate::signals::stop_on_signals(move || {
+    crate::harness::signals::stop_on_signals(move || {
         // Unblocks accept(); the loop then sees the stop flag.
         let _ = wake_addr.connect(Duration::from_secs(1));
     });
@@ -112,23 +112,26 @@ pub fn serve(addr: &Addr, config: ServerConfig) -> Result<()> {
 
     let shared = Arc::new(Shared {
         config,
-        counters: Counters::default(),
+        counters: CallCounters::default(),
         live: Mutex::new(HashMap::new()),
     });
     let mut threads: Vec<std::thread::JoinHandle<()>> = Vec::new();
     let mut next_id = 0u64;
-    while !crate::signals::stop_requested() {
+    while !crate::harness::signals::stop_requested() {
         let stream = match listener.accept() {
             Ok(s) => s,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => {
                 // Out of descriptors, say: keep serving the connections there are.
-                crate::stderr!("{}: serve: accept: {e}", crate::cli::program_name());
+                crate::stderr!(
+                    "{}: serve: accept: {e}",
+                    crate::output::warnings::program_name()
+                );
                 std::thread::sleep(Duration::from_millis(50));
                 continue;
             }
         };
-        if crate::signals::stop_requested() {
+        if crate::harness::signals::stop_requested() {
             break;
         }
         threads.retain(|t| !t.is_finished());
@@ -152,7 +155,7 @@ pub fn serve(addr: &Addr, config: ServerConfig) -> Result<()> {
             Ok(t) => threads.push(t),
             Err(e) => crate::stderr!(
                 "{}: serve: starting a thread: {e}",
-                crate::cli::program_name()
+                crate::output::warnings::program_name()
             ),
         }
     }
@@ -174,7 +177,7 @@ pub fn serve(addr: &Addr, config: ServerConfig) -> Result<()> {
     if !shared.config.quiet {
         crate::stderr!(
             "{}: serve: stopped: {} connections, {} calls, {} errors",
-            crate::cli::program_name(),
+            crate::output::warnings::program_name(),
             s.connections,
             s.work_calls() + s.stats_calls,
             s.errors
@@ -184,7 +187,7 @@ pub fn serve(addr: &Addr, config: ServerConfig) -> Result<()> {
 }
 
 /// Serves one connection to its end, registered so a stop can end its reads.
-fn connection(stream: Stream, conn: u64, peer: &str, shared: &Shared) {
+fn connection(stream: RpcStream, conn: u64, peer: &str, shared: &Shared) {
     let registered = stream.try_clone().map(|clone| {
         shared
             .live
@@ -192,7 +195,7 @@ fn connection(stream: Stream, conn: u64, peer: &str, shared: &Shared) {
             .unwrap_or_else(|e| e.into_inner())
             .insert(conn, clone);
     });
-    if registered.is_ok() && !crate::signals::stop_requested() {
+    if registered.is_ok() && !crate::harness::signals::stop_requested() {
         let timeout = Some(shared.config.idle_timeout).filter(|t| !t.is_zero());
         let served = stream
             .set_timeouts(timeout)
@@ -205,7 +208,7 @@ fn connection(stream: Stream, conn: u64, peer: &str, shared: &Shared) {
                 }
             });
         if let Err(e) = served {
-            if !crate::signals::stop_requested() {
+            if !crate::harness::signals::stop_requested() {
                 shared.fault(conn, peer, describe(&e, shared.config.idle_timeout));
             }
         }
@@ -227,7 +230,7 @@ fn describe(e: &WireError, idle: Duration) -> String {
         {
             format!(
                 "idle for {} (--idle-timeout)",
-                crate::report::format_duration(idle)
+                crate::output::format::format_duration(idle)
             )
         }
         other => other.to_string(),
@@ -235,7 +238,7 @@ fn describe(e: &WireError, idle: Duration) -> String {
 }
 
 /// The floor: every byte read is written straight back.
-fn floor(mut stream: Stream) -> std::result::Result<(), WireError> {
+fn floor(mut stream: RpcStream) -> std::result::Result<(), WireError> {
     let mut buf = vec![0u8; READ_BUFFER];
     let mut writer = stream.try_clone()?;
     loop {
@@ -250,7 +253,7 @@ fn floor(mut stream: Stream) -> std::result::Result<(), WireError> {
 
 /// The framed protocol: hello, then requests answered in order.
 fn frames(
-    stream: Stream,
+    stream: RpcStream,
     conn: u64,
     peer: &str,
     shared: &Shared,
@@ -332,9 +335,9 @@ fn answer(
             shared.counters.errors.fetch_add(1, Ordering::Relaxed);
             crate::stderr!(
                 "{}: serve: connection {conn} ({peer}): call {}: {why}; answered with status {code} ({})",
-                crate::cli::program_name(),
+                crate::output::warnings::program_name(),
                 header.id,
-                protocol::status_name(code)
+                status::name(code)
             );
             protocol::push_error(out, header, code, &why);
             return;

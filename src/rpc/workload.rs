@@ -3,12 +3,12 @@
 //! accounting around them: the server's CPU from its `stats()`, CPU µs per call on both
 //! sides, and a final check that the server answered exactly the calls that were made.
 
-use super::addr::{Addr, Stream};
-use super::client::{Client, ClientConfig, Pipeline, Requests};
+use super::addr::{Addr, RpcStream};
+use super::client::{ClientConfig, Pipeline, Requests, SyncClient};
 use super::protocol::ServerStats;
-use crate::cpu::CpuTime;
 use crate::error::{Error, Result};
-use crate::fork::Purpose;
+use crate::harness::fork::Purpose;
+use crate::system::cpu::CpuTime;
 use crate::{Metric, Workload};
 use crossbeam_channel::{unbounded, Receiver, Sender};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -76,7 +76,7 @@ pub struct Plan {
 
 /// A server process spawned for one benchmark, stopped (and its socket directory
 /// removed) when the benchmark finishes or the process exits abnormally.
-pub struct LocalServer {
+struct LocalServer {
     child: Option<Child>,
     pub addr: Addr,
     dir: Option<PathBuf>,
@@ -102,7 +102,7 @@ impl LocalServer {
             let dir = std::env::temp_dir().join(format!("bb-rpc-{}-{n}", std::process::id()));
             // Registered first, so it runs after the server is killed.
             let for_hook = dir.clone();
-            hooks.push(crate::watchdog::add_exit_hook(move || {
+            hooks.push(crate::harness::watchdog::add_exit_hook(move || {
                 let _ = std::fs::remove_dir_all(&for_hook);
             }));
             std::fs::create_dir_all(&dir)
@@ -120,7 +120,7 @@ impl LocalServer {
             dir,
             hooks,
         };
-        let (mut command, exe) = crate::fork::command_for_self(Purpose::Server)?;
+        let (mut command, exe) = crate::harness::fork::command_for_self(Purpose::Server)?;
         if let Some(cpu) = cpu {
             command.args(["--pin", &cpu.to_string()]);
         }
@@ -130,7 +130,7 @@ impl LocalServer {
             .stdout(Stdio::piped());
         // A client killed outright (SIGKILL) does not leave its server behind either.
         let (mut child, hook) =
-            crate::fork::spawn(&mut command, &exe, "the server", Purpose::Server)?;
+            crate::harness::fork::spawn(&mut command, &exe, "the server", Purpose::Server)?;
         server.hooks.push(hook);
         let mut line = String::new();
         let stdout = child.stdout.take().expect("stdout is piped");
@@ -249,7 +249,7 @@ impl Drop for LocalServer {
             let _ = std::fs::remove_dir_all(d);
         }
         for &hook in &self.hooks {
-            crate::watchdog::remove_exit_hook(hook);
+            crate::harness::watchdog::remove_exit_hook(hook);
         }
     }
 }
@@ -259,7 +259,7 @@ trait Driver: Send {
     fn calls(&mut self, n: u64) -> Result<()>;
 }
 
-struct SyncDriver(Client, Arc<Requests>);
+struct SyncDriver(SyncClient, Arc<Requests>);
 struct AsyncDriver(Pipeline, Arc<Requests>, usize);
 struct FutureDriver(Pipeline, Arc<Requests>, usize);
 
@@ -283,7 +283,7 @@ impl Driver for FutureDriver {
 
 /// The floor: the payload written and read back whole, checked, without frames.
 struct FloorDriver {
-    stream: Stream,
+    stream: RpcStream,
     addr: Addr,
     payload: Vec<u8>,
     back: Vec<u8>,
@@ -379,7 +379,7 @@ impl Drop for Fanout {
 pub struct RpcWorkload {
     // Declared before the server: connections close before it is stopped.
     fanout: Option<Fanout>,
-    control: Option<Client>,
+    control: Option<SyncClient>,
     /// How to open the control connection again.
     config: ClientConfig,
     server: Option<LocalServer>,
@@ -388,7 +388,7 @@ pub struct RpcWorkload {
     calls: u64,
     /// The server's stats when the benchmark was set up.
     baseline: Option<ServerStats>,
-    /// Client CPU, server stats and calls at the end of the last iteration (the stats
+    /// SyncClient CPU, server stats and calls at the end of the last iteration (the stats
     /// of the one before where they could not be had).
     last: (CpuTime, Option<ServerStats>, u64),
 }
@@ -504,7 +504,7 @@ impl Workload for RpcWorkload {
     fn iteration_metrics(&mut self) -> Vec<Metric> {
         let cpu = CpuTime::of_self();
         let stats = self.server_stats().unwrap_or_else(|e| {
-            crate::warnings::warn(&crate::warnings::Warning::Note(format!(
+            crate::output::warnings::warn(&crate::output::warnings::Warning::Note(format!(
                 "server-cpu is missing from an iteration: {e}"
             )));
             None
@@ -540,7 +540,7 @@ impl Workload for RpcWorkload {
             return Vec::new();
         };
         let measured = 1..=self.connections;
-        crate::placement::last_cpus(pid, |_, name| {
+        crate::system::placement::last_cpus(pid, |_, name| {
             name.strip_prefix("bb-rpc-conn-")
                 .and_then(|n| n.parse().ok())
                 .is_some_and(|n| measured.contains(&n))

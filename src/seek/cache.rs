@@ -34,10 +34,6 @@ impl BlockCache {
         }
     }
 
-    pub fn block_size(&self) -> usize {
-        self.block_size
-    }
-
     /// How many blocks it holds at most.
     pub fn capacity_blocks(&self) -> usize {
         self.slots.len()
@@ -49,6 +45,7 @@ impl BlockCache {
     }
 
     /// How many blocks it holds now.
+    #[cfg(test)]
     pub fn cached_blocks(&self) -> usize {
         self.index.len()
     }

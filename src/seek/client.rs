@@ -1,4 +1,4 @@
-//! The two clients that read a pattern through a [`Source`]: `plain`, one request per read
+//! The two clients that read a pattern through a `Source`: `plain`, one request per read
 //! (the standard client), and `stream`, the seekable stream: block-aligned fetches into a
 //! bounded cache, sequential detection with a read-ahead window that doubles per fetch, a
 //! tail prefetch for footer-first readers, and small objects fetched whole. Reads as large
@@ -7,10 +7,10 @@
 
 use crate::error::{Error, Result};
 use crate::seek::cache::BlockCache;
-use crate::seek::source::{Counters, Metered, Source};
+use crate::seek::source::{read_end, FetchCounters, Metered, Source};
 
 /// A client reading one object.
-pub trait Reader {
+pub(crate) trait Reader {
     /// Starts a fresh stream over the object (each measured operation opens it anew);
     /// connections and memory stay.
     fn start(&mut self);
@@ -19,19 +19,19 @@ pub trait Reader {
     fn read(&mut self, offset: u64, buf: &mut [u8]) -> Result<()>;
 
     /// Requests and bytes made of the source so far.
-    fn counters(&self) -> Counters;
+    fn counters(&self) -> FetchCounters;
 }
 
 /// The client names `--client` takes.
 pub const CLIENTS: [&str; 2] = ["plain", "stream"];
 
 /// Each read is one positioned read of exactly that range.
-pub struct Plain {
+pub(crate) struct Plain {
     source: Metered,
 }
 
 impl Plain {
-    pub fn new(source: Box<dyn Source>) -> Plain {
+    pub(crate) fn new(source: Box<dyn Source>) -> Plain {
         Plain {
             source: Metered::new(source),
         }
@@ -45,7 +45,7 @@ impl Reader for Plain {
         self.source.read_at(offset, &mut [buf])
     }
 
-    fn counters(&self) -> Counters {
+    fn counters(&self) -> FetchCounters {
         self.source.counters()
     }
 }
@@ -131,7 +131,7 @@ impl StreamConfig {
 }
 
 /// The seekable stream.
-pub struct Stream {
+pub(crate) struct SeekableStream {
     source: Metered,
     config: StreamConfig,
     cache: BlockCache,
@@ -141,10 +141,10 @@ pub struct Stream {
     window: u64,
 }
 
-impl Stream {
-    pub fn new(source: Box<dyn Source>, config: StreamConfig) -> Stream {
+impl SeekableStream {
+    pub(crate) fn new(source: Box<dyn Source>, config: StreamConfig) -> SeekableStream {
         let cache = BlockCache::new(config.block_size as usize, config.cache_size as usize);
-        Stream {
+        SeekableStream {
             source: Metered::new(source),
             config,
             cache,
@@ -154,7 +154,8 @@ impl Stream {
     }
 
     /// The block cache, for tests of its bound.
-    pub fn cache(&self) -> &BlockCache {
+    #[cfg(test)]
+    pub(crate) fn cache(&self) -> &BlockCache {
         &self.cache
     }
 
@@ -190,7 +191,7 @@ impl Stream {
     }
 }
 
-impl Reader for Stream {
+impl Reader for SeekableStream {
     fn start(&mut self) {
         self.cache.clear();
         self.next_offset = None;
@@ -199,15 +200,7 @@ impl Reader for Stream {
 
     fn read(&mut self, offset: u64, buf: &mut [u8]) -> Result<()> {
         let len = buf.len() as u64;
-        let end = offset
-            .checked_add(len)
-            .filter(|&e| e <= self.source.size())
-            .ok_or_else(|| {
-                Error::failed(format!(
-                    "a read of {len} bytes at {offset} falls outside the {}-byte object",
-                    self.source.size()
-                ))
-            })?;
+        let end = read_end(offset, len, self.source.size())?;
         if self.next_offset.is_none() {
             self.prefetch(offset)?;
         }
@@ -243,7 +236,7 @@ impl Reader for Stream {
         Ok(())
     }
 
-    fn counters(&self) -> Counters {
+    fn counters(&self) -> FetchCounters {
         self.source.counters()
     }
 }
@@ -262,8 +255,8 @@ mod tests {
 
     /// Runs `reads` through `client` twice (two operations), checking every byte;
     /// returns the counters of the second operation.
-    fn run(client: &mut dyn Reader, data: &[u8], reads: &[Read]) -> Counters {
-        let mut before = Counters::default();
+    fn run(client: &mut dyn Reader, data: &[u8], reads: &[Read]) -> FetchCounters {
+        let mut before = FetchCounters::default();
         for _ in 0..2 {
             before = client.counters();
             client.start();
@@ -275,14 +268,14 @@ mod tests {
             }
         }
         let after = client.counters();
-        Counters {
+        FetchCounters {
             requests: after.requests - before.requests,
             bytes: after.bytes - before.bytes,
         }
     }
 
-    fn stream(data: &[u8], config: StreamConfig) -> Stream {
-        Stream::new(Box::new(Memory(data.to_vec())), config)
+    fn stream(data: &[u8], config: StreamConfig) -> SeekableStream {
+        SeekableStream::new(Box::new(Memory(data.to_vec())), config)
     }
 
     #[test]

@@ -4,12 +4,12 @@
 //! records a manifest of sizes and checksums.
 
 use crate::error::{Error, Result};
-use crate::json::Json;
+use crate::output::json_value::Json;
 use crate::rng::{fnv1a64, Rng};
 use std::path::Path;
 
 /// The manifest's file name, beside the objects.
-pub const MANIFEST: &str = "manifest.json";
+pub(crate) const MANIFEST: &str = "manifest.json";
 
 const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 .";
 
@@ -33,7 +33,7 @@ impl Object {
 
     /// Writes the object's bytes from `offset` into `out`: lines of 63 random letters,
     /// digits, spaces and dots, each byte a function of its position.
-    pub fn fill(&self, offset: u64, out: &mut [u8]) {
+    pub(crate) fn fill(&self, offset: u64, out: &mut [u8]) {
         let mut pos = offset;
         let mut done = 0;
         while done < out.len() {
@@ -62,7 +62,7 @@ impl Object {
 }
 
 /// `random-1mb.txt` for 1 MiB, `random-64kb.txt` for 64 KiB, `random-1000b.txt` otherwise.
-pub fn object_name(size: u64) -> String {
+pub(crate) fn object_name(size: u64) -> String {
     if size > 0 && size.is_multiple_of(1 << 20) {
         format!("random-{}mb.txt", size >> 20)
     } else if size > 0 && size.is_multiple_of(1 << 10) {
@@ -74,7 +74,7 @@ pub fn object_name(size: u64) -> String {
 
 /// What [`ensure_dir`] did with each object.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     Kept,
     Written,
 }
@@ -84,7 +84,7 @@ pub enum Outcome {
 /// `check_content`, "valid" means every byte; otherwise the manifest (same seed, same
 /// size) and the file's size, which is what a run checks before it starts (it checks
 /// every byte it reads anyway).
-pub fn ensure_dir(
+pub(crate) fn ensure_dir(
     dir: &Path,
     sizes: &[u64],
     seed: u64,
@@ -110,7 +110,7 @@ pub fn ensure_dir(
         if valid {
             outcomes.push((object, Outcome::Kept));
         } else {
-            crate::report::write_output(&path, &object.bytes())?;
+            crate::output::write_output(&path, &object.bytes())?;
             outcomes.push((object, Outcome::Written));
         }
     }
@@ -123,18 +123,18 @@ pub fn ensure_dir(
             entries.push((object.name.clone(), object.size, checksum(&object.bytes())));
         }
         entries.sort_by_key(|(_, size, _)| *size);
-        crate::report::write_output(&manifest_path, manifest(seed, &entries).as_bytes())?;
+        crate::output::write_output(&manifest_path, manifest(seed, &entries).as_bytes())?;
     }
     Ok(outcomes)
 }
 
 /// The checksum the manifest records: FNV-1a 64 in hex.
-pub fn checksum(bytes: &[u8]) -> String {
+pub(crate) fn checksum(bytes: &[u8]) -> String {
     format!("{:016x}", fnv1a64(bytes))
 }
 
 /// The manifest's text: the seed, and each object's name, size and checksum.
-pub fn manifest(seed: u64, entries: &[(String, u64, String)]) -> String {
+pub(crate) fn manifest(seed: u64, entries: &[(String, u64, String)]) -> String {
     let objects = entries
         .iter()
         .map(|(name, size, sum)| {

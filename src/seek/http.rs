@@ -84,7 +84,7 @@ impl fmt::Display for Url {
 
 /// A response's status line and headers.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Head {
+struct Head {
     pub status: u16,
     pub reason: String,
     /// Whether the server will keep the connection open after this response.
@@ -94,7 +94,7 @@ pub struct Head {
 
 impl Head {
     /// A header's value (names compare case-insensitively).
-    pub fn header(&self, name: &str) -> Option<&str> {
+    fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
@@ -122,7 +122,7 @@ impl Head {
 }
 
 /// Reads a response's status line and headers.
-pub fn read_head<R: BufRead>(r: &mut R) -> std::result::Result<Head, String> {
+fn read_head<R: BufRead>(r: &mut R) -> std::result::Result<Head, String> {
     let mut taken = 0;
     let mut line = |first: bool| -> std::result::Result<String, String> {
         let mut buf = Vec::new();
@@ -254,7 +254,7 @@ impl<'a, 'b> Filler<'a, 'b> {
 }
 
 /// Reads the body that follows `head` into `bufs`, which it must fill exactly.
-pub fn read_body<R: BufRead>(
+fn read_body<R: BufRead>(
     r: &mut R,
     head: &Head,
     bufs: &mut [&mut [u8]],
@@ -326,12 +326,7 @@ pub fn read_body<R: BufRead>(
 }
 
 /// Checks that `head` answers a GET of `len` bytes from `offset` with exactly that range.
-pub fn check_range(
-    head: &Head,
-    offset: u64,
-    len: u64,
-    size: u64,
-) -> std::result::Result<(), String> {
+fn check_range(head: &Head, offset: u64, len: u64, size: u64) -> std::result::Result<(), String> {
     match head.status {
         206 => {}
         200 => {
@@ -419,21 +414,21 @@ impl Connection {
 }
 
 /// A client of one server: keeps one connection open between requests.
-pub struct Client {
+pub(crate) struct HttpClient {
     url: Url,
     connection: Option<Connection>,
 }
 
-impl Client {
-    pub fn new(url: &Url) -> Client {
-        Client {
+impl HttpClient {
+    pub(crate) fn new(url: &Url) -> HttpClient {
+        HttpClient {
             url: url.clone(),
             connection: None,
         }
     }
 
     /// Sends a request for object `name` and reads the response head; the caller reads
-    /// the body (if any) from the returned connection, then calls [`Client::done`].
+    /// the body (if any) from the returned connection, then calls [`HttpClient::done`].
     fn request(
         &mut self,
         method: &str,
@@ -481,7 +476,7 @@ impl Client {
     }
 
     /// The size of object `name` (HEAD), or None when the server has no such object.
-    pub fn size(&mut self, name: &str) -> Result<Option<u64>> {
+    pub(crate) fn size(&mut self, name: &str) -> Result<Option<u64>> {
         let url = self.url.object(name);
         let what = || format!("HEAD {url}");
         let (head, _) = self
@@ -503,7 +498,7 @@ impl Client {
     }
 
     /// Reads `len` bytes of object `name` from `offset` into `bufs` with one ranged GET.
-    pub fn get_range(
+    fn get_range(
         &mut self,
         name: &str,
         offset: u64,
@@ -522,7 +517,7 @@ impl Client {
     }
 
     /// Uploads `body` as object `name` with PUT.
-    pub fn put(&mut self, name: &str, body: &[u8]) -> Result<()> {
+    pub(crate) fn put(&mut self, name: &str, body: &[u8]) -> Result<()> {
         let headers = format!(
             "Content-Length: {}\r\nContent-Type: text/plain\r\n",
             body.len()
@@ -552,16 +547,16 @@ impl Client {
 }
 
 /// One object read with ranged GETs.
-pub struct HttpSource {
-    client: Client,
+pub(crate) struct HttpSource {
+    client: HttpClient,
     name: String,
     size: u64,
 }
 
 impl HttpSource {
     /// Checks that object `name` is there with `size` bytes (HEAD), keeping the connection.
-    pub fn open(url: &Url, name: &str, size: u64) -> Result<HttpSource> {
-        let mut client = Client::new(url);
+    pub(crate) fn open(url: &Url, name: &str, size: u64) -> Result<HttpSource> {
+        let mut client = HttpClient::new(url);
         match client.size(name)? {
             Some(n) if n == size => {}
             Some(n) => {

@@ -1,11 +1,17 @@
-//! bb-seek's pieces: generated objects and their manifest, read patterns as data, the
-//! positioned-read sources (local files, HTTP ranges) and the two clients that read
-//! through them (plain, and the seekable stream with its bounded block cache).
+//! bb-seek's pieces, from the bottom up: generated objects and their manifest ([`data`]),
+//! read patterns as data ([`pattern`]), the positioned-read `source` interface with its
+//! two kinds, local files (`file`) and HTTP ranges ([`http`]), and where the objects
+//! live ([`spec`], above both); the two clients that read through a source ([`client`]:
+//! plain, and the seekable stream with its bounded block `cache`); the measured
+//! operation ([`workload`]) and the objects made ready before a run ([`gen`]).
 
-pub mod cache;
+pub(crate) mod cache;
 pub mod client;
 pub mod data;
-pub mod file;
+pub(crate) mod file;
+pub mod gen;
 pub mod http;
 pub mod pattern;
-pub mod source;
+pub(crate) mod source;
+pub mod spec;
+pub mod workload;

@@ -1,10 +1,9 @@
-//! The positioned-read source both clients read through: local files with pread, or an
-//! HTTP server with ranged GETs. Every read of a source is one request (one pread, one
-//! GET), counted with its bytes, so read amplification is measured the same way for both.
+//! The positioned-read source both clients read through (local files with pread, or an
+//! HTTP server with ranged GETs, see [`super::file`] and [`super::http`]). Every read of a
+//! source is one request (one pread, one GET), counted with its bytes, so read
+//! amplification is measured the same way for both.
 
 use crate::error::{Error, Result};
-use crate::seek::http::Url;
-use std::path::PathBuf;
 
 /// An object that can be read at any offset.
 pub trait Source {
@@ -18,26 +17,39 @@ pub trait Source {
 
 /// Requests made of a source and the bytes they fetched.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Counters {
+pub struct FetchCounters {
     pub requests: u64,
     pub bytes: u64,
+}
+
+/// Where a read of `len` bytes at `offset` of an object of `size` bytes ends; an error when
+/// it falls outside the object.
+pub fn read_end(offset: u64, len: u64, size: u64) -> Result<u64> {
+    offset
+        .checked_add(len)
+        .filter(|&e| e <= size)
+        .ok_or_else(|| {
+            Error::failed(format!(
+                "a read of {len} bytes at {offset} falls outside the {size}-byte object"
+            ))
+        })
 }
 
 /// A source that counts its requests and bytes.
 pub struct Metered {
     inner: Box<dyn Source>,
-    counters: Counters,
+    counters: FetchCounters,
 }
 
 impl Metered {
     pub fn new(inner: Box<dyn Source>) -> Metered {
         Metered {
             inner,
-            counters: Counters::default(),
+            counters: FetchCounters::default(),
         }
     }
 
-    pub fn counters(&self) -> Counters {
+    pub fn counters(&self) -> FetchCounters {
         self.counters
     }
 
@@ -47,68 +59,11 @@ impl Metered {
 
     pub fn read_at(&mut self, offset: u64, bufs: &mut [&mut [u8]]) -> Result<()> {
         let total: u64 = bufs.iter().map(|b| b.len() as u64).sum();
-        let end = offset.checked_add(total).filter(|&e| e <= self.size());
-        if end.is_none() {
-            return Err(Error::failed(format!(
-                "a read of {total} bytes at {offset} falls outside the {}-byte object",
-                self.size()
-            )));
-        }
+        read_end(offset, total, self.size())?;
         self.counters.requests += 1;
         self.counters.bytes += total;
         self.inner.read_at(offset, bufs)
     }
-}
-
-/// Where the objects live, as `--source` names it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SourceSpec {
-    /// `file:DIR`: local files read with pread.
-    File(PathBuf),
-    /// `http://HOST:PORT/PREFIX/`: ranged GETs.
-    Http(Url),
-}
-
-impl SourceSpec {
-    /// Parses `file:DIR`, a bare directory, or `http://HOST[:PORT]/PREFIX/`.
-    pub fn parse(s: &str) -> std::result::Result<SourceSpec, String> {
-        if let Some(dir) = s.strip_prefix("file:") {
-            if dir.is_empty() {
-                return Err(format!("invalid source '{s}' (expected file:DIR)"));
-            }
-            return Ok(SourceSpec::File(PathBuf::from(dir)));
-        }
-        if s.contains("://") {
-            return Url::parse(s).map(SourceSpec::Http);
-        }
-        Ok(SourceSpec::File(PathBuf::from(s)))
-    }
-
-    /// The source as the reports name it: `file:DIR` or the URL.
-    pub fn label(&self) -> String {
-        match self {
-            SourceSpec::File(dir) => format!("file:{}", dir.display()),
-            SourceSpec::Http(url) => url.to_string(),
-        }
-    }
-
-    /// Opens object `name` of `size` bytes at this source.
-    pub fn open(&self, name: &str, size: u64) -> Result<Box<dyn Source>> {
-        match self {
-            SourceSpec::File(dir) => Ok(Box::new(crate::seek::file::FileSource::open(
-                &dir.join(name),
-                size,
-            )?)),
-            SourceSpec::Http(url) => Ok(Box::new(crate::seek::http::HttpSource::open(
-                url, name, size,
-            )?)),
-        }
-    }
-}
-
-/// Parses a comma-separated list of sources.
-pub fn parse_source_list(s: &str) -> std::result::Result<Vec<SourceSpec>, String> {
-    crate::cli::parse_list(s, SourceSpec::parse)
 }
 
 #[cfg(test)]
@@ -142,29 +97,10 @@ pub(crate) mod tests {
         assert!(e.to_string().contains("outside the 100-byte object"), "{e}");
         assert_eq!(
             m.counters(),
-            Counters {
+            FetchCounters {
                 requests: 1,
                 bytes: 5
             }
         );
-    }
-
-    #[test]
-    fn source_specs() {
-        assert_eq!(
-            SourceSpec::parse("file:/data"),
-            Ok(SourceSpec::File("/data".into()))
-        );
-        assert_eq!(
-            SourceSpec::parse("./data"),
-            Ok(SourceSpec::File("./data".into()))
-        );
-        assert!(SourceSpec::parse("file:").is_err());
-        let http = SourceSpec::parse("http://127.0.0.1:8080/objects/").unwrap();
-        assert_eq!(http.label(), "http://127.0.0.1:8080/objects/");
-        assert!(SourceSpec::parse("https://x/")
-            .unwrap_err()
-            .contains("https"));
-        assert_eq!(parse_source_list("file:a,file:b").unwrap().len(), 2);
     }
 }

@@ -1,0 +1,350 @@
+//! What a benchmark is, as a binary describes it to the harness: a name, parameters and
+//! a workload (the measured operation, set up in the process that measures it), the
+//! settings it runs with, its unit, and a baseline to pair its iterations with. The
+//! measured loop around these is in `runner`.
+
+use super::cli::{CommonArgs, Mode};
+use crate::error::Result;
+use crate::system::cpu::CpuTime;
+use std::time::Duration;
+
+/// How many iterations of what length, in which mode.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    pub mode: Mode,
+    pub warmup_iterations: u32,
+    pub warmup_time: Duration,
+    pub iterations: u32,
+    pub time: Duration,
+    pub forks: u32,
+    pub timeout: Duration,
+}
+
+impl Settings {
+    /// The quick profile: the whole binary in well under a minute on a board.
+    pub fn quick() -> Settings {
+        Settings {
+            mode: Mode::Throughput,
+            warmup_iterations: 1,
+            warmup_time: Duration::from_millis(500),
+            iterations: 3,
+            time: Duration::from_secs(1),
+            forks: 1,
+            timeout: Duration::from_secs(600),
+        }
+    }
+
+    /// The full profile: what a person leaves running (JMH's `-w 5 -wt 3s -i 10 -mt 3s`,
+    /// two forks instead of JMH's five).
+    pub fn full() -> Settings {
+        Settings {
+            mode: Mode::Throughput,
+            warmup_iterations: 5,
+            warmup_time: Duration::from_secs(3),
+            iterations: 10,
+            time: Duration::from_secs(3),
+            forks: 2,
+            timeout: Duration::from_secs(600),
+        }
+    }
+
+    /// These defaults with every flag the person gave applied over them.
+    pub fn with_flags(mut self, flags: &CommonArgs) -> Settings {
+        if let Some(m) = flags.mode {
+            self.mode = m;
+        }
+        if let Some(n) = flags.warmup {
+            self.warmup_iterations = n;
+        }
+        if let Some(t) = flags.warmup_time {
+            self.warmup_time = t;
+        }
+        if let Some(n) = flags.iterations {
+            self.iterations = n;
+        }
+        if let Some(t) = flags.time {
+            self.time = t;
+        }
+        if let Some(n) = flags.forks {
+            self.forks = n;
+        }
+        if let Some(t) = flags.timeout {
+            self.timeout = t;
+        }
+        self
+    }
+
+    /// How long one fork should take: start-up and set-up, then every iteration, each
+    /// timed one running `time` and one more invocation; a single shot runs one
+    /// invocation (`invocation`, where the benchmark can tell, else a guess).
+    pub fn estimated_fork_time(&self, invocation: Option<Duration>) -> Duration {
+        let iterations = self.warmup_iterations + self.iterations;
+        let iterating = match self.mode {
+            Mode::SingleShot => {
+                invocation.unwrap_or(SINGLE_SHOT_GUESS).max(PER_ITERATION) * iterations
+            }
+            _ => {
+                let overrun = invocation.unwrap_or(Duration::ZERO) + PER_ITERATION;
+                self.warmup_time * self.warmup_iterations
+                    + self.time * self.iterations
+                    + overrun * iterations
+            }
+        };
+        FORK_START + iterating
+    }
+}
+
+/// Starting a fork and setting its benchmark up, as measured on a 2-core VM (a server
+/// spawned, a batch calibrated): a constant of the estimate.
+const FORK_START: Duration = Duration::from_millis(60);
+/// What an iteration costs beyond its time: the harness's bookkeeping and the
+/// workload's untimed checks.
+const PER_ITERATION: Duration = Duration::from_millis(2);
+/// A single shot whose length the benchmark cannot tell.
+const SINGLE_SHOT_GUESS: Duration = Duration::from_millis(20);
+
+/// The unit of time-per-operation scores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeUnit {
+    Seconds,
+    Millis,
+    Micros,
+    Nanos,
+}
+
+impl TimeUnit {
+    pub fn label(self) -> &'static str {
+        match self {
+            TimeUnit::Seconds => "s",
+            TimeUnit::Millis => "ms",
+            TimeUnit::Micros => "us",
+            TimeUnit::Nanos => "ns",
+        }
+    }
+
+    /// Converts seconds into this unit.
+    pub fn from_secs(self, s: f64) -> f64 {
+        match self {
+            TimeUnit::Seconds => s,
+            TimeUnit::Millis => s * 1e3,
+            TimeUnit::Micros => s * 1e6,
+            TimeUnit::Nanos => s * 1e9,
+        }
+    }
+
+    /// The unit of the primary score in `mode`: ops/s, or time per op.
+    pub fn score_unit(self, mode: Mode) -> String {
+        match mode {
+            Mode::Throughput => "ops/s".to_string(),
+            _ => format!("{}/op", self.label()),
+        }
+    }
+}
+
+/// One value a workload reports per iteration beside the primary score
+/// (a compression ratio, a server's CPU per call).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Metric {
+    pub name: String,
+    pub unit: String,
+    pub value: f64,
+}
+
+/// The measured operation of a benchmark, set up and ready.
+pub trait Workload {
+    /// Runs `ops` operations. An error ends the benchmark (exit code 1).
+    fn run(&mut self, ops: u64) -> Result<()>;
+
+    /// Extra metrics for the iteration that just ended.
+    fn iteration_metrics(&mut self) -> Vec<Metric> {
+        Vec::new()
+    }
+
+    /// CPU time used so far by peers this process does not reap (a server that reports
+    /// its own getrusage), so the accounting includes them.
+    fn peer_cpu(&mut self) -> Result<CpuTime> {
+        Ok(CpuTime::default())
+    }
+
+    /// The CPUs the peers' serving threads last ran on (a server's, from /proc), read after
+    /// each iteration of a benchmark with a paired baseline to compare placements; empty
+    /// where they cannot be known. See `system::placement`.
+    fn peer_placement(&mut self) -> Vec<usize> {
+        Vec::new()
+    }
+
+    /// Untimed work after every iteration, warm-up and measured alike: checking what the
+    /// iteration produced, or preparing the next one (dropping a cache). An error ends
+    /// the benchmark (exit code 1).
+    fn after_iteration(&mut self) -> Result<()> {
+        Ok(())
+    }
+
+    /// Called once after the last iteration, to stop servers and check final state.
+    fn finish(&mut self) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// A function that sets up a benchmark's workload; called in the process that measures
+/// it (a fork), never in a parent that only collects results.
+pub type Setup = Box<dyn Fn() -> Result<Box<dyn Workload>>>;
+
+/// A baseline measured in the same process as its benchmark, in iterations that alternate
+/// with the benchmark's own (baseline, measured, baseline, measured …), each with the
+/// same time: the benchmark's time per operation over the baseline's in two adjacent
+/// iterations is one raw value of `metric`, so the ratio's score and error come from pairs
+/// that ran at the same time under the same pinning, not from two benchmarks measured
+/// apart. Where each pair ran is recorded too (see `system::placement`).
+pub struct PairedBaseline {
+    /// The ratio's name (`vs floor`), a secondary metric in `x`.
+    pub metric: String,
+    /// Sets the baseline's workload up, after the benchmark's own.
+    pub setup: Setup,
+    /// Operations per invocation of the baseline, as [`Benchmark::ops_per_invocation`].
+    pub ops_per_invocation: Option<u64>,
+}
+
+/// A benchmark as a binary describes it to the harness.
+pub struct Benchmark {
+    /// A dotted name (`bb.zstd.compress`), so JMH viewers group benchmarks.
+    pub name: String,
+    /// Parameters in display order.
+    pub params: Vec<(String, String)>,
+    /// Threads doing the work (JMH's `threads` field).
+    pub threads: usize,
+    /// Operations per invocation of [`Workload::run`] when the workload fixes it (a batch
+    /// of jobs); otherwise the harness calibrates the batch for timed modes.
+    pub ops_per_invocation: Option<u64>,
+    /// Bytes each operation processes, to report MB/s.
+    pub bytes_per_op: Option<f64>,
+    /// What an operation is called (`calls`), to report `<rate>/s` beside any mode.
+    pub rate: Option<String>,
+    /// This benchmark's mode, over the suite's (a binary that measures some benchmarks
+    /// in two modes, say).
+    pub mode: Option<Mode>,
+    /// This benchmark's unit of time-per-operation scores, over the suite's.
+    pub unit: Option<TimeUnit>,
+    /// Ratios to report: (metric name, label of the benchmark to divide by); see
+    /// `result::add_ratios`.
+    pub baselines: Vec<(String, String)>,
+    /// A baseline to measure in iterations interleaved with this benchmark's.
+    pub paired: Option<PairedBaseline>,
+    /// Properties of the input rather than measurements (a compression ratio): reported
+    /// once, with no error.
+    pub constants: Vec<Metric>,
+    /// How long one invocation takes, where the binary can tell before measuring (a
+    /// single shot of a fixed batch); for the plan's estimate.
+    pub invocation_estimate: Option<Duration>,
+    pub setup: Setup,
+}
+
+impl Benchmark {
+    pub fn new(name: impl Into<String>, setup: Setup) -> Benchmark {
+        Benchmark {
+            name: name.into(),
+            params: Vec::new(),
+            threads: 1,
+            ops_per_invocation: None,
+            bytes_per_op: None,
+            rate: None,
+            mode: None,
+            unit: None,
+            baselines: Vec::new(),
+            paired: None,
+            constants: Vec::new(),
+            invocation_estimate: None,
+            setup,
+        }
+    }
+
+    /// The settings and unit this benchmark runs with, given the suite's.
+    pub fn effective(&self, settings: &Settings, unit: TimeUnit) -> (Settings, TimeUnit) {
+        let mut s = settings.clone();
+        if let Some(m) = self.mode {
+            s.mode = m;
+        }
+        (s, self.unit.unwrap_or(unit))
+    }
+
+    /// How long one fork should take with `settings`: a paired baseline doubles the
+    /// iterations and sets up a second workload.
+    pub fn estimated_fork_time(&self, settings: &Settings) -> Duration {
+        let one = settings.estimated_fork_time(self.invocation_estimate);
+        match self.paired {
+            Some(_) => one * 2,
+            None => one,
+        }
+    }
+
+    /// How long this benchmark runs with `settings`: every fork, or one run in process.
+    pub fn estimated_time(&self, settings: &Settings) -> Duration {
+        self.estimated_fork_time(settings) * settings.forks.max(1)
+    }
+
+    pub fn param(mut self, key: &str, value: impl ToString) -> Benchmark {
+        self.params.push((key.to_string(), value.to_string()));
+        self
+    }
+
+    /// `name (k=v, k=v)`, for progress lines and messages.
+    pub fn label(&self) -> String {
+        label(&self.name, &self.params)
+    }
+}
+
+/// `name (k=v, k=v)` for a benchmark name and its parameters.
+pub fn label(name: &str, params: &[(String, String)]) -> String {
+    if params.is_empty() {
+        return name.to_string();
+    }
+    format!("{name} ({})", params_text(params))
+}
+
+/// `k=v, k=v`: parameters as a label shows them.
+pub fn params_text(params: &[(String, String)]) -> String {
+    params
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The value of parameter `key` among `params`.
+pub fn param_value<'a>(params: &'a [(String, String)], key: &str) -> Option<&'a str> {
+    params
+        .iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.as_str())
+}
+
+/// Parameter names in order of first appearance across benchmarks' parameter lists: the
+/// columns of a table of them.
+pub fn param_keys<'a>(lists: impl IntoIterator<Item = &'a [(String, String)]>) -> Vec<String> {
+    let mut keys: Vec<String> = Vec::new();
+    for params in lists {
+        for (k, _) in params {
+            if !keys.contains(k) {
+                keys.push(k.clone());
+            }
+        }
+    }
+    keys
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_override_profile() {
+        let flags = CommonArgs {
+            iterations: Some(7),
+            mode: Some(Mode::Sample),
+            ..Default::default()
+        };
+        let s = Settings::quick().with_flags(&flags);
+        assert_eq!((s.iterations, s.mode, s.forks), (7, Mode::Sample, 1));
+        assert_eq!(label("bb.x", &[("a".into(), "1".into())]), "bb.x (a=1)");
+    }
+}

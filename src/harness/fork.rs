@@ -1,0 +1,405 @@
+//! Forks as JMH has them: the binary re-executes itself for each fork of a benchmark, the
+//! child runs that one benchmark and sends its results back over a pipe, and the parent
+//! only collects. `BB_FORK_RUNNER` names a program to run the child with (qemu-user,
+//! where the kernel cannot execute the foreign binary by itself); without it, such a
+//! qemu is looked for on PATH ([`crate::exec`]). Servers start the same way.
+
+use crate::error::{Error, Result};
+use crate::harness::exit::Ending;
+use crate::harness::runner::ForkResult;
+use crate::stats::histogram::Histogram;
+use crate::system::cpu::{CpuTime, CpuUsage};
+use crate::system::placement::PairPlacement;
+use std::io::{BufRead, BufReader, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+const CHILD_ENV: &str = "BB_FORK_CHILD";
+
+/// Whether this process is a fork child, which should skip what its parent already did
+/// once (generating inputs, warning about them). True until [`child_request`] runs.
+pub fn is_child() -> bool {
+    std::env::var_os(CHILD_ENV).is_some()
+}
+
+/// In a fork child: the index of the benchmark to run and the pipe to report on.
+pub fn child_request() -> Option<(usize, std::fs::File)> {
+    let value = std::env::var(CHILD_ENV).ok()?;
+    std::env::remove_var(CHILD_ENV);
+    let (index, fd) = value.split_once(':')?;
+    let fd: i32 = fd.parse().ok()?;
+    // SAFETY: the parent passed this descriptor, the write end of a pipe it made for
+    // this child alone; nothing else in this process owns it.
+    let file = unsafe { std::fs::File::from_raw_fd(fd) };
+    set_cloexec(file.as_raw_fd());
+    Some((index.parse().ok()?, file))
+}
+
+fn set_cloexec(fd: i32) {
+    use nix::fcntl::{fcntl, FcntlArg, FdFlag};
+    let _ = fcntl(fd, FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC));
+}
+
+/// Runs fork `fork` (1-based) of benchmark `index` in a fresh copy of this binary with the
+/// same arguments.
+pub fn run_child(index: usize, fork: u32, label: &str) -> Result<ForkResult> {
+    let (read_end, write_end) = nix::unistd::pipe()
+        .map_err(|e| Error::failed(format!("creating a pipe for a fork: {e}")))?;
+    set_cloexec(read_end.as_raw_fd());
+    let (mut command, exe) = command_for_self(Purpose::Fork)?;
+    command
+        .args(std::env::args_os().skip(1))
+        .env(CHILD_ENV, format!("{index}:{}", write_end.as_raw_fd()))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null());
+    let (mut child, hook) = spawn(
+        &mut command,
+        &exe,
+        &format!("fork {fork} of {label}"),
+        Purpose::Fork,
+    )?;
+    drop(write_end);
+    let parsed = read_report(read_end);
+    let status = child.wait();
+    crate::harness::watchdog::remove_exit_hook(hook);
+    let status = status.map_err(|e| Error::io(format!("waiting for fork {fork} of {label}"), e))?;
+    if !status.success() {
+        return Err(Error::failed(format!(
+            "fork {fork} of {label} failed ({status})"
+        )));
+    }
+    parsed.map_err(|e| Error::failed(format!("fork {fork} of {label} sent a bad report: {e}")))
+}
+
+/// What a copy of this binary is started for: it decides how the copy is ended on an
+/// abnormal exit, and the advice when it cannot be started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Purpose {
+    /// A fork of a benchmark: SIGTERM lets it stop its own server first.
+    Fork,
+    /// A server, killed outright: its client is gone.
+    Server,
+}
+
+impl Purpose {
+    fn ending(self) -> Ending {
+        match self {
+            Purpose::Fork => Ending::Terminate,
+            Purpose::Server => Ending::Kill,
+        }
+    }
+
+    /// What else the person can do about a binary that cannot be re-executed.
+    fn alternative(self) -> &'static str {
+        match self {
+            Purpose::Fork => ", or use --forks 0",
+            Purpose::Server => "",
+        }
+    }
+}
+
+/// A command that starts this binary again, without arguments, through the runner where
+/// one is needed ([`crate::harness::exec::choose_runner`], decided once per process and passed on
+/// to the copies); and the binary's path, for messages.
+pub fn command_for_self(purpose: Purpose) -> Result<(std::process::Command, std::path::PathBuf)> {
+    use crate::harness::exec::RUNNER_ENV;
+    static RUNNER: std::sync::OnceLock<std::result::Result<Option<std::path::PathBuf>, String>> =
+        std::sync::OnceLock::new();
+    let exe = std::env::current_exe()
+        .map_err(|e| Error::io("finding this binary to start it again", e))?;
+    let runner = RUNNER
+        .get_or_init(|| {
+            let path = std::env::var_os("PATH");
+            crate::harness::exec::choose_runner(&exe, std::env::var_os(RUNNER_ENV), path.as_deref())
+        })
+        .clone()
+        .map_err(|e| Error::failed(format!("{e}{}", purpose.alternative())))?;
+    let command = match runner {
+        Some(runner) => {
+            let mut c = std::process::Command::new(&runner);
+            c.arg(&exe).env(RUNNER_ENV, &runner);
+            c
+        }
+        None => std::process::Command::new(&exe),
+    };
+    Ok((command, exe))
+}
+
+/// Starts `command` (from [`command_for_self`], arguments and environment set) as a child
+/// that dies with this process, even one killed by SIGKILL; on an abnormal exit (a
+/// signal, a timeout) it is ended as `purpose` wants and reaped before this process
+/// exits. Returns the child and the handle of that exit hook, to remove once it is
+/// reaped. A program the kernel refuses (ENOEXEC) is an error that says what to do.
+pub fn spawn(
+    command: &mut std::process::Command,
+    exe: &std::path::Path,
+    what: &str,
+    purpose: Purpose,
+) -> Result<(std::process::Child, u64)> {
+    die_with_parent(command, nix::sys::signal::Signal::SIGTERM);
+    let started = crate::harness::exec::exec_directly(command)
+        .and_then(|()| crate::harness::exit::spawn_with_exit_hook(command, purpose.ending()));
+    started.map_err(|e| {
+        let program = std::path::Path::new(command.get_program());
+        match e.raw_os_error() {
+            Some(libc::ENOEXEC) if program == exe => Error::failed(format!(
+                "{}{}",
+                crate::harness::exec::cannot_reexecute(exe),
+                purpose.alternative()
+            )),
+            Some(libc::ENOEXEC) => Error::failed(format!(
+                "cannot run {}={} (exec format error): it must be a program this machine executes, such as qemu-arm-static",
+                crate::harness::exec::RUNNER_ENV,
+                program.display()
+            )),
+            _ => Error::io(format!("starting {what} ({})", exe.display()), e),
+        }
+    })
+}
+
+/// Makes the process that `command` starts receive `signal` when the thread that starts
+/// it ends (PR_SET_PDEATHSIG), so that a child never outlives a parent killed with
+/// SIGKILL; a child whose parent died before the request took hold exits at once.
+pub fn die_with_parent(command: &mut std::process::Command, signal: nix::sys::signal::Signal) {
+    use std::os::unix::process::CommandExt;
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: the closure runs between fork and exec and only makes async-signal-safe
+    // system calls (prctl, getppid, _exit); it allocates nothing and takes no lock.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, signal as libc::c_ulong) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::getppid() != parent {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
+}
+
+fn read_report(read_end: OwnedFd) -> std::result::Result<ForkResult, String> {
+    let mut lines = Vec::new();
+    // Stop at "end": a grandchild (a forked server) may hold the pipe open longer.
+    for line in BufReader::new(std::fs::File::from(read_end)).lines() {
+        let line = line.map_err(|e| e.to_string())?;
+        if line == "end" {
+            return decode(&lines.join("\n"));
+        }
+        lines.push(line);
+    }
+    Err("no report (the fork ended early)".to_string())
+}
+
+/// Sends a fork's result to the parent.
+pub fn send(mut pipe: std::fs::File, result: &ForkResult) -> Result<()> {
+    let text = encode(result);
+    pipe.write_all(text.as_bytes())
+        .and_then(|_| pipe.write_all(b"end\n"))
+        .map_err(|e| Error::io("sending results to the parent process", e))
+}
+
+/// The line protocol between a fork and its parent; floats use Rust's shortest
+/// round-trip form, so nothing is lost.
+pub fn encode(r: &ForkResult) -> String {
+    let mut out = String::new();
+    for s in &r.scores {
+        out.push_str(&format!("score {s}\n"));
+    }
+    for (name, unit, values) in &r.metrics {
+        let v: Vec<String> = values.iter().map(|x| x.to_string()).collect();
+        out.push_str(&format!("metric {name}\t{unit}\t{}\n", v.join(" ")));
+    }
+    if let Some(h) = &r.histogram {
+        out.push_str(&format!("hist {}\n", encode_histogram(h)));
+    }
+    for h in &r.iteration_histograms {
+        out.push_str(&format!("ihist {}\n", encode_histogram(h)));
+    }
+    let c = &r.cpu;
+    out.push_str(&format!(
+        "cpu {} {} {} {} {}\n",
+        c.wall, c.process.user, c.process.sys, c.children.user, c.children.sys
+    ));
+    if let Some(rss) = r.peak_rss_kib {
+        out.push_str(&format!("rss {rss}\n"));
+    }
+    out.push_str(&format!("ops {}\n", r.ops));
+    for p in &r.pairs {
+        out.push_str(&format!("pair {}\n", p.encode()));
+    }
+    out
+}
+
+/// `MIN MAX INDEX:COUNT ...`, or `empty`.
+fn encode_histogram(h: &Histogram) -> String {
+    match (h.min(), h.max()) {
+        (Some(min), Some(max)) => {
+            let b: Vec<String> = h.nonzero().map(|(i, c)| format!("{i}:{c}")).collect();
+            format!("{min} {max} {}", b.join(" "))
+        }
+        _ => "empty".to_string(),
+    }
+}
+
+fn decode_histogram(rest: &str) -> Option<Histogram> {
+    if rest == "empty" {
+        return Some(Histogram::new());
+    }
+    let mut parts = rest.split(' ');
+    let min = parts.next()?.parse().ok()?;
+    let max = parts.next()?.parse().ok()?;
+    let buckets = parts
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (i, c) = p.split_once(':')?;
+            Some((i.parse().ok()?, c.parse().ok()?))
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Histogram::from_buckets(&buckets, min, max)
+}
+
+pub fn decode(text: &str) -> std::result::Result<ForkResult, String> {
+    let mut r = ForkResult::default();
+    for line in text.lines() {
+        let (key, rest) = line
+            .split_once(' ')
+            .ok_or_else(|| format!("bad line '{line}'"))?;
+        let bad = || format!("bad line '{line}'");
+        let num = |s: &str| s.parse::<f64>().map_err(|_| bad());
+        match key {
+            "score" => r.scores.push(num(rest)?),
+            "metric" => {
+                let mut parts = rest.splitn(3, '\t');
+                let (name, unit, values) = (
+                    parts.next().ok_or_else(bad)?,
+                    parts.next().ok_or_else(bad)?,
+                    parts.next().ok_or_else(bad)?,
+                );
+                let values = values
+                    .split(' ')
+                    .map(num)
+                    .collect::<std::result::Result<_, _>>()?;
+                r.metrics.push((name.to_string(), unit.to_string(), values));
+            }
+            "hist" => r.histogram = Some(decode_histogram(rest).ok_or_else(bad)?),
+            "ihist" => r
+                .iteration_histograms
+                .push(decode_histogram(rest).ok_or_else(bad)?),
+            "cpu" => {
+                let v = rest
+                    .split(' ')
+                    .map(num)
+                    .collect::<std::result::Result<Vec<_>, _>>()?;
+                if v.len() != 5 {
+                    return Err(bad());
+                }
+                r.cpu = CpuUsage {
+                    wall: v[0],
+                    process: CpuTime {
+                        user: v[1],
+                        sys: v[2],
+                    },
+                    children: CpuTime {
+                        user: v[3],
+                        sys: v[4],
+                    },
+                };
+            }
+            "rss" => r.peak_rss_kib = Some(rest.parse().map_err(|_| bad())?),
+            "ops" => r.ops = rest.parse().map_err(|_| bad())?,
+            "pair" => r.pairs.push(PairPlacement::decode(rest).ok_or_else(bad)?),
+            _ => return Err(bad()),
+        }
+    }
+    Ok(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reports_round_trip_exactly() {
+        let mut h = Histogram::new();
+        h.record(1234);
+        let mut second = Histogram::new();
+        second.record_n(99_999, 5);
+        h.merge(&second);
+        let r = ForkResult {
+            scores: vec![1.0 / 3.0, 2e-9, f64::NAN],
+            metrics: vec![
+                ("MB/s".into(), "MB/s".into(), vec![10.5, 11.25]),
+                ("cpu per call".into(), "us".into(), vec![0.1]),
+            ],
+            iteration_histograms: vec![h.clone(), Histogram::new(), second],
+            histogram: Some(h),
+            cpu: CpuUsage {
+                wall: 1.5,
+                process: CpuTime {
+                    user: 1.25,
+                    sys: 0.125,
+                },
+                children: CpuTime {
+                    user: 0.5,
+                    sys: 0.0,
+                },
+            },
+            peak_rss_kib: Some(4096),
+            ops: 123,
+            pairs: vec![
+                PairPlacement::decode("0/0 0/0").unwrap(),
+                PairPlacement::decode("0,1/- 1/-").unwrap(),
+            ],
+        };
+        let back = decode(&encode(&r)).unwrap();
+        assert_eq!(back.scores[..2], r.scores[..2]);
+        assert!(back.scores[2].is_nan());
+        assert_eq!(
+            (
+                back.metrics,
+                back.histogram,
+                back.iteration_histograms,
+                back.cpu,
+                back.peak_rss_kib,
+                back.ops,
+                back.pairs
+            ),
+            (
+                r.metrics,
+                r.histogram,
+                r.iteration_histograms,
+                r.cpu,
+                r.peak_rss_kib,
+                r.ops,
+                r.pairs
+            )
+        );
+    }
+
+    #[test]
+    fn a_child_dies_with_the_thread_that_started_it() {
+        let child = std::thread::spawn(|| {
+            let mut c = std::process::Command::new("sleep");
+            c.arg("30");
+            die_with_parent(&mut c, nix::sys::signal::Signal::SIGKILL);
+            c.spawn().unwrap()
+        })
+        .join()
+        .unwrap();
+        // The starting thread has ended: the kernel sent the child SIGKILL.
+        let mut child = child;
+        let status = child.wait().unwrap();
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(libc::SIGKILL), "{status:?}");
+    }
+
+    #[test]
+    fn garbage_is_rejected() {
+        assert!(decode("score x").is_err());
+        assert!(decode("cpu 1 2").is_err());
+        assert!(decode("hist 1 2 99999:1").is_err());
+        assert!(decode("ihist 1").is_err());
+        assert!(decode("what 1").is_err());
+        assert!(decode("pair 0/0").is_err());
+    }
+}

@@ -1,0 +1,159 @@
+//! The plan of a run, known before it starts: how many benchmarks, forks and iterations,
+//! and how long it should take. Printed on stderr before the first benchmark, and alone
+//! on stdout with `--dry-run`, which measures nothing.
+
+use super::benchmark::{Benchmark, Settings, TimeUnit};
+use super::cli::{Mode, Profile};
+use crate::output::format::{format_duration, format_estimate};
+use std::time::Duration;
+
+/// One benchmark as it will run.
+pub struct Planned {
+    pub label: String,
+    pub settings: Settings,
+    pub estimate: Duration,
+}
+
+/// What a run will do.
+pub struct Plan {
+    pub profile: Profile,
+    pub benchmarks: Vec<Planned>,
+}
+
+impl Plan {
+    pub fn new(
+        profile: Profile,
+        settings: &Settings,
+        unit: TimeUnit,
+        benchmarks: &[Benchmark],
+    ) -> Plan {
+        let benchmarks = benchmarks
+            .iter()
+            .map(|b| {
+                let (settings, _) = b.effective(settings, unit);
+                Planned {
+                    label: b.label(),
+                    estimate: b.estimated_time(&settings),
+                    settings,
+                }
+            })
+            .collect();
+        Plan {
+            profile,
+            benchmarks,
+        }
+    }
+
+    pub fn total(&self) -> Duration {
+        self.benchmarks.iter().map(|b| b.estimate).sum()
+    }
+
+    /// `profile standard: about 2 min 10 s`, the end of the header line.
+    pub fn summary(&self) -> String {
+        format!(
+            "profile {}: about {}",
+            self.profile.name(),
+            format_estimate(self.total())
+        )
+    }
+
+    /// The `--dry-run` report: a line per benchmark, then the total, whose last line
+    /// `estimated duration: ... (N s)` scripts read (run-all sums them).
+    pub fn render(&self, program: &str) -> String {
+        let width = self
+            .benchmarks
+            .iter()
+            .map(|b| b.label.chars().count())
+            .max()
+            .unwrap_or(0);
+        let mut out = format!(
+            "# {program} --dry-run, profile {}: {} benchmark{}\n",
+            self.profile.name(),
+            self.benchmarks.len(),
+            if self.benchmarks.len() == 1 { "" } else { "s" }
+        );
+        for b in &self.benchmarks {
+            let s = &b.settings;
+            let iterations = match s.mode {
+                Mode::SingleShot => format!(
+                    "warm-up {} shots, {} shots",
+                    s.warmup_iterations, s.iterations
+                ),
+                _ => format!(
+                    "warm-up {} × {}, {} × {}",
+                    s.warmup_iterations,
+                    format_duration(s.warmup_time),
+                    s.iterations,
+                    format_duration(s.time)
+                ),
+            };
+            out.push_str(&format!(
+                "{:<width$}  {:<6}  {} fork{}, {}  about {}\n",
+                b.label,
+                s.mode.short(),
+                s.forks,
+                if s.forks == 1 { "" } else { "s" },
+                iterations,
+                format_estimate(b.estimate)
+            ));
+        }
+        out.push_str(&format!(
+            "estimated duration: about {} ({:.1} s)\n",
+            format_estimate(self.total()),
+            self.total().as_secs_f64()
+        ));
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bench(name: &str) -> Benchmark {
+        Benchmark::new(name, Box::new(|| unreachable!("a plan runs nothing")))
+    }
+
+    #[test]
+    fn estimates_add_up_over_benchmarks_forks_and_iterations() {
+        let s = Settings::full();
+        let mut shot = bench("bb.x.shot").param("k", 1);
+        shot.mode = Some(Mode::SingleShot);
+        shot.invocation_estimate = Some(Duration::from_millis(500));
+        let plan = Plan::new(
+            Profile::Full,
+            &s,
+            TimeUnit::Millis,
+            &[bench("bb.x.timed"), shot],
+        );
+        // 2 forks × (45 s of iterations + 15 × 2 ms + 60 ms): 90.18 s.
+        assert_eq!(plan.benchmarks[0].estimate, Duration::from_millis(90_180));
+        // 2 forks × (15 shots × 500 ms + 60 ms): 15.12 s.
+        assert_eq!(plan.benchmarks[1].estimate, Duration::from_millis(15_120));
+        let text = plan.render("bb-x");
+        assert!(
+            text.starts_with("# bb-x --dry-run, profile full: 2 benchmarks\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "bb.x.shot (k=1)  ss      2 forks, warm-up 5 shots, 10 shots  about 15 s\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("estimated duration: about 1 min 45 s (105.3 s)\n"),
+            "{text}"
+        );
+        assert_eq!(plan.summary(), "profile full: about 1 min 45 s");
+        // A paired baseline runs as many iterations again, set up in the same fork.
+        let mut paired = bench("bb.x.paired");
+        paired.paired = Some(crate::harness::benchmark::PairedBaseline {
+            metric: "vs floor".into(),
+            setup: Box::new(|| unreachable!("a plan runs nothing")),
+            ops_per_invocation: None,
+        });
+        let plan = Plan::new(Profile::Full, &s, TimeUnit::Millis, &[paired]);
+        assert_eq!(plan.benchmarks[0].estimate, Duration::from_millis(180_360));
+    }
+}

@@ -1,0 +1,120 @@
+//! SIGINT, SIGTERM and SIGHUP handled outside the signal handler: the handler only writes
+//! the signal number to a pipe; a thread reads it and either cleans up and exits (a
+//! benchmark: socket files removed, children stopped) or raises a stop flag (a server
+//! that finishes its in-flight calls first).
+
+use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
+use std::os::fd::IntoRawFd;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::Mutex;
+
+static PIPE_WRITE: AtomicI32 = AtomicI32::new(-1);
+static STOP: AtomicBool = AtomicBool::new(false);
+/// The first signal received (0: none), recorded by the handler itself so that it is
+/// known before the clean-up starts killing what the measurement talks to.
+static RECEIVED: AtomicI32 = AtomicI32::new(0);
+/// Whether a signal ends the process ([`exit_on_signals`]) rather than asks it to stop.
+static EXITS: AtomicBool = AtomicBool::new(false);
+type StopHook = Box<dyn Fn() + Send>;
+static BEHAVIOUR: Mutex<Option<Option<StopHook>>> = Mutex::new(None);
+
+const SIGNALS: [Signal; 3] = [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP];
+
+extern "C" fn on_signal(signal: libc::c_int) {
+    // An atomic store is async-signal-safe.
+    let _ = RECEIVED.compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst);
+    let fd = PIPE_WRITE.load(Ordering::Relaxed);
+    let byte = signal as u8;
+    // SAFETY: write(2) is async-signal-safe; `byte` lives on this stack frame.
+    unsafe {
+        libc::write(fd, (&byte as *const u8).cast(), 1);
+    }
+}
+
+/// On SIGINT, SIGTERM or SIGHUP: run the exit hooks (children killed and reaped, socket
+/// files removed) and exit with 128 + the signal.
+pub fn exit_on_signals() {
+    EXITS.store(true, Ordering::SeqCst);
+    install(None);
+}
+
+/// On SIGINT, SIGTERM or SIGHUP: set the flag that [`stop_requested`] reads and call
+/// `wake` (to unblock an accept loop, say). A second signal exits at once.
+pub fn stop_on_signals(wake: impl Fn() + Send + 'static) {
+    EXITS.store(false, Ordering::SeqCst);
+    install(Some(Box::new(wake)));
+}
+
+/// Whether a stop was asked for by a signal.
+pub fn stop_requested() -> bool {
+    STOP.load(Ordering::SeqCst)
+}
+
+/// The exit code (128 + the signal) once a signal is ending this process under
+/// [`exit_on_signals`]. From then on a failure of the measurement is a consequence of
+/// the exit (its peer killed under it), not a result: report nothing, exit with this.
+pub fn exit_requested() -> Option<i32> {
+    let signal = RECEIVED.load(Ordering::SeqCst);
+    (signal != 0 && EXITS.load(Ordering::SeqCst)).then_some(128 + signal)
+}
+
+fn install(behaviour: Option<StopHook>) {
+    let first = {
+        let mut b = BEHAVIOUR.lock().unwrap_or_else(|e| e.into_inner());
+        let first = b.is_none();
+        *b = Some(behaviour);
+        first
+    };
+    if !first {
+        return;
+    }
+    let Ok((read_end, write_end)) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC) else {
+        return;
+    };
+    PIPE_WRITE.store(write_end.into_raw_fd(), Ordering::Relaxed);
+    let reader = std::fs::File::from(read_end);
+    std::thread::Builder::new()
+        .name("bb-signals".into())
+        .spawn(move || watch(reader))
+        .expect("spawning the signal thread");
+    let action = SigAction::new(
+        SigHandler::Handler(on_signal),
+        SaFlags::SA_RESTART,
+        SigSet::empty(),
+    );
+    for s in SIGNALS {
+        // SAFETY: the handler only calls write(2), which is async-signal-safe.
+        let _ = unsafe { sigaction(s, &action) };
+    }
+}
+
+fn watch(mut reader: std::fs::File) {
+    use std::io::Read;
+    let mut byte = [0u8; 1];
+    while reader.read_exact(&mut byte).is_ok() {
+        let code = 128 + byte[0] as i32;
+        let stop_hook = BEHAVIOUR.lock().unwrap_or_else(|e| e.into_inner());
+        match stop_hook.as_ref() {
+            Some(Some(wake)) if !STOP.swap(true, Ordering::SeqCst) => wake(),
+            _ => super::watchdog::exit_now(code),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_signal_raises_the_stop_flag_and_wakes() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        stop_on_signals(move || {
+            let _ = tx.send(());
+        });
+        assert!(!stop_requested());
+        nix::sys::signal::raise(Signal::SIGHUP).unwrap();
+        rx.recv_timeout(std::time::Duration::from_secs(5))
+            .expect("the wake hook ran");
+        assert!(stop_requested());
+    }
+}

@@ -1,0 +1,85 @@
+//! Numbers and durations as boardbench prints them: durations as the flags read them
+//! (`500ms`, `3s`, `1m`), estimates as people say them (`12 min 5 s`), and scores with
+//! three decimals. A leaf: everything that prints uses it, it uses nothing.
+
+use std::time::Duration;
+
+/// `500ms`, `3s`, `90s`, `1m`: durations as the flags take them.
+pub fn format_duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms < 1000 {
+        if !d.as_micros().is_multiple_of(1000) {
+            return format!("{}us", d.as_micros());
+        }
+        return format!("{ms}ms");
+    }
+    let s = d.as_secs_f64();
+    if !ms.is_multiple_of(1000) {
+        return format!("{s}s");
+    }
+    let s = d.as_secs();
+    if s >= 60 && s.is_multiple_of(60) {
+        format!("{}m", s / 60)
+    } else {
+        format!("{s}s")
+    }
+}
+
+/// A score with three decimals, or more significant digits for small values.
+pub fn format_score(v: f64) -> String {
+    if v.is_nan() {
+        return "NaN".to_string();
+    }
+    let a = v.abs();
+    if a != 0.0 && a < 0.001 {
+        format!("{v:.3e}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+/// A duration as a person reads an estimate: `40 s`, `12 min 5 s`, `2 h 6 min`.
+pub fn format_estimate(d: Duration) -> String {
+    if d < Duration::from_secs(10) {
+        return format!("{:.1} s", d.as_secs_f64());
+    }
+    let s = d.as_secs_f64().round() as u64;
+    if s < 60 {
+        format!("{s} s")
+    } else if s < 3600 {
+        format!("{} min {} s", s / 60, s % 60)
+    } else {
+        format!("{} h {} min", s / 3600, s % 3600 / 60)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_print_as_flags_read_them() {
+        for (d, s) in [
+            (500, "500ms"),
+            (3000, "3s"),
+            (60_000, "1m"),
+            (90_000, "90s"),
+            (1500, "1.5s"),
+        ] {
+            assert_eq!(format_duration(Duration::from_millis(d)), s);
+            assert_eq!(
+                crate::harness::cli::parse_duration(s).unwrap(),
+                Duration::from_millis(d)
+            );
+        }
+        assert_eq!(format_duration(Duration::from_micros(250)), "250us");
+    }
+
+    #[test]
+    fn estimates_read_as_people_say_them() {
+        assert_eq!(format_estimate(Duration::from_millis(40_400)), "40 s");
+        assert_eq!(format_estimate(Duration::from_millis(3_140)), "3.1 s");
+        assert_eq!(format_estimate(Duration::from_secs(725)), "12 min 5 s");
+        assert_eq!(format_estimate(Duration::from_secs(7560)), "2 h 6 min");
+    }
+}

@@ -1,0 +1,593 @@
+//! The JSON report in JMH's `-rf json` layout: every field JMH writes, in JMH's order and
+//! with JMH's types (an array of entries with jmhVersion, benchmark, mode, threads, forks,
+//! the JVM fields, iterations, times, batch sizes, params, primaryMetric and
+//! secondaryMetrics; sample mode with `rawDataHistogram` and the `·p` percentile metrics),
+//! so JMH result viewers and strict readers take it; boardbench adds `environment` and
+//! `boardbench` fields they ignore.
+
+use super::json_value::Json;
+use crate::harness::cli::Mode;
+use crate::harness::result::{BenchResult, PairedPlacements, PercentileMetric};
+use crate::stats::{percentiles_of, Summary};
+use crate::system::env::Environment;
+use crate::system::placement::Placement;
+use crate::system::throttle::Health;
+use std::time::Duration;
+
+/// The JMH version whose `-rf json` layout this report follows (`jmhVersion`); the
+/// boardbench version that wrote it is `boardbench.version`.
+pub const JMH_LAYOUT_VERSION: &str = "1.37";
+
+/// What JMH's JVM fields hold in a boardbench report, where no JVM runs.
+pub const NO_JVM: &str = "n/a";
+
+pub fn render(results: &[BenchResult], env: &Environment) -> String {
+    Json::Arr(results.iter().map(|r| entry(r, env)).collect()).to_pretty()
+}
+
+/// An iteration time as JMH's `TimeValue` prints it ("10 s", "500 ms", "250 us"), or
+/// "single-shot" in single-shot mode, where iterations have no time.
+fn jmh_time(d: Duration, mode: Mode) -> Json {
+    if mode == Mode::SingleShot {
+        return Json::str("single-shot");
+    }
+    let ns = d.as_nanos();
+    let (n, unit) = [(1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "us")]
+        .into_iter()
+        .find(|(per, _)| ns.is_multiple_of(*per))
+        .map_or((ns, "ns"), |(per, unit)| (ns / per, unit));
+    Json::str(format!("{n} {unit}"))
+}
+
+/// JMH's JVM fields, honestly: `jvm` is this binary's path, `jvmArgs` its arguments, and
+/// the JDK and VM fields "n/a".
+fn vm_fields() -> [(&'static str, Json); 5] {
+    let exe = std::env::current_exe()
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| crate::output::warnings::program_name());
+    let args = std::env::args_os()
+        .skip(1)
+        .map(|a| Json::str(a.to_string_lossy()))
+        .collect();
+    [
+        ("jvm", Json::str(exe)),
+        ("jvmArgs", Json::Arr(args)),
+        ("jdkVersion", Json::str(NO_JVM)),
+        ("vmName", Json::str(NO_JVM)),
+        ("vmVersion", Json::str(NO_JVM)),
+    ]
+}
+
+fn entry(r: &BenchResult, env: &Environment) -> Json {
+    let s = &r.settings;
+    let mode = r.mode();
+    let mut fields: Vec<(&str, Json)> = vec![
+        ("jmhVersion", Json::str(JMH_LAYOUT_VERSION)),
+        ("benchmark", Json::str(&r.name)),
+        ("mode", Json::str(mode.short())),
+        ("threads", Json::Num(r.threads as f64)),
+        ("forks", Json::Num(s.forks as f64)),
+    ];
+    fields.extend(vm_fields());
+    fields.extend([
+        ("warmupIterations", Json::Num(s.warmup_iterations as f64)),
+        ("warmupTime", jmh_time(s.warmup_time, mode)),
+        ("warmupBatchSize", Json::Num(1.0)),
+        ("measurementIterations", Json::Num(s.iterations as f64)),
+        ("measurementTime", jmh_time(s.time, mode)),
+        ("measurementBatchSize", Json::Num(1.0)),
+    ]);
+    // JMH leaves params out when a benchmark has none.
+    if !r.params.is_empty() {
+        fields.push((
+            "params",
+            Json::obj(r.params.iter().map(|(k, v)| (k.clone(), Json::str(v)))),
+        ));
+    }
+    let primary_raw = match (mode, &r.histogram) {
+        (Mode::Sample, Some(_)) => ("rawDataHistogram", raw_data_histogram(r)),
+        _ => ("rawData", raw_data(&r.raw)),
+    };
+    let percentile_metrics = r.sample_percentiles();
+    let secondary = percentile_metrics
+        .iter()
+        .map(|m| (m.name.clone(), percentile_metric(m, &r.unit())))
+        .chain(r.secondary.iter().map(|m| {
+            let pct = percentiles_of(&m.raw);
+            (
+                m.name.clone(),
+                metric(&m.summary, pct, &m.unit, ("rawData", raw_data(&m.raw))),
+            )
+        }));
+    fields.extend([
+        (
+            "primaryMetric",
+            metric(&r.summary, r.percentiles(), &r.unit(), primary_raw),
+        ),
+        ("secondaryMetrics", Json::obj(secondary)),
+        ("environment", environment_json(env)),
+        (
+            "boardbench",
+            Json::obj([
+                ("version", Json::str(&env.boardbench_version)),
+                (
+                    "cpu",
+                    Json::obj([
+                        ("wall", Json::Num(r.cpu.wall)),
+                        ("user", Json::Num(r.cpu.user())),
+                        ("sys", Json::Num(r.cpu.sys())),
+                        ("cpuPercent", Json::Num(r.cpu.percent())),
+                        ("processUser", Json::Num(r.cpu.process.user)),
+                        ("processSys", Json::Num(r.cpu.process.sys)),
+                        ("childrenUser", Json::Num(r.cpu.children.user)),
+                        ("childrenSys", Json::Num(r.cpu.children.sys)),
+                    ]),
+                ),
+                (
+                    "peakRssKiB",
+                    Json::opt_num(r.peak_rss_kib.map(|k| k as f64)),
+                ),
+                ("operations", Json::Num(r.ops as f64)),
+                ("throttled", Json::Bool(r.throttle.throttled)),
+                (
+                    "throttleReasons",
+                    Json::Arr(r.throttle.reasons.iter().map(Json::str).collect()),
+                ),
+                ("maxTemperatureC", Json::opt_num(r.throttle.max_temp_c)),
+                ("health", health_json(&r.throttle.health)),
+                ("min", Json::Num(r.summary.min)),
+                ("median", Json::Num(r.summary.median)),
+                ("max", Json::Num(r.summary.max)),
+                ("stdev", Json::Num(r.summary.stdev)),
+                ("outliersMild", Json::Num(r.summary.outliers_mild as f64)),
+                (
+                    "outliersSevere",
+                    Json::Num(r.summary.outliers_severe as f64),
+                ),
+                (
+                    "samples",
+                    Json::Num(r.histogram.as_ref().map_or(0, |h| h.count()) as f64),
+                ),
+                ("pairing", r.placements.as_ref().map_or(Json::Null, pairing)),
+            ]),
+        ),
+    ]);
+    Json::obj(fields)
+}
+
+/// JMH's `rawData`: one list per fork, one value per iteration.
+fn raw_data(raw: &[Vec<f64>]) -> Json {
+    Json::Arr(
+        raw.iter()
+            .map(|f| Json::Arr(f.iter().map(|&v| Json::Num(v)).collect()))
+            .collect(),
+    )
+}
+
+/// JMH's `rawDataHistogram` of sample mode: per fork, per iteration, the `[value, count]`
+/// pairs of the latency histogram's non-empty buckets (each bucket's midpoint, within
+/// 0.4% of every sample in it, in the score's unit), lowest first.
+fn raw_data_histogram(r: &BenchResult) -> Json {
+    Json::Arr(
+        r.iteration_histograms
+            .iter()
+            .map(|fork| {
+                Json::Arr(
+                    fork.iter()
+                        .map(|h| {
+                            Json::Arr(
+                                h.values()
+                                    .map(|(ns, count)| {
+                                        Json::Arr(vec![
+                                            Json::Num(r.latency_in_unit(ns)),
+                                            Json::Num(count as f64),
+                                        ])
+                                    })
+                                    .collect(),
+                            )
+                        })
+                        .collect(),
+                )
+            })
+            .collect(),
+    )
+}
+
+/// A sample-mode percentile metric as JMH writes one: no error, its confidence
+/// `["NaN", "NaN"]`, every scorePercentile equal to the score.
+fn percentile_metric(m: &PercentileMetric, unit: &str) -> Json {
+    Json::obj([
+        ("score", Json::Num(m.score)),
+        ("scoreError", Json::Num(f64::NAN)),
+        (
+            "scoreConfidence",
+            Json::Arr(vec![Json::Num(f64::NAN), Json::Num(f64::NAN)]),
+        ),
+        (
+            "scorePercentiles",
+            Json::obj(
+                crate::stats::PERCENTILES
+                    .iter()
+                    .map(|p| (format!("{p:?}"), Json::Num(m.score))),
+            ),
+        ),
+        ("scoreUnit", Json::str(unit)),
+        ("rawData", raw_data(&m.raw)),
+    ])
+}
+
+/// The board's health around one benchmark; null where the board does not tell.
+/// `clockMHz` is the mean CPU clock during the benchmark (`clockSource`: `time_in_state`,
+/// time-weighted from cpufreq's statistics; `vcgencmd`, one `measure_clock arm` reading
+/// as it ended), `clockMaxMHz` the highest clock cpufreq offers, `clockBelowMaxPercent`
+/// the share of the time spent below it (time_in_state only), `tempBeforeC` and
+/// `tempAfterC` the SoC temperature (the hottest thermal zone) before and after.
+fn health_json(h: &Health) -> Json {
+    Json::obj([
+        ("clockMHz", Json::opt_num(h.clock_mhz)),
+        ("clockMaxMHz", Json::opt_num(h.clock_max_mhz)),
+        ("clockBelowMaxPercent", Json::opt_num(h.below_max_percent)),
+        (
+            "clockSource",
+            Json::opt_str(h.clock_source.map(|c| c.name())),
+        ),
+        ("tempBeforeC", Json::opt_num(h.temp_before_c)),
+        ("tempAfterC", Json::opt_num(h.temp_after_c)),
+    ])
+}
+
+/// Where a paired baseline's iterations and the benchmark's ran, pair by pair, one list
+/// per fork; and how many pairs ran placed differently.
+fn pairing(p: &PairedPlacements) -> Json {
+    let cpus = |c: &[usize]| Json::Arr(c.iter().map(|&c| Json::Num(c as f64)).collect());
+    let side =
+        |s: &Placement| Json::obj([("client", cpus(&s.client)), ("server", cpus(&s.server))]);
+    Json::obj([
+        ("metric", Json::str(&p.metric)),
+        ("pairs", Json::Num(p.pairs() as f64)),
+        ("placementDiffers", Json::Num(p.differing().count() as f64)),
+        (
+            "placements",
+            Json::Arr(
+                p.forks
+                    .iter()
+                    .map(|fork| {
+                        Json::Arr(
+                            fork.iter()
+                                .map(|pair| {
+                                    Json::obj([
+                                        ("baseline", side(&pair.baseline)),
+                                        ("measured", side(&pair.measured)),
+                                        ("differs", Json::Bool(pair.differs())),
+                                    ])
+                                })
+                                .collect(),
+                        )
+                    })
+                    .collect(),
+            ),
+        ),
+    ])
+}
+
+fn metric(s: &Summary, percentiles: Vec<(f64, f64)>, unit: &str, raw: (&str, Json)) -> Json {
+    let (lo, hi) = s.confidence();
+    Json::obj([
+        ("score", Json::Num(s.mean)),
+        ("scoreError", Json::Num(s.error)),
+        (
+            "scoreConfidence",
+            Json::Arr(vec![Json::Num(lo), Json::Num(hi)]),
+        ),
+        (
+            "scorePercentiles",
+            Json::obj(
+                percentiles
+                    .into_iter()
+                    .map(|(p, v)| (format!("{p:?}"), Json::Num(v))),
+            ),
+        ),
+        ("scoreUnit", Json::str(unit)),
+        raw,
+    ])
+}
+
+/// This machine's environment record as a JSON document: run-all's env.json
+/// (`bb-compare --env`).
+pub fn environment_document() -> String {
+    environment_json(&Environment::capture()).to_pretty()
+}
+
+/// The environment record, as in every JSON entry and in [`environment_document`].
+fn environment_json(env: &Environment) -> Json {
+    Json::obj([
+        ("hostname", Json::opt_str(env.hostname.as_deref())),
+        ("arch", Json::str(&env.arch)),
+        ("cpuModel", Json::opt_str(env.cpu_model.as_deref())),
+        ("coresOnline", Json::Num(env.cores_online as f64)),
+        ("boardModel", Json::opt_str(env.board_model.as_deref())),
+        ("kernel", Json::opt_str(env.kernel.as_deref())),
+        ("governor", Json::opt_str(env.governor.as_deref())),
+        (
+            "curFreqMHz",
+            Json::opt_num(env.cur_freq_mhz.map(|f| f as f64)),
+        ),
+        (
+            "maxFreqMHz",
+            Json::opt_num(env.max_freq_mhz.map(|f| f as f64)),
+        ),
+        ("temperatureC", Json::opt_num(env.temperature_c)),
+        (
+            "loadAvg",
+            env.load_avg.map_or(Json::Null, |l| {
+                Json::Arr(l.iter().map(|&v| Json::Num(v)).collect())
+            }),
+        ),
+        ("boardbenchVersion", Json::str(&env.boardbench_version)),
+    ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::result::tests::sample_result;
+
+    #[test]
+    fn jmh_fields_are_present_and_nan_is_a_string() {
+        let r = sample_result("bb.zstd.compress", "1", vec![1.0, 2.0]);
+        let env = Environment {
+            arch: "armv7l".into(),
+            cores_online: 4,
+            ..Default::default()
+        };
+        let text = render(&[r], &env);
+        let v = Json::parse(&text).unwrap();
+        let e = &v.as_array().unwrap()[0];
+        assert_eq!(
+            e.get("benchmark").unwrap().as_str(),
+            Some("bb.zstd.compress")
+        );
+        assert_eq!(e.get("mode").unwrap().as_str(), Some("thrpt"));
+        assert_eq!(e.get("warmupTime").unwrap().as_str(), Some("500 ms"));
+        assert_eq!(e.get("measurementTime").unwrap().as_str(), Some("1 s"));
+        assert_eq!(
+            e.get("params").unwrap().get("threads").unwrap().as_str(),
+            Some("1")
+        );
+        let pm = e.get("primaryMetric").unwrap();
+        assert_eq!(pm.get("score").unwrap().as_f64(), Some(1.5));
+        assert!(text.contains("\"scoreError\" : \"NaN\""));
+        assert_eq!(pm.get("scoreUnit").unwrap().as_str(), Some("ops/s"));
+        assert_eq!(
+            pm.get("rawData").unwrap(),
+            &Json::Arr(vec![Json::Arr(vec![Json::Num(1.0), Json::Num(2.0)])])
+        );
+        assert_eq!(
+            pm.get("scorePercentiles")
+                .unwrap()
+                .get("50.0")
+                .unwrap()
+                .as_f64(),
+            Some(1.5)
+        );
+        assert_eq!(
+            e.get("environment").unwrap().get("arch").unwrap().as_str(),
+            Some("armv7l")
+        );
+        assert_eq!(
+            e.get("boardbench").unwrap().get("throttled"),
+            Some(&Json::Bool(false))
+        );
+        // An unknown clock and temperature are null, not absent.
+        let health = e.get("boardbench").unwrap().get("health").unwrap();
+        for key in ["clockMHz", "clockSource", "tempBeforeC", "tempAfterC"] {
+            assert_eq!(health.get(key), Some(&Json::Null), "{key}");
+        }
+        assert_eq!(
+            e.get("boardbench").unwrap().get("pairing"),
+            Some(&Json::Null)
+        );
+    }
+
+    /// The keys of the object at `path` in `text`'s first entry, in order (serde_json
+    /// sorts them).
+    fn keys(text: &str, path: &[&str]) -> Vec<String> {
+        let doc = Json::parse(text).unwrap();
+        let mut v = &doc.as_array().unwrap()[0];
+        for key in path {
+            v = v.get(key).unwrap();
+        }
+        match v {
+            Json::Obj(pairs) => pairs.iter().map(|(k, _)| k.clone()).collect(),
+            _ => panic!("not an object: {v:?}"),
+        }
+    }
+
+    #[test]
+    fn every_field_jmh_writes_is_there_in_jmh_order_with_jmh_types() {
+        let env = Environment {
+            boardbench_version: "0.1.0".into(),
+            ..Default::default()
+        };
+        let mut r = sample_result("bb.zstd.compress", "1", vec![1.0, 2.0, 3.0]);
+        r.params.clear();
+        let text = render(&[r], &env);
+        assert_eq!(
+            keys(&text, &[]),
+            [
+                "jmhVersion",
+                "benchmark",
+                "mode",
+                "threads",
+                "forks",
+                "jvm",
+                "jvmArgs",
+                "jdkVersion",
+                "vmName",
+                "vmVersion",
+                "warmupIterations",
+                "warmupTime",
+                "warmupBatchSize",
+                "measurementIterations",
+                "measurementTime",
+                "measurementBatchSize",
+                "primaryMetric",
+                "secondaryMetrics",
+                "environment",
+                "boardbench"
+            ],
+            "params left out when there are none, as JMH does"
+        );
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let e = &v[0];
+        assert_eq!(e["jmhVersion"], JMH_LAYOUT_VERSION);
+        assert_eq!(e["boardbench"]["version"], "0.1.0");
+        assert!(e["jvm"].as_str().unwrap().starts_with('/'), "{}", e["jvm"]);
+        assert!(e["jvmArgs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|a| a.is_string()));
+        for key in ["jdkVersion", "vmName", "vmVersion"] {
+            assert_eq!(e[key], NO_JVM, "{key}");
+        }
+        for key in [
+            "threads",
+            "forks",
+            "warmupIterations",
+            "warmupBatchSize",
+            "measurementIterations",
+            "measurementBatchSize",
+        ] {
+            assert!(e[key].is_u64(), "{key} is an integer: {}", e[key]);
+        }
+        assert_eq!(
+            keys(&text, &["primaryMetric"]),
+            [
+                "score",
+                "scoreError",
+                "scoreConfidence",
+                "scorePercentiles",
+                "scoreUnit",
+                "rawData"
+            ]
+        );
+    }
+
+    #[test]
+    fn times_print_as_jmh_time_values() {
+        let t = |ms: u64, mode| jmh_time(Duration::from_micros(ms), mode);
+        assert_eq!(t(3_000_000, Mode::Throughput), Json::str("3 s"));
+        assert_eq!(t(500_000, Mode::AverageTime), Json::str("500 ms"));
+        assert_eq!(t(250, Mode::Sample), Json::str("250 us"));
+        assert_eq!(t(1_500_000, Mode::Throughput), Json::str("1500 ms"));
+        assert_eq!(t(1_000_000, Mode::SingleShot), Json::str("single-shot"));
+    }
+
+    #[test]
+    fn sample_mode_has_raw_data_histogram_and_percentile_metrics() {
+        let r = crate::harness::result::tests::sample_mode_result();
+        let text = render(&[r], &Environment::default());
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let e = &v[0];
+        assert_eq!(e["mode"], "sample");
+        let pm = &e["primaryMetric"];
+        assert!(
+            pm.get("rawData").is_none(),
+            "JMH writes no rawData in sample mode"
+        );
+        assert_eq!(
+            keys(&text, &["primaryMetric"]).last().unwrap(),
+            "rawDataHistogram"
+        );
+        let h = pm["rawDataHistogram"].as_array().unwrap();
+        assert_eq!(h.len(), 2, "one list per fork");
+        let iterations: Vec<usize> = h.iter().map(|f| f.as_array().unwrap().len()).collect();
+        assert_eq!(iterations, [2, 1], "one list per iteration");
+        let mut count = 0;
+        for pair in h
+            .iter()
+            .flat_map(|f| f.as_array().unwrap())
+            .flat_map(|i| i.as_array().unwrap())
+        {
+            let pair = pair.as_array().unwrap();
+            assert_eq!(pair.len(), 2);
+            assert!(pair[0].as_f64().unwrap() > 0.0);
+            count += pair[1].as_u64().expect("an integer count");
+        }
+        assert_eq!(count, 110);
+        assert_eq!(
+            h[1][0],
+            serde_json::json!([[1000, 10]]),
+            "1 ms ten times, in us"
+        );
+        let secondary = keys(&text, &["secondaryMetrics"]);
+        assert_eq!(secondary[0], "remote·p0.00");
+        assert_eq!(secondary[7], "remote·p1.00");
+        let p99 = &e["secondaryMetrics"]["remote·p0.99"];
+        assert_eq!(p99["scoreError"], "NaN");
+        assert_eq!(p99["scoreConfidence"], serde_json::json!(["NaN", "NaN"]));
+        assert_eq!(p99["scoreUnit"], "us/op");
+        assert_eq!(p99["scorePercentiles"]["0.0"], p99["score"]);
+        assert_eq!(p99["rawData"][1], serde_json::json!([1000]));
+        assert!(p99.get("rawDataHistogram").is_none());
+    }
+
+    #[test]
+    fn health_fields_carry_the_clock_and_temperatures() {
+        let mut r = sample_result("bb.zstd.compress", "1", vec![1.0, 2.0]);
+        r.throttle.health = Health {
+            clock_mhz: Some(1275.0),
+            clock_max_mhz: Some(1500.0),
+            below_max_percent: Some(25.0),
+            clock_source: Some(crate::system::throttle::ClockSource::TimeInState),
+            temp_before_c: Some(52.1),
+            temp_after_c: Some(55.3),
+        };
+        let v = Json::parse(&render(&[r], &Environment::default())).unwrap();
+        let health = v.as_array().unwrap()[0]
+            .get("boardbench")
+            .unwrap()
+            .get("health")
+            .unwrap()
+            .clone();
+        let num = |k: &str| health.get(k).and_then(Json::as_f64);
+        assert_eq!(num("clockMHz"), Some(1275.0));
+        assert_eq!(num("clockMaxMHz"), Some(1500.0));
+        assert_eq!(num("clockBelowMaxPercent"), Some(25.0));
+        assert_eq!(
+            health.get("clockSource").unwrap().as_str(),
+            Some("time_in_state")
+        );
+        assert_eq!(num("tempBeforeC"), Some(52.1));
+        assert_eq!(num("tempAfterC"), Some(55.3));
+    }
+
+    #[test]
+    fn a_paired_baseline_shows_where_each_pair_ran() {
+        let mut r = sample_result("bb.ipc.remote", "1", vec![1.0, 2.0]);
+        r.placements = Some(PairedPlacements {
+            metric: "vs floor".into(),
+            forks: vec![["0/0 0/0", "0/0 1/0"]
+                .iter()
+                .map(|p| crate::system::placement::PairPlacement::decode(p).unwrap())
+                .collect()],
+        });
+        let v = Json::parse(&render(&[r], &Environment::default())).unwrap();
+        let p = v.as_array().unwrap()[0]
+            .get("boardbench")
+            .unwrap()
+            .get("pairing")
+            .unwrap()
+            .clone();
+        assert_eq!(p.get("metric").unwrap().as_str(), Some("vs floor"));
+        assert_eq!(p.get("pairs").unwrap().as_f64(), Some(2.0));
+        assert_eq!(p.get("placementDiffers").unwrap().as_f64(), Some(1.0));
+        let second = &p.get("placements").unwrap().as_array().unwrap()[0]
+            .as_array()
+            .unwrap()[1];
+        assert_eq!(second.get("differs"), Some(&Json::Bool(true)));
+        let client = second.get("measured").unwrap().get("client").unwrap();
+        assert_eq!(client, &Json::Arr(vec![Json::Num(1.0)]));
+    }
+}

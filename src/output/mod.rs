@@ -1,0 +1,129 @@
+//! What boardbench writes: the reports, pure functions from results to text, one file
+//! per format (hyperfine's exporters: `text`, `csv`, `json`, `bm`), and the one
+//! place that decides between stdout and a file ([`deliver`]), which `file` writes
+//! atomically; below them, number and duration formatting (`format`), the JSON value
+//! type (`json_value`), and what goes to stderr (`warnings`, `progress`).
+
+mod bm;
+pub(crate) mod csv;
+pub mod file;
+pub(crate) mod format;
+mod json;
+pub(crate) mod json_value;
+pub(crate) mod progress;
+mod text;
+pub(crate) mod warnings;
+
+pub use self::file::{check_output, parse_output, write_output};
+pub use self::json::environment_document;
+pub(crate) use self::progress::Progress;
+
+use self::file::is_stdout;
+use crate::error::{Error, Result};
+use crate::harness::cli::{CommonArgs, Format};
+use crate::harness::result::BenchResult;
+use crate::system::env::Environment;
+use std::path::Path;
+
+/// Renders `results` in `format`.
+fn render(format: Format, results: &[BenchResult], env: &Environment) -> String {
+    match format {
+        Format::Text => text::render(results),
+        Format::Csv => csv::render(results),
+        Format::Json => json::render(results, env),
+        Format::Bm => bm::render(results),
+    }
+}
+
+/// A report format that a file's extension can choose, as `--output r.json` does.
+pub trait ReportFormat: Copy {
+    /// The table people read, on stdout beside a file and when nothing else is chosen.
+    const TEXT: Self;
+    /// The format a file with this extension (without the dot) is written in.
+    fn from_extension(extension: &str) -> Option<Self>;
+}
+
+impl ReportFormat for Format {
+    const TEXT: Self = Format::Text;
+    fn from_extension(extension: &str) -> Option<Self> {
+        match extension {
+            "json" => Some(Format::Json),
+            "csv" => Some(Format::Csv),
+            _ => None,
+        }
+    }
+}
+
+/// The format a person asked for: `--format`, else the `--output` file's extension, else text.
+fn choose_format<F: ReportFormat>(format: Option<F>, output: Option<&Path>) -> F {
+    format.unwrap_or_else(|| {
+        output
+            .and_then(Path::extension)
+            .and_then(|e| e.to_str())
+            .and_then(F::from_extension)
+            .unwrap_or(F::TEXT)
+    })
+}
+
+/// Writes a report where it was asked for, the same way in every binary: without
+/// `output`, the chosen format on stdout; with it, the chosen format to that file (see
+/// [`write_output`]) and then the text table on stdout, unless the file is stdout itself.
+/// The file is written first, so that a closed stdout cannot lose it, and the table is
+/// printed even when the file cannot be written, so that the measurement is not lost.
+pub fn deliver<F: ReportFormat>(
+    format: Option<F>,
+    output: Option<&Path>,
+    render: impl Fn(F) -> String,
+) -> Result<()> {
+    let format = choose_format(format, output);
+    let Some(path) = output else {
+        return print_stdout(&render(format));
+    };
+    if is_stdout(path) {
+        return print_stdout(&render(format));
+    }
+    let written = write_output(path, render(format).as_bytes());
+    print_stdout(&render(F::TEXT))?;
+    written
+}
+
+/// Writes the benchmark report where the flags ask for it (see [`deliver`]).
+pub(crate) fn emit(results: &[BenchResult], env: &Environment, flags: &CommonArgs) -> Result<()> {
+    deliver(flags.format, flags.output.as_deref(), |format| {
+        render(format, results, env)
+    })
+}
+
+/// Prints to stdout; a closed pipe (`| head`) ends the process quietly.
+pub fn print_stdout(text: &str) -> Result<()> {
+    file::write_stdout(text.as_bytes()).map_err(|e| Error::io("writing to stdout", e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn format_follows_output_extension() {
+        // The format a benchmark binary's flags ask for.
+        let chosen_format = |f: &CommonArgs| choose_format(f.format, f.output.as_deref());
+        let mut flags = CommonArgs {
+            output: Some("r.csv".into()),
+            ..Default::default()
+        };
+        assert_eq!(chosen_format(&flags), Format::Csv);
+        flags.format = Some(Format::Json);
+        assert_eq!(chosen_format(&flags), Format::Json);
+        assert_eq!(chosen_format(&CommonArgs::default()), Format::Text);
+        // bb-compare's formats are chosen the same way.
+        use crate::compare::table::TableFormat;
+        let md = Some(Path::new("report.md"));
+        assert_eq!(
+            choose_format::<TableFormat>(None, md),
+            TableFormat::Markdown
+        );
+        let csv = Some(TableFormat::Csv);
+        assert_eq!(choose_format(csv, md), TableFormat::Csv);
+        assert_eq!(choose_format::<TableFormat>(None, None), TableFormat::Text);
+    }
+}

@@ -1,0 +1,269 @@
+//! The text report: JMH's table (`Benchmark (params) Mode Cnt Score Error Units`), then a
+//! `time`-like line per benchmark (user, sys, cpu%, total, peak RSS, clock, temperature).
+
+use super::format::format_score;
+use crate::harness::benchmark::param_keys;
+use crate::harness::result::BenchResult;
+
+/// One table row before alignment.
+struct Row {
+    benchmark: String,
+    params: Vec<String>,
+    mode: String,
+    cnt: String,
+    score: String,
+    error: String,
+    unit: String,
+    flag: &'static str,
+}
+
+pub fn render(results: &[BenchResult]) -> String {
+    let keys = param_keys(results.iter().map(|r| r.params.as_slice()));
+    let mut rows = Vec::new();
+    for r in results {
+        let params: Vec<String> = keys
+            .iter()
+            .map(|k| r.param(k).unwrap_or("N/A").to_string())
+            .collect();
+        let flag = if r.throttle.throttled {
+            "  THROTTLED"
+        } else {
+            ""
+        };
+        let row = |benchmark: String, cnt: String, score: f64, error: f64, unit: String| Row {
+            benchmark,
+            params: params.clone(),
+            mode: r.mode().short().to_string(),
+            cnt,
+            score: format_score(score),
+            error: if error.is_nan() {
+                String::new()
+            } else {
+                format!("± {}", format_score(error))
+            },
+            unit,
+            flag,
+        };
+        rows.push(row(
+            r.name.clone(),
+            r.sample_count().to_string(),
+            r.summary.mean,
+            r.summary.error,
+            r.unit(),
+        ));
+        if let Some(h) = &r.histogram {
+            for (p, v) in r.percentiles() {
+                if [50.0, 90.0, 99.0, 99.9, 99.99, 100.0].contains(&p) {
+                    let name = percentile_name(p);
+                    rows.push(row(
+                        format!("{}:{name}", r.name),
+                        h.count().to_string(),
+                        v,
+                        f64::NAN,
+                        r.unit(),
+                    ));
+                }
+            }
+        }
+        for s in &r.secondary {
+            rows.push(row(
+                format!("{}:{}", r.name, s.name),
+                s.summary.n.to_string(),
+                s.summary.mean,
+                s.summary.error,
+                s.unit.clone(),
+            ));
+        }
+    }
+    let mut header = Row {
+        benchmark: "Benchmark".into(),
+        params: keys.iter().map(|k| format!("({k})")).collect(),
+        mode: "Mode".into(),
+        cnt: "Cnt".into(),
+        score: "Score".into(),
+        error: "Error".into(),
+        unit: "Units".into(),
+        flag: "",
+    };
+    let width = |f: &dyn Fn(&Row) -> usize| {
+        rows.iter()
+            .map(f)
+            .chain(std::iter::once(f(&header)))
+            .max()
+            .unwrap_or(0)
+    };
+    let w_bench = width(&|r| r.benchmark.chars().count());
+    let w_params: Vec<usize> = (0..keys.len())
+        .map(|i| width(&|r| r.params[i].chars().count()))
+        .collect();
+    let w_mode = width(&|r| r.mode.len());
+    let w_cnt = width(&|r| r.cnt.len());
+    let w_score = width(&|r| r.score.len());
+    let w_error = width(&|r| r.error.chars().count());
+    let mut out = String::new();
+    let mut line = |r: &Row| {
+        let mut s = format!("{:<w_bench$}", r.benchmark);
+        for (p, w) in r.params.iter().zip(&w_params) {
+            s.push_str(&format!("  {p:>w$}"));
+        }
+        s.push_str(&format!(
+            "  {:>w_mode$}  {:>w_cnt$}  {:>w_score$}  {:>w_error$}  {}{}",
+            r.mode, r.cnt, r.score, r.error, r.unit, r.flag
+        ));
+        out.push_str(s.trim_end());
+        out.push('\n');
+    };
+    header.error = format!("{:>w_error$}", "Error");
+    line(&header);
+    for r in &rows {
+        line(r);
+    }
+    out.push('\n');
+    for r in results {
+        out.push_str(&time_line(r));
+        out.push('\n');
+    }
+    let throttled: Vec<&BenchResult> = results.iter().filter(|r| r.throttle.throttled).collect();
+    if !throttled.is_empty() {
+        out.push('\n');
+        for r in throttled {
+            out.push_str(&format!(
+                "THROTTLED: {}: {}\n",
+                r.label(),
+                r.throttle.reasons.join("; ")
+            ));
+        }
+    }
+    out
+}
+
+/// The `time`-like line of one benchmark over its measured iterations.
+pub fn time_line(r: &BenchResult) -> String {
+    let c = &r.cpu;
+    let mut s = format!(
+        "{}: user {:.2}s  sys {:.2}s  cpu {:.0}%  total {:.2}s",
+        r.label(),
+        c.user(),
+        c.sys(),
+        c.percent(),
+        c.wall
+    );
+    if let Some(kib) = r.peak_rss_kib {
+        s.push_str(&format!("  peak RSS {:.1} MiB", kib as f64 / 1024.0));
+    }
+    let h = &r.throttle.health;
+    if let Some(mhz) = h.clock_mhz {
+        match h.clock_max_mhz {
+            Some(max) => s.push_str(&format!("  clock {mhz:.0}/{max:.0} MHz")),
+            None => s.push_str(&format!("  clock {mhz:.0} MHz")),
+        }
+        if let Some(below) = h.below_max_percent.filter(|&p| p >= 0.5) {
+            s.push_str(&format!(" ({below:.0}% below max)"));
+        }
+    }
+    match (h.temp_before_c, h.temp_after_c) {
+        (Some(before), Some(after)) => s.push_str(&format!("  {before:.1}→{after:.1}°C")),
+        _ => {
+            if let Some(t) = r.throttle.max_temp_c {
+                s.push_str(&format!("  max {t:.1}°C"));
+            }
+        }
+    }
+    s
+}
+
+/// JMH's names of percentile rows: `p0.50`, `p0.90`, `p0.99`, `p0.999`, `p0.9999`, `max`.
+fn percentile_name(p: f64) -> String {
+    if p == 100.0 {
+        return "max".to_string();
+    }
+    let mut digits = format!("{:.4}", p / 100.0);
+    while digits.ends_with('0') && digits.len() > 4 {
+        digits.pop();
+    }
+    format!("p{digits}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::result::tests::sample_result;
+
+    #[test]
+    fn table_matches_jmh_layout_exactly() {
+        let mut a = sample_result("bb.zstd.compress", "1", vec![100.0, 110.0, 120.0]);
+        a.secondary.push(crate::harness::result::Secondary {
+            name: "MB/s".into(),
+            unit: "MB/s".into(),
+            raw: vec![vec![355.9]],
+            summary: crate::stats::Summary::of(&[355.9]),
+        });
+        let mut b = sample_result("bb.zstd.decompress", "2", vec![1.5, 1.5]);
+        b.throttle.throttled = true;
+        b.throttle.reasons = vec!["vcgencmd get_throttled: throttled (0x4)".into()];
+        let text = render(&[a, b]);
+        let expected = "\
+Benchmark              (level)  (threads)   Mode  Cnt    Score      Error  Units
+bb.zstd.compress             3          1  thrpt    3  110.000  ± 182.437  ops/s
+bb.zstd.compress:MB/s        3          1  thrpt    1  355.900             MB/s
+bb.zstd.decompress           3          2  thrpt    2    1.500             ops/s  THROTTLED
+
+bb.zstd.compress (level=3, threads=1): user 3.50s  sys 0.25s  cpu 188%  total 2.00s  peak RSS 10.0 MiB
+bb.zstd.decompress (level=3, threads=2): user 3.50s  sys 0.25s  cpu 188%  total 2.00s  peak RSS 10.0 MiB
+
+THROTTLED: bb.zstd.decompress (level=3, threads=2): vcgencmd get_throttled: throttled (0x4)
+";
+        assert_eq!(text, expected);
+    }
+
+    #[test]
+    fn time_line_shows_clock_and_temperatures_when_known() {
+        let mut r = sample_result("bb.zstd.compress", "1", vec![1.0]);
+        let base = "bb.zstd.compress (level=3, threads=1): user 3.50s  sys 0.25s  cpu 188%  total 2.00s  peak RSS 10.0 MiB";
+        assert_eq!(time_line(&r), base);
+        r.throttle.health.clock_mhz = Some(1498.4);
+        r.throttle.health.clock_max_mhz = Some(1500.0);
+        r.throttle.health.below_max_percent = Some(0.2);
+        r.throttle.health.temp_before_c = Some(52.14);
+        r.throttle.health.temp_after_c = Some(55.26);
+        assert_eq!(
+            time_line(&r),
+            format!("{base}  clock 1498/1500 MHz  52.1→55.3°C")
+        );
+        r.throttle.health.clock_mhz = Some(1275.0);
+        r.throttle.health.below_max_percent = Some(25.0);
+        r.throttle.health.temp_before_c = None;
+        r.throttle.max_temp_c = Some(55.26);
+        assert_eq!(
+            time_line(&r),
+            format!("{base}  clock 1275/1500 MHz (25% below max)  max 55.3°C")
+        );
+        r.throttle.health.clock_max_mhz = None;
+        r.throttle.health.below_max_percent = None;
+        r.throttle.max_temp_c = None;
+        assert_eq!(time_line(&r), format!("{base}  clock 1275 MHz"));
+    }
+
+    #[test]
+    fn sample_mode_cnt_is_the_number_of_samples() {
+        let text = render(&[crate::harness::result::tests::sample_mode_result()]);
+        let cnt = |name: &str| {
+            let line = text.lines().find(|l| l.starts_with(name)).unwrap();
+            line.split_whitespace().nth(4).unwrap().to_string()
+        };
+        assert_eq!(cnt("bb.ipc.remote "), "110");
+        assert_eq!(cnt("bb.ipc.remote:p0.99 "), "110");
+    }
+
+    #[test]
+    fn percentile_rows_are_named_as_jmh_names_them() {
+        let names: Vec<String> = [50.0, 90.0, 99.0, 99.9, 99.99, 100.0]
+            .iter()
+            .map(|&p| percentile_name(p))
+            .collect();
+        assert_eq!(
+            names,
+            ["p0.50", "p0.90", "p0.99", "p0.999", "p0.9999", "max"]
+        );
+    }
+}

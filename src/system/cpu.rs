@@ -1,0 +1,203 @@
+//! CPU and memory accounting from getrusage and /proc: user and system time of this
+//! process and of the children it reaped, and the peak resident set size.
+
+use nix::sys::resource::{getrusage, UsageWho};
+use std::ops::{Add, Sub};
+
+/// CPU seconds spent in user and kernel mode.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct CpuTime {
+    pub user: f64,
+    pub sys: f64,
+}
+
+impl CpuTime {
+    pub fn total(&self) -> f64 {
+        self.user + self.sys
+    }
+
+    /// CPU time of this process (every thread) so far.
+    pub fn of_self() -> CpuTime {
+        usage(UsageWho::RUSAGE_SELF)
+    }
+
+    /// CPU time of the children this process has waited for.
+    pub fn of_children() -> CpuTime {
+        usage(UsageWho::RUSAGE_CHILDREN)
+    }
+}
+
+impl Add for CpuTime {
+    type Output = CpuTime;
+    fn add(self, o: CpuTime) -> CpuTime {
+        CpuTime {
+            user: self.user + o.user,
+            sys: self.sys + o.sys,
+        }
+    }
+}
+
+impl Sub for CpuTime {
+    type Output = CpuTime;
+    fn sub(self, o: CpuTime) -> CpuTime {
+        CpuTime {
+            user: self.user - o.user,
+            sys: self.sys - o.sys,
+        }
+    }
+}
+
+fn usage(who: UsageWho) -> CpuTime {
+    match getrusage(who) {
+        Ok(u) => CpuTime {
+            user: seconds(u.user_time()),
+            sys: seconds(u.system_time()),
+        },
+        Err(_) => CpuTime::default(),
+    }
+}
+
+fn seconds(tv: nix::sys::time::TimeVal) -> f64 {
+    tv.tv_sec() as f64 + tv.tv_usec() as f64 / 1e6
+}
+
+/// The CPU a benchmark used over its measured iterations, next to the wall time.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct CpuUsage {
+    /// Wall-clock seconds of the measured iterations.
+    pub wall: f64,
+    /// This process, every thread.
+    pub process: CpuTime,
+    /// Children reaped during the measurement and peers that reported their own usage
+    /// (a forked server).
+    pub children: CpuTime,
+}
+
+impl CpuUsage {
+    pub fn user(&self) -> f64 {
+        self.process.user + self.children.user
+    }
+
+    pub fn sys(&self) -> f64 {
+        self.process.sys + self.children.sys
+    }
+
+    /// (user + sys) / real, in percent: 100 × the number of cores kept busy.
+    pub fn percent(&self) -> f64 {
+        if self.wall > 0.0 {
+            100.0 * (self.user() + self.sys()) / self.wall
+        } else {
+            f64::NAN
+        }
+    }
+
+    /// Sums usage over forks.
+    pub fn combine(&self, other: &CpuUsage) -> CpuUsage {
+        CpuUsage {
+            wall: self.wall + other.wall,
+            process: self.process + other.process,
+            children: self.children + other.children,
+        }
+    }
+}
+
+/// CPU use against wall time over the spans it runs: paused around untimed work (checks
+/// between iterations), so it counts only what is timed.
+pub struct CpuMeter {
+    /// Where the running span started: wall clock, this process, its children.
+    running: Option<(std::time::Instant, CpuTime, CpuTime)>,
+    /// The spans that ended.
+    wall: f64,
+    process: CpuTime,
+    children: CpuTime,
+}
+
+impl CpuMeter {
+    /// A meter that counts nothing until resumed.
+    pub fn paused() -> CpuMeter {
+        CpuMeter {
+            running: None,
+            wall: 0.0,
+            process: CpuTime::default(),
+            children: CpuTime::default(),
+        }
+    }
+
+    pub fn resume(&mut self) {
+        if self.running.is_none() {
+            let now = std::time::Instant::now();
+            self.running = Some((now, CpuTime::of_self(), CpuTime::of_children()));
+        }
+    }
+
+    pub fn pause(&mut self) {
+        if let Some((start, process, children)) = self.running.take() {
+            self.wall += start.elapsed().as_secs_f64();
+            self.process = self.process + (CpuTime::of_self() - process);
+            self.children = self.children + (CpuTime::of_children() - children);
+        }
+    }
+
+    /// Usage over the spans so far; `peers` is CPU time used meanwhile by processes this
+    /// one does not reap (a server that reported its own getrusage).
+    pub fn stop(&mut self, peers: CpuTime) -> CpuUsage {
+        self.pause();
+        CpuUsage {
+            wall: self.wall,
+            process: self.process,
+            children: self.children + peers,
+        }
+    }
+}
+
+/// Resets the peak resident set size of this process (Linux 4.0+), so the next
+/// [`peak_rss_kib`] covers only what ran since. Returns false where that is not possible.
+pub fn reset_peak_rss() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
+}
+
+/// Peak resident set size of this process in KiB (VmHWM, or getrusage's maxrss).
+pub fn peak_rss_kib() -> Option<u64> {
+    if let Ok(status) = std::fs::read_to_string("/proc/self/status") {
+        for line in status.lines() {
+            if let Some(rest) = line.strip_prefix("VmHWM:") {
+                return rest.trim().trim_end_matches("kB").trim().parse().ok();
+            }
+        }
+    }
+    getrusage(UsageWho::RUSAGE_SELF)
+        .ok()
+        .map(|u| u.max_rss() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn busy_loop_shows_user_time_and_cpu_percent() {
+        let mut meter = CpuMeter::paused();
+        meter.resume();
+        let mut x = 0u64;
+        let until = std::time::Instant::now() + Duration::from_millis(200);
+        while std::time::Instant::now() < until {
+            x = std::hint::black_box(x.wrapping_add(1));
+        }
+        let usage = meter.stop(CpuTime {
+            user: 1.0,
+            sys: 0.5,
+        });
+        assert!(usage.wall >= 0.2);
+        assert!(usage.process.total() > 0.05, "{usage:?}");
+        assert!(usage.children.user >= 1.0 && usage.children.sys >= 0.5);
+        assert!(usage.percent() > 100.0, "peer time counts in cpu%");
+    }
+
+    #[test]
+    fn peak_rss_is_known_on_linux() {
+        reset_peak_rss();
+        let kib = peak_rss_kib().unwrap();
+        assert!(kib > 100, "{kib}");
+    }
+}

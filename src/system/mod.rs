@@ -1,0 +1,10 @@
+//! The machine under the measurement: CPU time and peak memory ([`cpu`]), the
+//! environment record ([`env`]), throttling and health around each benchmark
+//! ([`throttle`]), waiting for the SoC to cool ([`cooldown`]), and where the two sides of
+//! a measurement ran ([`placement`]).
+
+pub mod cooldown;
+pub mod cpu;
+pub mod env;
+pub mod placement;
+pub mod throttle;

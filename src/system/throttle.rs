@@ -1,0 +1,386 @@
+//! The throttling watch and the board's health around each benchmark, as sbc-bench
+//! checks them: snapshots of the temperature, cpufreq's time_in_state and (on a
+//! Raspberry Pi) `vcgencmd get_throttled` before and after, compared into a report of
+//! whether it throttled, the clock it really ran at and the temperature before and after.
+//! Every path is read under [`sysroot`], so tests can play a throttling board.
+
+use super::env::{max_temperature, read, read_num, sysroot};
+use std::path::Path;
+
+/// What the throttling watch reads before and after each benchmark.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Snapshot {
+    pub max_temp_c: Option<f64>,
+    /// cpufreq time_in_state of cpu0: (kHz, time in 10 ms units).
+    pub time_in_state: Vec<(u64, u64)>,
+    /// `vcgencmd get_throttled` bits, on a Raspberry Pi.
+    pub throttled_bits: Option<u32>,
+    pub governor: Option<String>,
+    /// cpu0's `cpuinfo_max_freq`, in kHz.
+    pub max_freq_khz: Option<u64>,
+    /// `vcgencmd measure_clock arm` in MHz, on a Raspberry Pi; read only where cpufreq
+    /// keeps no time_in_state, which tells more.
+    pub arm_clock_mhz: Option<f64>,
+}
+
+impl Snapshot {
+    pub fn take() -> Snapshot {
+        Snapshot::take_at(&sysroot())
+    }
+
+    pub fn take_at(root: &Path) -> Snapshot {
+        let mut snapshot = Snapshot {
+            max_temp_c: max_temperature(root),
+            time_in_state: read(
+                root,
+                "sys/devices/system/cpu/cpu0/cpufreq/stats/time_in_state",
+            )
+            .map(|s| {
+                s.lines()
+                    .filter_map(|l| {
+                        let mut it = l.split_whitespace();
+                        Some((it.next()?.parse().ok()?, it.next()?.parse().ok()?))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+            throttled_bits: vcgencmd_throttled(),
+            governor: read(root, "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
+            max_freq_khz: read_num(root, "sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq"),
+            arm_clock_mhz: None,
+        };
+        if snapshot.time_in_state.is_empty() {
+            snapshot.arm_clock_mhz = vcgencmd(&["measure_clock", "arm"])
+                .as_deref()
+                .and_then(parse_measure_clock);
+        }
+        snapshot
+    }
+}
+
+/// Runs `vcgencmd` with `args` when it exists: its output, or None when it does not
+/// exist or fails. Killed and reaped if a signal ends the run meanwhile, as every child is.
+fn vcgencmd(args: &[&str]) -> Option<String> {
+    let mut command = std::process::Command::new("vcgencmd");
+    command
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    let (child, hook) = crate::harness::exit::spawn_with_exit_hook(
+        &mut command,
+        crate::harness::exit::Ending::Kill,
+    )
+    .ok()?;
+    let out = child.wait_with_output();
+    crate::harness::exit::remove_exit_hook(hook);
+    let out = out.ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// `vcgencmd measure_clock arm`'s answer, `frequency(48)=1500345728` (Hz), in MHz.
+fn parse_measure_clock(text: &str) -> Option<f64> {
+    let (key, hz) = text.trim().split_once('=')?;
+    let hz: f64 = hz.trim().parse().ok()?;
+    (key.starts_with("frequency(") && hz > 0.0).then_some(hz / 1e6)
+}
+
+/// `vcgencmd get_throttled`'s bits; None without vcgencmd.
+fn vcgencmd_throttled() -> Option<u32> {
+    let text = vcgencmd(&["get_throttled"])?;
+    let hex = text
+        .trim()
+        .strip_prefix("throttled=")?
+        .trim_start_matches("0x");
+    u32::from_str_radix(hex, 16).ok()
+}
+
+/// What happened to the machine's clocks and temperature during one benchmark.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ThrottleReport {
+    pub throttled: bool,
+    /// Why it counts as throttled, one reason a line.
+    pub reasons: Vec<String>,
+    /// The highest temperature seen before or after, in °C.
+    pub max_temp_c: Option<f64>,
+    /// The CPU clock during the benchmark and the temperature around it.
+    pub health: Health,
+}
+
+/// Where [`Health::clock_mhz`] comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClockSource {
+    /// The time-weighted mean of cpu0's cpufreq time_in_state over the benchmark.
+    TimeInState,
+    /// `vcgencmd measure_clock arm`, read as the benchmark ended (a Pi without cpufreq
+    /// statistics): one reading, not a mean.
+    Vcgencmd,
+}
+
+impl ClockSource {
+    pub fn name(self) -> &'static str {
+        match self {
+            ClockSource::TimeInState => "time_in_state",
+            ClockSource::Vcgencmd => "vcgencmd",
+        }
+    }
+}
+
+/// The board's health around one benchmark, as sbc-bench reports it: the CPU clock it
+/// really ran at, and the SoC temperature (the hottest thermal zone) before and after.
+/// Every field is None where the board does not tell.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Health {
+    /// The CPU clock during the benchmark, in MHz (see [`ClockSource`]).
+    pub clock_mhz: Option<f64>,
+    /// The highest clock cpufreq offers, in MHz.
+    pub clock_max_mhz: Option<f64>,
+    /// The share of the benchmark's time spent below `clock_max_mhz`, in percent
+    /// (from time_in_state only).
+    pub below_max_percent: Option<f64>,
+    pub clock_source: Option<ClockSource>,
+    pub temp_before_c: Option<f64>,
+    pub temp_after_c: Option<f64>,
+}
+
+impl Health {
+    /// The health between the snapshots taken before and after a benchmark.
+    pub fn between(before: &Snapshot, after: &Snapshot) -> Health {
+        let table_max = after.time_in_state.iter().map(|&(f, _)| f).max();
+        let mut health = Health {
+            clock_max_mhz: table_max.or(after.max_freq_khz).map(|k| k as f64 / 1000.0),
+            temp_before_c: before.max_temp_c,
+            temp_after_c: after.max_temp_c,
+            ..Health::default()
+        };
+        if let Some(clock) =
+            ClockStats::from_time_in_state(&before.time_in_state, &after.time_in_state)
+        {
+            health.clock_mhz = Some(clock.mean_mhz);
+            health.below_max_percent = Some(clock.below_max_percent);
+            health.clock_source = Some(ClockSource::TimeInState);
+        } else if let Some(mhz) = after.arm_clock_mhz {
+            health.clock_mhz = Some(mhz);
+            health.clock_source = Some(ClockSource::Vcgencmd);
+        }
+        health
+    }
+}
+
+/// The clock over an interval, from two readings of cpufreq's time_in_state.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ClockStats {
+    /// The time-weighted mean clock, in MHz.
+    pub mean_mhz: f64,
+    /// The share of the time below the highest frequency in the table, in percent.
+    pub below_max_percent: f64,
+}
+
+impl ClockStats {
+    /// From time_in_state `(kHz, time)` rows read before and after; None when no time
+    /// passed between them (the kernel counts in 10 ms units) or the table is empty.
+    pub fn from_time_in_state(before: &[(u64, u64)], after: &[(u64, u64)]) -> Option<ClockStats> {
+        let max = after.iter().map(|&(f, _)| f).max()?;
+        let deltas: Vec<(u64, u64)> = after
+            .iter()
+            .map(|&(f, t)| {
+                let was = before.iter().find(|(g, _)| *g == f).map_or(0, |&(_, t)| t);
+                (f, t.saturating_sub(was))
+            })
+            .collect();
+        let total: u64 = deltas.iter().map(|&(_, d)| d).sum();
+        if total == 0 {
+            return None;
+        }
+        let weighted: f64 = deltas.iter().map(|&(f, d)| f as f64 * d as f64).sum();
+        let below: u64 = deltas
+            .iter()
+            .filter(|&&(f, _)| f < max)
+            .map(|&(_, d)| d)
+            .sum();
+        Some(ClockStats {
+            mean_mhz: weighted / total as f64 / 1000.0,
+            below_max_percent: 100.0 * below as f64 / total as f64,
+        })
+    }
+}
+
+impl ThrottleReport {
+    /// Compares the snapshots taken before and after a benchmark.
+    pub fn between(before: &Snapshot, after: &Snapshot) -> ThrottleReport {
+        let mut reasons = Vec::new();
+        if let Some(bits) = after.throttled_bits {
+            // Bits 0-3: under-voltage, frequency capped, throttled, soft temperature limit
+            // now; bits 16-19: the same, has occurred since boot.
+            const NAMES: [&str; 4] = [
+                "under-voltage",
+                "ARM frequency capped",
+                "throttled",
+                "soft temperature limit",
+            ];
+            let newly_sticky = (bits >> 16) & !(before.throttled_bits.unwrap_or(0) >> 16);
+            for (i, name) in NAMES.iter().enumerate() {
+                if bits & (1 << i) != 0 || newly_sticky & (1 << i) != 0 {
+                    reasons.push(format!("vcgencmd get_throttled: {name} (0x{bits:x})"));
+                }
+            }
+        }
+        let health = Health::between(before, after);
+        if after.governor.as_deref() == Some("performance") {
+            if let (Some(below), Some(max)) = (health.below_max_percent, health.clock_max_mhz) {
+                if below > 1.0 {
+                    reasons.push(format!(
+                        "cpufreq below its maximum {max:.0} MHz for {below:.0}% of the time under the performance governor",
+                    ));
+                }
+            }
+        }
+        ThrottleReport {
+            throttled: !reasons.is_empty(),
+            reasons,
+            max_temp_c: match (before.max_temp_c, after.max_temp_c) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            },
+            health,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::system::env::tests::{fake_board, temp_dir};
+
+    #[test]
+    fn time_below_max_under_performance_governor_is_throttling() {
+        let before = Snapshot {
+            governor: Some("performance".into()),
+            time_in_state: vec![(600_000, 10), (1_800_000, 1000)],
+            ..Default::default()
+        };
+        let mut after = before.clone();
+        after.time_in_state = vec![(600_000, 60), (1_800_000, 1100)];
+        let report = ThrottleReport::between(&before, &after);
+        assert!(report.throttled);
+        assert!(report.reasons[0].contains("33%"), "{:?}", report.reasons);
+        // Only at maximum: not throttled.
+        after.time_in_state = vec![(600_000, 10), (1_800_000, 1500)];
+        assert!(!ThrottleReport::between(&before, &after).throttled);
+        // Under ondemand, lower clocks are the governor's choice, not throttling.
+        after.time_in_state = vec![(600_000, 60), (1_800_000, 1100)];
+        after.governor = Some("ondemand".into());
+        assert!(!ThrottleReport::between(&before, &after).throttled);
+    }
+
+    #[test]
+    fn vcgencmd_bits_flag_current_and_new_sticky_throttling() {
+        let before = Snapshot {
+            throttled_bits: Some(0x50000),
+            ..Default::default()
+        };
+        let same = before.clone();
+        assert!(
+            !ThrottleReport::between(&before, &same).throttled,
+            "old sticky bits are not news"
+        );
+        let after = Snapshot {
+            throttled_bits: Some(0x50004),
+            ..Default::default()
+        };
+        let r = ThrottleReport::between(&before, &after);
+        assert!(r.throttled);
+        assert!(r.reasons.iter().any(|x| x.contains("throttled")));
+        let after = Snapshot {
+            throttled_bits: Some(0xd0000),
+            ..Default::default()
+        };
+        assert!(ThrottleReport::between(&before, &after).reasons[0].contains("soft temperature"));
+    }
+
+    #[test]
+    fn clock_is_the_time_weighted_mean_of_time_in_state_deltas() {
+        let before = [(600_000, 100), (1_200_000, 50), (1_500_000, 1000)];
+        let after = [(600_000, 110), (1_200_000, 50), (1_500_000, 1030)];
+        let c = ClockStats::from_time_in_state(&before, &after).unwrap();
+        // 100 ms at 600 MHz and 300 ms at 1500 MHz.
+        assert!((c.mean_mhz - 1275.0).abs() < 1e-9, "{c:?}");
+        assert!((c.below_max_percent - 25.0).abs() < 1e-9, "{c:?}");
+        // All of it at the maximum.
+        let after = [(600_000, 100), (1_200_000, 50), (1_500_000, 1200)];
+        let c = ClockStats::from_time_in_state(&before, &after).unwrap();
+        assert_eq!((c.mean_mhz, c.below_max_percent), (1500.0, 0.0));
+        // A state missing before counts from zero; a counter that went back counts none.
+        let after = [
+            (600_000, 90),
+            (1_200_000, 50),
+            (1_500_000, 1000),
+            (1_800_000, 10),
+        ];
+        let c = ClockStats::from_time_in_state(&before, &after).unwrap();
+        assert_eq!((c.mean_mhz, c.below_max_percent), (1800.0, 0.0));
+        // No time passed, or no table: unknown, not zero.
+        assert_eq!(ClockStats::from_time_in_state(&before, &before), None);
+        assert_eq!(ClockStats::from_time_in_state(&[], &[]), None);
+    }
+
+    #[test]
+    fn health_from_a_fake_board_before_and_after() {
+        let d = temp_dir("health");
+        fake_board(&d, "performance\n", "600000 100\n1500000 1000\n", "52500\n");
+        std::fs::create_dir_all(d.join("sys/class/thermal/thermal_zone1")).unwrap();
+        std::fs::write(d.join("sys/class/thermal/thermal_zone1/temp"), "48000\n").unwrap();
+        let before = Snapshot::take_at(&d);
+        assert_eq!(before.max_temp_c, Some(52.5), "the hottest zone");
+        let states = d.join("sys/devices/system/cpu/cpu0/cpufreq/stats/time_in_state");
+        std::fs::write(states, "600000 110\n1500000 1030\n").unwrap();
+        std::fs::write(d.join("sys/class/thermal/thermal_zone1/temp"), "55250\n").unwrap();
+        let after = Snapshot::take_at(&d);
+        let report = ThrottleReport::between(&before, &after);
+        let h = &report.health;
+        assert_eq!((h.temp_before_c, h.temp_after_c), (Some(52.5), Some(55.25)));
+        assert_eq!(h.clock_mhz, Some(1275.0));
+        assert_eq!(h.clock_max_mhz, Some(1500.0));
+        assert_eq!(h.below_max_percent, Some(25.0));
+        assert_eq!(h.clock_source, Some(ClockSource::TimeInState));
+        assert!(
+            report.reasons[0].contains("1500 MHz for 25%"),
+            "{:?}",
+            report.reasons
+        );
+        // A static table (no time passed) leaves the clock unknown, the maximum known.
+        let h = Health::between(&after, &after);
+        assert_eq!((h.clock_mhz, h.clock_source), (None, None));
+        assert_eq!(h.clock_max_mhz, Some(1500.0));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn vcgencmd_clock_is_the_fallback_without_time_in_state() {
+        assert_eq!(
+            parse_measure_clock("frequency(48)=1500345728\n"),
+            Some(1500.345728)
+        );
+        assert_eq!(parse_measure_clock("frequency(48)=0"), None);
+        assert_eq!(parse_measure_clock("throttled=0x50004"), None);
+        assert_eq!(parse_measure_clock(""), None);
+        let before = Snapshot {
+            max_temp_c: Some(50.0),
+            max_freq_khz: Some(1_500_000),
+            arm_clock_mhz: Some(1500.0),
+            ..Default::default()
+        };
+        let after = Snapshot {
+            max_temp_c: Some(58.5),
+            arm_clock_mhz: Some(1200.0),
+            ..before.clone()
+        };
+        let h = Health::between(&before, &after);
+        assert_eq!(h.clock_mhz, Some(1200.0), "read as the benchmark ended");
+        assert_eq!(h.clock_source, Some(ClockSource::Vcgencmd));
+        assert_eq!((h.clock_max_mhz, h.below_max_percent), (Some(1500.0), None));
+        assert_eq!((h.temp_before_c, h.temp_after_c), (Some(50.0), Some(58.5)));
+    }
+}
