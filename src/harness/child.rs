@@ -13,7 +13,6 @@
 use super::watchdog;
 use crate::error::{Error, Result};
 use nix::sys::signal::{kill, Signal};
-use nix::sys::wait::waitpid;
 use nix::unistd::Pid;
 use std::path::PathBuf;
 use std::process::{Command, ExitStatus};
@@ -61,7 +60,8 @@ impl SelfCommand {
         let hook = watchdog::add_exit_hook(move || {
             let _ = kill(pid, on_exit);
             if on_exit == Signal::SIGKILL {
-                let _ = waitpid(pid, None);
+                // SAFETY: waits for this process's own child; no memory is passed.
+                unsafe { libc::waitpid(pid.as_raw(), std::ptr::null_mut(), 0) };
             }
             cleanup();
         });

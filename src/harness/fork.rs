@@ -42,8 +42,10 @@ fn set_cloexec(fd: i32) {
 /// Runs fork `fork` (1-based) of benchmark `index` in a fresh copy of this binary with the
 /// same arguments.
 pub(crate) fn run_child(index: usize, fork: u32, label: &str) -> Result<ForkResult> {
-    let (read_end, write_end) =
-        nix::unistd::pipe().map_err(|e| Error::caused("creating a pipe for a fork", e))?;
+    // Errno is named, not kept as the cause: its Debug (every errno's name) would double
+    // the binaries' error tables.
+    let (read_end, write_end) = nix::unistd::pipe()
+        .map_err(|e| Error::failed(format!("creating a pipe for a fork: {e}")))?;
     set_cloexec(read_end.as_raw_fd());
     let mut command = SelfCommand::new()?;
     command
