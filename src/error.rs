@@ -3,8 +3,8 @@
 //! the error that caused it, where there is one (an I/O error, a wire error), so that
 //! callers and tests can match on its kind rather than on words of the message.
 
+use crate::wire::WireError;
 use std::fmt;
-use std::sync::Arc;
 
 /// What kind of failure an [`Error`] is; it decides the exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,12 +16,34 @@ pub enum ErrorKind {
     Failed,
 }
 
-/// The error that caused an [`Error`].
-type Cause = Arc<dyn std::error::Error + Send + Sync + 'static>;
+/// The error that caused an [`Error`]: an I/O error, or one on the wire. A closed set
+/// rather than any error type, so that no binary carries a table of every error type's
+/// methods for it.
+#[derive(Debug)]
+pub enum Cause {
+    Io(std::io::Error),
+    Wire(WireError),
+}
+
+impl From<std::io::Error> for Cause {
+    fn from(e: std::io::Error) -> Cause {
+        Cause::Io(e)
+    }
+}
+
+impl From<WireError> for Cause {
+    fn from(e: WireError) -> Cause {
+        Cause::Wire(e)
+    }
+}
 
 /// An error with a complete, human-readable message, and its cause where it has one.
-#[derive(Debug, Clone)]
-pub struct Error {
+/// Boxed, so that a `Result` carrying it is no larger than its value.
+#[derive(Debug)]
+pub struct Error(Box<Inner>);
+
+#[derive(Debug)]
+struct Inner {
     kind: ErrorKind,
     message: String,
     cause: Option<Cause>,
@@ -33,43 +55,34 @@ pub type Result<T> = std::result::Result<T, Error>;
 impl Error {
     /// Bad input from the user (exit code 2).
     pub fn usage(message: impl Into<String>) -> Error {
-        Error {
-            kind: ErrorKind::Usage,
-            message: message.into(),
-            cause: None,
-        }
+        Error::new(ErrorKind::Usage, message.into(), None)
     }
 
     /// A failed measurement (exit code 1).
     pub fn failed(message: impl Into<String>) -> Error {
-        Error {
-            kind: ErrorKind::Failed,
-            message: message.into(),
-            cause: None,
-        }
+        Error::new(ErrorKind::Failed, message.into(), None)
+    }
+
+    fn new(kind: ErrorKind, message: String, cause: Option<Cause>) -> Error {
+        Error(Box::new(Inner {
+            kind,
+            message,
+            cause,
+        }))
     }
 
     /// A failure while doing `what` (for example "reading /tmp/x.json", naming the path or
     /// the peer), caused by `cause`: the message is `what: cause`, and the cause is kept as
     /// the error's [`source`](std::error::Error::source).
-    pub fn caused(
-        what: impl fmt::Display,
-        cause: impl std::error::Error + Send + Sync + 'static,
-    ) -> Error {
-        Error {
-            kind: ErrorKind::Failed,
-            message: format!("{what}: {cause}"),
-            cause: Some(Arc::new(cause)),
-        }
+    pub fn caused(what: impl fmt::Display, cause: impl Into<Cause> + fmt::Display) -> Error {
+        let message = format!("{what}: {cause}");
+        Error::new(ErrorKind::Failed, message, Some(cause.into()))
     }
 
     /// A failure that its cause says all about: the message is the cause's.
-    pub fn from_cause(cause: impl std::error::Error + Send + Sync + 'static) -> Error {
-        Error {
-            kind: ErrorKind::Failed,
-            message: cause.to_string(),
-            cause: Some(Arc::new(cause)),
-        }
+    pub fn from_cause(cause: impl Into<Cause> + fmt::Display) -> Error {
+        let message = cause.to_string();
+        Error::new(ErrorKind::Failed, message, Some(cause.into()))
     }
 
     /// An I/O failure while doing `what` (for example "reading /tmp/x.json").
@@ -79,28 +92,32 @@ impl Error {
 
     /// This error as a step of `what`: the message becomes `what: message`; the kind and
     /// the cause stay.
-    pub fn within(self, what: impl fmt::Display) -> Error {
-        Error {
-            message: format!("{what}: {}", self.message),
-            ..self
-        }
+    pub fn within(mut self, what: impl fmt::Display) -> Error {
+        self.0.message = format!("{what}: {}", self.0.message);
+        self
     }
 
     pub fn kind(&self) -> ErrorKind {
-        self.kind
+        self.0.kind
+    }
+
+    /// What caused this error, if anything did.
+    pub fn cause(&self) -> Option<&Cause> {
+        self.0.cause.as_ref()
     }
 
     /// The kind of the I/O error that caused this one, if one did.
     pub fn io_kind(&self) -> Option<std::io::ErrorKind> {
-        self.cause
-            .as_deref()
-            .and_then(|c| c.downcast_ref::<std::io::Error>())
-            .map(std::io::Error::kind)
+        match self.cause()? {
+            Cause::Io(e) => Some(e.kind()),
+            Cause::Wire(WireError::Io(e)) => Some(e.kind()),
+            Cause::Wire(_) => None,
+        }
     }
 
     /// The process exit code for this error.
     pub fn exit_code(&self) -> i32 {
-        match self.kind {
+        match self.0.kind {
             ErrorKind::Usage => 2,
             ErrorKind::Failed => 1,
         }
@@ -111,21 +128,22 @@ impl Error {
 /// the message names, are not compared).
 impl PartialEq for Error {
     fn eq(&self, other: &Error) -> bool {
-        self.kind == other.kind && self.message == other.message
+        self.0.kind == other.0.kind && self.0.message == other.0.message
     }
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
+        f.write_str(&self.0.message)
     }
 }
 
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.cause
-            .as_deref()
-            .map(|c| c as &(dyn std::error::Error + 'static))
+        match self.cause()? {
+            Cause::Io(e) => Some(e),
+            Cause::Wire(e) => Some(e),
+        }
     }
 }
 

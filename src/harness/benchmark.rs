@@ -293,7 +293,9 @@ impl Benchmark {
     }
 }
 
-/// `name (k=v, k=v)` for a benchmark name and its parameters.
+/// `name (k=v, k=v)` for a benchmark name and its parameters. Never inlined: it is called
+/// from many places, and one copy keeps the binaries small.
+#[inline(never)]
 pub fn label(name: &str, params: &[(String, String)]) -> String {
     if params.is_empty() {
         return name.to_string();

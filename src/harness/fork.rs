@@ -41,7 +41,9 @@ fn set_cloexec(fd: i32) {
 
 /// Runs fork `fork` (1-based) of benchmark `index` in a fresh copy of this binary with the
 /// same arguments.
-pub fn run_child(index: usize, fork: u32, label: &str) -> Result<ForkResult> {
+pub(crate) fn run_child(index: usize, fork: u32, label: &str) -> Result<ForkResult> {
+    // Errno is named, not kept as the cause: its Debug (every errno's name) would double
+    // the binaries' error tables.
     let (read_end, write_end) = nix::unistd::pipe()
         .map_err(|e| Error::failed(format!("creating a pipe for a fork: {e}")))?;
     set_cloexec(read_end.as_raw_fd());

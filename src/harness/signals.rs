@@ -13,10 +13,14 @@ static STOP: AtomicBool = AtomicBool::new(false);
 /// The first signal received (0: none), recorded by the handler itself so that it is
 /// known before the clean-up starts killing what the measurement talks to.
 static RECEIVED: AtomicI32 = AtomicI32::new(0);
-/// Whether a signal ends the process ([`exit_on_signals`]) rather than asks it to stop.
-static EXITS: AtomicBool = AtomicBool::new(false);
+/// Whether the handling is installed (the pipe, the thread, the handlers).
+static INSTALLED: AtomicBool = AtomicBool::new(false);
+/// What a signal does: stop (true) or exit (false), as the last call asked.
+static STOP_MODE: AtomicBool = AtomicBool::new(false);
 type StopHook = Box<dyn Fn() + Send>;
-static BEHAVIOUR: Mutex<Option<Option<StopHook>>> = Mutex::new(None);
+/// Called at the first signal in stop mode. Only [`stop_on_signals`] writes it: exit
+/// mode leaves it alone rather than storing a hook-less value.
+static WAKE: Mutex<Option<StopHook>> = Mutex::new(None);
 
 const SIGNALS: [Signal; 3] = [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP];
 
@@ -34,15 +38,16 @@ extern "C" fn on_signal(signal: libc::c_int) {
 /// On SIGINT, SIGTERM or SIGHUP: run the exit hooks (children killed and reaped, socket
 /// files removed) and exit with 128 + the signal.
 pub fn exit_on_signals() {
-    EXITS.store(true, Ordering::SeqCst);
-    install(None);
+    STOP_MODE.store(false, Ordering::SeqCst);
+    install();
 }
 
 /// On SIGINT, SIGTERM or SIGHUP: set the flag that [`stop_requested`] reads and call
 /// `wake` (to unblock an accept loop, say). A second signal exits at once.
 pub fn stop_on_signals(wake: impl Fn() + Send + 'static) {
-    EXITS.store(false, Ordering::SeqCst);
-    install(Some(Box::new(wake)));
+    *WAKE.lock().unwrap_or_else(|e| e.into_inner()) = Some(Box::new(wake));
+    STOP_MODE.store(true, Ordering::SeqCst);
+    install();
 }
 
 /// Whether a stop was asked for by a signal.
@@ -55,17 +60,11 @@ pub fn stop_requested() -> bool {
 /// the exit (its peer killed under it), not a result: report nothing, exit with this.
 pub fn exit_requested() -> Option<i32> {
     let signal = RECEIVED.load(Ordering::SeqCst);
-    (signal != 0 && EXITS.load(Ordering::SeqCst)).then_some(128 + signal)
+    (signal != 0 && !STOP_MODE.load(Ordering::SeqCst)).then_some(128 + signal)
 }
 
-fn install(behaviour: Option<StopHook>) {
-    let first = {
-        let mut b = BEHAVIOUR.lock().unwrap_or_else(|e| e.into_inner());
-        let first = b.is_none();
-        *b = Some(behaviour);
-        first
-    };
-    if !first {
+fn install() {
+    if INSTALLED.swap(true, Ordering::SeqCst) {
         return;
     }
     let Ok((read_end, write_end)) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC) else {
@@ -93,10 +92,13 @@ fn watch(mut reader: std::fs::File) {
     let mut byte = [0u8; 1];
     while reader.read_exact(&mut byte).is_ok() {
         let code = 128 + byte[0] as i32;
-        let stop_hook = BEHAVIOUR.lock().unwrap_or_else(|e| e.into_inner());
-        match stop_hook.as_ref() {
-            Some(Some(wake)) if !STOP.swap(true, Ordering::SeqCst) => wake(),
-            _ => super::watchdog::exit_now(code),
+        // The first signal in stop mode stops; any other exits at once.
+        if STOP_MODE.load(Ordering::SeqCst) && !STOP.swap(true, Ordering::SeqCst) {
+            if let Some(wake) = WAKE.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+                wake();
+            }
+        } else {
+            super::watchdog::exit_now(code)
         }
     }
 }

@@ -5,7 +5,7 @@
 
 use super::addr::{Addr, RpcStream};
 use super::protocol::{self, Call, Codec, Reply, ServerStats};
-use crate::error::{Error, Result};
+use crate::error::{Cause, Error, Result};
 use crate::wire::{self, Header, WireError};
 use crossbeam_channel::{bounded, Receiver, Sender};
 use std::collections::HashMap;
@@ -31,11 +31,7 @@ impl ClientConfig {
 
     /// A failure with the server while `doing` something (or nothing in particular),
     /// caused by `cause`.
-    fn failed_by(
-        &self,
-        doing: &str,
-        cause: impl std::error::Error + Send + Sync + 'static,
-    ) -> Error {
+    fn failed_by(&self, doing: &str, cause: impl Into<Cause> + std::fmt::Display) -> Error {
         match doing {
             "" => Error::caused(format!("rpc to {}", self.addr), cause),
             _ => Error::caused(format!("rpc to {}: {doing}", self.addr), cause),
