@@ -12,24 +12,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const EXE: &str = env!("CARGO_BIN_EXE_bb-zstd");
-/// Small and short, as in tests/zstd.rs: one benchmark in about a second.
-const SMALL: &[&str] = &[
-    "--quick",
-    "--size",
-    "100k",
-    "--jobs",
-    "4",
-    "--warmup-time",
-    "50ms",
-    "--iterations",
-    "2",
-    "--time",
-    "100ms",
-    "--threads",
-    "1",
-    "--forks",
-    "0",
-];
+/// With common::ZSTD_SMALL: one benchmark, in this process, in about a second.
+const SMALL: &[&str] = &["--threads", "1", "--forks", "0"];
 
 /// Writes `text` to `path` whole: a temporary file renamed over it, so that the binary
 /// never reads a half-written sysfs file.
@@ -51,7 +35,12 @@ fn fake_board(dir: &TempDir, millidegrees: u32) -> (PathBuf, PathBuf) {
 }
 
 fn args(extra: &[&str]) -> Vec<String> {
-    SMALL.iter().chain(extra).map(|s| s.to_string()).collect()
+    common::ZSTD_SMALL
+        .iter()
+        .chain(SMALL)
+        .chain(extra)
+        .map(|s| s.to_string())
+        .collect()
 }
 
 #[test]

@@ -8,20 +8,7 @@ use serde_json::Value;
 use std::path::PathBuf;
 
 const ZSTD: &str = env!("CARGO_BIN_EXE_bb-zstd");
-/// Small and short, so each run takes about a second.
-const SMALL: &[&str] = &[
-    "--quick",
-    "--size",
-    "100k",
-    "--jobs",
-    "4",
-    "--warmup-time",
-    "50ms",
-    "--iterations",
-    "2",
-    "--time",
-    "100ms",
-];
+const SMALL: &[&str] = common::ZSTD_SMALL;
 
 fn bb_zstd(extra: &[&str]) -> Run {
     run_with(ZSTD, &[SMALL, extra].concat(), &[])

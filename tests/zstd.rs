@@ -5,20 +5,7 @@ mod common;
 use common::{entry, run_with, Run, TempDir};
 
 const EXE: &str = env!("CARGO_BIN_EXE_bb-zstd");
-/// Small and short, so each run takes about a second; the behaviour is the same.
-const SMALL: &[&str] = &[
-    "--quick",
-    "--size",
-    "100k",
-    "--jobs",
-    "4",
-    "--warmup-time",
-    "50ms",
-    "--iterations",
-    "2",
-    "--time",
-    "100ms",
-];
+const SMALL: &[&str] = common::ZSTD_SMALL;
 
 fn bb_zstd(extra: &[&str], env: &[(&str, &str)]) -> Run {
     let mut args = SMALL.to_vec();
