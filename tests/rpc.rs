@@ -609,6 +609,7 @@ fn bad_flags_are_one_line_and_exit_2() {
         &["--codec", "json"][..],
         &["--client", "rest"],
         &["--depth", "0"],
+        &["--depth", "1000000000"],
         &["--connect", "udp:1.2.3.4:5"],
         &["--connect", "tcp:127.0.0.1:1", "--transport", "unix"],
         &["--payload", "20m"],

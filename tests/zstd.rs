@@ -303,6 +303,28 @@ fn bad_flags_get_one_line_and_exit_2() {
         ),
         (vec![], vec![("THREADS", "many")], "THREADS"),
         (vec!["--pin", "4096"], vec![], "--pin"),
+        // Absurd resources: refused before anything is allocated or started.
+        (
+            vec!["--threads", "100000"],
+            vec![],
+            "--threads 100000: at most",
+        ),
+        (
+            vec!["--threads", "18446744073709551615"],
+            vec![],
+            "--threads 18446744073709551615: at most",
+        ),
+        (
+            vec!["--oversubscribe", "--threads", "1000000000"],
+            vec![],
+            "--threads 1000000000: at most 65536",
+        ),
+        (vec![], vec![("THREADS", "100000")], "--threads 100000"),
+        (
+            vec!["--size", "100g"],
+            vec![],
+            "--size 107374182400: the run would need",
+        ),
     ] {
         let run = run_with(EXE, &args, &env);
         assert_eq!(run.code, 2, "{args:?} {env:?}: {}", run.stderr);

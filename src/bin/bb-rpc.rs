@@ -142,6 +142,9 @@ fn run_server(args: &Args, serve: &ServeArgs) -> Result<()> {
     )
 }
 
+/// Calls in flight per connection at most: each holds a request and its reply.
+const MAX_DEPTH: u64 = 65536;
+
 fn run(args: &Args) -> Result<()> {
     let flags = args.common()?;
     let profile = flags.profile;
@@ -167,6 +170,12 @@ fn run(args: &Args) -> Result<()> {
     let timeout = args.call_timeout.unwrap_or(Duration::from_secs(10));
     for &d in &depths {
         cli::check_positive("--depth", d as u64)?;
+        cli::check_at_most(
+            "--depth",
+            d as u64,
+            MAX_DEPTH,
+            "calls in flight per connection",
+        )?;
     }
     for &c in &connections {
         cli::check_positive("--connections", c as u64)?;

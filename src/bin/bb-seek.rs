@@ -118,9 +118,12 @@ fn main() {
     })
 }
 
+/// Every size at least a byte, and one that this machine's memory holds: an object is
+/// generated whole and its reads checked against a copy (about three times its size).
 fn check_sizes(flag: &str, sizes: &[u64]) -> Result<()> {
     for &s in sizes {
         cli::check_positive(flag, s)?;
+        cli::check_fits_in_memory(flag, &s.to_string(), s.saturating_mul(3))?;
     }
     Ok(())
 }

@@ -37,6 +37,9 @@ boardbench::bench_args! {
         /// zstd level, negative fast levels up to 22 (default 3)
         #[argh(option, default = "3")]
         pub level: i32,
+        /// allow more than 64 threads per online CPU (up to 65536)
+        #[argh(switch)]
+        pub oversubscribe: bool,
         /// one encoder/decoder per thread, reset between jobs, instead of one per job
         #[argh(switch)]
         pub reuse_context: bool,
@@ -71,9 +74,25 @@ fn run(args: &Args) -> Result<()> {
         Some(list) => list.clone(),
         None => vec![env_number("THREADS")?.map_or_else(online_cpus, |n| n as usize)],
     };
+    // Beyond a few threads per CPU nothing more is measured, and a typo (100000) would
+    // start them all: --oversubscribe allows up to the hard bound.
+    let max_threads = if args.oversubscribe {
+        MAX_THREADS
+    } else {
+        (THREADS_PER_CPU * online_cpus()).min(MAX_THREADS)
+    };
     for &t in &threads {
         cli::check_positive("--threads", t as u64)?;
+        let what = if args.oversubscribe {
+            "threads"
+        } else {
+            "threads here (64 per online CPU; --oversubscribe allows more)"
+        };
+        cli::check_at_most("--threads", t as u64, max_threads as u64, what)?;
     }
+    let most_threads = threads.iter().copied().max().unwrap_or(1) as u64;
+    // The input, its frames, and an output buffer of twice the input per thread.
+    let memory_for = |size: u64| size.saturating_mul(4 + 2 * most_threads);
     let levels = zstd::compression_level_range();
     if !levels.contains(&args.level) {
         return Err(Error::usage(format!(
@@ -85,8 +104,13 @@ fn run(args: &Args) -> Result<()> {
     }
     let (input, input_name) = match &args.input {
         Some(path) => (
-            std::fs::read(path)
-                .map_err(|e| Error::usage(format!("--input {}: {e}", path.display())))?,
+            {
+                let bad =
+                    |e: std::io::Error| Error::usage(format!("--input {}: {e}", path.display()));
+                let len = std::fs::metadata(path).map_err(bad)?.len();
+                cli::check_fits_in_memory("--input", &path.display().to_string(), memory_for(len))?;
+                std::fs::read(path).map_err(bad)?
+            },
             path.file_name().map_or_else(
                 || path.display().to_string(),
                 |n| n.to_string_lossy().into_owned(),
@@ -95,6 +119,7 @@ fn run(args: &Args) -> Result<()> {
         None => {
             let size = args.size.unwrap_or(CITY_JSON_SIZE);
             cli::check_positive("--size", size)?;
+            cli::check_fits_in_memory("--size", &size.to_string(), memory_for(size))?;
             (
                 corpus::generate(size as usize, flags.seed),
                 format!("generated-{size}"),
@@ -189,6 +214,11 @@ fn env_number(name: &str) -> Result<Option<u64>> {
         },
     }
 }
+
+/// Threads per online CPU allowed without --oversubscribe.
+const THREADS_PER_CPU: usize = 64;
+/// Threads allowed at all.
+const MAX_THREADS: usize = 1 << 16;
 
 fn online_cpus() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())

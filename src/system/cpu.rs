@@ -156,6 +156,20 @@ pub fn reset_peak_rss() -> bool {
     std::fs::write("/proc/self/clear_refs", "5").is_ok()
 }
 
+/// The memory this machine can give a new run now, in bytes: /proc/meminfo's
+/// MemAvailable (None where the kernel does not say).
+pub fn available_memory() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line["MemAvailable:".len()..]
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kib * 1024)
+}
+
 /// Peak resident set size of this process in KiB (VmHWM, or getrusage's maxrss).
 pub fn peak_rss_kib() -> Option<u64> {
     if let Ok(status) = std::fs::read_to_string("/proc/self/status") {
