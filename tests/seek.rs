@@ -258,7 +258,10 @@ fn bad_flags_are_one_line_and_exit_2() {
         (vec!["--pattern", "zigzag"], "zigzag"),
         (vec!["--client", "fast"], "fast"),
         (vec!["--sizes", "0"], "--sizes"),
-        (vec!["--sizes", "100g"], "--sizes 107374182400: the run would need"),
+        (
+            vec!["--sizes", "100g"],
+            "--sizes 107374182400: the run would need",
+        ),
         (vec!["--cache-size", "16k"], "--cache-size"),
         (vec!["--readahead-max", "16m"], "--readahead-max"),
         (vec!["--cold", "--mode", "thrpt"], "--cold"),

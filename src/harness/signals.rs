@@ -1,7 +1,10 @@
 //! SIGINT, SIGTERM and SIGHUP handled outside the signal handler: the handler only writes
 //! the signal number to a pipe; a thread reads it and either cleans up and exits (a
 //! benchmark: socket files removed, children stopped) or raises a stop flag (a server
-//! that finishes its in-flight calls first).
+//! that finishes its in-flight calls first). The handler saves and restores errno and
+//! writes to a non-blocking pipe, as signal-hook's does; these twenty lines are kept
+//! rather than a dependency because the rest of this module (exit hooks, the stop flag,
+//! the exit code) would stay all the same.
 
 use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
 use std::os::fd::IntoRawFd;
@@ -25,13 +28,22 @@ static WAKE: Mutex<Option<StopHook>> = Mutex::new(None);
 const SIGNALS: [Signal; 3] = [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP];
 
 extern "C" fn on_signal(signal: libc::c_int) {
+    // SAFETY: __errno_location returns this thread's errno, valid for the thread's life.
+    // The handler saves and restores it: write(2) below may change it under the code the
+    // signal interrupted.
+    let errno = unsafe { libc::__errno_location() };
+    // SAFETY: see above; reading and writing an int through it is async-signal-safe.
+    let saved = unsafe { *errno };
     // An atomic store is async-signal-safe.
     let _ = RECEIVED.compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst);
     let fd = PIPE_WRITE.load(Ordering::Relaxed);
     let byte = signal as u8;
-    // SAFETY: write(2) is async-signal-safe; `byte` lives on this stack frame.
+    // SAFETY: write(2) is async-signal-safe; `byte` lives on this stack frame. The write
+    // end is non-blocking, so a full pipe (a storm of signals) drops a byte rather than
+    // hanging the interrupted thread.
     unsafe {
         libc::write(fd, (&byte as *const u8).cast(), 1);
+        *errno = saved;
     }
 }
 
@@ -70,7 +82,13 @@ fn install() {
     let Ok((read_end, write_end)) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC) else {
         return;
     };
-    PIPE_WRITE.store(write_end.into_raw_fd(), Ordering::Relaxed);
+    let write_fd = write_end.into_raw_fd();
+    // SAFETY: fcntl(2) on a descriptor this function owns; only its status flags change.
+    unsafe {
+        let flags = libc::fcntl(write_fd, libc::F_GETFL);
+        libc::fcntl(write_fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
+    }
+    PIPE_WRITE.store(write_fd, Ordering::Relaxed);
     let reader = std::fs::File::from(read_end);
     std::thread::Builder::new()
         .name("bb-signals".into())

@@ -231,6 +231,17 @@ fn le_i64(b: &[u8]) -> i64 {
     i64::from_le_bytes(b.try_into().expect("8 bytes"))
 }
 
+/// `add`'s MessagePack arguments, an array whose header said two elements.
+fn add_msgpack(payload: &[u8]) -> Result<Call<'_>, String> {
+    match msgpack::decode_all(payload).map_err(|e| e.to_string())? {
+        msgpack::Value::Array(v) if v.len() == 2 => match (v[0].as_i64(), v[1].as_i64()) {
+            (Some(a), Some(b)) => Ok(Call::Add(a, b)),
+            _ => Err("add takes two integers".into()),
+        },
+        _ => Err("add takes an array of two integers".into()),
+    }
+}
+
 /// Decodes a request's arguments; an error is the message of a BAD_ARGUMENTS reply.
 pub fn decode_call<'a>(header: &Header, payload: &'a [u8]) -> Result<Call<'a>, String> {
     let codec = Codec::of_flags(header.flags);
@@ -246,12 +257,14 @@ pub fn decode_call<'a>(header: &Header, payload: &'a [u8]) -> Result<Call<'a>, S
             "add takes 16 bytes (two i64), got {}",
             payload.len()
         )),
-        (ADD, Codec::Msgpack) => match msgpack::decode_all(payload).map_err(|e| e.to_string())? {
-            msgpack::Value::Array(v) if v.len() == 2 => match (v[0].as_i64(), v[1].as_i64()) {
-                (Some(a), Some(b)) => Ok(Call::Add(a, b)),
-                _ => Err("add takes two integers".into()),
-            },
-            _ => Err("add takes an array of two integers".into()),
+        // Two ints, known from the array's header: a longer array (16M one-byte ints
+        // would decode to 32 times the frame) is refused before it is decoded.
+        (ADD, Codec::Msgpack) => match msgpack::array_len(payload) {
+            Some(2) => add_msgpack(payload),
+            Some(n) => Err(format!(
+                "add takes an array of two integers, got {n} elements"
+            )),
+            None => Err("add takes an array of two integers".into()),
         },
         (STATS, Codec::Raw) if payload.is_empty() => Ok(Call::Stats),
         (STATS, Codec::Msgpack) if payload == [0xc0] || payload.is_empty() => Ok(Call::Stats),
@@ -377,6 +390,19 @@ mod tests {
         assert!(decode_call(&h(ADD, FLAG_MSGPACK), &[0x92, 0x01]).is_err());
         assert!(decode_call(&h(ADD, FLAG_MSGPACK), &[0x92, 0xa1, b'x', 0x01]).is_err());
         assert!(decode_call(&h(ECHO, FLAG_MSGPACK), &[0xc4, 0x05, 1]).is_err());
+        // An array of a million one-byte ints: refused from its header, by its count.
+        let mut big = vec![0xdd, 0x00, 0x0f, 0x42, 0x40];
+        big.resize(5 + 1_000_000, 0x01);
+        assert_eq!(
+            decode_call(&h(ADD, FLAG_MSGPACK), &big).unwrap_err(),
+            "add takes an array of two integers, got 1000000 elements"
+        );
+        assert_eq!(
+            decode_call(&h(ADD, FLAG_MSGPACK), &[0x92, 0x01, 0x02]).unwrap(),
+            Call::Add(1, 2)
+        );
+        assert_eq!(msgpack::array_len(&[0xdc, 0x00, 0x02, 1, 2]), Some(2));
+        assert_eq!(msgpack::array_len(&[0x01]), None);
         assert!(decode_call(&h(ECHO, FLAG_MSGPACK), &[0xc5]).is_err());
         assert!(decode_call(&h(STATS, 0), b"x").is_err());
         assert!(decode_call(&h(99, 0), b"")

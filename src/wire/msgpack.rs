@@ -148,6 +148,18 @@ pub fn decode(buf: &[u8]) -> Result<(Value, usize), WireError> {
     Ok((v, d.pos))
 }
 
+/// The element count of the array that starts `buf`, read from its header alone (None
+/// when `buf` does not start with an array): a caller that knows how many elements it
+/// takes refuses any other count before a single element is decoded.
+pub fn array_len(buf: &[u8]) -> Option<usize> {
+    let mut d = Decoder { buf, pos: 0 };
+    match d.take(1).ok()?[0] {
+        marker @ 0x90..=0x9f => Some((marker & 0x0f) as usize),
+        marker @ (0xdc | 0xdd) => d.be(2 << (marker - 0xdc)).ok().map(|n| n as usize),
+        _ => None,
+    }
+}
+
 /// Decodes exactly one value that fills `buf`.
 pub fn decode_all(buf: &[u8]) -> Result<Value, WireError> {
     let (v, used) = decode(buf)?;
