@@ -790,6 +790,32 @@ fn a_client_fails_with_a_clear_error_when_its_server_dies_or_misbehaves() {
         let (run, _) = client_against(&liar, style);
         assert_eq!(run.code, 1, "{style}: {}", run.stderr);
         assert!(run.stderr.contains("999999"), "{style}: {}", run.stderr);
+
+        // A connection-level error (status 4, too large, with id 0): named as such, not
+        // as "a reply came with id 0".
+        let refuser = fake_server(|mut s| {
+            let mut hello = [0u8; 4];
+            if s.read_exact(&mut hello).is_err() {
+                return;
+            }
+            let mut out = Vec::new();
+            protocol::push_error(
+                &mut out,
+                &Header::default(),
+                status::TOO_LARGE,
+                "frame too large",
+            );
+            let _ = s.write_all(&out);
+            std::thread::sleep(Duration::from_secs(3));
+        });
+        let (run, _) = client_against(&refuser, style);
+        assert_eq!(run.code, 1, "{style}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("status 4 (too large): frame too large")
+                && !run.stderr.contains("came with id 0"),
+            "{style}: {}",
+            run.stderr
+        );
     }
 }
 

@@ -449,13 +449,15 @@ fn read_replies(
                 break format!("waiting for replies: {e}");
             }
         };
+        // The status first: a connection-level error (too large, a bad header) comes
+        // with id 0, which no call has.
+        if let Err(e) = check_header(&h, &payload) {
+            break e;
+        }
         let mut state = shared.lock();
         let Some(pending) = state.in_flight.remove(&h.id) else {
             break format!("a reply came with id {}, which no call in flight has", h.id);
         };
-        if let Err(e) = check_header(&h, &payload) {
-            break e;
-        }
         if h.method != requests.method {
             break format!(
                 "the reply to call {} names method {}, not {}",
