@@ -790,6 +790,42 @@ fn empty_files_a_bom_and_other_documents_get_clear_answers() {
 }
 
 #[test]
+fn binary_oversized_and_non_regular_inputs_are_malformed_not_slower() {
+    let d = TempDir::new("cmp-hostile");
+    let good = data("gab-jmh-thrpt.json");
+    // Latin-1 and binary bytes: not UTF-8, so not a result file (exit 2, never 1).
+    let latin1 = d.join("latin1.json");
+    std::fs::write(&latin1, b"[{\"benchmark\": \"caf\xe9\"}]").unwrap();
+    let run = compare(&[&good, latin1.to_str().unwrap()]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("not UTF-8 text (byte 19)"),
+        "{}",
+        run.stderr
+    );
+    // Larger than --max-input: refused before it is read.
+    let run = compare(&["--max-input", "1k", &good, &good]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("more than --max-input"),
+        "{}",
+        run.stderr
+    );
+    // A FIFO would block forever: refused at once.
+    let fifo = d.join("results.fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    let started = std::time::Instant::now();
+    let run = compare(&[&good, fifo.to_str().unwrap()]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("not a regular file"), "{}", run.stderr);
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    // A device that never ends, likewise.
+    let run = compare(&[&good, "/dev/zero"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+}
+
+#[test]
 fn two_inputs_with_the_same_label_get_distinct_columns() {
     let f = data("gab-jmh-thrpt.json");
     let run = compare(&["--format", "json", &f, &f, &f]);

@@ -45,6 +45,13 @@ struct Args {
     /// p0.99 or ·p0.99); JMH's · prefixes need not be typed
     #[argh(option)]
     metric: Option<String>,
+    /// the largest result file to read (default 64m)
+    #[argh(
+        option,
+        default = "load::DEFAULT_MAX_INPUT",
+        from_str_fn(boardbench::harness::cli::parse_size)
+    )]
+    max_input: u64,
     /// print this machine's environment record as JSON and exit (run-all's env.json)
     #[argh(switch)]
     env: bool,
@@ -98,7 +105,10 @@ fn run(args: &Args) -> Result<()> {
         if !path.exists() {
             return Err(Error::failed(format!("{}: no such file", path.display())));
         }
-        runs.push((label, load::load_metric(path, args.metric.as_deref())?));
+        runs.push((
+            label,
+            load::load_metric(path, args.metric.as_deref(), args.max_input)?,
+        ));
     }
     let comparison = compare::compare(
         runs,

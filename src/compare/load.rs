@@ -11,13 +11,49 @@ use std::path::{Path, PathBuf};
 /// The measurements of one column: a JSON file, or every `*.json` under a directory
 /// (run-all's results directory; its `env.json` is the environment, not results).
 pub fn load(path: &Path) -> Result<Vec<Measurement>> {
-    load_metric(path, None)
+    load_metric(path, None, DEFAULT_MAX_INPUT)
+}
+
+/// The largest result file read by default: a JMH sample-mode file of a long run is a
+/// few MiB; a bigger file is more likely a mistake than results.
+pub const DEFAULT_MAX_INPUT: u64 = 64 << 20;
+
+/// A result file's text: a regular file (a FIFO or a device would block or never end),
+/// at most `max_bytes` long (the parsed JSON takes several times its size), and UTF-8
+/// (anything else is not a JSON result file). Each refusal is a usage error: exit 2,
+/// never the 1 that means "slower" to a script.
+fn read_result_file(file: &Path, max_bytes: u64) -> Result<String> {
+    let meta =
+        std::fs::metadata(file).map_err(|e| Error::io(format!("reading {}", file.display()), e))?;
+    if !meta.is_file() {
+        return Err(Error::usage(format!(
+            "{}: not a regular file (a FIFO, a device or a socket is not a result file)",
+            file.display()
+        )));
+    }
+    if meta.len() > max_bytes {
+        return Err(Error::usage(format!(
+            "{}: {} MiB, more than --max-input {} MiB",
+            file.display(),
+            meta.len() >> 20,
+            max_bytes >> 20
+        )));
+    }
+    let bytes =
+        std::fs::read(file).map_err(|e| Error::io(format!("reading {}", file.display()), e))?;
+    String::from_utf8(bytes).map_err(|e| {
+        not_results(
+            file,
+            &format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to()),
+        )
+    })
 }
 
 /// As [`load`], with `metric` (a secondary metric's name, see [`metric_matches`]) in
 /// place of the primary metric; entries without it are left out, and a file where no
 /// entry has it is an error that names the metrics it has.
-pub fn load_metric(path: &Path, metric: Option<&str>) -> Result<Vec<Measurement>> {
+/// Files larger than `max_bytes` are refused.
+pub fn load_metric(path: &Path, metric: Option<&str>, max_bytes: u64) -> Result<Vec<Measurement>> {
     let files = if path.is_dir() {
         json_files_under(path)?
     } else {
@@ -32,8 +68,7 @@ pub fn load_metric(path: &Path, metric: Option<&str>) -> Result<Vec<Measurement>
     let mut all = Vec::new();
     let mut found_metrics: Vec<String> = Vec::new();
     for file in files {
-        let text = std::fs::read_to_string(&file)
-            .map_err(|e| Error::io(format!("reading {}", file.display()), e))?;
+        let text = read_result_file(&file, max_bytes)?;
         // JMH never writes a byte order mark, but an editor may.
         let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
         if text.trim().is_empty() {
