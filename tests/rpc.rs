@@ -1059,3 +1059,50 @@ fn the_server_cpu_is_measured_when_the_control_connection_idles_past_the_idle_ti
     assert!(cpu["score"].as_f64().is_some_and(|v| v > 0.0), "{e:#}");
     assert!(!run.stderr.contains("server-cpu"), "{}", run.stderr);
 }
+
+/// The server's resident memory in KiB, from /proc.
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    line["VmRSS:".len()..]
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn headers_that_announce_much_and_send_nothing_cost_the_server_nothing() {
+    let server = Server::start("tcp", &[]);
+    let addr = server.addr.to_string();
+    let port: u16 = addr.rsplit(':').next().unwrap().parse().unwrap();
+    let before = rss_kib(server.child.id());
+    // 50 connections, each a hello and a header announcing 16 MiB, then silence: the
+    // server used to allocate every payload at once (806 MiB).
+    let mut held = Vec::new();
+    for id in 0..50u32 {
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        let mut hello = [0u8; 4];
+        s.read_exact(&mut hello).unwrap();
+        s.write_all(b"BBW\x01").unwrap();
+        let header = Header {
+            id,
+            method: protocol::ECHO,
+            len: 16 << 20,
+            ..Header::default()
+        };
+        s.write_all(&header.encode()).unwrap();
+        held.push(s);
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let grown = rss_kib(server.child.id()).saturating_sub(before);
+    assert!(
+        grown < 64 << 10,
+        "50 announced 16 MiB payloads grew the server by {grown} KiB"
+    );
+    // And it still serves others.
+    let run = bb_rpc(&["--connect", &addr, "--client", "sync", "--codec", "raw"]);
+    run.assert_ok();
+    drop(held);
+}

@@ -163,17 +163,27 @@ pub fn read_frame(r: &mut impl Read, max: u32, payload: &mut Vec<u8>) -> Result<
             max,
         });
     }
+    // The buffer grows as bytes arrive, a chunk at a time, not to the length the header
+    // announces: a peer that announces 16 MiB and sends nothing costs nothing.
+    let len = header.len as usize;
     payload.clear();
-    payload.resize(header.len as usize, 0);
-    read_full(r, payload, false).map_err(|e| match e {
-        WireError::Truncated { got, .. } => WireError::Truncated {
-            expected: HEADER_LEN + header.len as usize,
-            got: HEADER_LEN + got,
-        },
-        other => other,
-    })?;
+    while payload.len() < len {
+        let got = payload.len();
+        let chunk = (len - got).min(GROW_CHUNK);
+        payload.resize(got + chunk, 0);
+        read_full(r, &mut payload[got..], false).map_err(|e| match e {
+            WireError::Truncated { got: more, .. } => WireError::Truncated {
+                expected: HEADER_LEN + len,
+                got: HEADER_LEN + got + more,
+            },
+            other => other,
+        })?;
+    }
     Ok(header)
 }
+
+/// How much a frame's buffer grows at a time while its payload arrives.
+const GROW_CHUNK: usize = 64 << 10;
 
 #[cfg(test)]
 mod tests {
