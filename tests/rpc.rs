@@ -1106,3 +1106,45 @@ fn headers_that_announce_much_and_send_nothing_cost_the_server_nothing() {
     run.assert_ok();
     drop(held);
 }
+
+#[test]
+fn a_server_whose_call_count_goes_backwards_fails_the_run() {
+    use boardbench::rpc::protocol::ServerStats;
+    // Answers echo; its stats() count starts high and then drops, as a restarted server's
+    // would: u64 arithmetic used to wrap round and pass the final check.
+    let calls = Arc::new(std::sync::atomic::AtomicU64::new(1_000_000));
+    let counter = calls.clone();
+    let addr = fake_server(move |mut s| {
+        let mut hello = [0u8; 4];
+        if s.read_exact(&mut hello).is_err() {
+            return;
+        }
+        let mut payload = Vec::new();
+        while let Ok(h) = wire::read_frame(&mut s, 1 << 20, &mut payload) {
+            let mut out = Vec::new();
+            if h.method == protocol::STATS {
+                let stats = ServerStats {
+                    echo_calls: counter.load(std::sync::atomic::Ordering::SeqCst),
+                    ..ServerStats::default()
+                };
+                // Every later stats() sees fewer calls than the first.
+                counter.store(0, std::sync::atomic::Ordering::SeqCst);
+                protocol::push_reply(&mut out, &h, &Reply::Stats(stats));
+            } else {
+                protocol::push_reply(&mut out, &h, &Reply::Echo(&payload));
+            }
+            if s.write_all(&out).is_err() {
+                return;
+            }
+        }
+    });
+    let run = bb_rpc(&["--connect", &addr, "--client", "sync", "--codec", "raw"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("the server's call count went backwards"),
+        "{}",
+        run.stderr
+    );
+    drop(calls);
+}

@@ -549,7 +549,19 @@ impl Workload for RpcWorkload {
 
     fn finish(&mut self) -> Result<()> {
         if let (Some(after), Some(before)) = (self.server_stats()?, self.baseline) {
-            let answered = after.work_calls() - before.work_calls();
+            // A count that went backwards (a restarted server, another one behind the
+            // address) must not wrap round to a huge number that passes the check.
+            let answered = after
+                .work_calls()
+                .checked_sub(before.work_calls())
+                .ok_or_else(|| {
+                    Error::failed(format!(
+                        "the server's call count went backwards, from {} to {}: it restarted, or another server answers at {}",
+                        before.work_calls(),
+                        after.work_calls(),
+                        self.config.addr
+                    ))
+                })?;
             // A remote server may serve others too; a local one served only these calls.
             let exact = self.server.is_some();
             if answered < self.calls || (exact && answered != self.calls) {
