@@ -610,6 +610,7 @@ fn bad_flags_are_one_line_and_exit_2() {
         &["--client", "rest"],
         &["--depth", "0"],
         &["--depth", "1000000000"],
+        &["--connections", "5000"],
         &["--connect", "udp:1.2.3.4:5"],
         &["--connect", "tcp:127.0.0.1:1", "--transport", "unix"],
         &["--payload", "20m"],
@@ -1147,4 +1148,28 @@ fn a_server_whose_call_count_goes_backwards_fails_the_run() {
         run.stderr
     );
     drop(calls);
+}
+
+#[test]
+fn more_connections_than_the_server_takes_get_one_clear_line() {
+    let server = Server::start("tcp", &["--max-connections", "2"]);
+    let addr = server.addr.to_string();
+    let run = bb_rpc(&[
+        "--connect",
+        &addr,
+        "--client",
+        "sync",
+        "--codec",
+        "raw",
+        "--connections",
+        "4",
+    ]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    // The fork's error names the server's limit (the parent adds that the fork failed).
+    let first = run
+        .stderr
+        .lines()
+        .find(|l| l.contains("error"))
+        .unwrap_or("");
+    assert!(first.contains("over --max-connections 2"), "{}", run.stderr);
 }

@@ -75,8 +75,8 @@ pub struct ServeArgs {
     /// close a connection that sends nothing for this long (default 60s; 0: never)
     #[argh(option, from_str_fn(boardbench::harness::cli::parse_duration))]
     pub idle_timeout: Option<Duration>,
-    /// most connections served at once; more are closed (default 1024)
-    #[argh(option, default = "1024")]
+    /// most connections served at once; more are told so and closed (default 1024)
+    #[argh(option, default = "DEFAULT_MAX_CONNECTIONS")]
     pub max_connections: usize,
     /// plain byte echo without handshake or frames (the floor of the benchmark)
     #[argh(switch)]
@@ -142,6 +142,9 @@ fn run_server(args: &Args, serve: &ServeArgs) -> Result<()> {
     )
 }
 
+/// `serve --max-connections`'s default, which the spawned servers keep.
+const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+
 /// Calls in flight per connection at most: each holds a request and its reply.
 const MAX_DEPTH: u64 = 65536;
 
@@ -179,6 +182,15 @@ fn run(args: &Args) -> Result<()> {
     }
     for &c in &connections {
         cli::check_positive("--connections", c as u64)?;
+        // The spawned server keeps one connection for its stats (the control one).
+        if args.connect.is_none() {
+            cli::check_at_most(
+                "--connections",
+                c as u64,
+                DEFAULT_MAX_CONNECTIONS as u64 - 1,
+                "connections to the spawned server (its --max-connections, less the control connection)",
+            )?;
+        }
     }
     for &p in &payloads {
         // Echo's reply is its payload plus at most 5 bytes of MessagePack header.

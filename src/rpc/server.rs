@@ -138,11 +138,9 @@ pub fn serve(addr: &Addr, config: ServerConfig) -> Result<()> {
         next_id += 1;
         let peer = stream.peer();
         if threads.len() >= shared.config.max_connections {
-            shared.fault(
-                next_id,
-                &peer,
-                format!("over --max-connections {}", shared.config.max_connections),
-            );
+            let why = format!("over --max-connections {}", shared.config.max_connections);
+            refuse(stream, shared.config.floor, &why);
+            shared.fault(next_id, &peer, why);
             continue;
         }
         shared.counters.connections.fetch_add(1, Ordering::Relaxed);
@@ -249,6 +247,26 @@ fn floor(mut stream: RpcStream) -> std::result::Result<(), WireError> {
             Err(e) => return Err(e.into()),
         }
     }
+}
+
+/// Tells a connection beyond the limit why it is closed, where the protocol can say it
+/// (a hello and an error frame; a floor has no frames), without waiting on the peer.
+fn refuse(mut stream: RpcStream, floor: bool, why: &str) {
+    if floor {
+        return;
+    }
+    let mut out = Vec::new();
+    if wire::send_hello(&mut out).is_ok() {
+        protocol::push_error(&mut out, &Header::default(), status::ERROR, why);
+        let _ = stream.set_timeouts(Some(std::time::Duration::from_millis(100)));
+        let _ = stream.write_all(&out);
+    }
+    // Closing with the peer's hello and first call unread would send a reset that can
+    // destroy the error frame before the peer reads it: stop writing, and read what it
+    // sends for a moment (bounded by the timeout above) before closing.
+    let _ = stream.shutdown(Shutdown::Write);
+    let mut sink = [0u8; 4096];
+    while matches!(stream.read(&mut sink), Ok(n) if n > 0) {}
 }
 
 /// The framed protocol: hello, then requests answered in order.
