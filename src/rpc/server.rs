@@ -139,8 +139,8 @@ pub fn serve(addr: &Addr, config: ServerConfig) -> Result<()> {
         let peer = stream.peer();
         if threads.len() >= shared.config.max_connections {
             let why = format!("over --max-connections {}", shared.config.max_connections);
+            shared.fault(next_id, &peer, &why);
             refuse(stream, shared.config.floor, &why);
-            shared.fault(next_id, &peer, why);
             continue;
         }
         shared.counters.connections.fetch_add(1, Ordering::Relaxed);
@@ -193,6 +193,7 @@ fn connection(stream: RpcStream, conn: u64, peer: &str, shared: &Shared) {
             .unwrap_or_else(|e| e.into_inner())
             .insert(conn, clone);
     });
+    let mut failed = false;
     if registered.is_ok() && !crate::harness::signals::stop_requested() {
         let timeout = Some(shared.config.idle_timeout).filter(|t| !t.is_zero());
         let served = stream
@@ -209,13 +210,19 @@ fn connection(stream: RpcStream, conn: u64, peer: &str, shared: &Shared) {
             if !crate::harness::signals::stop_requested() {
                 shared.fault(conn, peer, describe(&e, shared.config.idle_timeout));
             }
+            failed = true;
         }
     }
-    shared
+    let open = shared
         .live
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .remove(&conn);
+    // A framed connection closed for an error has its error frame written; the peer's
+    // unread bytes would turn the close into a reset that can destroy it unread.
+    if let (true, false, Some(stream)) = (failed, shared.config.floor, open) {
+        drain_and_close(&stream);
+    }
 }
 
 fn describe(e: &WireError, idle: Duration) -> String {
@@ -261,12 +268,7 @@ fn refuse(mut stream: RpcStream, floor: bool, why: &str) {
         let _ = stream.set_timeouts(Some(std::time::Duration::from_millis(100)));
         let _ = stream.write_all(&out);
     }
-    // Closing with the peer's hello and first call unread would send a reset that can
-    // destroy the error frame before the peer reads it: stop writing, and read what it
-    // sends for a moment (bounded by the timeout above) before closing.
-    let _ = stream.shutdown(Shutdown::Write);
-    let mut sink = [0u8; 4096];
-    while matches!(stream.read(&mut sink), Ok(n) if n > 0) {}
+    drain_and_close(&stream);
 }
 
 /// The framed protocol: hello, then requests answered in order.
@@ -322,6 +324,30 @@ fn frames(
     }
     result
 }
+
+/// Stops writing and reads what the peer still sends for a moment (at most
+/// [`DRAIN_TIME`], at most [`DRAIN_BYTES`]), so that closing sends no reset that could
+/// destroy the error frame just written.
+fn drain_and_close(stream: &RpcStream) {
+    let _ = stream.shutdown(Shutdown::Write);
+    let Ok(mut reader) = stream.try_clone() else {
+        return;
+    };
+    let _ = reader.set_timeouts(Some(DRAIN_TIME));
+    let until = std::time::Instant::now() + DRAIN_TIME;
+    let mut sink = [0u8; 4096];
+    let mut drained = 0;
+    while drained < DRAIN_BYTES && std::time::Instant::now() < until {
+        match reader.read(&mut sink) {
+            Ok(n) if n > 0 => drained += n,
+            _ => break,
+        }
+    }
+}
+
+/// How long, and how much, a connection closed for an error is read before it is closed.
+const DRAIN_TIME: std::time::Duration = std::time::Duration::from_millis(200);
+const DRAIN_BYTES: usize = 1 << 20;
 
 /// A request's header must carry only the codec flag and a zero status.
 fn check_request(h: &Header) -> std::result::Result<(), String> {
