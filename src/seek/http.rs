@@ -101,14 +101,29 @@ impl Head {
             .map(|(_, v)| v.as_str())
     }
 
+    /// The body's length; two Content-Length headers that disagree are an error (which
+    /// one framed the body is anybody's guess), equal ones are one.
     fn content_length(&self) -> std::result::Result<Option<u64>, String> {
-        self.header("content-length")
-            .map(|v| {
-                v.trim()
-                    .parse()
-                    .map_err(|_| format!("invalid Content-Length '{v}'"))
-            })
-            .transpose()
+        let mut length: Option<u64> = None;
+        for (_, v) in self
+            .headers
+            .iter()
+            .filter(|(n, _)| n.eq_ignore_ascii_case("content-length"))
+        {
+            let n: u64 = v
+                .trim()
+                .parse()
+                .map_err(|_| format!("invalid Content-Length '{}'", printable(v)))?;
+            match length {
+                Some(m) if m != n => {
+                    return Err(format!(
+                        "two different Content-Length headers ({m} and {n})"
+                    ))
+                }
+                _ => length = Some(n),
+            }
+        }
+        Ok(length)
     }
 
     fn chunked(&self) -> bool {
@@ -117,12 +132,43 @@ impl Head {
     }
 
     fn status_line(&self) -> String {
-        format!("{} {}", self.status, self.reason)
+        format!("{} {}", self.status, printable(&self.reason))
     }
 }
 
-/// Reads a response's status line and headers.
+/// What a server sent, for a message: control bytes escaped, so a hostile answer cannot
+/// rewrite the terminal it is printed on.
+fn printable(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// Interim (1xx) responses skipped before the final one, at most.
+const MAX_INTERIM: usize = 8;
+
+/// Reads the final response's status line and headers: interim responses (100 Continue,
+/// 103 Early Hints), which have no body, are skipped.
 fn read_head<R: BufRead>(r: &mut R) -> std::result::Result<Head, String> {
+    for _ in 0..=MAX_INTERIM {
+        let head = read_one_head(r)?;
+        if !(100..=199).contains(&head.status) || head.status == 101 {
+            return Ok(head);
+        }
+    }
+    Err(format!(
+        "more than {MAX_INTERIM} interim (1xx) responses before the answer"
+    ))
+}
+
+/// Reads one response's status line and headers.
+fn read_one_head<R: BufRead>(r: &mut R) -> std::result::Result<Head, String> {
     let mut taken = 0;
     let mut line = |first: bool| -> std::result::Result<String, String> {
         let mut buf = Vec::new();
@@ -156,7 +202,10 @@ fn read_head<R: BufRead>(r: &mut R) -> std::result::Result<Head, String> {
     let version = parts.next().unwrap_or("");
     let status = parts.next().and_then(|s| s.parse::<u16>().ok());
     let (Some(status), true) = (status, version.starts_with("HTTP/1.")) else {
-        return Err(format!("not an HTTP/1.x response: '{status_line}'"));
+        return Err(format!(
+            "not an HTTP/1.x response: '{}'",
+            printable(&status_line)
+        ));
     };
     let reason = parts.next().unwrap_or("").to_string();
     let mut headers = Vec::new();
@@ -167,7 +216,7 @@ fn read_head<R: BufRead>(r: &mut R) -> std::result::Result<Head, String> {
         }
         let (name, value) = l
             .split_once(':')
-            .ok_or_else(|| format!("malformed header line '{l}'"))?;
+            .ok_or_else(|| format!("malformed header line '{}'", printable(&l)))?;
         headers.push((name.trim().to_string(), value.trim().to_string()));
     }
     let mut head = Head {
@@ -278,14 +327,19 @@ fn read_body<R: BufRead>(
             let size = usize::from_str_radix(hex, 16)
                 .map_err(|_| format!("malformed chunk size '{}'", size_line.trim()))?;
             if size == 0 {
-                // Trailers, up to the empty line.
+                // Trailers, up to the empty line: as much as a response head, at most.
+                let mut trailers = 0;
                 loop {
                     let mut t = String::new();
                     let n = r
                         .by_ref()
-                        .take(MAX_HEAD as u64)
+                        .take((MAX_HEAD - trailers) as u64 + 1)
                         .read_line(&mut t)
                         .map_err(|e| network_error("reading the trailers", e))?;
+                    trailers += n;
+                    if trailers > MAX_HEAD {
+                        return Err(format!("the trailers are longer than {MAX_HEAD} bytes"));
+                    }
                     if n == 0 || t.trim().is_empty() {
                         break;
                     }
@@ -313,6 +367,14 @@ fn read_body<R: BufRead>(
                 ))
             }
             Some(n) => filler.take_from(r, Some(n as usize))?,
+            // Without a length, only the end of the connection ends the body: on one that
+            // stays open that would be a wait for the timeout.
+            None if head.keep_alive => {
+                return Err(format!(
+                    "{}: a body without Content-Length or chunked encoding on a kept-alive connection has no end",
+                    head.status_line()
+                ))
+            }
             None => filler.take_from(r, None)?,
         }
     }
@@ -608,6 +670,41 @@ mod tests {
     }
 
     #[test]
+    fn interim_responses_are_skipped_and_hostile_heads_are_clear_errors() {
+        let text = "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n\
+                    HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 0-4/10\r\nContent-Length: 5\r\n\r\nhello";
+        assert_eq!(body(text, 5).unwrap(), b"hello");
+        let endless = "HTTP/1.1 100 Continue\r\n\r\n".repeat(MAX_INTERIM + 2);
+        assert!(read_head(&mut endless.as_bytes())
+            .unwrap_err()
+            .contains("interim"));
+        let two = head("HTTP/1.1 206 OK\r\nContent-Length: 5\r\nContent-Length: 7\r\n\r\n");
+        assert_eq!(
+            two.content_length().unwrap_err(),
+            "two different Content-Length headers (5 and 7)"
+        );
+        let same = head("HTTP/1.1 206 OK\r\nContent-Length: 5\r\ncontent-length: 5\r\n\r\n");
+        assert_eq!(same.content_length(), Ok(Some(5)));
+        let e = read_head(&mut "HTTP/2 \x1b[2J200\r\n\r\n".as_bytes()).unwrap_err();
+        assert!(!e.contains('\x1b') && e.contains("\\u{1b}"), "{e}");
+        let e = body("HTTP/1.1 206 OK\r\n\r\nhello", 5).unwrap_err();
+        assert!(e.contains("has no end"), "{e}");
+        assert_eq!(
+            body("HTTP/1.1 206 OK\r\nConnection: close\r\n\r\nhello", 5).unwrap(),
+            b"hello"
+        );
+        let trailers = format!(
+            "HTTP/1.1 206 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n{}\r\n",
+            "X-T: y\r\n".repeat(MAX_HEAD)
+        );
+        assert!(body(&trailers, 5)
+            .unwrap_err()
+            .contains("trailers are longer"));
+        let odd = head("HTTP/1.1 500 \x07bell\r\n\r\n");
+        assert_eq!(odd.status_line(), "500 \\u{7}bell");
+    }
+
+    #[test]
     fn urls() {
         let u = Url::parse("http://127.0.0.1:8080/objects").unwrap();
         assert_eq!(
@@ -709,14 +806,12 @@ mod tests {
         );
         let e = body("HTTP/1.1 206 OK\r\nContent-Length: 9\r\n\r\nhello", 5).unwrap_err();
         assert!(e.contains("9 bytes (Content-Length), expected 5"), "{e}");
-        // No length and no chunks: the body runs to the close, and must be exact.
-        assert_eq!(body("HTTP/1.1 206 OK\r\n\r\nhello", 5).unwrap(), b"hello");
-        assert!(body("HTTP/1.1 206 OK\r\n\r\nhell", 5)
-            .unwrap_err()
-            .contains("truncated"));
-        assert!(body("HTTP/1.1 206 OK\r\n\r\nhello!", 5)
-            .unwrap_err()
-            .contains("longer"));
+        // No length and no chunks on a connection the server closes: the body runs to
+        // the close, and must be exact (on a kept-alive one it is an error at once).
+        let close = |rest: &str| format!("HTTP/1.1 206 OK\r\nConnection: close\r\n\r\n{rest}");
+        assert_eq!(body(&close("hello"), 5).unwrap(), b"hello");
+        assert!(body(&close("hell"), 5).unwrap_err().contains("truncated"));
+        assert!(body(&close("hello!"), 5).unwrap_err().contains("longer"));
         let e = read_head(&mut &b""[..]).unwrap_err();
         assert!(e.contains("closed the connection without answering"), "{e}");
         let e = read_head(&mut &b"HTTP/1.1 206 OK\r\nContent-Le"[..]).unwrap_err();
