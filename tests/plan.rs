@@ -37,42 +37,55 @@ fn estimated_seconds(plan: &str) -> f64 {
     inner.parse().unwrap()
 }
 
-/// Plans, then runs `exe` with `args` in `dir`; checks the plan against the run.
+/// Tries a plan and its real run this many times before the estimate counts as wrong:
+/// this machine is shared, and a neighbour's burst stretches a CPU-bound run.
+const TRIES: usize = 3;
+
+/// Plans, then runs `exe` with `args` in `dir`; checks the plan against the run: the same
+/// benchmarks always, and the estimate within 25% of the wall time in one of [`TRIES`].
 fn plan_and_run(dir: &TempDir, exe: &str, args: &[&str]) -> (Run, f64) {
     let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
-    let dry = [args, &["--dry-run"]].concat();
-    let started = Instant::now();
-    let plan = run_in(dir.path(), exe, &dry, &[]);
-    let planning = started.elapsed();
-    plan.assert_ok();
-    assert!(
-        planning < Duration::from_secs(1),
-        "--dry-run measures nothing: {planning:?}"
+    let mut misses = Vec::new();
+    for _ in 0..TRIES {
+        let dry = [args, &["--dry-run"]].concat();
+        let started = Instant::now();
+        let plan = run_in(dir.path(), exe, &dry, &[]);
+        let planning = started.elapsed();
+        plan.assert_ok();
+        assert!(
+            planning < Duration::from_secs(1),
+            "--dry-run measures nothing: {planning:?}"
+        );
+        let out = dir.join("report.json");
+        let real = [
+            args,
+            &["--format", "json", "--output", out.to_str().unwrap()],
+        ]
+        .concat();
+        let started = Instant::now();
+        let run = run_in(dir.path(), exe, &real, &[]);
+        let wall = started.elapsed().as_secs_f64();
+        run.assert_ok();
+        let report: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        let mut planned = planned_labels(&plan.stdout);
+        let mut ran = reported_labels(&report);
+        planned.sort();
+        ran.sort();
+        assert_eq!(planned, ran, "the plan lists what runs");
+        let estimate = estimated_seconds(&plan.stdout);
+        if (estimate - wall).abs() <= 0.25 * wall {
+            return (run, wall);
+        }
+        misses.push(format!(
+            "estimate {estimate:.1} s against a real run of {wall:.1} s:\n{}",
+            plan.stdout
+        ));
+    }
+    panic!(
+        "the estimate missed in all {TRIES} tries:\n{}",
+        misses.join("\n")
     );
-    let out = dir.join("report.json");
-    let real = [
-        args,
-        &["--format", "json", "--output", out.to_str().unwrap()],
-    ]
-    .concat();
-    let started = Instant::now();
-    let run = run_in(dir.path(), exe, &real, &[]);
-    let wall = started.elapsed().as_secs_f64();
-    run.assert_ok();
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-    let mut planned = planned_labels(&plan.stdout);
-    let mut ran = reported_labels(&report);
-    planned.sort();
-    ran.sort();
-    assert_eq!(planned, ran, "the plan lists what runs");
-    let estimate = estimated_seconds(&plan.stdout);
-    assert!(
-        (estimate - wall).abs() <= 0.25 * wall,
-        "estimate {estimate:.1} s against a real run of {wall:.1} s:\n{}",
-        plan.stdout
-    );
-    (run, wall)
 }
 
 #[test]
