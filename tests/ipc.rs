@@ -428,43 +428,25 @@ fn a_normal_run_reaps_its_children_and_removes_its_socket_files() {
 
 #[test]
 fn a_signal_at_any_moment_exits_128_plus_it_quietly_and_reaps_every_child() {
-    use nix::sys::signal::Signal;
     common::become_subreaper();
     // Each run lasts some 5 s unsignalled: every signal lands inside one.
-    let mut problems = Vec::new();
-    for (i, delay) in common::spread_delays(8, Duration::from_millis(2000))
-        .into_iter()
-        .enumerate()
-    {
-        let forks = if i % 2 == 0 { "0" } else { "1" };
-        // Mostly SIGTERM, and SIGINT (Ctrl-C) now and then.
-        let signal = if i % 3 == 2 {
-            Signal::SIGINT
-        } else {
-            Signal::SIGTERM
-        };
-        problems.extend(common::signal_after(
-            EXE,
-            signal,
-            &[
-                "--quick",
-                "--calls",
-                "method_no_args,method_block",
-                "--transport",
-                "unix,tcp",
-                "--warmup",
-                "1",
-                "--warmup-time",
-                "50ms",
-                "--iterations",
-                "6",
-                "--time",
-                "50ms",
-                "--forks",
-                forks,
-            ],
-            delay,
-        ));
-    }
+    let problems = common::signal_at_spread_moments(
+        EXE,
+        &[
+            "--quick",
+            "--calls",
+            "method_no_args,method_block",
+            "--transport",
+            "unix,tcp",
+            "--warmup",
+            "1",
+            "--warmup-time",
+            "50ms",
+            "--iterations",
+            "6",
+            "--time",
+            "50ms",
+        ],
+    );
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

@@ -923,47 +923,29 @@ fn bb_rpc_runs_a_client_and_server_round_under_qemu() {
 
 #[test]
 fn a_signal_at_any_moment_exits_128_plus_it_quietly_and_reaps_every_child() {
-    use nix::sys::signal::Signal;
     common::become_subreaper();
     // Each run lasts some 5 s unsignalled: every signal lands inside one.
-    let mut problems = Vec::new();
-    for (i, delay) in common::spread_delays(8, Duration::from_millis(2000))
-        .into_iter()
-        .enumerate()
-    {
-        let forks = if i % 2 == 0 { "0" } else { "1" };
-        // Mostly SIGTERM, and SIGINT (Ctrl-C) now and then.
-        let signal = if i % 3 == 2 {
-            Signal::SIGINT
-        } else {
-            Signal::SIGTERM
-        };
-        problems.extend(common::signal_after(
-            EXE,
-            signal,
-            &[
-                "--client",
-                "sync,async",
-                "--codec",
-                "raw",
-                "--depth",
-                "4",
-                "--payload",
-                "16",
-                "--warmup",
-                "1",
-                "--warmup-time",
-                "50ms",
-                "--iterations",
-                "10",
-                "--time",
-                "100ms",
-                "--forks",
-                forks,
-            ],
-            delay,
-        ));
-    }
+    let problems = common::signal_at_spread_moments(
+        EXE,
+        &[
+            "--client",
+            "sync,async",
+            "--codec",
+            "raw",
+            "--depth",
+            "4",
+            "--payload",
+            "16",
+            "--warmup",
+            "1",
+            "--warmup-time",
+            "50ms",
+            "--iterations",
+            "10",
+            "--time",
+            "100ms",
+        ],
+    );
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 

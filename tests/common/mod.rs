@@ -467,6 +467,28 @@ pub fn signal_after(
 }
 
 /// `n` delays spread over `0..max`, each at a random-ish point of its own slice of it.
+/// Runs `exe args` eight times, each signalled at a spread moment within 2 s, alternating
+/// `--forks 0` and `--forks 1`, mostly SIGTERM and SIGINT (Ctrl-C) now and then; what
+/// went wrong in any run (see [`signal_after`]). The caller makes itself a subreaper.
+pub fn signal_at_spread_moments(exe: &str, args: &[&str]) -> Vec<String> {
+    use nix::sys::signal::Signal;
+    let mut problems = Vec::new();
+    for (i, delay) in spread_delays(8, std::time::Duration::from_millis(2000))
+        .into_iter()
+        .enumerate()
+    {
+        let forks = if i % 2 == 0 { "0" } else { "1" };
+        let signal = if i % 3 == 2 {
+            Signal::SIGINT
+        } else {
+            Signal::SIGTERM
+        };
+        let all = [args, &["--forks", forks]].concat();
+        problems.extend(signal_after(exe, signal, &all, delay));
+    }
+    problems
+}
+
 pub fn spread_delays(n: u32, max: std::time::Duration) -> Vec<std::time::Duration> {
     let seed = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
