@@ -160,28 +160,25 @@ pub fn reset_peak_rss() -> bool {
 /// MemAvailable (None where the kernel does not say).
 pub fn available_memory() -> Option<u64> {
     let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line["MemAvailable:".len()..]
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse()
-        .ok()?;
-    Some(kib * 1024)
+    Some(kib_field(&meminfo, "MemAvailable:")? * 1024)
 }
 
 /// Peak resident set size of this process in KiB (VmHWM, or getrusage's maxrss).
 pub fn peak_rss_kib() -> Option<u64> {
-    if let Ok(status) = std::fs::read_to_string("/proc/self/status") {
-        for line in status.lines() {
-            if let Some(rest) = line.strip_prefix("VmHWM:") {
-                return rest.trim().trim_end_matches("kB").trim().parse().ok();
-            }
-        }
-    }
-    getrusage(UsageWho::RUSAGE_SELF)
+    std::fs::read_to_string("/proc/self/status")
         .ok()
-        .map(|u| u.max_rss() as u64)
+        .and_then(|status| kib_field(&status, "VmHWM:"))
+        .or_else(|| {
+            getrusage(UsageWho::RUSAGE_SELF)
+                .ok()
+                .map(|u| u.max_rss() as u64)
+        })
+}
+
+/// The value of a `Key:   123 kB` line of a /proc file, in KiB.
+fn kib_field(text: &str, key: &str) -> Option<u64> {
+    let line = text.lines().find_map(|l| l.strip_prefix(key))?;
+    line.trim().trim_end_matches("kB").trim().parse().ok()
 }
 
 #[cfg(test)]
