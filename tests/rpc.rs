@@ -118,15 +118,22 @@ impl Drop for Server {
 struct Raw(Box<dyn ReadWrite>);
 trait ReadWrite: Read + Write {
     fn shutdown_write(&self);
+    fn set_write_timeout(&self, t: Duration);
 }
 impl ReadWrite for std::os::unix::net::UnixStream {
     fn shutdown_write(&self) {
         let _ = self.shutdown(std::net::Shutdown::Write);
     }
+    fn set_write_timeout(&self, t: Duration) {
+        std::os::unix::net::UnixStream::set_write_timeout(self, Some(t)).unwrap();
+    }
 }
 impl ReadWrite for std::net::TcpStream {
     fn shutdown_write(&self) {
         let _ = self.shutdown(std::net::Shutdown::Write);
+    }
+    fn set_write_timeout(&self, t: Duration) {
+        std::net::TcpStream::set_write_timeout(self, Some(t)).unwrap();
     }
 }
 
@@ -156,6 +163,10 @@ impl Raw {
 
     fn send(&mut self, bytes: &[u8]) {
         self.0.write_all(bytes).unwrap();
+    }
+
+    fn set_write_timeout(&self, t: Duration) {
+        self.0.set_write_timeout(t);
     }
 
     fn frame(&mut self, header: Header, payload: &[u8]) {
@@ -766,7 +777,36 @@ fn a_client_fails_with_a_clear_error_when_its_server_dies_or_misbehaves() {
         let (run, took) = client_against(&silent, style);
         assert_eq!(run.code, 1, "{style}: {}", run.stderr);
         assert!(
-            run.stderr.contains("timed out") || run.stderr.contains("no reply within"),
+            run.stderr
+                .contains("no reply to call 1 within 2s (--call-timeout)"),
+            "{style}: {}",
+            run.stderr
+        );
+        assert!(took < Duration::from_secs(10), "{style}: {took:?}");
+
+        // A server that drips a reply that never ends, a byte every 200 ms: each read
+        // succeeds well within the timeout, the call's deadline still ends the run.
+        let dripper = fake_server(|mut s| {
+            let h = Header {
+                id: 1,
+                method: protocol::ECHO,
+                flags: wire::FLAG_RESPONSE,
+                len: 1 << 20,
+                ..Header::default()
+            };
+            let reply = h.encode().into_iter().chain(std::iter::repeat(b'x'));
+            for byte in reply.take(100) {
+                if s.write_all(&[byte]).is_err() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(200));
+            }
+        });
+        let (run, took) = client_against(&dripper, style);
+        assert_eq!(run.code, 1, "{style}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("within 2s (--call-timeout)")
+                || run.stderr.contains("incomplete after 2s (--call-timeout)"),
             "{style}: {}",
             run.stderr
         );
@@ -1154,4 +1194,82 @@ fn more_connections_than_the_server_takes_get_one_clear_line() {
         .find(|l| l.contains("error"))
         .unwrap_or("");
     assert!(first.contains("over --max-connections 2"), "{}", run.stderr);
+}
+
+#[test]
+fn a_unix_listener_with_a_full_backlog_fails_the_connect_by_its_deadline() {
+    use nix::sys::socket::{bind, listen, socket, AddressFamily, Backlog, SockFlag, SockType};
+    let dir = TempDir::new("rpc-backlog");
+    let path = dir.join("full.sock");
+    // A listener that never accepts, with room for one pending connection, taken.
+    let listener = socket(
+        AddressFamily::Unix,
+        SockType::Stream,
+        SockFlag::empty(),
+        None,
+    )
+    .unwrap();
+    bind(
+        std::os::fd::AsRawFd::as_raw_fd(&listener),
+        &nix::sys::socket::UnixAddr::new(&path).unwrap(),
+    )
+    .unwrap();
+    listen(&listener, Backlog::new(0).unwrap()).unwrap();
+    let _pending = std::os::unix::net::UnixStream::connect(&path).unwrap();
+    // A blocking connect would now wait for as long as nobody accepts.
+    let (run, took) = client_against(&format!("unix:{}", path.display()), "sync");
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("connecting") && run.stderr.contains("backlog stayed full"),
+        "{}",
+        run.stderr
+    );
+    assert!(took < Duration::from_secs(10), "{took:?}");
+}
+
+/// A client that pipelines calls and never reads a reply: the server blocks writing to
+/// it once the socket's buffers are full. Returns the connection (kept open).
+fn never_reading_client(addr: &Addr) -> Raw {
+    let mut c = Raw::connect(addr, true);
+    let mut batch = Vec::new();
+    for id in 1..=1024u32 {
+        protocol::push_request(&mut batch, id, Codec::Raw, &Call::Echo(&[7u8; 1024]));
+    }
+    // Sends until the server stops reading (its writes blocked): then our send blocks
+    // too, and gives up after a moment.
+    c.set_write_timeout(Duration::from_millis(500));
+    let until = Instant::now() + Duration::from_secs(20);
+    while c.0.write_all(&batch).is_ok() {
+        assert!(Instant::now() < until, "the server kept reading for 20 s");
+    }
+    c
+}
+
+#[test]
+fn a_stop_is_bounded_even_when_a_client_never_reads_its_replies() {
+    for transport in ["unix", "tcp"] {
+        let server = Server::start(transport, &["--idle-timeout", "0"]);
+        let _client = never_reading_client(&server.addr);
+        let start = Instant::now();
+        let (code, log) = server.stop();
+        let took = start.elapsed();
+        assert_eq!(code, 0, "{transport}: {log}");
+        assert!(log.contains("stopped: 1 connections"), "{transport}: {log}");
+        // 2 s for the replies the client does not read, and room for a loaded machine.
+        assert!(took < Duration::from_secs(8), "{transport}: {took:?}");
+    }
+}
+
+#[test]
+fn a_second_signal_stops_the_server_at_once_with_status_0() {
+    let server = Server::start("unix", &["--idle-timeout", "0"]);
+    let Addr::Unix(path) = server.addr.clone() else {
+        unreachable!()
+    };
+    let _client = never_reading_client(&server.addr);
+    server.signal(nix::sys::signal::Signal::SIGTERM);
+    std::thread::sleep(Duration::from_millis(100));
+    let (code, log) = server.stop();
+    assert_eq!(code, 0, "{log}");
+    assert!(!path.exists(), "the socket file is removed");
 }

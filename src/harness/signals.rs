@@ -55,7 +55,8 @@ pub fn exit_on_signals() {
 }
 
 /// On SIGINT, SIGTERM or SIGHUP: set the flag that [`stop_requested`] reads and call
-/// `wake` (to unblock an accept loop, say). A second signal exits at once.
+/// `wake` (to unblock an accept loop, say). A second signal exits at once, with status
+/// 0 as the graceful stop would have (after the exit hooks): the stop was asked for.
 pub fn stop_on_signals(wake: impl Fn() + Send + 'static) {
     *WAKE.lock().unwrap_or_else(|e| e.into_inner()) = Some(Box::new(wake));
     STOP_MODE.store(true, Ordering::SeqCst);
@@ -110,11 +111,14 @@ fn watch(mut reader: std::fs::File) {
     let mut byte = [0u8; 1];
     while reader.read_exact(&mut byte).is_ok() {
         let code = 128 + byte[0] as i32;
-        // The first signal in stop mode stops; any other exits at once.
+        // The first signal in stop mode stops, a second exits at once; in exit mode
+        // every signal exits.
         if STOP_MODE.load(Ordering::SeqCst) && !STOP.swap(true, Ordering::SeqCst) {
             if let Some(wake) = WAKE.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
                 wake();
             }
+        } else if STOP_MODE.load(Ordering::SeqCst) {
+            super::watchdog::exit_now(0)
         } else {
             super::watchdog::exit_now(code)
         }

@@ -50,7 +50,7 @@ impl Addr {
     /// Connects, giving up after `timeout`.
     pub(crate) fn connect(&self, timeout: Duration) -> io::Result<RpcStream> {
         match self {
-            Addr::Unix(path) => UnixStream::connect(path).map(RpcStream::Unix),
+            Addr::Unix(path) => connect_unix(path, timeout).map(RpcStream::Unix),
             Addr::Tcp(hostport) => {
                 let mut last = io::Error::new(io::ErrorKind::NotFound, "no address");
                 for sa in hostport.to_socket_addrs()? {
@@ -80,6 +80,45 @@ impl Addr {
             Addr::Tcp(hostport) => TcpListener::bind(hostport.as_str()).map(Listener::Tcp),
         }
     }
+}
+
+/// Connects to a Unix socket, giving up after `timeout`. A blocking connect to a
+/// listener whose backlog is full waits until it accepts, however long; a non-blocking
+/// one fails at once with EAGAIN, so it is retried with a growing pause until `timeout`.
+fn connect_unix(path: &Path, timeout: Duration) -> io::Result<UnixStream> {
+    use nix::sys::socket::{connect, socket, AddressFamily, SockFlag, SockType, UnixAddr};
+    use std::os::fd::AsRawFd;
+    let until = std::time::Instant::now() + timeout;
+    let fd = socket(
+        AddressFamily::Unix,
+        SockType::Stream,
+        SockFlag::SOCK_NONBLOCK | SockFlag::SOCK_CLOEXEC,
+        None,
+    )?;
+    let to = UnixAddr::new(path)?;
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match connect(fd.as_raw_fd(), &to) {
+            Ok(()) => break,
+            Err(nix::errno::Errno::EAGAIN) if std::time::Instant::now() < until => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(50));
+            }
+            Err(nix::errno::Errno::EAGAIN) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!(
+                        "the listener's backlog stayed full for {}",
+                        crate::output::format::format_duration(timeout)
+                    ),
+                ))
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let stream = UnixStream::from(fd);
+    stream.set_nonblocking(false)?;
+    Ok(stream)
 }
 
 /// Removes the socket at `path` if nobody accepts on it; see [`Addr::listen`].
@@ -144,6 +183,14 @@ impl RpcStream {
                 s.set_read_timeout(timeout)?;
                 s.set_write_timeout(timeout)
             }
+        }
+    }
+
+    /// Bounds every blocking read alone.
+    pub(crate) fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
+        match self {
+            RpcStream::Unix(s) => s.set_read_timeout(timeout),
+            RpcStream::Tcp(s) => s.set_read_timeout(timeout),
         }
     }
 

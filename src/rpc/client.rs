@@ -1,9 +1,11 @@
 //! bb-rpc's clients: a blocking stub (one call in flight), and a pipeline with a reader
 //! thread that matches replies to requests by id, completing each either by a callback
-//! (async) or through a handle the caller waits on later (future). Every client bounds
-//! its waits by the call timeout, so a dead or silent server is an error, never a hang.
+//! (async) or through a handle the caller waits on later (future). Every call has a
+//! deadline, the call timeout from its send (and every connect and hello one from its
+//! start), so a dead, silent or dripping server is an error, never a hang.
 
 use super::addr::{Addr, RpcStream};
+use super::deadline::DeadlineReader;
 use super::protocol::{self, Call, Codec, Reply, ServerStats};
 use crate::error::{Cause, Error, Result};
 use crate::wire::{self, Header, WireError};
@@ -19,7 +21,7 @@ pub struct ClientConfig {
     pub addr: Addr,
     pub codec: Codec,
     pub max_frame: u32,
-    /// The longest wait for a connection, a hello or a reply.
+    /// The deadline of a connect, of a hello and of each call from its send.
     pub timeout: Duration,
 }
 
@@ -38,8 +40,23 @@ impl ClientConfig {
         }
     }
 
-    /// Connects and exchanges hellos.
-    fn open(&self) -> Result<(RpcStream, BufReader<RpcStream>)> {
+    /// Why a reply did not come in time: nothing of it, or how much of it.
+    fn late(&self, what: &str, e: WireError) -> Error {
+        let within = crate::output::format::format_duration(self.timeout);
+        match e {
+            WireError::Io(io) if wire::is_timeout(&io) => {
+                self.fail(format!("no {what} within {within} (--call-timeout)"))
+            }
+            WireError::StalledInFrame { expected, got } => self.fail(format!(
+                "the {what} was still incomplete after {within} (--call-timeout): {got} of its {expected} bytes"
+            )),
+            other => self.failed_by(&format!("waiting for the {what}"), other),
+        }
+    }
+
+    /// Connects and exchanges hellos, each within the timeout.
+    fn open(&self) -> Result<(RpcStream, BufReader<DeadlineReader>)> {
+        let start = Instant::now();
         let mut stream = self
             .addr
             .connect(self.timeout)
@@ -48,9 +65,17 @@ impl ClientConfig {
             .set_timeouts(Some(self.timeout))
             .map_err(|e| self.failed_by("", e))?;
         wire::send_hello(&mut stream).map_err(|e| self.failed_by("", e))?;
-        let reading = stream.try_clone().map_err(|e| self.failed_by("", e))?;
+        let reading = stream
+            .try_clone()
+            .and_then(|s| DeadlineReader::new(s, self.timeout))
+            .map_err(|e| self.failed_by("", e))?;
         let mut reader = BufReader::with_capacity(64 << 10, reading);
-        wire::expect_hello(&mut reader).map_err(|e| self.failed_by("", e))?;
+        reader.get_mut().set_deadline(start + self.timeout);
+        wire::expect_hello(&mut reader).map_err(|e| self.late("hello", e))?;
+        reader
+            .get_mut()
+            .clear_deadline()
+            .map_err(|e| self.failed_by("", e))?;
         Ok((stream, reader))
     }
 
@@ -86,6 +111,7 @@ impl ClientConfig {
             out: Vec::new(),
             scratch: Vec::new(),
             next_id: 1,
+            oldest_id: 1,
             shared,
             reader: Some(thread),
         })
@@ -116,7 +142,7 @@ fn check_header(h: &Header, payload: &[u8]) -> std::result::Result<(), String> {
 pub struct SyncClient {
     config: ClientConfig,
     writer: RpcStream,
-    reader: BufReader<RpcStream>,
+    reader: BufReader<DeadlineReader>,
     out: Vec<u8>,
     payload: Vec<u8>,
     next_id: u32,
@@ -129,14 +155,14 @@ impl SyncClient {
         self.next_id = self.next_id.wrapping_add(1);
         self.out.clear();
         protocol::push_request(&mut self.out, id, self.config.codec, call);
+        self.reader
+            .get_mut()
+            .set_deadline(Instant::now() + self.config.timeout);
         self.writer
             .write_all(&self.out)
             .map_err(|e| self.config.failed_by(&format!("sending call {id}"), e))?;
         let h = wire::read_frame(&mut self.reader, self.config.max_frame, &mut self.payload)
-            .map_err(|e| {
-                self.config
-                    .failed_by(&format!("waiting for the reply to call {id}"), e)
-            })?;
+            .map_err(|e| self.config.late(&format!("reply to call {id}"), e))?;
         check_header(&h, &self.payload).map_err(|e| self.config.fail(e))?;
         if h.id != id || h.method != call.method() {
             return Err(self.config.fail(format!(
@@ -230,9 +256,16 @@ enum Pending {
     Handle(Sender<std::result::Result<Vec<u8>, String>>),
 }
 
+/// A call sent and not yet answered.
+struct InFlight {
+    pending: Pending,
+    /// When it was sent: its deadline is this plus the call timeout.
+    sent: Instant,
+}
+
 #[derive(Default)]
 struct PipeState {
-    in_flight: HashMap<u32, Pending>,
+    in_flight: HashMap<u32, InFlight>,
     /// Why the connection failed, once it has.
     error: Option<String>,
     closing: bool,
@@ -257,6 +290,8 @@ pub(crate) struct Pipeline {
     out: Vec<u8>,
     scratch: Vec<u8>,
     next_id: u32,
+    /// No call before this id is in flight: the oldest one's deadline comes first.
+    oldest_id: u32,
     shared: Arc<PipeShared>,
     reader: Option<std::thread::JoinHandle<()>>,
 }
@@ -264,15 +299,15 @@ pub(crate) struct Pipeline {
 /// A call in flight whose reply the caller waits for later (a future per call).
 pub(crate) struct Handle {
     id: u32,
+    sent: Instant,
     reply: Receiver<std::result::Result<Vec<u8>, String>>,
 }
 
 impl Pipeline {
     /// Waits until fewer than `depth` calls are in flight; returns how many more may go.
-    fn wait_for_room(&self, depth: usize) -> Result<usize> {
+    /// Fails once the oldest call in flight has had no reply by its deadline.
+    fn wait_for_room(&mut self, depth: usize) -> Result<usize> {
         let mut state = self.shared.lock();
-        let mut waited_since = Instant::now();
-        let mut completed_before = state.in_flight.len();
         loop {
             if let Some(e) = &state.error {
                 return Err(self.config.fail(e));
@@ -280,22 +315,27 @@ impl Pipeline {
             if state.in_flight.len() < depth {
                 return Ok(depth - state.in_flight.len());
             }
-            let (s, _) = self
-                .shared
-                .progress
-                .wait_timeout(state, self.config.timeout)
-                .unwrap_or_else(|e| e.into_inner());
-            state = s;
-            if state.in_flight.len() < completed_before {
-                waited_since = Instant::now();
-                completed_before = state.in_flight.len();
-            } else if waited_since.elapsed() >= self.config.timeout {
+            // Ids are sent in order, so the oldest call in flight is the first id from
+            // the cursor on that is still waiting (moved past at most once each).
+            while !state.in_flight.contains_key(&self.oldest_id) {
+                self.oldest_id = self.oldest_id.wrapping_add(1);
+            }
+            let deadline = state.in_flight[&self.oldest_id].sent + self.config.timeout;
+            let now = Instant::now();
+            if now >= deadline {
                 return Err(self.config.fail(format!(
-                    "no reply within {} with {} calls in flight",
+                    "no reply to call {} within {} (--call-timeout), {} calls in flight",
+                    self.oldest_id,
                     crate::output::format::format_duration(self.config.timeout),
                     state.in_flight.len()
                 )));
             }
+            state = self
+                .shared
+                .progress
+                .wait_timeout(state, deadline - now)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
         }
     }
 
@@ -313,11 +353,14 @@ impl Pipeline {
             let room = self.wait_for_room(depth)?.min((n - issued) as usize);
             let first = self.next_id;
             {
+                let sent = Instant::now();
                 let mut state = self.shared.lock();
                 for i in 0..room as u32 {
-                    state
-                        .in_flight
-                        .insert(first.wrapping_add(i), Pending::Callback);
+                    let call = InFlight {
+                        pending: Pending::Callback,
+                        sent,
+                    };
+                    state.in_flight.insert(first.wrapping_add(i), call);
                 }
             }
             for _ in 0..room {
@@ -337,16 +380,25 @@ impl Pipeline {
         let id = self.next_id;
         self.next_id = self.next_id.wrapping_add(1);
         let (tx, rx) = bounded(1);
+        let sent = Instant::now();
         {
             let mut state = self.shared.lock();
             if let Some(e) = &state.error {
                 return Err(self.config.fail(e));
             }
-            state.in_flight.insert(id, Pending::Handle(tx));
+            let call = InFlight {
+                pending: Pending::Handle(tx),
+                sent,
+            };
+            state.in_flight.insert(id, call);
         }
         let call = requests.call(id, &mut self.scratch);
         protocol::push_request(&mut self.out, id, self.config.codec, &call);
-        Ok(Handle { id, reply: rx })
+        Ok(Handle {
+            id,
+            sent,
+            reply: rx,
+        })
     }
 
     /// Sends the calls buffered by [`Pipeline::call_future`].
@@ -357,14 +409,17 @@ impl Pipeline {
         self.send()
     }
 
-    /// Waits for a handle's reply and checks it.
+    /// Waits for a handle's reply, until its deadline, and checks it.
     pub(crate) fn wait(&self, handle: Handle, requests: &Requests) -> Result<()> {
-        let payload = match handle.reply.recv_timeout(self.config.timeout) {
+        let payload = match handle
+            .reply
+            .recv_deadline(handle.sent + self.config.timeout)
+        {
             Ok(Ok(p)) => p,
             Ok(Err(e)) => return Err(self.config.fail(e)),
             Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
                 return Err(self.config.fail(format!(
-                    "no reply to call {} within {}",
+                    "no reply to call {} within {} (--call-timeout)",
                     handle.id,
                     crate::output::format::format_duration(self.config.timeout)
                 )))
@@ -421,7 +476,7 @@ impl Drop for Pipeline {
 
 /// The reader thread: completes calls by id until the connection ends or fails.
 fn read_replies(
-    mut reader: BufReader<RpcStream>,
+    mut reader: BufReader<DeadlineReader>,
     config: &ClientConfig,
     requests: &Requests,
     shared: &PipeShared,
@@ -430,13 +485,10 @@ fn read_replies(
     let error = loop {
         let h = match wire::read_frame(&mut reader, config.max_frame, &mut payload) {
             Ok(h) => h,
-            Err(WireError::Io(e))
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) =>
-            {
-                // The writer side times out calls; an idle pipeline just waits on.
+            Err(WireError::Io(e)) if wire::is_timeout(&e) => {
+                // Between frames: the writer side holds each call to its deadline, and
+                // an idle pipeline just waits on. (Inside a frame a timeout is an error:
+                // the stream would be out of step.)
                 if shared.lock().closing {
                     return;
                 }
@@ -464,7 +516,7 @@ fn read_replies(
                 h.id, h.method, requests.method
             );
         }
-        match pending {
+        match pending.pending {
             Pending::Callback => {
                 let checked = protocol::decode_reply(h.method, config.codec, &payload)
                     .and_then(|r| requests.check(h.id, &r));
@@ -481,8 +533,8 @@ fn read_replies(
     };
     let mut state = shared.lock();
     state.error = Some(error.clone());
-    for (_, pending) in state.in_flight.drain() {
-        if let Pending::Handle(tx) = pending {
+    for (_, call) in state.in_flight.drain() {
+        if let Pending::Handle(tx) = call.pending {
             let _ = tx.send(Err(error.clone()));
         }
     }

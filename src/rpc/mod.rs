@@ -4,6 +4,7 @@
 
 pub mod addr;
 pub mod client;
+mod deadline;
 pub mod protocol;
 pub mod server;
 pub mod workload;

@@ -3,7 +3,8 @@
 //! already buffered (so pipelined calls cost one write per batch, not one per call).
 //! A fault on one connection (a bad header, an oversized or truncated frame, a stranger,
 //! an idle client) is answered with an error frame where the framing allows, logged in
-//! one line, and closes that connection only. SIGINT/SIGTERM stop it gracefully.
+//! one line, and closes that connection only. SIGINT/SIGTERM stop it gracefully, within
+//! a bound: replies a client does not read are given up after [`STOP_WRITE_TIME`].
 
 use super::addr::{Addr, Listener, RpcStream};
 use super::protocol::{self, Call, Reply, ServerStats, FLAG_MSGPACK};
@@ -157,14 +158,7 @@ pub fn serve(addr: &Addr, config: ServerConfig) -> Result<()> {
             ),
         }
     }
-    for stream in shared
-        .live
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .values()
-    {
-        let _ = stream.shutdown(Shutdown::Read);
-    }
+    stop_connections(&shared, &threads);
     for t in threads {
         let _ = t.join();
     }
@@ -182,6 +176,31 @@ pub fn serve(addr: &Addr, config: ServerConfig) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// How long connections have, once a stop is asked, to write the replies they owe:
+/// a client that pipelines and never reads would otherwise hold its last write forever.
+const STOP_WRITE_TIME: Duration = Duration::from_secs(2);
+
+/// Ends every connection's reads (each then answers what it has read), waits at most
+/// [`STOP_WRITE_TIME`] for them to finish, then ends their writes too.
+fn stop_connections(shared: &Shared, threads: &[std::thread::JoinHandle<()>]) {
+    let shut_all = |how| {
+        for stream in shared
+            .live
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+        {
+            let _ = stream.shutdown(how);
+        }
+    };
+    shut_all(Shutdown::Read);
+    let until = std::time::Instant::now() + STOP_WRITE_TIME;
+    while threads.iter().any(|t| !t.is_finished()) && std::time::Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    shut_all(Shutdown::Both);
 }
 
 /// Serves one connection to its end, registered so a stop can end its reads.
@@ -227,12 +246,7 @@ fn connection(stream: RpcStream, conn: u64, peer: &str, shared: &Shared) {
 
 fn describe(e: &WireError, idle: Duration) -> String {
     match e {
-        WireError::Io(io)
-            if matches!(
-                io.kind(),
-                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-            ) =>
-        {
+        WireError::Io(io) if wire::is_timeout(io) => {
             format!(
                 "idle for {} (--idle-timeout)",
                 crate::output::format::format_duration(idle)

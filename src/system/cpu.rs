@@ -191,8 +191,11 @@ mod tests {
         let mut meter = CpuMeter::paused();
         meter.resume();
         let mut x = 0u64;
+        // Spins for 200 ms and until 60 ms of CPU are spent: on a machine busy with
+        // other work, 200 ms of wall time can hold far less CPU time than that.
+        let start = CpuTime::of_self().total();
         let until = std::time::Instant::now() + Duration::from_millis(200);
-        while std::time::Instant::now() < until {
+        while std::time::Instant::now() < until || CpuTime::of_self().total() - start < 0.06 {
             x = std::hint::black_box(x.wrapping_add(1));
         }
         let usage = meter.stop(CpuTime {

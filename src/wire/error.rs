@@ -13,6 +13,12 @@ pub enum WireError {
         expected: usize,
         got: usize,
     },
+    /// A read timed out after part of a frame had arrived: the stream is out of step
+    /// (the next read would start inside this frame), so the connection must end.
+    StalledInFrame {
+        expected: usize,
+        got: usize,
+    },
     /// A frame announced more than the maximum size.
     TooLarge {
         len: u32,
@@ -35,14 +41,18 @@ impl fmt::Display for WireError {
                     "truncated frame: the connection ended after {got} of {expected} bytes"
                 )
             }
+            WireError::StalledInFrame { expected, got } => {
+                write!(
+                    f,
+                    "timed out inside a frame, after {got} of {expected} bytes"
+                )
+            }
             WireError::TooLarge { len, max } => {
                 write!(f, "frame of {len} bytes exceeds the maximum of {max} bytes")
             }
             WireError::Handshake(s) => write!(f, "bad handshake: {s}"),
             WireError::Malformed(s) => write!(f, "malformed payload: {s}"),
-            WireError::Io(e)
-                if e.kind() == io::ErrorKind::WouldBlock || e.kind() == io::ErrorKind::TimedOut =>
-            {
+            WireError::Io(e) if super::is_timeout(e) => {
                 f.write_str("timed out waiting for the peer")
             }
             WireError::Io(e) => write!(f, "{e}"),

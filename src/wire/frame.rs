@@ -74,7 +74,9 @@ impl Header {
 }
 
 /// Reads exactly `buf.len()` bytes; `Closed` if the stream ends before the first byte
-/// and `at_boundary` is set, `Truncated` if it ends later.
+/// and `at_boundary` is set, `Truncated` if it ends later. A read timeout is an `Io`
+/// error only before the first byte at a boundary (the caller may wait on); anywhere
+/// else it is `StalledInFrame`.
 fn read_full(r: &mut impl Read, buf: &mut [u8], at_boundary: bool) -> Result<(), WireError> {
     let mut got = 0;
     while got < buf.len() {
@@ -88,10 +90,24 @@ fn read_full(r: &mut impl Read, buf: &mut [u8], at_boundary: bool) -> Result<(),
             }
             Ok(n) => got += n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if is_timeout(&e) && (got > 0 || !at_boundary) => {
+                return Err(WireError::StalledInFrame {
+                    expected: buf.len(),
+                    got,
+                })
+            }
             Err(e) => return Err(WireError::Io(e)),
         }
     }
     Ok(())
+}
+
+/// Whether an I/O error is a read or write timeout (`SO_RCVTIMEO` reports `WouldBlock`).
+pub fn is_timeout(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+    )
 }
 
 /// Reads exactly `buf.len()` bytes that are not a frame (a raw ping, a fixed-size
@@ -176,6 +192,10 @@ pub fn read_frame(r: &mut impl Read, max: u32, payload: &mut Vec<u8>) -> Result<
                 expected: HEADER_LEN + len,
                 got: HEADER_LEN + got + more,
             },
+            WireError::StalledInFrame { got: more, .. } => WireError::StalledInFrame {
+                expected: HEADER_LEN + len,
+                got: HEADER_LEN + got + more,
+            },
             other => other,
         })?;
     }
@@ -243,6 +263,42 @@ mod tests {
             read_frame(&mut &wire[4..10], 1024, &mut payload),
             Err(WireError::Truncated { .. })
         ));
+    }
+
+    /// Gives its bytes, then times out as a socket with `SO_RCVTIMEO` does.
+    struct ThenTimeout<'a>(&'a [u8]);
+
+    impl Read for ThenTimeout<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            if self.0.is_empty() {
+                return Err(io::ErrorKind::WouldBlock.into());
+            }
+            let n = buf.len().min(self.0.len()).min(3);
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_timeout_between_frames_is_idle_but_inside_one_ends_the_stream() {
+        let mut payload = Vec::new();
+        let idle = read_frame(&mut ThenTimeout(b""), 1024, &mut payload);
+        assert!(matches!(idle, Err(WireError::Io(e)) if is_timeout(&e)));
+        let header = Header {
+            len: 10,
+            ..Default::default()
+        }
+        .encode();
+        let mut wire = header.to_vec();
+        wire.extend_from_slice(b"abcd");
+        for cut in [5, HEADER_LEN, wire.len()] {
+            let stalled = read_frame(&mut ThenTimeout(&wire[..cut]), 1024, &mut payload);
+            assert!(
+                matches!(stalled, Err(WireError::StalledInFrame { got, expected }) if got == cut && expected == if cut < HEADER_LEN { HEADER_LEN } else { HEADER_LEN + 10 }),
+                "cut at {cut}: {stalled:?}"
+            );
+        }
     }
 
     #[test]
