@@ -10,13 +10,18 @@ ARMV7   := armv7-unknown-linux-gnueabihf
 AARCH64 := aarch64-unknown-linux-musl
 X86     := x86_64-unknown-linux-musl
 TARGETS := $(ARMV7) $(AARCH64) $(X86)
+# The nightly toolchain for what stable cannot do (cargo fuzz), pinned.
+NIGHTLY ?= nightly-2026-05-20
+# make fuzz: each target in fuzz/fuzz_targets for FUZZ_TIME seconds.
+FUZZ_TARGETS := $(patsubst fuzz/fuzz_targets/%.rs,%,$(wildcard fuzz/fuzz_targets/*.rs))
+FUZZ_TIME ?= 60
 # deploy: the board (user@host, or a Host of ~/.ssh/config), its target (default: from
 # the board's uname -m) and the profile (quick, standard or full; default standard).
 HOST    ?=
 TARGET  ?=
 PROFILE ?=
 
-.PHONY: all build cross cross-armv7 cross-aarch64 cross-x86 dist dist-armv7 dist-aarch64 dist-x86 deploy run test test-cargo test-cross sizes bench clean
+.PHONY: all build cross cross-armv7 cross-aarch64 cross-x86 dist dist-armv7 dist-aarch64 dist-x86 deploy run test test-cargo test-cross sizes bench fuzz clean
 
 all: build
 
@@ -83,6 +88,17 @@ bench: build
 	scripts/bench-ipc.sh
 	scripts/bench-rpc.sh
 	scripts/bench-seek.sh
+
+# Coverage-guided fuzzing (nightly, libFuzzer): the seeds of fuzz/corpus/TARGET (kept in
+# the repository, replayed by make test) and what it grows in fuzz/work/TARGET; a crash
+# is saved in fuzz/artifacts/TARGET and stops the run.
+fuzz:
+	@NIGHTLY=$(NIGHTLY) scripts/setup.sh fuzz
+	@for t in $(FUZZ_TARGETS); do \
+		mkdir -p fuzz/work/$$t && \
+		(cd fuzz && cargo +$(NIGHTLY) fuzz run -O $$t work/$$t corpus/$$t -- \
+			-max_total_time=$(FUZZ_TIME) -print_final_stats=1) || exit 1; \
+	done
 
 clean:
 	$(CARGO) clean

@@ -9,6 +9,7 @@
 #                             Python's msgpack, for bb-rpc's interop test
 #   scripts/setup.sh bench    + the zstd CLI, the reference of scripts/bench-zstd.sh;
 #                             nginx, the HTTP server of scripts/bench-seek.sh
+#   scripts/setup.sh fuzz     a C++ compiler, the nightly toolchain $NIGHTLY and cargo-fuzz
 # As root it installs; otherwise it prints the exact commands and exits 1.
 # Quick and silent when everything is there.
 set -eu
@@ -32,7 +33,8 @@ case $level in
                     busybox:busybox chromium:chromium /usr/sbin/sshd:openssh-server ssh:openssh-client
                     ruby:ruby" ;;
     bench) commands="cc:gcc zstd:zstd /usr/sbin/nginx:nginx" ;;
-    *) echo "setup: unknown level '$level' (expected native, cross, test or bench)" >&2; exit 2 ;;
+    fuzz) commands="cc:gcc c++:g++" ;;
+    *) echo "setup: unknown level '$level' (expected native, cross, test, bench or fuzz)" >&2; exit 2 ;;
 esac
 
 for pair in $commands; do
@@ -53,8 +55,17 @@ if [ "$level" = test ] && ! python3 -c 'import msgpack' >/dev/null 2>&1; then
     esac
 fi
 
+# make fuzz: libFuzzer needs a nightly compiler; cargo-fuzz is built from crates.io once.
+# Neither needs root.
+if [ "$level" = fuzz ]; then
+    nightly=${NIGHTLY:?setup: fuzz needs NIGHTLY (make fuzz sets it)}
+    rustup run "$nightly" rustc --version >/dev/null 2>&1 \
+        || rustup toolchain install --profile minimal "$nightly"
+    command -v cargo-fuzz >/dev/null 2>&1 || cargo install --locked cargo-fuzz
+fi
+
 missing_targets=""
-if [ "$level" != native ] && [ "$level" != bench ]; then
+if [ "$level" != native ] && [ "$level" != bench ] && [ "$level" != fuzz ]; then
     installed=$(rustup target list --installed 2>/dev/null || true)
     for t in $targets; do
         echo "$installed" | grep -qx "$t" || missing_targets="$missing_targets $t"

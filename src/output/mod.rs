@@ -9,7 +9,7 @@ pub(crate) mod csv;
 pub mod file;
 pub(crate) mod format;
 mod json;
-pub(crate) mod json_value;
+pub mod json_value;
 pub(crate) mod progress;
 mod text;
 pub(crate) mod warnings;

@@ -1,0 +1,154 @@
+//! The invariants each fuzz target asserts, shared by the cargo-fuzz targets
+//! (fuzz/fuzz_targets/) and by the replay of their corpora that `make test` runs on
+//! stable Rust (tests/fuzz_corpus.rs): decoded lengths within the input, memory bounded
+//! by a multiple of the input (a counting allocator), and encode → decode round trips.
+
+use boardbench::output::json_value::Json;
+use boardbench::rpc::protocol::{self, Codec};
+use boardbench::wire::{self, msgpack, Header, HEADER_LEN};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+/// The system allocator, counting this thread's live bytes and their peak.
+pub struct Counting;
+
+thread_local! {
+    // Const-initialised cells without destructors: touching them never allocates.
+    static LIVE: Cell<usize> = const { Cell::new(0) };
+    static PEAK: Cell<usize> = const { Cell::new(0) };
+}
+
+fn grew(by: usize) {
+    let _ = LIVE.try_with(|live| {
+        live.set(live.get() + by);
+        let _ = PEAK.try_with(|peak| peak.set(peak.get().max(live.get())));
+    });
+}
+
+fn shrank(by: usize) {
+    let _ = LIVE.try_with(|live| live.set(live.get().saturating_sub(by)));
+}
+
+// SAFETY: every call is passed to the system allocator unchanged; only counters move.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        grew(layout.size());
+        System.alloc(layout)
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        shrank(layout.size());
+        System.dealloc(ptr, layout)
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        grew(new_size);
+        let p = System.realloc(ptr, layout, new_size);
+        shrank(layout.size());
+        p
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// Runs `f` and returns what it returned and the most bytes it held at once.
+pub fn peak_during<T>(f: impl FnOnce() -> T) -> (T, usize) {
+    let base = LIVE.with(Cell::get);
+    PEAK.with(|p| p.set(base));
+    let out = f();
+    (out, PEAK.with(Cell::get) - base)
+}
+
+/// Fails when `held` bytes is more than `per_byte` bytes per input byte plus `fixed`.
+fn assert_bounded(what: &str, held: usize, input: usize, per_byte: usize, fixed: usize) {
+    assert!(
+        held <= input * per_byte + fixed,
+        "{what}: {held} bytes held for {input} bytes of input"
+    );
+}
+
+/// Frames as bb-rpc's server reads them (a 1 MiB maximum), and each frame's payload
+/// decoded as the call its header names.
+pub fn frames(data: &[u8]) {
+    let max = 1 << 20;
+    let mut rest = data;
+    let mut payload = Vec::new();
+    let mut frames = Vec::new();
+    let (_, held) = peak_during(|| {
+        let _ = wire::expect_hello(&mut &data[..data.len().min(4)]);
+        while let Ok(h) = wire::read_frame(&mut rest, max, &mut payload) {
+            assert!(h.len <= max && payload.len() == h.len as usize, "{h:?}");
+            frames.push((h, payload.clone()));
+        }
+    });
+    // The frame buffer grows 64 KiB at a time as bytes arrive, whatever is announced.
+    assert_bounded("read_frame", held, data.len(), 3, 256 << 10);
+    let mut consumed = 0;
+    let mut scratch = Vec::new();
+    for (h, payload) in &frames {
+        // Re-encoded, a frame is the bytes it was read from.
+        let mut again = Vec::new();
+        wire::write_frame(&mut again, *h, payload, &mut scratch).unwrap();
+        assert_eq!(again, data[consumed..consumed + HEADER_LEN + payload.len()]);
+        consumed += again.len();
+        call_round_trip(h, payload);
+    }
+}
+
+/// A payload decoded as the call its header names; a decoded call, encoded again with
+/// the same codec, decodes to the same call.
+fn call_round_trip(h: &Header, payload: &[u8]) {
+    let (call, held) = peak_during(|| protocol::decode_call(h, payload).map(|c| format!("{c:?}")));
+    assert_bounded("decode_call", held, payload.len(), 64, 4096);
+    let Ok(call) = call else { return };
+    let decoded = protocol::decode_call(h, payload).unwrap();
+    let codec = Codec::of_flags(h.flags);
+    let mut out = Vec::new();
+    protocol::push_request(&mut out, h.id, codec, &decoded);
+    let again = wire::read_frame(&mut &out[..], u32::MAX, &mut Vec::new()).unwrap();
+    let body = &out[HEADER_LEN..];
+    let redecoded = protocol::decode_call(&again, body).unwrap();
+    assert_eq!(format!("{redecoded:?}"), call);
+}
+
+/// One MessagePack value: within the input, memory bounded, and its encoding decodes
+/// to a value that encodes the same.
+pub fn messagepack(data: &[u8]) {
+    let (decoded, held) = peak_during(|| msgpack::decode(data));
+    // A value tree costs more than its bytes (an element of one byte is a 32-byte Value)
+    // but a fixed multiple of them: lengths are checked against the bytes present.
+    assert_bounded("msgpack::decode", held, data.len(), 80, 4096);
+    let _ = msgpack::array_len(data);
+    let Ok((value, used)) = decoded else { return };
+    assert!(used <= data.len());
+    let mut encoded = Vec::new();
+    msgpack::encode(&value, &mut encoded);
+    let again = msgpack::decode_all(&encoded).expect("an encoded value decodes");
+    let mut re_encoded = Vec::new();
+    msgpack::encode(&again, &mut re_encoded);
+    assert_eq!(encoded, re_encoded);
+}
+
+/// bb-compare's JSON reader: the value parser and the JMH document reader on top of it.
+pub fn compare_json(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let (parsed, held) = peak_during(|| Json::parse(text));
+    assert_bounded("Json::parse", held, data.len(), 80, 4096);
+    if let Ok(value) = parsed {
+        // Printing is a fixed point after one round (a number too large for f64 reads
+        // as infinity, which prints as JMH's "Infinity" string).
+        let printed = value.to_pretty();
+        let reprinted = Json::parse(&printed)
+            .expect("printed JSON parses")
+            .to_pretty();
+        assert_eq!(Json::parse(&reprinted).unwrap().to_pretty(), reprinted);
+    }
+    let (measurements, held) = peak_during(|| boardbench::compare::load::parse(text));
+    assert_bounded("compare::load::parse", held, data.len(), 80, 4096);
+    if let Ok(m) = measurements {
+        assert!(m.len() <= data.len());
+    }
+}
