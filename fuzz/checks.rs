@@ -3,6 +3,8 @@
 //! stable Rust (tests/fuzz_corpus.rs): decoded lengths within the input, memory bounded
 //! by a multiple of the input (a counting allocator), and encode → decode round trips.
 
+#![allow(dead_code)] // each fuzz target uses one of these checks
+
 use boardbench::output::json_value::Json;
 use boardbench::rpc::protocol::{self, Codec};
 use boardbench::wire::{self, msgpack, Header, HEADER_LEN};
