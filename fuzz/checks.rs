@@ -154,3 +154,55 @@ pub fn compare_json(data: &[u8]) {
         assert!(m.len() <= data.len());
     }
 }
+
+/// Fails when a message shows a control byte: a hostile peer's bytes are escaped before
+/// they reach a terminal.
+fn assert_printable(what: &str, message: &str) {
+    assert!(
+        !message.chars().any(char::is_control),
+        "{what}: a control byte in the message {message:?}"
+    );
+}
+
+/// bb-seek's HTTP response reader (status line, headers, interim responses, a body by
+/// Content-Length, chunked or to the close): the first two bytes are the body length the
+/// request wants (little-endian), the rest is what the server sent.
+pub fn http_response(data: &[u8]) {
+    let Some((want, response)) = data.split_first_chunk::<2>() else {
+        return;
+    };
+    let want = u16::from_le_bytes(*want) as usize;
+    let (read, held) = peak_during(|| boardbench::seek::http::read_response(response, want));
+    assert_bounded("read_response", held, data.len(), 4, want + (64 << 10));
+    match read {
+        Ok((status, body)) => {
+            assert!((100..=999).contains(&status), "status {status}");
+            assert_eq!(body.len(), want);
+        }
+        Err(e) => assert_printable("read_response", &e),
+    }
+}
+
+/// bb-seek's pattern files: the first eight bytes are the object's size (little-endian),
+/// the rest the file.
+pub fn pattern_file(data: &[u8]) {
+    let Some((size, text)) = data.split_first_chunk::<8>() else {
+        return;
+    };
+    let size = u64::from_le_bytes(*size);
+    let Ok(text) = std::str::from_utf8(text) else {
+        return;
+    };
+    let (parsed, held) =
+        peak_during(|| boardbench::seek::pattern::parse_file(text, size, "the pattern file"));
+    assert_bounded("parse_file", held, data.len(), 80, 4096);
+    match parsed {
+        Ok(reads) => {
+            assert!(!reads.is_empty() && reads.len() <= text.lines().count());
+            for r in &reads {
+                assert!(r.len > 0 && r.offset.checked_add(r.len).is_some_and(|end| end <= size));
+            }
+        }
+        Err(e) => assert_printable("parse_file", &e.to_string()),
+    }
+}

@@ -34,6 +34,8 @@ fn every_corpus_input_keeps_its_targets_invariants() {
         ("frames", checks::frames as fn(&[u8])),
         ("messagepack", checks::messagepack),
         ("compare_json", checks::compare_json),
+        ("http_response", checks::http_response),
+        ("pattern_file", checks::pattern_file),
     ] {
         assert!(
             replay(target, check) >= 3,
