@@ -329,7 +329,7 @@ fn read_body<R: BufRead>(
             }
             let hex = size_line.split(';').next().unwrap_or("").trim();
             let size = usize::from_str_radix(hex, 16)
-                .map_err(|_| format!("malformed chunk size '{}'", size_line.trim()))?;
+                .map_err(|_| format!("malformed chunk size '{}'", printable(size_line.trim())))?;
             if size == 0 {
                 // Trailers, up to the empty line: as much as a response head, at most.
                 let mut trailers = 0;
@@ -408,7 +408,8 @@ fn check_range(head: &Head, offset: u64, len: u64, size: u64) -> std::result::Re
     match head.header("content-range") {
         Some(v) if v.trim() == expected => Ok(()),
         Some(v) => Err(format!(
-            "the server sent Content-Range '{v}', expected '{expected}'"
+            "the server sent Content-Range '{}', expected '{expected}'",
+            printable(v)
         )),
         None => Err(format!(
             "the 206 response has no Content-Range (expected '{expected}')"
@@ -420,8 +421,9 @@ fn check_range(head: &Head, offset: u64, len: u64, size: u64) -> std::result::Re
 fn unexpected(head: &Head) -> String {
     match (head.status, head.header("location")) {
         (300..=399, Some(to)) => format!(
-            "the server redirected ({}) to {to}: redirects are not followed; point --source at the final URL",
-            head.status_line()
+            "the server redirected ({}) to {}: redirects are not followed; point --source at the final URL",
+            head.status_line(),
+            printable(to)
         ),
         (300..=399, None) => format!("the server redirected ({}) without a Location", head.status_line()),
         _ => format!("the server answered {}", head.status_line()),
