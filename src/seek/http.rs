@@ -200,11 +200,12 @@ fn read_one_head<R: BufRead>(r: &mut R) -> std::result::Result<Head, String> {
     let status_line = line(true)?;
     let mut parts = status_line.splitn(3, ' ');
     let version = parts.next().unwrap_or("");
-    // Exactly three digits (RFC 9112): "21" or "+206" is no status.
+    // Exactly three digits, 100 to 599 (RFC 9110, 9112): "21", "+206" or "020" is none.
     let status = parts
         .next()
         .filter(|s| s.len() == 3 && s.bytes().all(|b| b.is_ascii_digit()))
-        .and_then(|s| s.parse::<u16>().ok());
+        .and_then(|s| s.parse::<u16>().ok())
+        .filter(|s| (100..=599).contains(s));
     let (Some(status), true) = (status, version.starts_with("HTTP/1.")) else {
         return Err(format!(
             "not an HTTP/1.x response: '{}'",
@@ -696,7 +697,11 @@ mod tests {
             .unwrap_err()
             .contains("interim"));
         // Found by the http_response fuzz target: a status of two digits was taken.
-        for bad in ["HTTP/1.1 21 206 Partial\r\n\r\n", "HTTP/1.1 +20 OK\r\n\r\n"] {
+        for bad in [
+            "HTTP/1.1 21 206 Partial\r\n\r\n",
+            "HTTP/1.1 +20 OK\r\n\r\n",
+            "HTTP/1.1 020 OK\r\n\r\n",
+        ] {
             let e = read_head(&mut bad.as_bytes()).unwrap_err();
             assert!(e.contains("not an HTTP/1.x response"), "{e}");
         }
