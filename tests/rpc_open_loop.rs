@@ -243,6 +243,8 @@ fn a_modest_rate_is_held_and_reported_as_jmh_sample_mode_that_bb_compare_reads()
     );
     let achieved = load["achievedRate"].as_f64().unwrap();
     assert!((achieved / 200.0 - 1.0).abs() <= 0.01, "{load}");
+    let per_iteration = score(e, "calls/s");
+    assert!((per_iteration / 200.0 - 1.0).abs() <= 0.01, "{e:#}");
     // JMH's sample mode: a histogram per fork and iteration, no rawData, the percentile
     // metrics, the score a latency.
     assert_eq!(e["mode"], "sample");

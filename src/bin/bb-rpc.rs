@@ -374,6 +374,8 @@ fn run(args: &Args) -> Result<()> {
                                 let per_connection = calls_per_invocation(rate);
                                 b = b.param("rate", rate_param(rate));
                                 b.mode = Some(Mode::Sample);
+                                // The achieved rate, over all connections, beside the latencies.
+                                b.rate = Some("calls".into());
                                 b.ops_per_invocation = Some(per_connection * conns as u64);
                                 b.offered_rate = Some(rate * conns as f64);
                                 b.invocation_estimate =
