@@ -152,28 +152,31 @@ fn a_stall_counts_for_every_call_it_held_back_only_in_the_corrected_latencies() 
     );
 }
 
+/// Runs bb-rpc with `flags` for one iteration of `time`, its report written to
+/// `report.json` in `dir` too; returns the run (the text table on stdout) and the report.
+fn run_reported(dir: &TempDir, flags: &[&str], time: &str) -> (common::Run, serde_json::Value) {
+    let out = dir.join("report.json");
+    let args = [flags, &["--output", out.to_str().unwrap()], &once(time)].concat();
+    let run = common::run_bounded(EXE, &args, &[], Duration::from_secs(60));
+    run.assert_ok();
+    let json = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    (run, json)
+}
+
 #[test]
 fn a_rate_far_beyond_the_machine_is_saturated_not_a_latency() {
     let dir = TempDir::new("rpc-open-saturated");
-    let out = dir.join("report.json");
-    let args = [
-        &[
-            "--rate",
-            "5M",
-            "--transport",
-            "unix",
-            "--codec",
-            "raw",
-            "--payload",
-            "16",
-            "--output",
-            out.to_str().unwrap(),
-        ][..],
-        &once("300ms"),
-    ]
-    .concat();
-    let run = common::run_bounded(EXE, &args, &[], Duration::from_secs(60));
-    run.assert_ok();
+    let flags = [
+        "--rate",
+        "5M",
+        "--transport",
+        "unix",
+        "--codec",
+        "raw",
+        "--payload",
+        "16",
+    ];
+    let (run, json) = run_reported(&dir, &flags, "300ms");
     let row = run
         .stdout
         .lines()
@@ -190,8 +193,6 @@ fn a_rate_far_beyond_the_machine_is_saturated_not_a_latency() {
         "{}",
         run.stdout
     );
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     let load = &json[0]["boardbench"]["offeredLoad"];
     assert_eq!(load["saturated"], true, "{load}");
     assert_eq!(load["targetRate"], 5e6);
@@ -204,32 +205,20 @@ fn a_rate_far_beyond_the_machine_is_saturated_not_a_latency() {
 #[test]
 fn a_modest_rate_is_held_and_reported_as_jmh_sample_mode_that_bb_compare_reads() {
     let dir = TempDir::new("rpc-open-modest");
-    let out = dir.join("report.json");
     // A spawned server over TCP with MessagePack, two connections at 100 calls/s each.
-    let args = [
-        &[
-            "--rate",
-            "100",
-            "--connections",
-            "2",
-            "--transport",
-            "tcp",
-            "--codec",
-            "msgpack",
-            "--payload",
-            "16",
-            "--format",
-            "json",
-            "--output",
-            out.to_str().unwrap(),
-        ][..],
-        &once("1s"),
-    ]
-    .concat();
-    let run = common::run_bounded(EXE, &args, &[], Duration::from_secs(60));
-    run.assert_ok();
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let flags = [
+        "--rate",
+        "100",
+        "--connections",
+        "2",
+        "--transport",
+        "tcp",
+        "--codec",
+        "msgpack",
+        "--payload",
+        "16",
+    ];
+    let (_, json) = run_reported(&dir, &flags, "1s");
     let e = common::entry(
         &json,
         "bb.rpc.open",
@@ -274,9 +263,10 @@ fn a_modest_rate_is_held_and_reported_as_jmh_sample_mode_that_bb_compare_reads()
     );
 
     // bb-compare reads it and matches the row with itself, rate and all.
+    let report = dir.join("report.json").to_str().unwrap().to_string();
     let compare = common::run_bounded(
         env!("CARGO_BIN_EXE_bb-compare"),
-        &[out.to_str().unwrap(), out.to_str().unwrap()],
+        &[&report, &report],
         &[],
         Duration::from_secs(30),
     );
