@@ -130,6 +130,31 @@ fn bb_rpc_plan_and_estimate_hold() {
 }
 
 #[test]
+fn bb_rpc_rate_rows_plan_and_estimate_hold() {
+    let dir = TempDir::new("plan-rpc-rate");
+    let args = [
+        &SHORT[..],
+        &[
+            "--rate",
+            "500,2k",
+            "--transport",
+            "unix",
+            "--codec",
+            "raw",
+            "--payload",
+            "16",
+        ],
+    ]
+    .concat();
+    let (run, _) = plan_and_run(&dir, env!("CARGO_BIN_EXE_bb-rpc"), &args);
+    assert!(
+        run.stderr.contains("2 benchmarks, mode sample"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
 fn bb_seek_plan_and_estimate_hold() {
     let dir = TempDir::new("plan-seek");
     // Its default mode, single shots, each estimated from the bytes it reads.

@@ -5,6 +5,7 @@
 use boardbench::harness::cli::{self, HasCommon};
 use boardbench::rpc::addr::Addr;
 use boardbench::rpc::client::ClientConfig;
+use boardbench::rpc::open_loop::{calls_per_invocation, MAX_RATE};
 use boardbench::rpc::protocol::Codec;
 use boardbench::rpc::server::{self, ServerConfig};
 use boardbench::rpc::workload::{Plan, RpcWorkload, Style, Target};
@@ -48,6 +49,9 @@ boardbench::bench_args! {
         /// the longest wait for a connection or a reply before the run fails (default 10s)
         #[argh(option, from_str_fn(boardbench::harness::cli::parse_duration))]
         pub call_timeout: Option<Duration>,
+        /// open loop: calls per second per connection sent on a schedule, a list (1k,5k,20k); latency from each call's due time, mode sample (default: none, closed loop only)
+        #[argh(option, from_str_fn(parse_rates))]
+        pub rate: Option<Vec<f64>>,
     }
 }
 
@@ -109,6 +113,39 @@ fn parse_styles(s: &str) -> std::result::Result<Vec<Style>, String> {
     })
 }
 
+/// Parses `--rate`: calls per second, `500`, `1k`, `2.5k`, `1m` (powers of 1000).
+fn parse_rates(s: &str) -> std::result::Result<Vec<f64>, String> {
+    cli::parse_list(s, |x| {
+        let bad = || {
+            format!(
+                "invalid rate '{x}' (expected calls per second per connection, above 0 and at most {}: 500, 1k, 2.5k)",
+                rate_param(MAX_RATE)
+            )
+        };
+        let (digits, scale) = match x.char_indices().last() {
+            Some((i, 'k' | 'K')) => (&x[..i], 1e3),
+            Some((i, 'm' | 'M')) => (&x[..i], 1e6),
+            _ => (x, 1.0),
+        };
+        // Plain decimals only: no sign, no exponent, no inf or NaN.
+        if digits.is_empty() || !digits.chars().all(|c| c.is_ascii_digit() || c == '.') {
+            return Err(bad());
+        }
+        let rate = digits.parse::<f64>().map_err(|_| bad())? * scale;
+        if rate > 0.0 && rate <= MAX_RATE {
+            Ok(rate)
+        } else {
+            Err(bad())
+        }
+    })
+}
+
+/// A rate as the `rate` parameter shows it: calls per second, at most three decimals.
+fn rate_param(rate: f64) -> String {
+    let text = format!("{rate:.3}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
 fn main() {
     boardbench::main_with(|| {
         let args: Args = cli::parse_args();
@@ -155,14 +192,35 @@ fn run(args: &Args) -> Result<()> {
         .codec
         .clone()
         .unwrap_or(vec![Codec::Raw, Codec::Msgpack]);
-    let styles = args
-        .client
-        .clone()
-        .unwrap_or(vec![Style::Sync, Style::Async, Style::Future]);
-    let depths =
-        args.depth
+    // Open-loop rows run alone, over the pipelined client, in sample mode.
+    let rates: Vec<Option<f64>> = match &args.rate {
+        None => vec![None],
+        Some(rates) => {
+            if args.client.is_some() {
+                return Err(Error::usage(
+                    "--rate drives its own pipelined client (bb.rpc.open): leave out --client",
+                ));
+            }
+            if flags.mode.is_some_and(|m| m != Mode::Sample) {
+                return Err(Error::usage(
+                    "--rate measures latency at a load: it runs in --mode sample only",
+                ));
+            }
+            rates.iter().map(|&r| Some(r)).collect()
+        }
+    };
+    let open_loop = args.rate.is_some();
+    let styles = match open_loop {
+        true => vec![Style::Async],
+        false => args
+            .client
             .clone()
-            .unwrap_or(profile.pick(vec![1, 64], vec![1, 64], vec![1, 8, 64]));
+            .unwrap_or(vec![Style::Sync, Style::Async, Style::Future]),
+    };
+    let depths = args.depth.clone().unwrap_or(match open_loop {
+        true => vec![64],
+        false => profile.pick(vec![1, 64], vec![1, 64], vec![1, 8, 64]),
+    });
     let connections = args.connections.clone().unwrap_or(vec![1]);
     let payloads = args.payload.clone().unwrap_or(profile.pick(
         vec![16],
@@ -247,7 +305,10 @@ fn run(args: &Args) -> Result<()> {
                 };
                 for codec in style_codecs {
                     for &depth in &style_depths {
-                        for &conns in &connections {
+                        for (&conns, &rate) in connections
+                            .iter()
+                            .flat_map(|c| rates.iter().map(move |r| (c, r)))
+                        {
                             let plan = Plan {
                                 target: target.clone(),
                                 style,
@@ -262,6 +323,7 @@ fn run(args: &Args) -> Result<()> {
                                 connections: conns,
                                 seed: flags.seed,
                                 pin: flags.pin.clone(),
+                                rate,
                             };
                             // With the floor asked for, every RPC row also measures it in
                             // interleaved iterations, on a floor server of its own with the
@@ -290,8 +352,12 @@ fn run(args: &Args) -> Result<()> {
                                 Target::Local { transport } => transport.to_string(),
                                 Target::Remote(a) => a.transport().to_string(),
                             };
+                            let name = match rate {
+                                Some(_) => "open",
+                                None => style.name(),
+                            };
                             let mut b = Benchmark::new(
-                                format!("bb.rpc.{}", style.name()),
+                                format!("bb.rpc.{name}"),
                                 Box::new(move || {
                                     Ok(Box::new(RpcWorkload::setup(&plan)?) as Box<dyn Workload>)
                                 }),
@@ -304,6 +370,17 @@ fn run(args: &Args) -> Result<()> {
                             b.threads = conns;
                             b.ops_per_invocation = ops_per_invocation(style, depth, conns);
                             b.paired = paired;
+                            if let Some(rate) = rate {
+                                let per_connection = calls_per_invocation(rate);
+                                b = b.param("rate", rate_param(rate));
+                                b.mode = Some(Mode::Sample);
+                                // The achieved rate, over all connections, beside the latencies.
+                                b.rate = Some("calls".into());
+                                b.ops_per_invocation = Some(per_connection * conns as u64);
+                                b.offered_rate = Some(rate * conns as f64);
+                                b.invocation_estimate =
+                                    Some(Duration::from_secs_f64(per_connection as f64 / rate));
+                            }
                             benchmarks.push(b);
                         }
                     }

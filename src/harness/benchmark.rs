@@ -5,6 +5,7 @@
 
 use super::cli::{CommonArgs, Mode};
 use crate::error::Result;
+use crate::stats::histogram::Histogram;
 use crate::system::cpu::CpuTime;
 use std::time::Duration;
 
@@ -180,6 +181,14 @@ pub trait Workload {
         Ok(())
     }
 
+    /// The per-operation latencies, in nanoseconds, that the workload timed itself over
+    /// the iteration that just ended, where timing each invocation would be wrong (an open
+    /// loop times each call from its scheduled send); called after every iteration, warm-up
+    /// too. None: the harness times the invocations.
+    fn latencies(&mut self) -> Option<Histogram> {
+        None
+    }
+
     /// Called once after the last iteration, to stop servers and check final state.
     fn finish(&mut self) -> Result<()> {
         Ok(())
@@ -220,6 +229,9 @@ pub struct Benchmark {
     pub bytes_per_op: Option<f64>,
     /// What an operation is called (`calls`), to report `<rate>/s` beside any mode.
     pub rate: Option<String>,
+    /// Operations per second the workload is asked to hold (an open loop's offered load,
+    /// over all its threads): a result that fell short is flagged saturated.
+    pub offered_rate: Option<f64>,
     /// This benchmark's mode, over the suite's (a binary that measures some benchmarks
     /// in two modes, say).
     pub mode: Option<Mode>,
@@ -248,6 +260,7 @@ impl Benchmark {
             ops_per_invocation: None,
             bytes_per_op: None,
             rate: None,
+            offered_rate: None,
             mode: None,
             unit: None,
             baselines: Vec::new(),

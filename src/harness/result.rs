@@ -59,6 +59,28 @@ pub struct BenchResult {
     /// Where the iterations of a paired baseline ([`Benchmark::paired`]) and this
     /// benchmark's ran.
     pub placements: Option<PairedPlacements>,
+    /// The operations per second the workload was asked to hold ([`Benchmark::offered_rate`]).
+    pub offered_rate: Option<f64>,
+}
+
+/// How far below its offered load a result fell: past this share of the target, its
+/// latencies are those of a queue that kept growing, not of the load asked for.
+pub const SATURATION_SHORTFALL: f64 = 0.01;
+
+/// An offered load and what was achieved of it over the measured iterations.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OfferedLoad {
+    pub target: f64,
+    pub achieved: f64,
+}
+
+impl OfferedLoad {
+    /// Whether the achieved rate fell short of the target by more than 1% (or is unknown:
+    /// nothing measured).
+    pub fn saturated(&self) -> bool {
+        let held = self.achieved >= self.target * (1.0 - SATURATION_SHORTFALL);
+        !held
+    }
 }
 
 /// Where each pair of a paired baseline's iteration and the measured one after it ran.
@@ -163,6 +185,7 @@ impl BenchResult {
                 metric: p.metric.clone(),
                 forks: forks.iter().map(|f| f.pairs.clone()).collect(),
             }),
+            offered_rate: bench.offered_rate,
         }
     }
 
@@ -178,6 +201,20 @@ impl BenchResult {
             pairs: p.pairs(),
             example: first,
         })
+    }
+
+    /// The offered load and the rate achieved over the measured iterations (operations
+    /// over their wall time), for a benchmark that was offered one.
+    pub fn offered_load(&self) -> Option<OfferedLoad> {
+        Some(OfferedLoad {
+            target: self.offered_rate?,
+            achieved: self.ops as f64 / self.cpu.wall,
+        })
+    }
+
+    /// Whether this result fell short of its offered load (see [`OfferedLoad::saturated`]).
+    pub fn saturated(&self) -> bool {
+        self.offered_load().is_some_and(|l| l.saturated())
     }
 
     pub fn mode(&self) -> Mode {
@@ -380,6 +417,7 @@ pub(crate) mod tests {
             ops: 100,
             baselines: vec![],
             placements: None,
+            offered_rate: None,
         }
     }
 
@@ -544,6 +582,22 @@ pub(crate) mod tests {
         assert!(sample_result("bb.x", "1", vec![1.0])
             .sample_percentiles()
             .is_empty());
+    }
+
+    #[test]
+    fn a_result_short_of_its_offered_load_by_more_than_one_percent_is_saturated() {
+        let mut r = sample_result("bb.r.open", "1", vec![50.0]);
+        assert!(r.offered_load().is_none() && !r.saturated());
+        // 100 operations over 2 s of measured wall time: 50/s.
+        for (target, saturated) in [(50.0, false), (50.5, false), (50.6, true), (1e6, true)] {
+            r.offered_rate = Some(target);
+            let load = r.offered_load().unwrap();
+            assert_eq!(load.achieved, 50.0);
+            assert_eq!(r.saturated(), saturated, "target {target}");
+        }
+        r.cpu.wall = 0.0;
+        r.ops = 0;
+        assert!(r.saturated(), "nothing achieved is saturated, not NaN");
     }
 
     #[test]

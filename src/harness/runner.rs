@@ -63,6 +63,7 @@ pub fn run_in_process(
             settings.warmup_time,
             None,
         )?;
+        workload.latencies();
         workload.after_iteration()?;
     }
     let mut result = ForkResult::default();
@@ -87,6 +88,12 @@ pub fn run_in_process(
         );
         meter.pause();
         let (elapsed, ops) = timed?;
+        // An open loop's latencies are its calls' own, and so is its score: their mean.
+        let mut score = score(settings.mode, unit, elapsed, ops);
+        if let (Some(own), Some(h)) = (workload.latencies(), this_iteration.as_mut()) {
+            score = unit.from_secs(own.mean().unwrap_or(f64::NAN) / 1e9);
+            *h = own;
+        }
         if let (Some(all), Some(h)) = (histogram.as_mut(), this_iteration) {
             all.merge(&h);
             result.iteration_histograms.push(h);
@@ -96,7 +103,7 @@ pub fn run_in_process(
         }
         workload.after_iteration()?;
         result.ops += ops;
-        result.scores.push(score(settings.mode, unit, elapsed, ops));
+        result.scores.push(score);
         let mut metrics = workload.iteration_metrics();
         if let Some(bytes) = bench.bytes_per_op {
             metrics.push(Metric {

@@ -149,6 +149,16 @@ fn entry(r: &BenchResult, env: &Environment) -> Json {
                     Json::Num(r.histogram.as_ref().map_or(0, |h| h.count()) as f64),
                 ),
                 ("pairing", r.placements.as_ref().map_or(Json::Null, pairing)),
+                (
+                    "offeredLoad",
+                    r.offered_load().map_or(Json::Null, |l| {
+                        Json::obj([
+                            ("targetRate", Json::Num(l.target)),
+                            ("achievedRate", Json::Num(l.achieved)),
+                            ("saturated", Json::Bool(l.saturated())),
+                        ])
+                    }),
+                ),
             ]),
         ),
     ]);

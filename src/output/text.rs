@@ -44,14 +44,22 @@ pub fn render(results: &[BenchResult]) -> String {
             unit,
             flag,
         };
-        rows.push(row(
+        let mut primary = row(
             r.name.clone(),
             r.sample_count().to_string(),
             r.summary.mean,
             r.summary.error,
             r.unit(),
-        ));
-        if let Some(h) = &r.histogram {
+        );
+        // The latencies of a load that was not held describe a queue that kept growing:
+        // the row says so instead.
+        let saturated = r.saturated();
+        if saturated {
+            primary.score = "SATURATED".into();
+            primary.error = String::new();
+        }
+        rows.push(primary);
+        if let Some(h) = r.histogram.as_ref().filter(|_| !saturated) {
             for (p, v) in r.percentiles() {
                 if [50.0, 90.0, 99.0, 99.9, 99.99, 100.0].contains(&p) {
                     let name = percentile_name(p);
@@ -122,6 +130,22 @@ pub fn render(results: &[BenchResult]) -> String {
     for r in results {
         out.push_str(&time_line(r));
         out.push('\n');
+    }
+    let short: Vec<&BenchResult> = results.iter().filter(|r| r.saturated()).collect();
+    if !short.is_empty() {
+        out.push('\n');
+        for r in short {
+            let load = r
+                .offered_load()
+                .expect("a saturated result was offered a load");
+            out.push_str(&format!(
+                "SATURATED: {}: achieved {} of the {} ops/s offered ({:.0}%)\n",
+                r.label(),
+                format_score(load.achieved),
+                format_score(load.target),
+                100.0 * load.achieved / load.target
+            ));
+        }
     }
     let throttled: Vec<&BenchResult> = results.iter().filter(|r| r.throttle.throttled).collect();
     if !throttled.is_empty() {
@@ -253,6 +277,31 @@ THROTTLED: bb.zstd.decompress (level=3, threads=2): vcgencmd get_throttled: thro
         };
         assert_eq!(cnt("bb.ipc.remote "), "110");
         assert_eq!(cnt("bb.ipc.remote:p0.99 "), "110");
+    }
+
+    #[test]
+    fn a_saturated_row_says_so_instead_of_its_latencies() {
+        let mut r = crate::harness::result::tests::sample_mode_result();
+        r.offered_rate = Some(1000.0);
+        r.ops = 500;
+        r.cpu.wall = 1.0;
+        let text = render(&[r.clone()]);
+        let row = "bb.ipc.remote        3          1  sample  110  SATURATED         us/op";
+        assert!(text.lines().any(|l| l == row), "{text}");
+        assert!(!text.contains(":p0.99"), "no latency percentiles:\n{text}");
+        assert!(
+            text.ends_with(
+                "SATURATED: bb.ipc.remote (level=3, threads=1): achieved 500.000 of the 1000.000 ops/s offered (50%)\n"
+            ),
+            "{text}"
+        );
+        // Held within 1%: the latencies as usual.
+        r.ops = 995;
+        let text = render(&[r]);
+        assert!(
+            text.contains(":p0.99") && !text.contains("SATURATED"),
+            "{text}"
+        );
     }
 
     #[test]

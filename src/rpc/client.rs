@@ -94,6 +94,16 @@ impl ClientConfig {
 
     /// Connects a pipeline whose replies are checked by `requests`.
     pub(crate) fn pipeline(&self, requests: Arc<Requests>) -> Result<Pipeline> {
+        self.timed_pipeline(requests, None)
+    }
+
+    /// Connects a pipeline whose replies are checked by `requests` and, with `times`,
+    /// timed as they come in.
+    pub(crate) fn timed_pipeline(
+        &self,
+        requests: Arc<Requests>,
+        times: Option<Arc<dyn ReplyTimes>>,
+    ) -> Result<Pipeline> {
         let (writer, reader) = self.open()?;
         let shared = Arc::new(PipeShared {
             state: Mutex::new(PipeState::default()),
@@ -103,7 +113,7 @@ impl ClientConfig {
         let config = self.clone();
         let thread = std::thread::Builder::new()
             .name("bb-rpc-reader".into())
-            .spawn(move || read_replies(reader, &config, &requests, &s))
+            .spawn(move || read_replies(reader, &config, &requests, &s, times.as_deref()))
             .map_err(|e| self.failed_by("starting the reader thread", e))?;
         Ok(Pipeline {
             config: self.clone(),
@@ -261,6 +271,14 @@ struct InFlight {
     pending: Pending,
     /// When it was sent: its deadline is this plus the call timeout.
     sent: Instant,
+    /// When it was due: an open loop's scheduled send, else its send.
+    due: Instant,
+}
+
+/// Where a pipeline reports when each reply came, against when its call was due and sent
+/// (an open loop's latencies).
+pub(crate) trait ReplyTimes: Send + Sync {
+    fn replied(&self, due: Instant, sent: Instant, now: Instant);
 }
 
 #[derive(Default)]
@@ -306,7 +324,7 @@ pub(crate) struct Handle {
 impl Pipeline {
     /// Waits until fewer than `depth` calls are in flight; returns how many more may go.
     /// Fails once the oldest call in flight has had no reply by its deadline.
-    fn wait_for_room(&mut self, depth: usize) -> Result<usize> {
+    pub(crate) fn wait_for_room(&mut self, depth: usize) -> Result<usize> {
         let mut state = self.shared.lock();
         loop {
             if let Some(e) = &state.error {
@@ -345,31 +363,45 @@ impl Pipeline {
         r.map_err(|e| self.config.failed_by("sending calls", e))
     }
 
+    /// Sends `count` calls in one write, completed by the reader thread; the i-th was
+    /// due at `due[i]` (an open loop's schedule), or is due as it is sent where `due` is
+    /// None. Returns when they were sent. The caller makes room first.
+    pub(crate) fn issue(
+        &mut self,
+        requests: &Requests,
+        count: usize,
+        due: Option<&[Instant]>,
+    ) -> Result<Instant> {
+        let first = self.next_id;
+        let sent = Instant::now();
+        {
+            let mut state = self.shared.lock();
+            for i in 0..count {
+                let call = InFlight {
+                    pending: Pending::Callback,
+                    sent,
+                    due: due.map_or(sent, |d| d[i]),
+                };
+                state.in_flight.insert(first.wrapping_add(i as u32), call);
+            }
+        }
+        for _ in 0..count {
+            let id = self.next_id;
+            self.next_id = self.next_id.wrapping_add(1);
+            let call = requests.call(id, &mut self.scratch);
+            protocol::push_request(&mut self.out, id, self.config.codec, &call);
+        }
+        self.send()?;
+        Ok(sent)
+    }
+
     /// Makes `n` calls with up to `depth` in flight, completed by the reader thread,
     /// and waits for the last of them.
     pub(crate) fn calls_async(&mut self, requests: &Requests, n: u64, depth: usize) -> Result<()> {
         let mut issued = 0u64;
         while issued < n {
             let room = self.wait_for_room(depth)?.min((n - issued) as usize);
-            let first = self.next_id;
-            {
-                let sent = Instant::now();
-                let mut state = self.shared.lock();
-                for i in 0..room as u32 {
-                    let call = InFlight {
-                        pending: Pending::Callback,
-                        sent,
-                    };
-                    state.in_flight.insert(first.wrapping_add(i), call);
-                }
-            }
-            for _ in 0..room {
-                let id = self.next_id;
-                self.next_id = self.next_id.wrapping_add(1);
-                let call = requests.call(id, &mut self.scratch);
-                protocol::push_request(&mut self.out, id, self.config.codec, &call);
-            }
-            self.send()?;
+            self.issue(requests, room, None)?;
             issued += room as u64;
         }
         self.wait_for_room(1).map(|_| ())
@@ -389,6 +421,7 @@ impl Pipeline {
             let call = InFlight {
                 pending: Pending::Handle(tx),
                 sent,
+                due: sent,
             };
             state.in_flight.insert(id, call);
         }
@@ -480,6 +513,7 @@ fn read_replies(
     config: &ClientConfig,
     requests: &Requests,
     shared: &PipeShared,
+    times: Option<&dyn ReplyTimes>,
 ) {
     let mut payload = Vec::new();
     let error = loop {
@@ -501,6 +535,8 @@ fn read_replies(
                 break format!("waiting for replies: {e}");
             }
         };
+        // Timed as it came, before its checks.
+        let arrived = times.is_some().then(Instant::now);
         // The status first: a connection-level error (too large, a bad header) comes
         // with id 0, which no call has.
         if let Err(e) = check_header(&h, &payload) {
@@ -522,6 +558,9 @@ fn read_replies(
                     .and_then(|r| requests.check(h.id, &r));
                 if let Err(e) = checked {
                     break e;
+                }
+                if let (Some(t), Some(at)) = (times, arrived) {
+                    t.replied(pending.due, pending.sent, at);
                 }
             }
             Pending::Handle(tx) => {

@@ -1,10 +1,11 @@
 //! bb-rpc's library: addresses and transports, the methods and codecs on top of the
-//! shared wire format, the server, the three client styles, and the workload the harness
-//! measures.
+//! shared wire format, the server, the three client styles, the open loop, and the workload
+//! the harness measures.
 
 pub mod addr;
 pub mod client;
 mod deadline;
+pub mod open_loop;
 pub mod protocol;
 pub mod server;
 pub mod workload;

@@ -4,10 +4,12 @@
 //! sides, and a final check that the server answered exactly the calls that were made.
 
 use super::addr::{Addr, RpcStream};
-use super::client::{ClientConfig, Pipeline, Requests, SyncClient};
+use super::client::{ClientConfig, Pipeline, ReplyTimes, Requests, SyncClient};
+use super::open_loop::{Latencies, OpenLoop, Recorder};
 use super::protocol::ServerStats;
 use crate::error::{Error, Result};
 use crate::harness::fork::Purpose;
+use crate::stats::histogram::Histogram;
 use crate::system::cpu::CpuTime;
 use crate::{Metric, Workload};
 use crossbeam_channel::{unbounded, Receiver, Sender};
@@ -72,6 +74,9 @@ pub struct Plan {
     pub seed: u64,
     /// `--pin`: the client runs on the first CPU, a spawned server on the last.
     pub pin: Option<Vec<usize>>,
+    /// `--rate`: calls per second per connection, sent on a schedule (an open loop, over
+    /// the pipelined client); None: a closed loop.
+    pub rate: Option<f64>,
 }
 
 /// A server process spawned for one benchmark, stopped (and its socket directory
@@ -275,6 +280,12 @@ impl Driver for AsyncDriver {
     }
 }
 
+impl Driver for OpenLoop {
+    fn calls(&mut self, n: u64) -> Result<()> {
+        OpenLoop::calls(self, n)
+    }
+}
+
 impl Driver for FutureDriver {
     fn calls(&mut self, n: u64) -> Result<()> {
         self.0.calls_future(&self.1, n, self.2)
@@ -391,6 +402,10 @@ pub struct RpcWorkload {
     /// SyncClient CPU, server stats and calls at the end of the last iteration (the stats
     /// of the one before where they could not be had).
     last: (CpuTime, Option<ServerStats>, u64),
+    /// An open loop's latencies, one recorder per connection.
+    recorders: Vec<Arc<Recorder>>,
+    /// The latencies of the iteration that just ended, for its metrics.
+    open: Option<Latencies>,
 }
 
 impl RpcWorkload {
@@ -414,7 +429,23 @@ impl RpcWorkload {
         };
         let requests = Arc::new(Requests::echo(plan.payload, plan.seed));
         let mut drivers: Vec<Box<dyn Driver>> = Vec::new();
+        let mut recorders = Vec::new();
         for _ in 0..plan.connections {
+            if let Some(rate) = plan.rate {
+                let recorder = Arc::new(Recorder::default());
+                let times = recorder.clone() as Arc<dyn ReplyTimes>;
+                let pipeline = config.timed_pipeline(requests.clone(), Some(times))?;
+                let open = OpenLoop::new(
+                    pipeline,
+                    requests.clone(),
+                    plan.depth,
+                    rate,
+                    recorder.clone(),
+                );
+                recorders.push(recorder);
+                drivers.push(Box::new(open));
+                continue;
+            }
             drivers.push(match plan.style {
                 Style::Sync => Box::new(SyncDriver(config.connect()?, requests.clone())),
                 Style::Async => Box::new(AsyncDriver(
@@ -456,6 +487,8 @@ impl RpcWorkload {
             calls: 0,
             baseline,
             last: (CpuTime::of_self(), baseline, 0),
+            recorders,
+            open: None,
         })
     }
 
@@ -485,6 +518,31 @@ impl RpcWorkload {
             }
         }
     }
+}
+
+/// An open loop's iteration beside its corrected latencies (the histogram): the
+/// uncorrected ones from each write, and how late the sends were, in µs.
+fn open_loop_metrics(l: &Latencies) -> Vec<Metric> {
+    let uncorrected = [
+        ("p0.50", 50.0),
+        ("p0.90", 90.0),
+        ("p0.99", 99.0),
+        ("p0.999", 99.9),
+        ("p0.9999", 99.99),
+        ("max", 100.0),
+    ];
+    let lag = [("p0.50", 50.0), ("p0.99", 99.0), ("max", 100.0)];
+    let metric = |prefix: &str, h: &Histogram, (name, p): (&str, f64)| Metric {
+        name: format!("{prefix}-{name}"),
+        unit: "us".into(),
+        value: h.percentile(p).unwrap_or(f64::NAN) / 1e3,
+    };
+    let mut out: Vec<Metric> = uncorrected
+        .into_iter()
+        .map(|p| metric("uncorrected", &l.uncorrected, p))
+        .collect();
+    out.extend(lag.into_iter().map(|p| metric("lag", &l.lag, p)));
+    out
 }
 
 fn cpu_of(s: &ServerStats) -> CpuTime {
@@ -523,9 +581,27 @@ impl Workload for RpcWorkload {
                 value: (cpu_of(&now) - cpu_of(&before)).total() * 1e6 / server_calls,
             });
         }
+        if let Some(open) = self.open.take() {
+            metrics.extend(open_loop_metrics(&open));
+        }
         // Without stats now, the next iteration's server-cpu spans both iterations.
         self.last = (cpu, stats.or(self.last.1), self.calls);
         metrics
+    }
+
+    /// An open loop's calls, each from when it was due (the uncorrected latencies and the
+    /// lag are kept for the iteration's metrics).
+    fn latencies(&mut self) -> Option<Histogram> {
+        if self.recorders.is_empty() {
+            return None;
+        }
+        let mut all = Latencies::default();
+        for r in &self.recorders {
+            all.merge(&r.take());
+        }
+        let corrected = all.corrected.clone();
+        self.open = Some(all);
+        Some(corrected)
     }
 
     fn peer_cpu(&mut self) -> Result<CpuTime> {

@@ -59,6 +59,13 @@ impl Histogram {
         (self.total > 0).then_some(self.min)
     }
 
+    /// The mean of the recorded values, each taken as its bucket's midpoint (clamped to
+    /// the exact min and max), so within 0.4% of the exact mean.
+    pub fn mean(&self) -> Option<f64> {
+        let sum: f64 = self.values().map(|(v, n)| v * n as f64).sum();
+        (self.total > 0).then(|| sum / self.total as f64)
+    }
+
     /// The value at percentile `p` (0..=100) by nearest rank: the midpoint of the bucket
     /// holding that rank, clamped to the exact min and max.
     pub fn percentile(&self, p: f64) -> Option<f64> {
@@ -193,6 +200,9 @@ mod tests {
         assert_eq!(h.max(), Some(10_000_000));
         assert_eq!(h.percentile(100.0).unwrap(), 10_000_000.0);
         assert_eq!(h.count(), 10_000);
+        let mean = h.mean().unwrap();
+        assert!((mean - 5_000_500.0).abs() <= 0.004 * 5e6, "{mean}");
+        assert_eq!(Histogram::new().mean(), None);
     }
 
     #[test]

@@ -2,6 +2,8 @@
 //! remove temporary directories.
 #![allow(dead_code)]
 
+pub mod rpc_server;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
