@@ -2,6 +2,8 @@
 //! remove temporary directories.
 #![allow(dead_code)]
 
+pub mod boards;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
