@@ -61,6 +61,12 @@ deploy:
 	@test -n "$(HOST)" || { echo "usage: make deploy HOST=user@host [TARGET=armv7|aarch64|x86] [PROFILE=quick|standard|full]" >&2; exit 2; }
 	scripts/deploy.sh $(if $(PROFILE),--$(PROFILE)) $(if $(TARGET),--target $(TARGET)) $(HOST)
 
+# Run the fleet playbook over an Ansible inventory (docs/ansible.md).
+.PHONY: fleet
+fleet:
+	@test -n "$(INVENTORY)" || { echo "usage: make fleet INVENTORY=inventory.ini [PROFILE=quick|standard|full]" >&2; exit 2; }
+	ansible-playbook -i $(INVENTORY) ansible/boardbench.yml $(if $(PROFILE),-e profile=$(PROFILE))
+
 run: build
 	scripts/run-all.sh --quick
 

@@ -6,7 +6,9 @@
 #                             nginx (with its dav module: PUT), for bb-seek's HTTP tests;
 #                             busybox, chromium and openssh-server for the suite's tests;
 #                             ruby, whose Benchmark.bm the bm format is checked against;
-#                             Python's msgpack, for bb-rpc's interop test
+#                             Python's msgpack, for bb-rpc's interop test;
+#                             ansible-core and ansible-lint (PyPI, pinned) in a venv,
+#                             target/ansible-venv, for the fleet playbook's tests
 #   scripts/setup.sh bench    + the zstd CLI, the reference of scripts/bench-zstd.sh;
 #                             nginx, the HTTP server of scripts/bench-seek.sh
 #   scripts/setup.sh fuzz     a C++ compiler, the nightly toolchain $NIGHTLY and cargo-fuzz
@@ -15,6 +17,10 @@
 set -eu
 
 level=${1:-native}
+repo=$(cd "$(dirname "$0")/.." && pwd)
+# The fleet playbook's tools, pinned: ansible-core 2.19 runs on Python 3.11 to 3.13.
+ansible_venv=$repo/target/ansible-venv
+ansible_pins="ansible-core==2.19.14 ansible-lint==26.10.1"
 targets="armv7-unknown-linux-gnueabihf aarch64-unknown-linux-musl x86_64-unknown-linux-musl"
 
 if ! command -v cargo >/dev/null 2>&1; then
@@ -64,6 +70,18 @@ if [ "$level" = fuzz ]; then
     command -v cargo-fuzz >/dev/null 2>&1 || cargo install --locked cargo-fuzz
 fi
 
+# The venv, made again when its pins change, needs Python's venv module, which Debian's
+# python3 has in python3-venv.
+venv=no
+if [ "$level" = test ] && [ "$(cat "$ansible_venv/pins" 2>/dev/null)" != "$ansible_pins" ]; then
+    venv=yes
+    if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
+        case $(command -v python3 || true) in
+            ""|/usr/bin/python3) packages="$packages python3 python3-venv" ;;
+        esac
+    fi
+fi
+
 missing_targets=""
 if [ "$level" != native ] && [ "$level" != bench ] && [ "$level" != fuzz ]; then
     installed=$(rustup target list --installed 2>/dev/null || true)
@@ -72,13 +90,14 @@ if [ "$level" != native ] && [ "$level" != bench ] && [ "$level" != fuzz ]; then
     done
 fi
 
-[ -z "$packages" ] && [ -z "$missing_targets" ] && [ -z "$pip_packages" ] && exit 0
+[ -z "$packages" ] && [ -z "$missing_targets" ] && [ -z "$pip_packages" ] && [ $venv = no ] && exit 0
 
 if [ "$(id -u)" != 0 ]; then
     echo "setup: missing pieces; run these, then rerun make:" >&2
     [ -n "$packages" ] && echo "  sudo apt-get update && sudo apt-get install -y$packages" >&2
     [ -n "$missing_targets" ] && echo "  rustup target add$missing_targets" >&2
     [ -n "$pip_packages" ] && echo "  python3 -m pip install $pip_packages" >&2
+    [ $venv = yes ] && echo "  python3 -m venv $ansible_venv && $ansible_venv/bin/pip install $ansible_pins" >&2
     exit 1
 fi
 
@@ -94,4 +113,11 @@ fi
 if [ -n "$missing_targets" ]; then
     echo "setup: adding rustup targets$missing_targets" >&2
     rustup target add $missing_targets
+fi
+if [ $venv = yes ]; then
+    echo "setup: installing $ansible_pins in $ansible_venv" >&2
+    rm -rf "$ansible_venv"
+    python3 -m venv "$ansible_venv"
+    "$ansible_venv/bin/pip" install -q $ansible_pins
+    echo "$ansible_pins" >"$ansible_venv/pins"
 fi

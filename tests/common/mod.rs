@@ -2,6 +2,7 @@
 //! remove temporary directories.
 #![allow(dead_code)]
 
+pub mod boards;
 pub mod rpc_server;
 
 use std::path::{Path, PathBuf};
