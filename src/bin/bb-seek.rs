@@ -11,7 +11,7 @@ use boardbench::seek::client::{self, StreamConfig};
 use boardbench::seek::data::Object;
 use boardbench::seek::gen;
 use boardbench::seek::http::{Url, DEFAULT_REQUEST_TIMEOUT};
-use boardbench::seek::pattern::{self, Read};
+use boardbench::seek::pattern::{self, Read, Reads};
 use boardbench::seek::spec::SourceSpec;
 use boardbench::seek::workload::{self, Case, SeekOp};
 use boardbench::{Benchmark, Error, Mode, Profiles, Result, Settings, Suite, TimeUnit, Workload};
@@ -146,8 +146,7 @@ const PATTERN_FILE_MAX: u64 = 64 << 20;
 const ASKED_PER_SIZE_MAX: u64 = 16;
 
 /// Refuses a pattern whose reads ask for more than [`ASKED_PER_SIZE_MAX`] times the
-/// object, or whose list of reads this machine's memory would not hold; `what` names the
-/// flag and its value.
+/// object; `what` names the flag and its value.
 fn check_pattern(what: &str, size: u64, reads: &[Read]) -> Result<()> {
     let asked = pattern::asked(reads);
     let max = size.saturating_mul(ASKED_PER_SIZE_MAX);
@@ -261,29 +260,23 @@ fn run(args: &Args) -> Result<()> {
     // Every size's reads, checked before anything is generated or run.
     let mut plans_by_size = Vec::new();
     for &size in &sizes {
-        let mut plans: Vec<(String, Option<u64>, Arc<Vec<Read>>)> = Vec::new();
+        let mut plans: Vec<(String, Option<u64>, Arc<Reads>)> = Vec::new();
         match &custom {
             Some((text, what)) => {
                 let reads = pattern::parse_file(text, size, what)?;
                 check_pattern(what, size, &reads)?;
-                plans.push(("custom".into(), None, Arc::new(reads)));
+                plans.push(("custom".into(), None, Arc::new(Reads::List(reads))));
             }
             None => {
                 for p in &patterns {
                     if p == "sequential" {
                         for &rs in &read_sizes {
-                            // Its list of reads is held: 16 bytes a read.
-                            let count = size.div_ceil(rs);
-                            cli::check_fits_in_memory(
-                                "--read-size",
-                                &size_label(rs),
-                                count.saturating_mul(2 * std::mem::size_of::<Read>() as u64),
-                            )?;
-                            let reads = pattern::built_in(p, size, rs);
+                            let reads = Reads::built_in(p, size, rs);
                             plans.push((p.clone(), Some(rs), Arc::new(reads)));
                         }
                     } else {
-                        plans.push((p.clone(), None, Arc::new(pattern::built_in(p, size, 0))));
+                        let reads = Reads::built_in(p, size, 0);
+                        plans.push((p.clone(), None, Arc::new(reads)));
                     }
                 }
             }
@@ -320,7 +313,7 @@ fn run(args: &Args) -> Result<()> {
                     .param("source", spec.label())
                     .param("read-size", read_size.map_or("-".to_string(), size_label))
                     .param("cache", if args.cold { "cold" } else { "hot" });
-                    b.bytes_per_op = Some(pattern::asked(reads) as f64);
+                    b.bytes_per_op = Some(reads.asked() as f64);
                     b.invocation_estimate = Some(workload::shot_estimate(spec, reads));
                     benchmarks.push(b);
                 }

@@ -7,7 +7,7 @@
 use super::client::{Plain, Reader, SeekableStream, StreamConfig};
 use super::data::{Expected, Object};
 use super::file::FileSource;
-use super::pattern::{self, Read};
+use super::pattern::{Read, Reads};
 use super::source::{FetchCounters, Sink};
 use super::spec::SourceSpec;
 use crate::error::{Error, Result};
@@ -24,12 +24,12 @@ pub const HOLD: u64 = 16 << 20;
 /// A rough length of one shot, for the plan: the bytes asked for at memory speed, read
 /// and then checked, and a cost per read (a system call for a file, a round trip over
 /// HTTP). Only single shots are estimated from it; timed iterations last `--time`.
-pub fn shot_estimate(source: &SourceSpec, reads: &[Read]) -> std::time::Duration {
+pub fn shot_estimate(source: &SourceSpec, reads: &Reads) -> std::time::Duration {
     let per_read = match source {
         SourceSpec::File(_) => 5e-6,
         SourceSpec::Http(_) => 200e-6,
     };
-    let seconds = 2.0 * pattern::asked(reads) as f64 / 1e9 + per_read * reads.len() as f64;
+    let seconds = 2.0 * reads.asked() as f64 / 1e9 + per_read * reads.count() as f64;
     std::time::Duration::from_secs_f64(seconds)
 }
 
@@ -38,9 +38,8 @@ pub fn shot_estimate(source: &SourceSpec, reads: &[Read]) -> std::time::Duration
 pub struct Case {
     pub source: SourceSpec,
     pub object: Object,
-    /// Shared by the cases of one pattern (a sequential pattern over a large object has
-    /// many reads).
-    pub reads: Arc<Vec<Read>>,
+    /// Shared by the cases of one pattern.
+    pub reads: Arc<Reads>,
     /// `plain` or `stream` (see [`super::client::CLIENTS`]).
     pub client: String,
     pub stream: StreamConfig,
@@ -107,7 +106,7 @@ impl Sink for Checking<'_> {
 /// operation but an invocation's last is checked inside it).
 pub struct SeekOp {
     reader: Box<dyn Reader>,
-    reads: Arc<Vec<Read>>,
+    reads: Arc<Reads>,
     object: Object,
     expected: Expected,
     ring: Ring,
@@ -135,7 +134,7 @@ impl SeekOp {
             }
             _ => None,
         };
-        let held = pattern::asked(&case.reads).min(HOLD) as usize;
+        let held = case.reads.asked().min(HOLD) as usize;
         Ok(SeekOp {
             reader,
             reads: case.reads.clone(),
@@ -179,7 +178,7 @@ impl SeekOp {
                 let offset = r.offset + (from - at);
                 let got = &self.ring.buf[i..i + n];
                 if let Some(k) = self.expected.mismatch(offset, got) {
-                    return Err(self.mismatch(offset + k as u64, got[k], r));
+                    return Err(self.mismatch(offset + k as u64, got[k], &r));
                 }
                 from += n as u64;
             }
@@ -202,7 +201,7 @@ impl SeekOp {
             };
             self.reader.read(r.offset, r.len, &mut sink)?;
             if let Some((offset, got)) = sink.wrong {
-                return Err(self.mismatch(offset, got, r));
+                return Err(self.mismatch(offset, got, &r));
             }
         }
         Ok(())
@@ -237,7 +236,7 @@ impl Workload for SeekOp {
     }
 
     fn finish(&mut self) -> Result<()> {
-        if pattern::asked(&self.reads) > self.ring.buf.len() as u64 {
+        if self.reads.asked() > self.ring.buf.len() as u64 {
             self.check_all()?;
         }
         Ok(())
@@ -249,7 +248,7 @@ impl Workload for SeekOp {
         let ops = ops.max(1) as f64;
         let requests = (now.requests - before.requests) as f64 / ops;
         let fetched = (now.bytes - before.bytes) as f64 / ops;
-        let asked = pattern::asked(&self.reads) as f64;
+        let asked = self.reads.asked() as f64;
         vec![
             Metric {
                 name: "requests".into(),
