@@ -598,6 +598,15 @@ fn over_http_from_a_real_nginx() {
         gets.len()
     );
 
+    // An object of many chunks (and more than an S3 part of 8 MiB), streamed with its
+    // Content-Length, arrives byte for byte.
+    bb_seek(&["gen", "--dest", &objects, "--sizes", "9m"]).assert_ok();
+    let local_dir = local.path().to_str().unwrap();
+    bb_seek(&["gen", "--dir", local_dir, "--sizes", "9m"]).assert_ok();
+    let uploaded = std::fs::read(nginx.dir.join("www/objects/random-9mb.txt")).unwrap();
+    assert_eq!(uploaded.len(), 9 << 20);
+    assert!(uploaded == std::fs::read(local.join("random-9mb.txt")).unwrap());
+
     // A server that ignores Range, a redirect, and a missing object: clear errors, exit 1.
     for (prefix, needle) in [
         ("norange", "ignores Range"),
