@@ -1,12 +1,15 @@
 //! Integration tests of bb-seek: the real binary generating its objects, reading every
 //! pattern with both clients from files and from a real nginx started here on 127.0.0.1
 //! (uploads with PUT, a server ignoring Range, a redirect, a missing object), its bytes
-//! checked, its bad input answered with exit code 2; and the cross-built binaries under
+//! checked, its bad input answered with exit code 2; a 256 MiB object generated and read
+//! in bounded memory; hostile HTTP servers scripted here (silent, dripping, endless
+//! trailers) ended by the request's deadline; and the cross-built binaries under
 //! qemu-user (ignored: run by make test after make cross).
 
 mod common;
 use common::{entry, run_with, Run, TempDir};
-use std::net::TcpStream;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -21,6 +24,17 @@ const SHORT: &[&str] = &[
     "2",
     "--forks",
     "0",
+    "--format",
+    "json",
+];
+
+/// One measured shot and no warm-up, JSON: for the slow cases (a large object, qemu).
+const ONE_SHOT: &[&str] = &[
+    "--quick",
+    "--warmup",
+    "0",
+    "--iterations",
+    "1",
     "--format",
     "json",
 ];
@@ -253,14 +267,28 @@ fn bad_flags_are_one_line_and_exit_2() {
     let dir = TempDir::new("seek-bad");
     let bad_pattern = dir.join("bad.txt");
     std::fs::write(&bad_pattern, "0,10\nten,10\n").unwrap();
+    // 20 GiB asked of a 16 MiB object: 1280 whole reads of it, or one read of 20 GiB.
+    let twenty_gib = dir.join("20g.txt");
+    std::fs::write(&twenty_gib, "0,16777216\n".repeat(1280)).unwrap();
+    let huge_read = dir.join("huge.txt");
+    std::fs::write(&huge_read, "0,21474836480\n").unwrap();
     let source = format!("file:{}", dir.join("data").display());
     for (args, needle) in [
         (vec!["--pattern", "zigzag"], "zigzag"),
         (vec!["--client", "fast"], "fast"),
         (vec!["--sizes", "0"], "--sizes"),
         (
-            vec!["--sizes", "100g"],
-            "--sizes 107374182400: the run would need",
+            vec!["--sizes", "100000g"],
+            "--sizes: the objects to generate need 102400000 MiB in",
+        ),
+        (vec!["--request-timeout", "0"], "--request-timeout"),
+        (
+            vec!["--sizes", "16m", "--pattern-file", twenty_gib.to_str().unwrap()],
+            "the reads ask for 21474836480 bytes per shot, more than 16 times the 16777216-byte object",
+        ),
+        (
+            vec!["--sizes", "16m", "--pattern-file", huge_read.to_str().unwrap()],
+            "line 1: the read is empty or falls outside the 16777216-byte object",
         ),
         (vec!["--cache-size", "16k"], "--cache-size"),
         (vec!["--readahead-max", "16m"], "--readahead-max"),
@@ -289,6 +317,133 @@ fn bad_flags_are_one_line_and_exit_2() {
     }
     let run = bb_seek(&["gen", "--dir", "x", "--dest", "http://127.0.0.1:1/"]);
     assert_eq!(run.code, 2, "{}", run.stderr);
+    let gen_dir = dir.join("gen");
+    let run = bb_seek(&[
+        "gen",
+        "--dir",
+        gen_dir.to_str().unwrap(),
+        "--sizes",
+        "100000g",
+    ]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("MiB are free there"), "{}", run.stderr);
+    assert!(
+        !dir.join("data").exists() && !gen_dir.join("random-100000gb.txt").exists(),
+        "nothing generated"
+    );
+}
+
+/// Runs bb-seek with `args`; returns its output and its peak RSS in KiB: the child's own
+/// ru_maxrss, from wait4 (the whole run, in one process with --forks 0).
+fn bb_seek_with_peak_rss(args: &[&str]) -> (Run, u64) {
+    // Reaped by wait4 below, which std cannot do while keeping the rusage.
+    #[allow(clippy::zombie_processes)]
+    let mut child = Command::new(EXE)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = r.read_to_string(&mut s);
+            s
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().unwrap()));
+    let stderr = drain(Box::new(child.stderr.take().unwrap()));
+    let mut status = 0;
+    // SAFETY: rusage is plain data that wait4 fills; the pid is this test's own child,
+    // not yet waited for.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32);
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        -1
+    };
+    let run = Run {
+        code,
+        stdout: stdout.join().unwrap(),
+        stderr: stderr.join().unwrap(),
+    };
+    (run, usage.ru_maxrss as u64)
+}
+
+#[test]
+fn a_256_mib_object_is_generated_and_read_in_bounded_memory() {
+    let dir = TempDir::new("seek-large");
+    let d = dir.path().to_str().unwrap();
+    let (gen, rss) = bb_seek_with_peak_rss(&["gen", "--dir", d, "--sizes", "256m"]);
+    gen.assert_ok();
+    eprintln!("gen of 256 MiB: peak RSS {rss} KiB");
+    assert_eq!(
+        std::fs::metadata(dir.join("random-256mb.txt"))
+            .unwrap()
+            .len(),
+        256 << 20
+    );
+    assert!(rss < 32 << 10, "gen peaked at {rss} KiB");
+    // Every pattern with both clients, one shot each: the files' stream cache is 256k.
+    let cache_kib = 256;
+    let source = format!("file:{d}");
+    let (run, rss) = bb_seek_with_peak_rss(
+        &[
+            ONE_SHOT,
+            &["--forks", "0", "--source", &source, "--sizes", "256m"],
+        ]
+        .concat(),
+    );
+    run.assert_ok();
+    assert!(
+        !run.stderr.contains("generated"),
+        "the object gen wrote is used: {}",
+        run.stderr
+    );
+    let json = run.json();
+    let entries = json.as_array().unwrap();
+    assert_eq!(entries.len(), 10, "(2 sequential + 3) × 2 clients");
+    for e in entries {
+        let peak = e["boardbench"]["peakRssKiB"].as_u64().expect("peakRssKiB");
+        eprintln!(
+            "{} {} {} {}: peak RSS {peak} KiB",
+            e["benchmark"], e["params"]["client"], e["params"]["read-size"], e["params"]["key"]
+        );
+        assert!(peak < (64 << 10) + cache_kib, "{e:#}");
+        assert!(metric(e, "MB/s") > 0.0);
+    }
+    eprintln!("run over 256 MiB: peak RSS {rss} KiB");
+    assert!(rss < (64 << 10) + cache_kib, "the run peaked at {rss} KiB");
+    // A byte corrupted deep in the object, past what the ring keeps of a sequential shot,
+    // is still found (by the untimed pass over every byte), with its offset.
+    let path = dir.join("random-256mb.txt");
+    let mut file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(100_000_000)).unwrap();
+    file.write_all(b"#").unwrap();
+    drop(file);
+    let run = short(
+        &source,
+        &[
+            "--sizes",
+            "256m",
+            "--pattern",
+            "sequential",
+            "--read-size",
+            "1m",
+            "--client",
+            "stream",
+        ],
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("verification mismatch: byte 100000000 of random-256mb.txt"),
+        "{}",
+        run.stderr
+    );
 }
 
 /// An nginx on 127.0.0.1 with a temporary configuration, stopped when dropped.
@@ -443,6 +598,15 @@ fn over_http_from_a_real_nginx() {
         gets.len()
     );
 
+    // An object of many chunks (and more than an S3 part of 8 MiB), streamed with its
+    // Content-Length, arrives byte for byte.
+    bb_seek(&["gen", "--dest", &objects, "--sizes", "9m"]).assert_ok();
+    let local_dir = local.path().to_str().unwrap();
+    bb_seek(&["gen", "--dir", local_dir, "--sizes", "9m"]).assert_ok();
+    let uploaded = std::fs::read(nginx.dir.join("www/objects/random-9mb.txt")).unwrap();
+    assert_eq!(uploaded.len(), 9 << 20);
+    assert!(uploaded == std::fs::read(local.join("random-9mb.txt")).unwrap());
+
     // A server that ignores Range, a redirect, and a missing object: clear errors, exit 1.
     for (prefix, needle) in [
         ("norange", "ignores Range"),
@@ -488,6 +652,177 @@ fn a_dead_server_is_a_clear_error() {
     );
 }
 
+/// How a scripted server misbehaves once a GET comes.
+#[derive(Clone, Copy, Debug)]
+enum Hostile {
+    /// Never answers.
+    Silent,
+    /// Answers 206 with the range's length, then drips the body, a byte every 0.5 s.
+    Drip,
+    /// Sends the body chunked, then trailers, a short line every 0.1 s, without end.
+    EndlessTrailers,
+    /// Closes the connection the HEAD came on (as an idle keep-alive one may be); the
+    /// fresh one the GET is retried on is silent.
+    CloseThenSilent,
+}
+
+/// A server on 127.0.0.1 that answers HEAD with `size` bytes and misbehaves as `how` on
+/// GET; its threads end within 30 s, or as soon as the client goes away.
+fn hostile_server(size: u64, how: Hostile) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    listener.set_nonblocking(true).unwrap();
+    let until = Instant::now() + Duration::from_secs(30);
+    std::thread::spawn(move || {
+        let mut connection = 0;
+        while Instant::now() < until {
+            match listener.accept() {
+                Ok((stream, _)) => {
+                    connection += 1;
+                    let n = connection;
+                    std::thread::spawn(move || serve_hostile(stream, size, how, n, until));
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(10)),
+            }
+        }
+    });
+    port
+}
+
+fn serve_hostile(stream: TcpStream, size: u64, how: Hostile, connection: usize, until: Instant) {
+    let _ = stream.set_nonblocking(false);
+    let _ = stream.set_read_timeout(Some(Duration::from_millis(100)));
+    let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
+    let mut out = stream.try_clone().unwrap();
+    let mut reader = BufReader::new(stream);
+    // Whether the client is gone, waiting up to `wait` for it to say so.
+    let gone = |reader: &mut BufReader<TcpStream>, wait: Duration| {
+        let end = Instant::now() + wait;
+        while Instant::now() < end.min(until) {
+            match reader.read(&mut [0; 64]) {
+                Ok(0) => return true,
+                Err(e)
+                    if e.kind() != std::io::ErrorKind::WouldBlock
+                        && e.kind() != std::io::ErrorKind::TimedOut =>
+                {
+                    return true
+                }
+                _ => {}
+            }
+        }
+        Instant::now() >= until
+    };
+    loop {
+        let mut head = Vec::new();
+        // A line survives the read timeouts it waits through.
+        let mut line = String::new();
+        loop {
+            match reader.read_line(&mut line) {
+                Ok(0) => return,
+                Ok(_) if line == "\r\n" => break,
+                Ok(_) => head.push(std::mem::take(&mut line)),
+                Err(_) if Instant::now() < until => continue,
+                Err(_) => return,
+            }
+        }
+        if head[0].starts_with("HEAD") {
+            let _ = write!(out, "HTTP/1.1 200 OK\r\nContent-Length: {size}\r\n\r\n");
+            if let Hostile::CloseThenSilent = how {
+                if connection == 1 {
+                    // Closed after it answered, as an idle keep-alive connection is.
+                    std::thread::sleep(Duration::from_millis(100));
+                    return;
+                }
+            }
+            continue;
+        }
+        let range = head
+            .iter()
+            .find_map(|l| l.strip_prefix("Range: bytes="))
+            .unwrap()
+            .trim()
+            .to_string();
+        let (a, b) = range.split_once('-').unwrap();
+        let (a, b): (u64, u64) = (a.parse().unwrap(), b.parse().unwrap());
+        let len = b - a + 1;
+        match how {
+            Hostile::Silent | Hostile::CloseThenSilent => {
+                gone(&mut reader, Duration::from_secs(30));
+            }
+            Hostile::Drip => {
+                let _ = write!(
+                    out,
+                    "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes {a}-{b}/{size}\r\nContent-Length: {len}\r\n\r\n"
+                );
+                while out.write_all(b"x").is_ok() && !gone(&mut reader, Duration::from_millis(500))
+                {
+                }
+            }
+            Hostile::EndlessTrailers => {
+                let _ = write!(
+                    out,
+                    "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes {a}-{b}/{size}\r\nTransfer-Encoding: chunked\r\n\r\n{len:x}\r\n{}\r\n0\r\n",
+                    "x".repeat(len as usize)
+                );
+                while out.write_all(b"X-T: y\r\n").is_ok()
+                    && !gone(&mut reader, Duration::from_millis(100))
+                {}
+            }
+        }
+        return;
+    }
+}
+
+#[test]
+fn hostile_http_servers_are_ended_by_the_request_deadline() {
+    for how in [
+        Hostile::Silent,
+        Hostile::Drip,
+        Hostile::EndlessTrailers,
+        Hostile::CloseThenSilent,
+    ] {
+        let port = hostile_server(64 << 10, how);
+        let start = Instant::now();
+        let run = short(
+            &format!("http://127.0.0.1:{port}/x/"),
+            &[
+                "--sizes",
+                "64k",
+                "--pattern",
+                "forward",
+                "--client",
+                "plain",
+                "--request-timeout",
+                "1s",
+            ],
+        );
+        let took = start.elapsed();
+        assert_eq!(run.code, 1, "{how:?}: {}", run.stderr);
+        assert!(
+            took >= Duration::from_secs(1) && took < Duration::from_secs(6),
+            "{how:?}: ended after {took:?}, the deadline is 1s: {}",
+            run.stderr
+        );
+        let line = run
+            .stderr
+            .lines()
+            .find(|l| l.contains("GET "))
+            .unwrap_or("");
+        assert!(
+            line.contains("bytes 0+6553")
+                && line.contains("was not done within 1s (--request-timeout)"),
+            "{how:?}: {}",
+            run.stderr
+        );
+        if let Hostile::CloseThenSilent = how {
+            assert!(
+                line.contains("on a retry on a fresh connection, after: "),
+                "{line}"
+            );
+        }
+    }
+}
+
 #[test]
 #[ignore = "needs make cross and qemu-user; run by make test"]
 fn bb_seek_runs_correctly_under_qemu() {
@@ -512,21 +847,12 @@ fn bb_seek_runs_correctly_under_qemu() {
         let dir = TempDir::new(&format!("seek-qemu-{arch}"));
         let source = format!("file:{}", dir.join("data").display());
         let args = [
-            exe,
-            "--source",
-            &source,
-            "--sizes",
-            "64k,1m",
-            "--quick",
-            "--warmup",
-            "0",
-            "--iterations",
-            "1",
-            "--forks",
-            "1",
-            "--format",
-            "json",
-        ];
+            &[
+                exe, "--source", &source, "--sizes", "64k,1m", "--forks", "1",
+            ],
+            ONE_SHOT,
+        ]
+        .concat();
         let run = run_with(qemu, &args, &[("BB_FORK_RUNNER", qemu)]);
         run.assert_ok();
         let json = run.json();

@@ -53,15 +53,27 @@ pub fn is_stdout(path: &Path) -> bool {
 /// symlink's target the same way, leaving the symlink; a character device, a FIFO, or
 /// this process's stdout or stderr in place. A failure names the path (exit 1).
 pub fn write_output(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_output_with(path, &mut |w| w.write_all(bytes))
+}
+
+/// [`write_output`] for contents too large to hold: `write` streams them into the writer
+/// it is given, in pieces, as many times as it is called (once).
+pub fn write_output_with(
+    path: &Path,
+    write: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>,
+) -> Result<()> {
     let failed = |why: String| Error::failed(format!("writing {}: {why}", path.display()));
     let written = match destination(path).map_err(failed)? {
-        Destination::Replace(target) => replace(&target, bytes),
+        Destination::Replace(target) => replace(&target, write),
         Destination::InPlace => fs::OpenOptions::new()
             .write(true)
             .open(path)
-            .and_then(|mut f| f.write_all(bytes)),
-        Destination::Stdout => write_stdout(bytes),
-        Destination::Stderr => io::stderr().lock().write_all(bytes),
+            .and_then(|mut f| write(&mut f)),
+        Destination::Stdout => {
+            let mut out = io::stdout().lock();
+            quiet_on_broken_pipe(write(&mut out).and_then(|_| out.flush()))
+        }
+        Destination::Stderr => write(&mut io::stderr().lock()),
     };
     written.map_err(|e| failed(e.to_string()))
 }
@@ -69,7 +81,11 @@ pub fn write_output(path: &Path, bytes: &[u8]) -> Result<()> {
 /// Writes to stdout; a closed pipe (`| head`) ends the process quietly.
 pub(super) fn write_stdout(bytes: &[u8]) -> io::Result<()> {
     let mut out = io::stdout().lock();
-    match out.write_all(bytes).and_then(|_| out.flush()) {
+    quiet_on_broken_pipe(out.write_all(bytes).and_then(|_| out.flush()))
+}
+
+fn quiet_on_broken_pipe(written: io::Result<()>) -> io::Result<()> {
+    match written {
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => std::process::exit(0),
         r => r,
     }
@@ -179,11 +195,14 @@ fn follow_symlinks(path: &Path) -> io::Result<PathBuf> {
     Err(io::Error::from(nix::errno::Errno::ELOOP))
 }
 
-/// Writes `bytes` to a temporary file beside `target`, syncs it, renames it over `target`
+/// Writes the contents `write` makes to a temporary file beside `target`, syncs it, renames it over `target`
 /// and syncs the directory, so that after a crash or a power cut `target` is the old file
 /// or the whole new one. The new file keeps the old one's owner (where this process may
 /// give it) and permissions; a file that is new gets the umask's.
-fn replace(target: &Path, bytes: &[u8]) -> io::Result<()> {
+fn replace(
+    target: &Path,
+    write: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
     let dir = parent(target);
     let name = target.file_name().unwrap_or(target.as_os_str());
     let tmp = dir.join(format!(
@@ -207,7 +226,7 @@ fn replace(target: &Path, bytes: &[u8]) -> io::Result<()> {
         None => Ok(()),
     };
     let renamed = kept
-        .and_then(|_| file.write_all(bytes))
+        .and_then(|_| write(&mut file))
         .and_then(|_| file.sync_all())
         .and_then(|_| fs::rename(&tmp, target));
     if let Err(e) = renamed {

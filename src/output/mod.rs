@@ -14,7 +14,7 @@ pub(crate) mod progress;
 mod text;
 pub(crate) mod warnings;
 
-pub use self::file::{check_output, parse_output, write_output};
+pub use self::file::{check_output, parse_output, write_output, write_output_with};
 pub use self::json::environment_document;
 pub(crate) use self::progress::Progress;
 

@@ -7,7 +7,7 @@
 
 use crate::error::{Error, Result};
 use crate::seek::cache::BlockCache;
-use crate::seek::source::{read_end, FetchCounters, Metered, Source};
+use crate::seek::source::{read_end, FetchCounters, Metered, Sink, Source};
 
 /// A client reading one object.
 pub(crate) trait Reader {
@@ -15,8 +15,8 @@ pub(crate) trait Reader {
     /// connections and memory stay.
     fn start(&mut self);
 
-    /// Reads `buf.len()` bytes from `offset` into `buf`.
-    fn read(&mut self, offset: u64, buf: &mut [u8]) -> Result<()>;
+    /// Reads `len` bytes from `offset` into `sink`.
+    fn read(&mut self, offset: u64, len: u64, sink: &mut dyn Sink) -> Result<()>;
 
     /// Requests and bytes made of the source so far.
     fn counters(&self) -> FetchCounters;
@@ -41,8 +41,8 @@ impl Plain {
 impl Reader for Plain {
     fn start(&mut self) {}
 
-    fn read(&mut self, offset: u64, buf: &mut [u8]) -> Result<()> {
-        self.source.read_at(offset, &mut [buf])
+    fn read(&mut self, offset: u64, len: u64, sink: &mut dyn Sink) -> Result<()> {
+        self.source.read_into(offset, len, sink)
     }
 
     fn counters(&self) -> FetchCounters {
@@ -198,8 +198,7 @@ impl Reader for SeekableStream {
         self.window = 0;
     }
 
-    fn read(&mut self, offset: u64, buf: &mut [u8]) -> Result<()> {
-        let len = buf.len() as u64;
+    fn read(&mut self, offset: u64, len: u64, sink: &mut dyn Sink) -> Result<()> {
         let end = read_end(offset, len, self.source.size())?;
         if self.next_offset.is_none() {
             self.prefetch(offset)?;
@@ -216,17 +215,23 @@ impl Reader for SeekableStream {
         let bs = self.config.block_size;
         let mut pos = offset;
         while pos < end {
-            let done = (pos - offset) as usize;
             if let Some(data) = self.cache.get(pos / bs) {
                 let within = (pos % bs) as usize;
                 let n = (data.len() - within).min((end - pos) as usize);
-                buf[done..done + n].copy_from_slice(&data[within..within + n]);
+                let mut copied = 0;
+                while copied < n {
+                    let space = sink.space(n - copied);
+                    let m = space.len();
+                    space.copy_from_slice(&data[within + copied..within + copied + m]);
+                    sink.advance(m);
+                    copied += m;
+                }
                 pos += n as u64;
                 continue;
             }
             if end - pos >= bs.max(self.window) {
-                // As large as any fetch: straight into the caller's buffer, no copy.
-                return self.source.read_at(pos, &mut [&mut buf[done..]]);
+                // As large as any fetch: straight into the caller's memory, no copy.
+                return self.source.read_into(pos, end - pos, sink);
             }
             self.fetch(pos, end.max(pos + self.window))?;
             if self.window > 0 {
@@ -246,6 +251,13 @@ mod tests {
     use super::*;
     use crate::seek::pattern::{built_in, Read};
     use crate::seek::source::tests::Memory;
+    use crate::seek::source::Buffers;
+
+    /// Reads `buf.len()` bytes from `offset` into `buf`.
+    fn read_buf(client: &mut dyn Reader, offset: u64, buf: &mut [u8]) -> Result<()> {
+        let len = buf.len() as u64;
+        client.read(offset, len, &mut Buffers::new(&mut [buf]))
+    }
 
     const MIB: u64 = 1 << 20;
 
@@ -262,7 +274,7 @@ mod tests {
             client.start();
             for r in reads {
                 let mut buf = vec![0; r.len as usize];
-                client.read(r.offset, &mut buf).unwrap();
+                read_buf(client, r.offset, &mut buf).unwrap();
                 let (o, l) = (r.offset as usize, r.len as usize);
                 assert!(buf == data[o..o + l], "bytes of read {r:?}");
             }
@@ -412,7 +424,7 @@ mod tests {
         run(&mut s, &data, &reads);
         assert_eq!(s.cache().memory(), 64 << 10);
         assert!(s.cache().cached_blocks() <= 16);
-        let e = s.read(size - 10, &mut [0; 11]).unwrap_err();
+        let e = read_buf(&mut s, size - 10, &mut [0; 11]).unwrap_err();
         assert!(e.to_string().contains("outside"), "{e}");
     }
 

@@ -1,20 +1,69 @@
 //! The objects made ready before they are read: `bb-seek gen` writes them to a directory
-//! or uploads them to an HTTP server, each with its manifest; a run makes sure its local
-//! directory holds them (generating what is missing or wrong) and, with `--cold`, checks
-//! once that their pages can be dropped.
+//! or uploads them to an HTTP server, each with its manifest, in bounded chunks whatever
+//! their size; a run makes sure its local directory holds them (generating what is missing
+//! or wrong, after checking that the disk has room) and, with `--cold`, checks once that
+//! their pages can be dropped.
 
 use super::data::{self, Object, Outcome};
 use super::file::FileSource;
 use super::http::{HttpClient, Url};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::output::warnings::{program_name, warn, Warning};
 use std::path::Path;
+use std::time::Duration;
+
+/// Refuses sizes whose missing objects the file system under `dir` has no room for (a
+/// usage error, exit 2, before anything is written); `flag` names the sizes' flag.
+pub fn check_room(flag: &str, dir: &Path, sizes: &[u64], seed: u64) -> Result<()> {
+    let missing: u64 = sizes
+        .iter()
+        .map(|&size| Object::new(size, seed))
+        .filter(|o| std::fs::metadata(dir.join(&o.name)).map(|m| m.len()).ok() != Some(o.size))
+        .map(|o| o.size)
+        .sum();
+    // The directory may not exist yet: the room is that of its nearest existing parent.
+    let Some(existing) = dir
+        .ancestors()
+        .find(|d| d.as_os_str().is_empty() || d.exists())
+    else {
+        return Ok(());
+    };
+    let existing = if existing.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        existing
+    };
+    let Ok(fs) = nix::sys::statvfs::statvfs(existing) else {
+        return Ok(());
+    };
+    // Both are 32 bits on armv7, 64 here.
+    #[allow(clippy::unnecessary_cast)]
+    let free = (fs.blocks_available() as u64).saturating_mul(fs.fragment_size() as u64);
+    if missing > free {
+        return Err(Error::usage(format!(
+            "{flag}: the objects to generate need {} MiB in {} and {} MiB are free there",
+            missing >> 20,
+            dir.display(),
+            free >> 20
+        )));
+    }
+    Ok(())
+}
+
+/// Says (on stderr) why a directory's objects were made again, if they were.
+fn say_why(ensured: &data::Ensured) {
+    if let Some(why) = &ensured.stale {
+        crate::stderr!("{}: {why}", program_name());
+    }
+}
 
 /// Writes the objects of `sizes` and their manifest to `dir`, keeping valid ones; returns
 /// a line per file saying what became of it.
 pub fn write_dir(dir: &Path, sizes: &[u64], seed: u64) -> Result<String> {
     let mut out = String::new();
-    for (object, outcome) in data::ensure_dir(dir, sizes, seed, true)? {
+    let ensured = data::ensure_dir(dir, sizes, seed, true)?;
+    say_why(&ensured);
+    for (object, outcome) in ensured.outcomes {
         let what = match outcome {
             Outcome::Kept => "kept (valid)",
             Outcome::Written => "written",
@@ -32,28 +81,32 @@ pub fn write_dir(dir: &Path, sizes: &[u64], seed: u64) -> Result<String> {
     Ok(out)
 }
 
-/// Uploads the objects of `sizes` and their manifest to `url` with PUT, skipping objects
-/// already there with the right size; returns a line per object saying what became of it.
-pub fn upload(url: &Url, sizes: &[u64], seed: u64) -> Result<String> {
+/// Uploads the objects of `sizes` and their manifest to `url` with PUT, each streamed in
+/// chunks with its length known up front, skipping objects already there with the right
+/// size; returns a line per object saying what became of it. Each request may take
+/// `timeout` (an upload a second more per MiB).
+pub fn upload(url: &Url, sizes: &[u64], seed: u64, timeout: Duration) -> Result<String> {
     let mut out = String::new();
-    let mut client = HttpClient::new(url);
+    let mut client = HttpClient::new(url, timeout);
     let mut entries = Vec::new();
     for &size in sizes {
         let object = Object::new(size, seed);
-        let bytes = object.bytes();
         let what = if client.size(&object.name)? == Some(size) {
             "kept (already there with this size)"
         } else {
-            client.put(&object.name, &bytes)?;
+            client.put(&object.name, size, &mut |w| object.write_range(0, size, w))?;
             "uploaded"
         };
         out.push_str(&format!(
             "{}  {size} bytes  {what}\n",
             url.object(&object.name)
         ));
-        entries.push((object.name, size, data::checksum(&bytes)));
+        entries.push((object.name.clone(), size, object.checksum()));
     }
-    client.put(data::MANIFEST, data::manifest(seed, &entries).as_bytes())?;
+    let manifest = data::manifest(seed, &entries);
+    client.put(data::MANIFEST, manifest.len() as u64, &mut |w| {
+        w.write_all(manifest.as_bytes())
+    })?;
     out.push_str(&format!("{}  manifest\n", url.object(data::MANIFEST)));
     Ok(out)
 }
@@ -61,7 +114,9 @@ pub fn upload(url: &Url, sizes: &[u64], seed: u64) -> Result<String> {
 /// Generates missing or wrong objects (the reviewers' "create the data if it does not
 /// exist, then run"), and with `cold` checks once that their pages can be dropped.
 pub fn prepare_dir(dir: &Path, sizes: &[u64], seed: u64, cold: bool) -> Result<()> {
-    for (object, outcome) in data::ensure_dir(dir, sizes, seed, false)? {
+    let ensured = data::ensure_dir(dir, sizes, seed, false)?;
+    say_why(&ensured);
+    for (object, outcome) in ensured.outcomes {
         if outcome == Outcome::Written {
             crate::stderr!(
                 "{}: generated {} ({} bytes, seed {seed})",

@@ -1,18 +1,23 @@
 //! A small HTTP/1.1 client for object stores, written here rather than taken as a
 //! dependency: ranged GETs over a keep-alive connection (206 and its Content-Range
-//! checked, Content-Length and chunked bodies), HEAD for sizes and PUT for uploads. A
+//! checked, Content-Length and chunked bodies, delivered piece by piece into a sink), HEAD
+//! for sizes and PUT for uploads (bodies streamed with their length known up front). A
 //! server that ignores Range (answers 200), a redirect, an error status, a truncated body
-//! or a connection closed early is a clear error, never a wrong byte or a hang.
+//! or a connection closed early is a clear error, never a wrong byte; one that is silent or
+//! drips its answer is an error at the request's deadline (`--request-timeout`).
 
 use crate::error::{Error, Result};
-use crate::seek::source::Source;
+use crate::seek::source::{Buffers, Sink, Source};
 use std::fmt;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-/// How long a connect, a write or a read may wait before the request fails.
-const NETWORK_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a request may take, connect and retry included, unless `--request-timeout`
+/// says otherwise.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// An upload's deadline grows by this per MiB of its body (a floor of 1 MiB/s).
+const UPLOAD_TIME_PER_MIB: Duration = Duration::from_secs(1);
 /// The most bytes a response head may have.
 const MAX_HEAD: usize = 64 << 10;
 
@@ -239,41 +244,19 @@ fn read_one_head<R: BufRead>(r: &mut R) -> std::result::Result<Head, String> {
     Ok(head)
 }
 
-/// Writes incoming bytes into a list of buffers, in order.
-struct Filler<'a, 'b> {
-    bufs: &'a mut [&'b mut [u8]],
-    index: usize,
-    filled: usize,
-    total: usize,
+/// Writes incoming bytes into a sink, counting them.
+struct Filler<'s> {
+    sink: &'s mut dyn Sink,
+    wanted: u64,
+    total: u64,
 }
 
-impl<'a, 'b> Filler<'a, 'b> {
-    fn new(bufs: &'a mut [&'b mut [u8]]) -> Filler<'a, 'b> {
-        Filler {
-            bufs,
-            index: 0,
-            filled: 0,
-            total: 0,
-        }
-    }
-
-    fn wanted(&self) -> usize {
-        self.bufs.iter().map(|b| b.len()).sum()
-    }
-
-    /// Reads exactly `n` bytes of `r` into the buffers (`None`: until the end of `r`).
-    fn take_from<R: Read>(
-        &mut self,
-        r: &mut R,
-        n: Option<usize>,
-    ) -> std::result::Result<(), String> {
-        let mut left = n.unwrap_or(usize::MAX);
+impl Filler<'_> {
+    /// Reads exactly `n` bytes of `r` into the sink (`None`: until the end of `r`).
+    fn take_from<R: Read>(&mut self, r: &mut R, n: Option<u64>) -> std::result::Result<(), String> {
+        let mut left = n.unwrap_or(u64::MAX);
         while left > 0 {
-            while self.index < self.bufs.len() && self.filled == self.bufs[self.index].len() {
-                self.index += 1;
-                self.filled = 0;
-            }
-            if self.index == self.bufs.len() {
+            if self.total == self.wanted {
                 if n.is_none() {
                     let mut probe = [0u8; 1];
                     if matches!(r.read(&mut probe), Ok(0)) {
@@ -282,13 +265,13 @@ impl<'a, 'b> Filler<'a, 'b> {
                 }
                 return Err(format!(
                     "the body is longer than the {} bytes asked for",
-                    self.wanted()
+                    self.wanted
                 ));
             }
-            let buf = &mut self.bufs[self.index][self.filled..];
-            let want = buf.len().min(left);
+            let max = (self.wanted - self.total).min(left);
+            let buf = self.sink.space(usize::try_from(max).unwrap_or(usize::MAX));
             let got = r
-                .read(&mut buf[..want])
+                .read(buf)
                 .map_err(|e| network_error("reading the body", e))?;
             if got == 0 {
                 if n.is_none() {
@@ -299,22 +282,26 @@ impl<'a, 'b> Filler<'a, 'b> {
                     self.total
                 ));
             }
-            self.filled += got;
-            self.total += got;
-            left -= got;
+            self.sink.advance(got);
+            self.total += got as u64;
+            left -= got as u64;
         }
         Ok(())
     }
 }
 
-/// Reads the body that follows `head` into `bufs`, which it must fill exactly.
+/// Reads the body that follows `head`, which must be exactly `wanted` bytes, into `sink`.
 fn read_body<R: BufRead>(
     r: &mut R,
     head: &Head,
-    bufs: &mut [&mut [u8]],
+    wanted: u64,
+    sink: &mut dyn Sink,
 ) -> std::result::Result<(), String> {
-    let mut filler = Filler::new(bufs);
-    let wanted = filler.wanted();
+    let mut filler = Filler {
+        sink,
+        wanted,
+        total: 0,
+    };
     if head.chunked() {
         loop {
             let mut size_line = String::new();
@@ -329,7 +316,7 @@ fn read_body<R: BufRead>(
                 ));
             }
             let hex = size_line.split(';').next().unwrap_or("").trim();
-            let size = usize::from_str_radix(hex, 16)
+            let size = u64::from_str_radix(hex, 16)
                 .map_err(|_| format!("malformed chunk size '{}'", printable(size_line.trim())))?;
             if size == 0 {
                 // Trailers, up to the empty line: as much as a response head, at most.
@@ -351,7 +338,7 @@ fn read_body<R: BufRead>(
                 }
                 break;
             }
-            if filler.total + size > wanted {
+            if size > wanted - filler.total {
                 return Err(format!(
                     "the body is longer than the {wanted} bytes asked for"
                 ));
@@ -366,12 +353,12 @@ fn read_body<R: BufRead>(
         }
     } else {
         match head.content_length()? {
-            Some(n) if n as usize != wanted => {
+            Some(n) if n != wanted => {
                 return Err(format!(
                     "the body has {n} bytes (Content-Length), expected {wanted}"
                 ))
             }
-            Some(n) => filler.take_from(r, Some(n as usize))?,
+            Some(n) => filler.take_from(r, Some(n))?,
             // Without a length, only the end of the connection ends the body: on one that
             // stays open that would be a wait for the timeout.
             None if head.keep_alive => {
@@ -432,42 +419,126 @@ fn unexpected(head: &Head) -> String {
 }
 
 fn network_error(what: &str, e: std::io::Error) -> String {
-    match e.kind() {
-        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => {
-            format!(
-                "{what}: no answer within {}s (timed out)",
-                NETWORK_TIMEOUT.as_secs()
-            )
+    format!("{what}: {e}")
+}
+
+/// `30s`, `0.5s`: a timeout, for a message.
+fn seconds(d: Duration) -> String {
+    format!("{}s", d.as_secs_f64())
+}
+
+/// A socket whose every read and write must end by one deadline, the request's, however
+/// the server paces its bytes (a silent server, a body dripped a byte at a time).
+struct Deadlined {
+    stream: TcpStream,
+    deadline: Instant,
+    /// The whole request's time, for the message.
+    allowed: Duration,
+}
+
+impl Deadlined {
+    fn left(&self) -> std::io::Result<Duration> {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            Err(self.expired())
+        } else {
+            Ok(left)
         }
-        _ => format!("{what}: {e}"),
+    }
+
+    fn expired(&self) -> std::io::Error {
+        std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!(
+                "the request was not done within {} (--request-timeout)",
+                seconds(self.allowed)
+            ),
+        )
+    }
+
+    /// The socket's own timeouts (EAGAIN) read as the deadline's.
+    fn timed<T>(&self, r: std::io::Result<T>) -> std::io::Result<T> {
+        match r {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                Err(self.expired())
+            }
+            r => r,
+        }
+    }
+}
+
+impl Read for Deadlined {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.stream.set_read_timeout(Some(self.left()?))?;
+        let r = self.stream.read(buf);
+        self.timed(r)
+    }
+}
+
+impl Write for Deadlined {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.stream.set_write_timeout(Some(self.left()?))?;
+        let r = self.stream.write(buf);
+        self.timed(r)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
 /// One keep-alive connection to a server.
 struct Connection {
-    reader: BufReader<TcpStream>,
+    reader: BufReader<Deadlined>,
     /// Whether a response has come over it: a reused connection may have been closed by
     /// the server while idle, and a request that fails on it is retried once.
     used: bool,
 }
 
 impl Connection {
-    fn open(url: &Url) -> std::result::Result<Connection, String> {
+    fn open(
+        url: &Url,
+        deadline: Instant,
+        allowed: Duration,
+    ) -> std::result::Result<Connection, String> {
         let addrs: Vec<_> = (url.host.trim_matches(['[', ']']), url.port)
             .to_socket_addrs()
             .map_err(|e| format!("resolving {}: {e}", url.host))?
             .collect();
         let mut last = format!("{} resolves to no address", url.host);
         for addr in addrs {
-            match TcpStream::connect_timeout(&addr, NETWORK_TIMEOUT) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(format!(
+                    "connecting to {addr}: not connected within {} (--request-timeout)",
+                    seconds(allowed)
+                ));
+            }
+            match TcpStream::connect_timeout(&addr, left) {
                 Ok(stream) => {
                     let _ = stream.set_nodelay(true);
-                    let _ = stream.set_read_timeout(Some(NETWORK_TIMEOUT));
-                    let _ = stream.set_write_timeout(Some(NETWORK_TIMEOUT));
                     return Ok(Connection {
-                        reader: BufReader::with_capacity(64 << 10, stream),
+                        reader: BufReader::with_capacity(
+                            64 << 10,
+                            Deadlined {
+                                stream,
+                                deadline,
+                                allowed,
+                            },
+                        ),
                         used: false,
                     });
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
+                    last = format!(
+                        "connecting to {addr}: not connected within {} (--request-timeout)",
+                        seconds(allowed)
+                    )
                 }
                 Err(e) => last = network_error(&format!("connecting to {addr}"), e),
             }
@@ -475,46 +546,65 @@ impl Connection {
         Err(last)
     }
 
-    fn send(&mut self, request: &[u8], body: &[u8]) -> std::io::Result<()> {
+    /// Sends the request's head, then its body as `body` writes it.
+    fn send(&mut self, request: &[u8], body: &mut Body) -> std::io::Result<()> {
         let stream = self.reader.get_mut();
         stream.write_all(request)?;
-        stream.write_all(body)
+        body(stream)
     }
 }
+
+/// Writes a request's body (its length is in the head), as many times as it is sent.
+type Body<'a> = dyn FnMut(&mut dyn Write) -> std::io::Result<()> + 'a;
 
 /// A client of one server: keeps one connection open between requests.
 pub(crate) struct HttpClient {
     url: Url,
     connection: Option<Connection>,
+    /// How long each request may take.
+    timeout: Duration,
 }
 
 impl HttpClient {
-    pub(crate) fn new(url: &Url) -> HttpClient {
+    pub(crate) fn new(url: &Url, timeout: Duration) -> HttpClient {
         HttpClient {
             url: url.clone(),
             connection: None,
+            timeout,
         }
     }
 
     /// Sends a request for object `name` and reads the response head; the caller reads
     /// the body (if any) from the returned connection, then calls [`HttpClient::done`].
+    /// All of it, the retry on a fresh connection included, is bounded by one deadline:
+    /// the request timeout, plus [`UPLOAD_TIME_PER_MIB`] for a body of `body_len` bytes.
     fn request(
         &mut self,
         method: &str,
         name: &str,
         headers: &str,
-        body: &[u8],
+        body_len: u64,
+        body: &mut Body,
     ) -> std::result::Result<(Head, &mut Connection), String> {
         let request = format!(
             "{method} {}{name} HTTP/1.1\r\nHost: {}\r\nUser-Agent: bb-seek\r\n{headers}\r\n",
             self.url.prefix,
             self.url.host_header()
         );
-        for attempt in 0..2 {
+        let allowed =
+            self.timeout + UPLOAD_TIME_PER_MIB.mul_f64(body_len as f64 / (1 << 20) as f64);
+        let deadline = Instant::now() + allowed;
+        let mut first_failure: Option<String> = None;
+        loop {
             if self.connection.is_none() {
-                self.connection = Some(Connection::open(&self.url)?);
+                self.connection = Some(
+                    Connection::open(&self.url, deadline, allowed)
+                        .map_err(|e| retried(e, &first_failure))?,
+                );
             }
             let c = self.connection.as_mut().expect("just opened");
+            c.reader.get_mut().deadline = deadline;
+            c.reader.get_mut().allowed = allowed;
             let reused = c.used;
             let answer = c
                 .send(request.as_bytes(), body)
@@ -526,15 +616,18 @@ impl HttpClient {
                     c.used = true;
                     return Ok((head, c));
                 }
-                // An idle keep-alive connection the server closed: once more, afresh.
-                Err(_) if reused && attempt == 0 => self.connection = None,
+                // An idle keep-alive connection the server closed: once more, afresh,
+                // within the same deadline.
+                Err(e) if reused && first_failure.is_none() && Instant::now() < deadline => {
+                    self.connection = None;
+                    first_failure = Some(e);
+                }
                 Err(e) => {
                     self.connection = None;
-                    return Err(e);
+                    return Err(retried(e, &first_failure));
                 }
             }
         }
-        unreachable!("the second attempt returns")
     }
 
     /// After a response was read whole: keeps the connection if the server keeps it.
@@ -549,7 +642,7 @@ impl HttpClient {
         let url = self.url.object(name);
         let what = || format!("HEAD {url}");
         let (head, _) = self
-            .request("HEAD", name, "", &[])
+            .request("HEAD", name, "", 0, &mut |_| Ok(()))
             .map_err(|e| Error::failed(format!("{}: {e}", what())))?;
         self.done(&head, true);
         match head.status {
@@ -566,34 +659,36 @@ impl HttpClient {
         }
     }
 
-    /// Reads `len` bytes of object `name` from `offset` into `bufs` with one ranged GET.
+    /// Reads `len` bytes of object `name` from `offset` into `sink` with one ranged GET.
     fn get_range(
         &mut self,
         name: &str,
         offset: u64,
+        len: u64,
         size: u64,
-        bufs: &mut [&mut [u8]],
+        sink: &mut dyn Sink,
     ) -> Result<()> {
-        let len: u64 = bufs.iter().map(|b| b.len() as u64).sum();
         let range = format!("Range: bytes={}-{}\r\n", offset, offset + len - 1);
         let url = self.url.object(name);
         let fail = |e: String| Error::failed(format!("GET {url} bytes {offset}+{len}: {e}"));
-        let (head, c) = self.request("GET", name, &range, &[]).map_err(fail)?;
+        let (head, c) = self
+            .request("GET", name, &range, 0, &mut |_| Ok(()))
+            .map_err(fail)?;
         let result = check_range(&head, offset, len, size)
-            .and_then(|_| read_body(&mut c.reader, &head, bufs));
+            .and_then(|_| read_body(&mut c.reader, &head, len, sink));
         self.done(&head, result.is_ok());
         result.map_err(fail)
     }
 
-    /// Uploads `body` as object `name` with PUT.
-    pub(crate) fn put(&mut self, name: &str, body: &[u8]) -> Result<()> {
-        let headers = format!(
-            "Content-Length: {}\r\nContent-Type: text/plain\r\n",
-            body.len()
-        );
+    /// Uploads object `name` of `len` bytes with PUT, its body written by `body` (in
+    /// pieces: nothing here holds it).
+    pub(crate) fn put(&mut self, name: &str, len: u64, body: &mut Body) -> Result<()> {
+        let headers = format!("Content-Length: {len}\r\nContent-Type: text/plain\r\n");
         let url = self.url.object(name);
         let fail = |e: String| Error::failed(format!("PUT {url}: {e}"));
-        let (head, c) = self.request("PUT", name, &headers, body).map_err(fail)?;
+        let (head, c) = self
+            .request("PUT", name, &headers, len, body)
+            .map_err(fail)?;
         // Drain whatever the server says about it (nginx answers 201 with a short body).
         let drained = match (head.chunked(), head.content_length()) {
             (false, Ok(Some(n))) => {
@@ -615,6 +710,14 @@ impl HttpClient {
     }
 }
 
+/// An error, with the one that made the request retry on a fresh connection, if it did.
+fn retried(e: String, first: &Option<String>) -> String {
+    match first {
+        Some(first) => format!("{e} (on a retry on a fresh connection, after: {first})"),
+        None => e,
+    }
+}
+
 /// One object read with ranged GETs.
 pub(crate) struct HttpSource {
     client: HttpClient,
@@ -624,8 +727,8 @@ pub(crate) struct HttpSource {
 
 impl HttpSource {
     /// Checks that object `name` is there with `size` bytes (HEAD), keeping the connection.
-    pub(crate) fn open(url: &Url, name: &str, size: u64) -> Result<HttpSource> {
-        let mut client = HttpClient::new(url);
+    pub(crate) fn open(url: &Url, name: &str, size: u64, timeout: Duration) -> Result<HttpSource> {
+        let mut client = HttpClient::new(url, timeout);
         match client.size(name)? {
             Some(n) if n == size => {}
             Some(n) => {
@@ -655,7 +758,15 @@ impl Source for HttpSource {
     }
 
     fn read_at(&mut self, offset: u64, bufs: &mut [&mut [u8]]) -> Result<()> {
-        self.client.get_range(&self.name, offset, self.size, bufs)
+        let mut sink = Buffers::new(bufs);
+        let len = sink.total();
+        self.client
+            .get_range(&self.name, offset, len, self.size, &mut sink)
+    }
+
+    fn read_into(&mut self, offset: u64, len: u64, sink: &mut dyn Sink) -> Result<()> {
+        self.client
+            .get_range(&self.name, offset, len, self.size, sink)
     }
 }
 
@@ -666,7 +777,12 @@ pub fn read_response(bytes: &[u8], want: usize) -> std::result::Result<(u16, Vec
     let mut r = bytes;
     let head = read_head(&mut r)?;
     let mut body = vec![0; want];
-    read_body(&mut r, &head, &mut [&mut body[..]])?;
+    read_body(
+        &mut r,
+        &head,
+        want as u64,
+        &mut super::source::Buffers::new(&mut [&mut body[..]]),
+    )?;
     Ok((head.status, body))
 }
 
@@ -683,7 +799,7 @@ mod tests {
         let h = read_head(&mut r)?;
         let mut out = vec![0; want];
         let (a, b) = out.split_at_mut(want / 2);
-        read_body(&mut r, &h, &mut [a, b])?;
+        read_body(&mut r, &h, want as u64, &mut Buffers::new(&mut [a, b]))?;
         Ok(out)
     }
 

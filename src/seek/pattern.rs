@@ -1,6 +1,8 @@
 //! Read patterns as data: a pattern is the list of (offset, length) reads it makes of an
 //! object. The four of the original (sequential, forward, backward, parquet) are computed
-//! from the object's size; a person's own comes from a file of `offset,length` lines.
+//! from the object's size; a person's own comes from a file of `offset,length` lines. A
+//! run holds them as [`Reads`], where `sequential` is made as it is read rather than
+//! listed, so that its memory does not grow with the object.
 
 use crate::error::{Error, Result};
 
@@ -23,13 +25,7 @@ pub fn built_in(name: &str, size: u64, read_size: u64) -> Vec<Read> {
         len: percent(p + 10) - percent(p),
     };
     match name {
-        "sequential" => (0..size)
-            .step_by(read_size.max(1) as usize)
-            .map(|offset| Read {
-                offset,
-                len: read_size.min(size - offset),
-            })
-            .collect(),
+        "sequential" => Reads::built_in(name, size, read_size).iter().collect(),
         "forward" => [0, 20, 40, 60, 80].map(tenth).to_vec(),
         "backward" => [80, 60, 40, 20, 0].map(tenth).to_vec(),
         "parquet" => {
@@ -110,6 +106,94 @@ pub fn asked(reads: &[Read]) -> u64 {
     reads.iter().map(|r| r.len).sum()
 }
 
+/// A pattern's reads as a run holds them: a list, or the reads of `sequential`, made as
+/// they are needed (listed, they would take 16 bytes a read: 4 MiB for a 1 GiB object in
+/// 4 KiB reads).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reads {
+    List(Vec<Read>),
+    /// The whole object of `size` bytes, `read_size` bytes a read (the last one shorter).
+    Sequential {
+        size: u64,
+        read_size: u64,
+    },
+}
+
+impl Reads {
+    /// The reads of built-in pattern `name` (see [`built_in`]).
+    pub fn built_in(name: &str, size: u64, read_size: u64) -> Reads {
+        match name {
+            "sequential" => Reads::Sequential {
+                size,
+                read_size: read_size.max(1),
+            },
+            _ => Reads::List(built_in(name, size, read_size)),
+        }
+    }
+
+    pub fn iter(&self) -> ReadsIter<'_> {
+        match self {
+            Reads::List(reads) => ReadsIter::List(reads.iter()),
+            &Reads::Sequential { size, read_size } => ReadsIter::Sequential {
+                next: 0,
+                size,
+                read_size,
+            },
+        }
+    }
+
+    /// How many reads a shot makes.
+    pub fn count(&self) -> u64 {
+        match self {
+            Reads::List(reads) => reads.len() as u64,
+            Reads::Sequential { size, read_size } => size.div_ceil(*read_size),
+        }
+    }
+
+    /// The bytes a shot asks for.
+    pub fn asked(&self) -> u64 {
+        match self {
+            Reads::List(reads) => asked(reads),
+            Reads::Sequential { size, .. } => *size,
+        }
+    }
+}
+
+/// The reads of a [`Reads`], in order.
+pub enum ReadsIter<'a> {
+    List(std::slice::Iter<'a, Read>),
+    Sequential {
+        next: u64,
+        size: u64,
+        read_size: u64,
+    },
+}
+
+impl Iterator for ReadsIter<'_> {
+    type Item = Read;
+
+    fn next(&mut self) -> Option<Read> {
+        match self {
+            ReadsIter::List(reads) => reads.next().copied(),
+            ReadsIter::Sequential {
+                next,
+                size,
+                read_size,
+            } => {
+                if *next >= *size {
+                    return None;
+                }
+                let read = Read {
+                    offset: *next,
+                    len: (*read_size).min(*size - *next),
+                };
+                *next += read.len;
+                Some(read)
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -133,6 +217,21 @@ mod tests {
             }
         }
         assert_eq!(built_in("sequential", 16 << 20, 4096).len(), 4096);
+        let held = Reads::built_in("sequential", 10_000, 4096);
+        assert_eq!(
+            held,
+            Reads::Sequential {
+                size: 10_000,
+                read_size: 4096
+            }
+        );
+        assert_eq!((held.count(), held.asked()), (3, 10_000));
+        let forward = Reads::built_in("forward", 10_000, 4096);
+        assert_eq!(
+            forward.iter().collect::<Vec<_>>(),
+            built_in("forward", 10_000, 4096)
+        );
+        assert_eq!((forward.count(), forward.asked()), (5, 5000));
     }
 
     #[test]

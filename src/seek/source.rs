@@ -1,7 +1,9 @@
 //! The positioned-read source both clients read through (local files with pread, or an
-//! HTTP server with ranged GETs, see [`super::file`] and [`super::http`]). Every read of a
-//! source is one request (one pread, one GET), counted with its bytes, so read
-//! amplification is measured the same way for both.
+//! HTTP server with ranged GETs, see [`super::file`] and [`super::http`]), and the sinks
+//! reads are delivered into. Every read of a source is one request (one pread, one GET),
+//! counted with its bytes, so read amplification is measured the same way for both; a read
+//! larger than the memory its reader holds is delivered piece by piece into a [`Sink`]
+//! (still one GET; for a file, a pread per piece).
 
 use crate::error::{Error, Result};
 
@@ -13,6 +15,72 @@ pub trait Source {
     /// Fills `bufs`, in order, with the bytes from `offset` on: exactly their total length
     /// (a short object is an error), in one request.
     fn read_at(&mut self, offset: u64, bufs: &mut [&mut [u8]]) -> Result<()>;
+
+    /// Reads `len` bytes from `offset`, in one request, into the pieces of memory `sink`
+    /// hands out in turn. Here a `read_at` per piece: as few as the sink allows.
+    fn read_into(&mut self, offset: u64, len: u64, sink: &mut dyn Sink) -> Result<()> {
+        let end = offset + len;
+        let mut at = offset;
+        while at < end {
+            let piece = sink.space(usize::try_from(end - at).unwrap_or(usize::MAX));
+            let n = piece.len();
+            self.read_at(at, &mut [piece])?;
+            sink.advance(n);
+            at += n as u64;
+        }
+        Ok(())
+    }
+}
+
+/// Memory a read is delivered into, through a cursor.
+pub trait Sink {
+    /// The free memory at the cursor: at most `max` bytes, and not empty when `max` > 0.
+    fn space(&mut self, max: usize) -> &mut [u8];
+
+    /// Marks the first `n` bytes of the last [`Sink::space`] as filled.
+    fn advance(&mut self, n: usize);
+}
+
+/// A sink over a list of buffers, filled in order.
+pub struct Buffers<'a, 'b> {
+    bufs: &'a mut [&'b mut [u8]],
+    index: usize,
+    filled: usize,
+}
+
+impl<'a, 'b> Buffers<'a, 'b> {
+    pub fn new(bufs: &'a mut [&'b mut [u8]]) -> Buffers<'a, 'b> {
+        Buffers {
+            bufs,
+            index: 0,
+            filled: 0,
+        }
+    }
+
+    /// The bytes the buffers hold in all.
+    pub fn total(&self) -> u64 {
+        self.bufs.iter().map(|b| b.len() as u64).sum()
+    }
+}
+
+impl Sink for Buffers<'_, '_> {
+    fn space(&mut self, max: usize) -> &mut [u8] {
+        while self.index < self.bufs.len() && self.filled == self.bufs[self.index].len() {
+            self.index += 1;
+            self.filled = 0;
+        }
+        match self.bufs.get_mut(self.index) {
+            Some(b) => {
+                let end = b.len().min(self.filled.saturating_add(max));
+                &mut b[self.filled..end]
+            }
+            None => &mut [],
+        }
+    }
+
+    fn advance(&mut self, n: usize) {
+        self.filled += n;
+    }
 }
 
 /// Requests made of a source and the bytes they fetched.
@@ -59,10 +127,20 @@ impl Metered {
 
     pub fn read_at(&mut self, offset: u64, bufs: &mut [&mut [u8]]) -> Result<()> {
         let total: u64 = bufs.iter().map(|b| b.len() as u64).sum();
-        read_end(offset, total, self.size())?;
-        self.counters.requests += 1;
-        self.counters.bytes += total;
+        self.count(offset, total)?;
         self.inner.read_at(offset, bufs)
+    }
+
+    pub fn read_into(&mut self, offset: u64, len: u64, sink: &mut dyn Sink) -> Result<()> {
+        self.count(offset, len)?;
+        self.inner.read_into(offset, len, sink)
+    }
+
+    fn count(&mut self, offset: u64, len: u64) -> Result<()> {
+        read_end(offset, len, self.size())?;
+        self.counters.requests += 1;
+        self.counters.bytes += len;
+        Ok(())
     }
 }
 
@@ -102,5 +180,13 @@ pub(crate) mod tests {
                 bytes: 5
             }
         );
+        // A read into a sink of small pieces: one request, every byte where it belongs.
+        let (mut a, mut b, mut c) = ([0u8; 7], [0u8; 1], [0u8; 12]);
+        let mut bufs: [&mut [u8]; 3] = [&mut a, &mut b, &mut c];
+        let mut sink = Buffers::new(&mut bufs);
+        m.read_into(50, 20, &mut sink).unwrap();
+        assert_eq!(sink.total(), 20);
+        assert_eq!((a[0], b[0], c[11]), (50, 57, 69));
+        assert_eq!(m.counters().requests, 2);
     }
 }

@@ -7,6 +7,7 @@ use super::http::{HttpSource, Url};
 use super::source::Source;
 use crate::error::Result;
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// Where the objects live, as `--source` names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,11 +41,22 @@ impl SourceSpec {
         }
     }
 
-    /// Opens object `name` of `size` bytes at this source.
-    pub fn open(&self, name: &str, size: u64) -> Result<Box<dyn Source>> {
+    /// Opens object `name` of `size` bytes at this source; each HTTP request may take
+    /// `request_timeout`.
+    pub fn open(
+        &self,
+        name: &str,
+        size: u64,
+        request_timeout: Duration,
+    ) -> Result<Box<dyn Source>> {
         match self {
             SourceSpec::File(dir) => Ok(Box::new(FileSource::open(&dir.join(name), size)?)),
-            SourceSpec::Http(url) => Ok(Box::new(HttpSource::open(url, name, size)?)),
+            SourceSpec::Http(url) => Ok(Box::new(HttpSource::open(
+                url,
+                name,
+                size,
+                request_timeout,
+            )?)),
         }
     }
 }
