@@ -428,21 +428,29 @@ fn bb_rpc_once(args: &[&str]) -> common::Run {
 
 #[test]
 fn the_default_run_spawns_its_servers_measures_every_mode_and_cleans_up() {
-    let run = bb_rpc(&[
-        "--quick",
-        "--client",
-        "sync,async,future,floor",
-        "--depth",
-        "1,4",
-        "--warmup",
-        "0",
-        "--iterations",
-        "2",
-        "--time",
-        "100ms",
-        "--format",
-        "json",
-    ]);
+    // A TMPDIR of its own: other bb-rpc runs on this machine keep their live sockets in
+    // the shared one.
+    let tmp = TempDir::new("rpc-default-tmp");
+    let tmp_env = [("TMPDIR", tmp.path().to_str().unwrap())];
+    let run = run_with(
+        EXE,
+        &[
+            "--quick",
+            "--client",
+            "sync,async,future,floor",
+            "--depth",
+            "1,4",
+            "--warmup",
+            "0",
+            "--iterations",
+            "2",
+            "--time",
+            "100ms",
+            "--format",
+            "json",
+        ],
+        &tmp_env,
+    );
     run.assert_ok();
     let json = run.json();
     // 2 transports × (2 codecs × (sync + 2 async + 2 future) + floor)
@@ -480,7 +488,7 @@ fn the_default_run_spawns_its_servers_measures_every_mode_and_cleans_up() {
         );
         assert!(floor["primaryMetric"]["score"].as_f64().unwrap() > 0.0);
     }
-    let leftovers: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+    let leftovers: Vec<_> = std::fs::read_dir(tmp.path())
         .unwrap()
         .flatten()
         .filter(|e| e.file_name().to_string_lossy().starts_with("bb-rpc-"))
