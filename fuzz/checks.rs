@@ -150,8 +150,9 @@ pub fn compare_json(data: &[u8]) {
     }
     let (measurements, held) = peak_during(|| boardbench::compare::load::parse(text));
     assert_bounded("compare::load::parse", held, data.len(), 80, 4096);
-    if let Ok(m) = measurements {
-        assert!(m.len() <= data.len());
+    match measurements {
+        Ok(m) => assert!(m.len() <= data.len()),
+        Err(e) => assert_printable("compare::load::parse", &e),
     }
 }
 

@@ -77,7 +77,10 @@ pub fn load_metric(path: &Path, metric: Option<&str>, max_bytes: u64) -> Result<
         }
         let doc = Json::parse(text).map_err(|why| not_results(&file, &why))?;
         found_metrics.extend(metric_names(&doc));
-        all.extend(parse_doc(&doc, metric).map_err(|why| not_results(&file, &why))?);
+        all.extend(
+            parse_doc(&doc, metric)
+                .map_err(|why| not_results(&file, &crate::output::format::printable(&why)))?,
+        );
     }
     if all.is_empty() {
         return Err(Error::usage(match metric {
@@ -201,7 +204,8 @@ fn json_files_under(dir: &Path) -> Result<Vec<PathBuf>> {
 /// Parses a JSON result document: an array of JMH entries. The error says what is wrong
 /// and in which entry.
 pub fn parse(text: &str) -> std::result::Result<Vec<Measurement>, String> {
-    parse_doc(&Json::parse(text)?, None)
+    // Names from the file (a benchmark's, a param's) may hold escaped control characters.
+    parse_doc(&Json::parse(text)?, None).map_err(|e| crate::output::format::printable(&e))
 }
 
 /// What a JSON value is, for messages.

@@ -7,6 +7,7 @@
 //! drips its answer is an error at the request's deadline (`--request-timeout`).
 
 use crate::error::{Error, Result};
+use crate::output::format::printable;
 use crate::seek::source::{Buffers, Sink, Source};
 use std::fmt;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -139,20 +140,6 @@ impl Head {
     fn status_line(&self) -> String {
         format!("{} {}", self.status, printable(&self.reason))
     }
-}
-
-/// What a server sent, for a message: control bytes escaped, so a hostile answer cannot
-/// rewrite the terminal it is printed on.
-fn printable(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_control() {
-                c.escape_default().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
 }
 
 /// Interim (1xx) responses skipped before the final one, at most.
@@ -789,6 +776,7 @@ pub fn read_response(bytes: &[u8], want: usize) -> std::result::Result<(u16, Vec
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::output::format::printable;
 
     fn head(text: &str) -> Head {
         read_head(&mut text.as_bytes()).unwrap()

@@ -66,7 +66,13 @@ pub fn parse_file(text: &str, size: u64, what: &str) -> Result<Vec<Read>> {
         if line.is_empty() {
             continue;
         }
-        let bad = |why: &str| Error::usage(format!("{what} line {}: {why}: '{line}'", number + 1));
+        let bad = |why: &str| {
+            Error::usage(format!(
+                "{what} line {}: {why}: '{}'",
+                number + 1,
+                crate::output::format::printable(line)
+            ))
+        };
         let (offset, len) = line
             .split_once(',')
             .ok_or_else(|| bad("expected offset,length"))?;
