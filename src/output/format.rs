@@ -53,6 +53,20 @@ pub fn format_estimate(d: Duration) -> String {
     }
 }
 
+/// Text from a peer or a file, for a message: control bytes escaped, so a hostile
+/// answer or a binary file cannot rewrite the terminal it is printed on.
+pub(crate) fn printable(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -82,18 +96,4 @@ mod tests {
         assert_eq!(format_estimate(Duration::from_secs(725)), "12 min 5 s");
         assert_eq!(format_estimate(Duration::from_secs(7560)), "2 h 6 min");
     }
-}
-
-/// Text from a peer or a file, for a message: control bytes escaped, so a hostile
-/// answer or a binary file cannot rewrite the terminal it is printed on.
-pub(crate) fn printable(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_control() {
-                c.escape_default().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
 }

@@ -776,7 +776,6 @@ pub fn read_response(bytes: &[u8], want: usize) -> std::result::Result<(u16, Vec
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::format::printable;
 
     fn head(text: &str) -> Head {
         read_head(&mut text.as_bytes()).unwrap()
