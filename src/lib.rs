@@ -20,6 +20,7 @@ pub mod ipc;
 pub mod output;
 pub mod rng;
 pub mod rpc;
+pub mod s3;
 pub mod seek;
 pub(crate) mod stats;
 pub(crate) mod system;
