@@ -6,7 +6,8 @@
 #                             nginx (with its dav module: PUT), for bb-seek's HTTP tests;
 #                             busybox, chromium and openssh-server for the suite's tests;
 #                             ruby, whose Benchmark.bm the bm format is checked against;
-#                             Python's msgpack, for bb-rpc's interop test
+#                             Python's msgpack, for bb-rpc's interop test;
+#                             moto's S3 server (PyPI moto[server]), for tests/s3.rs
 #   scripts/setup.sh bench    + the zstd CLI, the reference of scripts/bench-zstd.sh;
 #                             nginx, the HTTP server of scripts/bench-seek.sh
 #   scripts/setup.sh fuzz     a C++ compiler, the nightly toolchain $NIGHTLY and cargo-fuzz
@@ -53,6 +54,10 @@ if [ "$level" = test ] && ! python3 -c 'import msgpack' >/dev/null 2>&1; then
         ""|/usr/bin/python3) packages="$packages python3 python3-msgpack" ;;
         *) pip_packages="msgpack" ;;
     esac
+fi
+# tests/s3.rs signs requests for moto's standalone S3 server, which only PyPI has.
+if [ "$level" = test ] && ! command -v moto_server >/dev/null 2>&1; then
+    pip_packages="$pip_packages moto[server]"
 fi
 
 # make fuzz: libFuzzer needs a nightly compiler; cargo-fuzz is built from crates.io once.

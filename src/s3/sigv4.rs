@@ -75,11 +75,16 @@ pub struct Signed {
 impl Signed {
     /// A header's value, by its lowercase name.
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
+        header(&self.headers, name)
     }
+}
+
+/// The value of header `name` (lowercase) in a list of lowercase names.
+pub fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v.as_str())
 }
 
 /// Signs `req`. S3 (`scope.service == "s3"`) also gets the `x-amz-content-sha256` header
