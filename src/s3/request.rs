@@ -86,9 +86,7 @@ impl Bucket {
                 xml::escape(region)
             )
         };
-        let mut r = self.request("PUT", None, &[], &[], body.as_bytes(), now);
-        r.body = body.into_bytes();
-        r
+        self.carrying("PUT", None, &[], body, now)
     }
 
     /// CreateMultipartUpload: the answer's `UploadId` names the upload.
@@ -131,7 +129,19 @@ impl Bucket {
             .collect();
         let body = format!("<CompleteMultipartUpload>{parts}</CompleteMultipartUpload>");
         let query = [("uploadId", upload_id)];
-        let mut r = self.request("POST", Some(key), &query, &[], body.as_bytes(), now);
+        self.carrying("POST", Some(key), &query, body, now)
+    }
+
+    /// A request whose body is made here, and so travels with it.
+    fn carrying(
+        &self,
+        method: &'static str,
+        key: Option<&str>,
+        query: &[(&str, &str)],
+        body: String,
+        now: SystemTime,
+    ) -> HttpRequest {
+        let mut r = self.request(method, key, query, &[], body.as_bytes(), now);
         r.body = body.into_bytes();
         r
     }
