@@ -7,8 +7,9 @@
 #                             busybox, chromium and openssh-server for the suite's tests;
 #                             ruby, whose Benchmark.bm the bm format is checked against;
 #                             Python's msgpack, for bb-rpc's interop test;
-#                             ansible-core and ansible-lint (PyPI, pinned) in a venv,
-#                             target/ansible-venv, for the fleet playbook's tests
+#                             ansible-core, ansible-lint and moto's S3 server (PyPI,
+#                             pinned) in a venv, target/tools-venv, for the fleet
+#                             playbook's tests and tests/s3.rs
 #   scripts/setup.sh bench    + the zstd CLI, the reference of scripts/bench-zstd.sh;
 #                             nginx, the HTTP server of scripts/bench-seek.sh
 #   scripts/setup.sh fuzz     a C++ compiler, the nightly toolchain $NIGHTLY and cargo-fuzz
@@ -18,9 +19,10 @@ set -eu
 
 level=${1:-native}
 repo=$(cd "$(dirname "$0")/.." && pwd)
-# The fleet playbook's tools, pinned: ansible-core 2.19 runs on Python 3.11 to 3.13.
-ansible_venv=$repo/target/ansible-venv
-ansible_pins="ansible-core==2.19.14 ansible-lint==26.10.1"
+# The tests' Python tools, pinned, in a venv (Debian's python3 refuses pip installs):
+# ansible-core 2.19 runs on Python 3.11 to 3.13.
+tools_venv=$repo/target/tools-venv
+tools_pins="ansible-core==2.19.14 ansible-lint==26.10.1 moto[server]==5.2.1"
 targets="armv7-unknown-linux-gnueabihf aarch64-unknown-linux-musl x86_64-unknown-linux-musl"
 
 if ! command -v cargo >/dev/null 2>&1; then
@@ -73,7 +75,7 @@ fi
 # The venv, made again when its pins change, needs Python's venv module, which Debian's
 # python3 has in python3-venv.
 venv=no
-if [ "$level" = test ] && [ "$(cat "$ansible_venv/pins" 2>/dev/null)" != "$ansible_pins" ]; then
+if [ "$level" = test ] && [ "$(cat "$tools_venv/pins" 2>/dev/null)" != "$tools_pins" ]; then
     venv=yes
     if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
         case $(command -v python3 || true) in
@@ -97,7 +99,7 @@ if [ "$(id -u)" != 0 ]; then
     [ -n "$packages" ] && echo "  sudo apt-get update && sudo apt-get install -y$packages" >&2
     [ -n "$missing_targets" ] && echo "  rustup target add$missing_targets" >&2
     [ -n "$pip_packages" ] && echo "  python3 -m pip install $pip_packages" >&2
-    [ $venv = yes ] && echo "  python3 -m venv $ansible_venv && $ansible_venv/bin/pip install $ansible_pins" >&2
+    [ $venv = yes ] && echo "  python3 -m venv $tools_venv && $tools_venv/bin/pip install $tools_pins" >&2
     exit 1
 fi
 
@@ -115,9 +117,11 @@ if [ -n "$missing_targets" ]; then
     rustup target add $missing_targets
 fi
 if [ $venv = yes ]; then
-    echo "setup: installing $ansible_pins in $ansible_venv" >&2
-    rm -rf "$ansible_venv"
-    python3 -m venv "$ansible_venv"
-    "$ansible_venv/bin/pip" install -q $ansible_pins
-    echo "$ansible_pins" >"$ansible_venv/pins"
+    echo "setup: installing $tools_pins in $tools_venv" >&2
+    rm -rf "$tools_venv"
+    python3 -m venv "$tools_venv"
+    set -f  # moto[server] is a name, not a glob
+    "$tools_venv/bin/pip" install -q $tools_pins
+    set +f
+    echo "$tools_pins" >"$tools_venv/pins"
 fi

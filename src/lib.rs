@@ -9,6 +9,8 @@
 //!   formatting, the JSON value type, warnings and progress on stderr.
 //! - One folder per measurement: [`zstd`], [`ipc`], [`rpc`], [`seek`], and [`compare`]
 //!   for bb-compare; [`wire`] is the frame format and MessagePack that ipc and rpc share.
+//! - [`s3`]: S3 locations, credentials as the AWS CLI finds them, Signature Version 4 and
+//!   signed request builders, for bb-seek's S3 source.
 //!
 //! The binaries (`src/bin/bb-*.rs`) only turn flags into benchmarks and call
 //! [`run_suite`].
@@ -20,6 +22,7 @@ pub mod ipc;
 pub mod output;
 pub mod rng;
 pub mod rpc;
+pub mod s3;
 pub mod seek;
 pub(crate) mod stats;
 pub(crate) mod system;

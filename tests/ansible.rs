@@ -1,5 +1,5 @@
 //! The fleet playbook, tested for real: ansible-playbook (scripts/setup.sh test puts it in
-//! target/ansible-venv) runs ansible/boardbench.yml against two OpenSSH servers on
+//! target/tools-venv) runs ansible/boardbench.yml against two OpenSSH servers on
 //! 127.0.0.1 as two boards, with a board that does not answer and one refused for its
 //! architecture; and ansible-lint passes on ansible/ at its default profile.
 
@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 /// The venv's bin directory, where setup.sh installs ansible-core and ansible-lint.
 fn venv_bin() -> PathBuf {
-    let bin = Path::new(REPO).join("target/ansible-venv/bin");
+    let bin = Path::new(REPO).join("target/tools-venv/bin");
     assert!(
         bin.join("ansible-playbook").exists() && bin.join("ansible-lint").exists(),
         "{} lacks ansible-playbook or ansible-lint: run scripts/setup.sh test",

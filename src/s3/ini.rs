@@ -1,0 +1,148 @@
+//! The INI dialect of `~/.aws/credentials` and `~/.aws/config`, read as the AWS CLI reads
+//! it (Python's configparser): `[section]` headers, `key = value` or `key: value`, whole
+//! lines of `#` or `;` comments, blank lines, whitespace around everything, keys in any
+//! case, and indented `key = value` lines under a key with no value as a nested section
+//! (`s3 =` then `  addressing_style = path`). Anything else is an error naming the line.
+
+/// One `key = value`, with the line it was on and its nested keys.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Entry {
+    pub key: String,
+    pub value: String,
+    pub line: usize,
+    pub nested: Vec<Entry>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Section {
+    pub name: String,
+    pub entries: Vec<Entry>,
+}
+
+impl Section {
+    /// The entry for `key` (lowercase); a key given twice counts as its last value.
+    pub fn get(&self, key: &str) -> Option<&Entry> {
+        self.entries.iter().rev().find(|e| e.key == key)
+    }
+}
+
+impl Entry {
+    pub fn nested(&self, key: &str) -> Option<&Entry> {
+        self.nested.iter().rev().find(|e| e.key == key)
+    }
+}
+
+/// The sections of `text`, in order; a section given twice has both parts' keys.
+/// Errors say the line number and what was expected.
+pub(crate) fn parse(text: &str) -> Result<Vec<Section>, String> {
+    let mut sections: Vec<Section> = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = i + 1;
+        let trimmed = raw.trim();
+        if trimmed.is_empty() || trimmed.starts_with('#') || trimmed.starts_with(';') {
+            continue;
+        }
+        let indented = raw.starts_with([' ', '\t']);
+        if trimmed.starts_with('[') {
+            let name = trimmed
+                .strip_suffix(']')
+                .map(|s| s[1..].trim())
+                .filter(|s| !s.is_empty())
+                .ok_or_else(|| format!("line {line}: a section header is '[name]'"))?;
+            let name = name.split_whitespace().collect::<Vec<_>>().join(" ");
+            match sections.iter().position(|s| s.name == name) {
+                // A repeated section continues the first: move it last, for keys to come.
+                Some(p) => {
+                    let s = sections.remove(p);
+                    sections.push(s);
+                }
+                None => sections.push(Section {
+                    name,
+                    entries: Vec::new(),
+                }),
+            }
+            continue;
+        }
+        let (key, value) = split_pair(trimmed).ok_or_else(|| {
+            format!(
+                "line {line}: expected '[section]', 'key = value' or a comment, found '{trimmed}'"
+            )
+        })?;
+        let Some(section) = sections.last_mut() else {
+            return Err(format!("line {line}: '{key}' comes before any [section]"));
+        };
+        let entry = Entry {
+            key,
+            value,
+            line,
+            nested: Vec::new(),
+        };
+        match section.entries.last_mut() {
+            Some(parent) if indented && parent.value.is_empty() => parent.nested.push(entry),
+            Some(_) if indented => {
+                return Err(format!(
+                    "line {line}: an indented '{}' belongs under a key with no value (like 's3 =')",
+                    entry.key
+                ))
+            }
+            _ => section.entries.push(entry),
+        }
+    }
+    Ok(sections)
+}
+
+/// `key = value` or `key: value`, split at the first `=` or `:`; the key lowercase.
+fn split_pair(line: &str) -> Option<(String, String)> {
+    let at = line.find(['=', ':'])?;
+    let key = line[..at].trim();
+    if key.is_empty() {
+        return None;
+    }
+    Some((key.to_ascii_lowercase(), line[at + 1..].trim().to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn comments_whitespace_nesting_and_repeats_are_read_as_the_aws_cli_does() {
+        let text = "# top\n\n  [ profile   dev ]  \nRegion=eu-west-1\n; note\n\
+                    s3 =\n  addressing_style = path\n\tendpoint_url: http://h:9000\n\
+                    [default]\nregion = us-east-1\n[profile dev]\nregion = eu-north-1\n";
+        let s = parse(text).unwrap();
+        assert_eq!(
+            s.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(),
+            ["default", "profile dev"]
+        );
+        let dev = &s[1];
+        assert_eq!(
+            dev.get("region").map(|e| (e.value.as_str(), e.line)),
+            Some(("eu-north-1", 12))
+        );
+        let s3 = dev.get("s3").unwrap();
+        assert_eq!(s3.nested("addressing_style").unwrap().value, "path");
+        assert_eq!(s3.nested("endpoint_url").unwrap().value, "http://h:9000");
+    }
+
+    #[test]
+    fn malformed_lines_name_their_line() {
+        for (text, want) in [
+            (
+                "[default]\nthis is not a pair\n",
+                "line 2: expected '[section]'",
+            ),
+            ("key = v\n", "line 1: 'key' comes before any [section]"),
+            ("[default\n", "line 1: a section header"),
+            ("[]\n", "line 1: a section header"),
+            (
+                "[a]\nregion = x\n  nested = y\n",
+                "line 3: an indented 'nested'",
+            ),
+            ("[a]\n= x\n", "line 2: expected"),
+        ] {
+            let e = parse(text).unwrap_err();
+            assert!(e.starts_with(want), "{text:?}: {e}");
+        }
+    }
+}
