@@ -22,7 +22,11 @@ CROSS   ?= debian
 export CROSS
 ARMV7_ZIG := armv7-unknown-linux-musleabihf
 # zig brings musl's start files, so Rust must not add its own (it has none for these).
-ZIG_STD := RUSTFLAGS=-Clink-self-contained=no $(CARGO) +$(NIGHTLY) zigbuild --release -Zbuild-std=std,panic_abort --target
+# The nightly's own cargo first on PATH, as cargo-zigbuild runs the cargo PATH names; not
+# $(CARGO), which under cargo (make deploy from a test) is stable's, from the environment.
+ZIG_STD := env -u CARGO -u RUSTC RUSTFLAGS=-Clink-self-contained=no \
+	PATH="$$(dirname "$$(rustup which --toolchain $(NIGHTLY) cargo)"):$$PATH" \
+	cargo zigbuild --release -Zbuild-std=std,panic_abort --target
 # deploy: the board (user@host, or a Host of ~/.ssh/config), its target (default: from
 # the board's uname -m) and the profile (quick, standard or full; default standard).
 HOST    ?=

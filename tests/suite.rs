@@ -296,8 +296,9 @@ impl Sshd {
         Sshd::start_with(dir, name, "")
     }
 
-    /// A server whose sessions get `extra` added to its configuration.
-    fn start_with(dir: &Path, name: &str, extra: &str) -> Sshd {
+    /// A server whose sessions also get the variables `env` (`NAME=VALUE ...`): sshd
+    /// takes only its first SetEnv line.
+    fn start_with(dir: &Path, name: &str, env: &str) -> Sshd {
         let port = free_port();
         let config = dir.join(format!("{name}.conf"));
         std::fs::write(
@@ -306,7 +307,7 @@ impl Sshd {
                 "Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/host_key\nPidFile {d}/{name}.pid\n\
                  AuthorizedKeysFile {d}/authorized_keys\nPasswordAuthentication no\n\
                  KbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\nPermitRootLogin prohibit-password\n\
-                 Subsystem sftp internal-sftp\nLogLevel ERROR\nSetEnv HOME={d}/home-{name}\n{extra}",
+                 Subsystem sftp internal-sftp\nLogLevel ERROR\nSetEnv HOME={d}/home-{name} {env}\n",
                 d = dir.display()
             ),
         )
@@ -561,10 +562,7 @@ fn make_deploy_on_an_armv6l_board_chooses_armv6() {
     let zero = Sshd::start_with(
         d,
         "sshd-zero",
-        &format!(
-            "SetEnv PATH={}:/usr/local/bin:/usr/bin:/bin\n",
-            bin.display()
-        ),
+        &format!("PATH={}:/usr/local/bin:/usr/bin:/bin", bin.display()),
     );
     let host = format!("HOST={}@127.0.0.1", user());
     let ssh_opts = format!("{} -o Port={}", boards.ssh_opts, zero.port);
