@@ -1,7 +1,7 @@
 # boardbench: build, cross-build, package, run and test. Nothing here needs Docker.
 #   make run      build for this machine and run the quick suite
-#   make test     every test: cargo tests, the three cross builds, and the cross-built
-#                 binaries run under qemu-user
+#   make test     every test: cargo tests, the four cross builds (and armv7 through zig),
+#                 and the cross-built binaries run under qemu-user
 
 CARGO   ?= cargo
 VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
@@ -9,9 +9,27 @@ BINS    := $(patsubst src/bin/%.rs,%,$(wildcard src/bin/bb-*.rs))
 ARMV7   := armv7-unknown-linux-gnueabihf
 AARCH64 := aarch64-unknown-linux-musl
 X86     := x86_64-unknown-linux-musl
-TARGETS := $(ARMV7) $(AARCH64) $(X86)
-# The nightly toolchain for what stable cannot do (cargo fuzz), pinned.
-NIGHTLY ?= nightly-2026-05-20
+ARMV6   := arm-unknown-linux-musleabihf
+TARGETS := $(ARMV7) $(AARCH64) $(X86) $(ARMV6)
+# The one nightly, for what stable cannot do: the zig builds of musl ARM targets (rustup
+# ships no std for ARMv6 nor armv7 musl, so -Zbuild-std builds it from rust-src) and
+# cargo fuzz. Pinned, so that a new nightly never breaks a build; scripts/setup.sh reads
+# it from here and installs it.
+NIGHTLY := nightly-2026-05-20
+# CROSS=zig: armv7, aarch64 and x86 built by cargo-zigbuild into target/zig, for a laptop
+# without Debian's cross compilers (another distribution, macOS). zig links glibc only
+# dynamically, so its armv7 is static musl ($(ARMV7_ZIG)), built like armv6.
+CROSS   ?= debian
+export CROSS
+ARMV7_ZIG := armv7-unknown-linux-musleabihf
+# zig brings musl's start files, so Rust must not add its own (it has none for these).
+# The nightly's own cargo first on PATH, as cargo-zigbuild runs the cargo PATH names; not
+# $(CARGO), which under cargo (make deploy from a test) is stable's, from the environment.
+# zig and cargo-zigbuild come from target/zig-venv (scripts/setup.sh), first on PATH.
+ZIG_PATH := PATH="$(CURDIR)/target/zig-venv/bin:$$PATH"
+ZIG_STD := env -u CARGO -u RUSTC RUSTFLAGS=-Clink-self-contained=no \
+	PATH="$(CURDIR)/target/zig-venv/bin:$$(dirname "$$(rustup which --toolchain $(NIGHTLY) cargo)"):$$PATH" \
+	cargo zigbuild --release -Zbuild-std=std,panic_abort --target
 # make fuzz: each target in fuzz/fuzz_targets for FUZZ_TIME seconds.
 FUZZ_TARGETS := $(patsubst fuzz/fuzz_targets/%.rs,%,$(wildcard fuzz/fuzz_targets/*.rs))
 FUZZ_TIME ?= 60
@@ -21,7 +39,7 @@ HOST    ?=
 TARGET  ?=
 PROFILE ?=
 
-.PHONY: all build cross cross-armv7 cross-aarch64 cross-x86 dist dist-armv7 dist-aarch64 dist-x86 deploy run test test-cargo test-cross sizes bench fuzz clean
+.PHONY: all build cross cross-armv7 cross-aarch64 cross-x86 cross-armv6 dist dist-armv7 dist-aarch64 dist-x86 dist-armv6 deploy run test test-cargo test-cross sizes bench fuzz clean
 
 all: build
 
@@ -29,36 +47,60 @@ build:
 	@scripts/setup.sh native
 	$(CARGO) build --release
 
-cross: cross-armv7 cross-aarch64 cross-x86
+cross: cross-armv7 cross-aarch64 cross-x86 cross-armv6
 
+ifeq ($(CROSS),zig)
 cross-armv7:
-	@scripts/setup.sh cross
+	@scripts/setup.sh zig-std
+	CARGO_TARGET_DIR=target/zig $(ZIG_STD) $(ARMV7_ZIG)
+
+cross-aarch64:
+	@scripts/setup.sh zig
+	$(ZIG_PATH) CARGO_TARGET_DIR=target/zig $(CARGO) zigbuild --release --target $(AARCH64)
+
+cross-x86:
+	@scripts/setup.sh zig
+	$(ZIG_PATH) CARGO_TARGET_DIR=target/zig $(CARGO) zigbuild --release --target $(X86)
+else ifeq ($(CROSS),debian)
+cross-armv7:
+	@scripts/setup.sh debian
 	$(CARGO) build --release --target $(ARMV7)
 
 cross-aarch64:
-	@scripts/setup.sh cross
+	@scripts/setup.sh debian
 	$(CARGO) build --release --target $(AARCH64)
 
 cross-x86:
-	@scripts/setup.sh cross
+	@scripts/setup.sh debian
 	$(CARGO) build --release --target $(X86)
+else
+$(error CROSS=$(CROSS): expected debian (the default) or zig)
+endif
+
+# Pi Zero, Zero W and 1 (ARMv6 + VFPv2): zig whatever CROSS says.
+cross-armv6:
+	@scripts/setup.sh zig-std
+	$(ZIG_STD) $(ARMV6)
 
 # dist/boardbench-<version>-<target>.tar.gz: the binaries in bin/, scripts/run-all.sh,
-# README.md, docs/ and BENCHMARKS.md (scripts/pack.sh).
-dist: dist-armv7 dist-aarch64 dist-x86
+# README.md, docs/ and BENCHMARKS.md (scripts/pack.sh, which follows CROSS too).
+dist: dist-armv7 dist-aarch64 dist-x86 dist-armv6
 
 dist-armv7: cross-armv7
-	@scripts/pack.sh $(ARMV7)
+	@scripts/pack.sh armv7
 
 dist-aarch64: cross-aarch64
-	@scripts/pack.sh $(AARCH64)
+	@scripts/pack.sh aarch64
 
 dist-x86: cross-x86
-	@scripts/pack.sh $(X86)
+	@scripts/pack.sh x86
+
+dist-armv6: cross-armv6
+	@scripts/pack.sh armv6
 
 # Build the board's dist, copy it over ssh, run the suite there, fetch the results.
 deploy:
-	@test -n "$(HOST)" || { echo "usage: make deploy HOST=user@host [TARGET=armv7|aarch64|x86] [PROFILE=quick|standard|full]" >&2; exit 2; }
+	@test -n "$(HOST)" || { echo "usage: make deploy HOST=user@host [TARGET=armv7|aarch64|x86|armv6] [PROFILE=quick|standard|full]" >&2; exit 2; }
 	scripts/deploy.sh $(if $(PROFILE),--$(PROFILE)) $(if $(TARGET),--target $(TARGET)) $(HOST)
 
 # Run the fleet playbook over an Ansible inventory (docs/ansible.md).
@@ -78,7 +120,9 @@ test-cargo:
 	@scripts/setup.sh test
 	$(CARGO) test --features fault-injection
 
+# The zig path's armv7 too, into target/zig, so the Debian build stays as it is.
 test-cross: cross
+	$(MAKE) cross-armv7 CROSS=zig
 	@scripts/setup.sh test
 	$(CARGO) test --release -- --ignored --test-threads 1
 
@@ -99,7 +143,7 @@ bench: build
 # the repository, replayed by make test) and what it grows in fuzz/work/TARGET; a crash
 # is saved in fuzz/artifacts/TARGET and stops the run.
 fuzz:
-	@NIGHTLY=$(NIGHTLY) scripts/setup.sh fuzz
+	@scripts/setup.sh fuzz
 	@for t in $(FUZZ_TARGETS); do \
 		mkdir -p fuzz/work/$$t && \
 		(cd fuzz && cargo +$(NIGHTLY) fuzz run -O $$t work/$$t corpus/$$t -- \

@@ -4,12 +4,13 @@
 # home), runs scripts/run-all.sh there, and copies the results directory back under
 # results/. Uses your own ssh configuration (keys, ports, ProxyJump) and nothing else.
 #
-#   scripts/deploy.sh [--quick | --standard | --full] [--target armv7|aarch64|x86]
+#   scripts/deploy.sh [--quick | --standard | --full] [--target armv7|aarch64|x86|armv6]
 #                     [--only zstd,...] [--no-build | --dist TARBALL] [--results DIR] HOST
 #   scripts/deploy.sh --print-target [--target T] HOST   (checks the board, prints T)
 #
 # HOST is user@host or a Host of your ssh config. Without --target, the target follows
-# the board's `uname -m`; with it, a board of another architecture is refused (exit 2).
+# the board's `uname -m` (armv6l, a Pi Zero or 1: armv6); with it, a board of another
+# architecture is refused (exit 2), but armv6 runs on an armv7 board too.
 # SSH_OPTS: extra options for ssh (-F FILE, -i KEY, -o Port=2222, -J JUMP).
 # REMOTE_DIR: where on the board (default ~/boardbench; a leading ~ is the board's home).
 # The profile defaults to run-all's (standard); BB_FLAGS and BB_FLAGS_<name> are passed
@@ -18,7 +19,7 @@
 set -eu
 
 usage() {
-    echo "usage: deploy.sh [--quick | --standard | --full] [--target armv7|aarch64|x86] [--only LIST] [--no-build | --dist TARBALL] [--results DIR] HOST" >&2
+    echo "usage: deploy.sh [--quick | --standard | --full] [--target armv7|aarch64|x86|armv6] [--only LIST] [--no-build | --dist TARBALL] [--results DIR] HOST" >&2
     exit 2
 }
 
@@ -64,6 +65,7 @@ remote() { ssh -n $ssh_opts "$host" "$@"; }
 # Which of our targets runs on a machine that reports this `uname -m`.
 target_for_arch() {
     case $1 in
+        armv6l | armv6*) echo armv6 ;;
         armv7l | armv7* | armv8l) echo armv7 ;;
         aarch64 | arm64) echo aarch64 ;;
         x86_64 | amd64) echo x86 ;;
@@ -72,8 +74,8 @@ target_for_arch() {
 }
 
 case $target in
-    "" | armv7 | aarch64 | x86) ;;
-    *) echo "deploy.sh: --target '$target': expected armv7, aarch64 or x86" >&2; exit 2 ;;
+    "" | armv7 | aarch64 | x86 | armv6) ;;
+    *) echo "deploy.sh: --target '$target': expected armv7, aarch64, x86 or armv6" >&2; exit 2 ;;
 esac
 
 arch=$(remote uname -m) || { say "cannot run ssh $host uname -m (check ssh $host by hand)"; exit 1; }
@@ -81,7 +83,7 @@ fits=$(target_for_arch "$arch")
 if [ -z "$target" ]; then
     [ "$fits" != unknown ] || { say "the board reports '$arch', which no boardbench target serves"; exit 2; }
     target=$fits
-elif [ "$fits" != "$target" ]; then
+elif [ "$fits" != "$target" ] && ! { [ "$target" = armv6 ] && [ "$fits" = armv7 ]; }; then
     hint=
     [ "$fits" != unknown ] && hint=" (TARGET=$fits would)"
     say "the board reports '$arch' (uname -m), which the $target build does not run on$hint"

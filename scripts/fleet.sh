@@ -6,7 +6,7 @@
 #                    [--only zstd,...] [--no-build] [--results DIR]
 #
 # HOSTS_FILE: a board per line, `HOST [TARGET] [dir=REMOTE_DIR] [ssh options...]`, where
-# HOST is user@host or a Host of your ssh config, TARGET armv7, aarch64 or x86 (default:
+# HOST is user@host or a Host of your ssh config, TARGET armv7, aarch64, x86 or armv6 (default:
 # from the board's uname -m), dir= where on the board (default ~/boardbench), and the
 # ssh options (-i KEY, -o Port=2222, -J JUMP) apply to that board only; # starts a comment.
 # The profile defaults to run-all's (standard). SSH_OPTS apply to every board; BB_FLAGS
@@ -70,7 +70,7 @@ while IFS= read -r line || [ -n "$line" ]; do
     host=$1
     shift
     target=
-    case ${1:-} in armv7 | aarch64 | x86) target=$1; shift ;; esac
+    case ${1:-} in armv7 | aarch64 | x86 | armv6) target=$1; shift ;; esac
     dir=
     case ${1:-} in dir=*) dir=${1#dir=}; shift ;; esac
     board_ssh="${SSH_OPTS:-} $*"

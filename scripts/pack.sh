@@ -1,14 +1,25 @@
 #!/bin/sh
 # Packs one target's release binaries with what a board needs (README, docs/,
 # BENCHMARKS, scripts/run-all.sh) into dist/boardbench-<version>-<target>.tar.gz and prints its path.
-#   scripts/pack.sh TARGET     (after make cross-TARGET; armv7, aarch64, x86 or a triple)
+#   scripts/pack.sh TARGET     (after make cross-TARGET; armv7, aarch64, x86, armv6 or a triple)
+# CROSS=zig (as make passes it on) packs the short names' zig builds, from target/zig.
 set -eu
 cd "$(dirname "$0")/.."
-case ${1:?usage: scripts/pack.sh armv7|aarch64|x86|TARGET_TRIPLE} in
+out=target
+case ${1:?usage: scripts/pack.sh armv7|aarch64|x86|armv6|TARGET_TRIPLE} in
     armv7) triple=armv7-unknown-linux-gnueabihf ;;
     aarch64) triple=aarch64-unknown-linux-musl ;;
     x86) triple=x86_64-unknown-linux-musl ;;
+    armv6) triple=arm-unknown-linux-musleabihf ;;
     *) triple=$1 ;;
+esac
+case $1 in
+    armv7 | aarch64 | x86)
+        if [ "${CROSS:-debian}" = zig ]; then
+            out=target/zig
+            # zig links glibc only dynamically: its static armv7 is musl.
+            if [ "$1" = armv7 ]; then triple=armv7-unknown-linux-musleabihf; fi
+        fi ;;
 esac
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
 name=boardbench-$version-$triple
@@ -19,8 +30,8 @@ trap 'rm -rf "$stage"' EXIT
 rm -rf "$stage" && mkdir -p "$dir/bin" "$dir/scripts"
 for src in src/bin/bb-*.rs; do
     bin=$(basename "$src" .rs)
-    exe=target/$triple/release/$bin
-    [ -f "$exe" ] || { echo "pack: $exe is missing: build it first (make cross)" >&2; exit 1; }
+    exe=$out/$triple/release/$bin
+    [ -f "$exe" ] || { echo "pack: $exe is missing: build it first (make cross-$1)" >&2; exit 1; }
     cp "$exe" "$dir/bin/"
 done
 cp README.md BENCHMARKS.md "$dir/"

@@ -1,29 +1,39 @@
 #!/bin/sh
 # Installs what boardbench's make targets need, and only what is missing:
 #   scripts/setup.sh native   cargo and a C compiler (for zstd's C code)
-#   scripts/setup.sh cross    + the rustup targets and Debian cross compilers
-#   scripts/setup.sh test     + qemu-user-static and file, for the cross-built binaries;
+#   scripts/setup.sh debian   + the rustup targets and Debian cross compilers
+#   scripts/setup.sh zig      + zig and cargo-zigbuild from PyPI (make cross-* CROSS=zig,
+#                             on any Linux or macOS) and the rustup targets
+#   scripts/setup.sh zig-std  zig, cargo-zigbuild and the Makefile's NIGHTLY with rust-src,
+#                             for the -Zbuild-std builds (armv6, and armv7 through zig)
+#   scripts/setup.sh cross    all three: everything make cross builds with
+#   scripts/setup.sh test     + qemu-user-static, file and readelf, for the cross-built binaries;
 #                             nginx (with its dav module: PUT), for bb-seek's HTTP tests;
 #                             busybox, chromium and openssh-server for the suite's tests;
 #                             ruby, whose Benchmark.bm the bm format is checked against;
 #                             Python's msgpack, for bb-rpc's interop test;
-#                             ansible-core, ansible-lint and moto's S3 server (PyPI,
-#                             pinned) in a venv, target/tools-venv, for the fleet
-#                             playbook's tests and tests/s3.rs
+#                             ansible-core, ansible-lint and moto's S3 server, for the
+#                             fleet playbook's tests and tests/s3.rs
 #   scripts/setup.sh bench    + the zstd CLI, the reference of scripts/bench-zstd.sh;
 #                             nginx, the HTTP server of scripts/bench-seek.sh
-#   scripts/setup.sh fuzz     a C++ compiler, the nightly toolchain $NIGHTLY and cargo-fuzz
+#   scripts/setup.sh fuzz     a C++ compiler, the nightly and cargo-fuzz
+# PyPI tools go in venvs of their own under target/ (Debian's python3 refuses pip
+# installs), pinned: target/zig-venv (zig, cargo-zigbuild; the Makefile puts its bin/ on
+# PATH) and target/tools-venv (ansible, moto; the tests look there).
 # As root it installs; otherwise it prints the exact commands and exits 1.
 # Quick and silent when everything is there.
 set -eu
 
 level=${1:-native}
 repo=$(cd "$(dirname "$0")/.." && pwd)
-# The tests' Python tools, pinned, in a venv (Debian's python3 refuses pip installs):
+targets="armv7-unknown-linux-gnueabihf aarch64-unknown-linux-musl x86_64-unknown-linux-musl"
+nightly=$(sed -n 's/^NIGHTLY *:= *//p' "$repo/Makefile")
+# Pinned like the nightly: a new zig or cargo-zigbuild could change what gets linked.
+zig_venv=$repo/target/zig-venv
+zig_pins="ziglang==0.17.1 cargo-zigbuild==0.24.1"
 # ansible-core 2.19 runs on Python 3.11 to 3.13.
 tools_venv=$repo/target/tools-venv
 tools_pins="ansible-core==2.19.14 ansible-lint==26.10.1 moto[server]==5.2.1"
-targets="armv7-unknown-linux-gnueabihf aarch64-unknown-linux-musl x86_64-unknown-linux-musl"
 
 if ! command -v cargo >/dev/null 2>&1; then
     echo "setup: cargo is missing; install Rust with rustup (https://rustup.rs), then rerun" >&2
@@ -32,17 +42,18 @@ fi
 
 packages=""
 commands=""     # command:package pairs to check
+debian="arm-linux-gnueabihf-gcc:gcc-arm-linux-gnueabihf aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu musl-gcc:musl-tools"
 case $level in
-    native) commands="cc:gcc" ;;
-    cross) commands="cc:gcc arm-linux-gnueabihf-gcc:gcc-arm-linux-gnueabihf aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu musl-gcc:musl-tools" ;;
-    test) commands="cc:gcc arm-linux-gnueabihf-gcc:gcc-arm-linux-gnueabihf aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu musl-gcc:musl-tools
-                    qemu-arm-static:qemu-user-static qemu-aarch64-static:qemu-user-static file:file
+    native | zig | zig-std) commands="cc:gcc" ;;
+    debian | cross) commands="cc:gcc $debian" ;;
+    test) commands="cc:gcc $debian
+                    qemu-arm-static:qemu-user-static qemu-aarch64-static:qemu-user-static file:file readelf:binutils
                     /usr/sbin/nginx:nginx
                     busybox:busybox chromium:chromium /usr/sbin/sshd:openssh-server ssh:openssh-client
                     ruby:ruby" ;;
     bench) commands="cc:gcc zstd:zstd /usr/sbin/nginx:nginx" ;;
     fuzz) commands="cc:gcc c++:g++" ;;
-    *) echo "setup: unknown level '$level' (expected native, cross, test, bench or fuzz)" >&2; exit 2 ;;
+    *) echo "setup: unknown level '$level' (expected native, debian, zig, zig-std, cross, test, bench or fuzz)" >&2; exit 2 ;;
 esac
 
 for pair in $commands; do
@@ -63,43 +74,60 @@ if [ "$level" = test ] && ! python3 -c 'import msgpack' >/dev/null 2>&1; then
     esac
 fi
 
-# make fuzz: libFuzzer needs a nightly compiler; cargo-fuzz is built from crates.io once.
-# Neither needs root.
+# The venvs to make (again when their pins change): "zig", "tools" or both.
+venvs=""
+stale() { [ "$(cat "$1/pins" 2>/dev/null)" != "$2" ]; }
+case $level in
+    zig | zig-std | cross) stale "$zig_venv" "$zig_pins" && venvs="$venvs zig" ;;
+    test) stale "$tools_venv" "$tools_pins" && venvs="$venvs tools" ;;
+esac
+# A venv needs Python's venv module, which Debian's python3 has in python3-venv.
+if [ -n "$venvs" ] && ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
+    case $(command -v python3 || true) in
+        ""|/usr/bin/python3) packages="$packages python3 python3-venv" ;;
+    esac
+fi
+
+# The pinned nightly with rust-src, for -Zbuild-std.
+missing_nightly=""
+case $level in
+    zig-std | cross)
+        rustup component list --toolchain "$nightly" --installed 2>/dev/null | grep -qx rust-src \
+            || missing_nightly=$nightly ;;
+esac
+
+# make fuzz: libFuzzer needs the nightly; cargo-fuzz is built from crates.io once. Neither
+# needs root.
 if [ "$level" = fuzz ]; then
-    nightly=${NIGHTLY:?setup: fuzz needs NIGHTLY (make fuzz sets it)}
     rustup run "$nightly" rustc --version >/dev/null 2>&1 \
         || rustup toolchain install --profile minimal "$nightly"
     command -v cargo-fuzz >/dev/null 2>&1 || cargo install --locked cargo-fuzz
 fi
 
-# The venv, made again when its pins change, needs Python's venv module, which Debian's
-# python3 has in python3-venv.
-venv=no
-if [ "$level" = test ] && [ "$(cat "$tools_venv/pins" 2>/dev/null)" != "$tools_pins" ]; then
-    venv=yes
-    if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
-        case $(command -v python3 || true) in
-            ""|/usr/bin/python3) packages="$packages python3 python3-venv" ;;
-        esac
-    fi
-fi
-
 missing_targets=""
-if [ "$level" != native ] && [ "$level" != bench ] && [ "$level" != fuzz ]; then
-    installed=$(rustup target list --installed 2>/dev/null || true)
-    for t in $targets; do
-        echo "$installed" | grep -qx "$t" || missing_targets="$missing_targets $t"
-    done
-fi
+case $level in
+    debian | zig | cross | test)
+        installed=$(rustup target list --installed 2>/dev/null || true)
+        for t in $targets; do
+            echo "$installed" | grep -qx "$t" || missing_targets="$missing_targets $t"
+        done ;;
+esac
 
-[ -z "$packages" ] && [ -z "$missing_targets" ] && [ -z "$pip_packages" ] && [ $venv = no ] && exit 0
+[ -z "$packages" ] && [ -z "$missing_targets" ] && [ -z "$pip_packages" ] \
+    && [ -z "$missing_nightly" ] && [ -z "$venvs" ] && exit 0
 
 if [ "$(id -u)" != 0 ]; then
     echo "setup: missing pieces; run these, then rerun make:" >&2
     [ -n "$packages" ] && echo "  sudo apt-get update && sudo apt-get install -y$packages" >&2
     [ -n "$missing_targets" ] && echo "  rustup target add$missing_targets" >&2
     [ -n "$pip_packages" ] && echo "  python3 -m pip install $pip_packages" >&2
-    [ $venv = yes ] && echo "  python3 -m venv $tools_venv && $tools_venv/bin/pip install $tools_pins" >&2
+    [ -n "$missing_nightly" ] && echo "  rustup toolchain install $nightly --profile minimal --component rust-src" >&2
+    for v in $venvs; do
+        case $v in
+            zig) echo "  python3 -m venv $zig_venv && $zig_venv/bin/pip install $zig_pins && echo '$zig_pins' >$zig_venv/pins" >&2 ;;
+            tools) echo "  python3 -m venv $tools_venv && $tools_venv/bin/pip install '$tools_pins' && echo '$tools_pins' >$tools_venv/pins" >&2 ;;
+        esac
+    done
     exit 1
 fi
 
@@ -112,16 +140,27 @@ if [ -n "$pip_packages" ]; then
     echo "setup: installing $pip_packages for $(command -v python3)" >&2
     python3 -m pip install -q $pip_packages
 fi
+if [ -n "$missing_nightly" ]; then
+    echo "setup: installing $nightly with rust-src" >&2
+    rustup toolchain install "$nightly" --profile minimal --component rust-src >/dev/null
+fi
 if [ -n "$missing_targets" ]; then
     echo "setup: adding rustup targets$missing_targets" >&2
     rustup target add $missing_targets
 fi
-if [ $venv = yes ]; then
-    echo "setup: installing $tools_pins in $tools_venv" >&2
-    rm -rf "$tools_venv"
-    python3 -m venv "$tools_venv"
+# Makes the venv DIR with the packages PINS (a space-separated list), then records them.
+make_venv() {
+    echo "setup: installing $2 in $1" >&2
+    rm -rf "$1"
+    python3 -m venv "$1"
     set -f  # moto[server] is a name, not a glob
-    "$tools_venv/bin/pip" install -q $tools_pins
+    "$1/bin/pip" install -q $2
     set +f
-    echo "$tools_pins" >"$tools_venv/pins"
-fi
+    echo "$2" >"$1/pins"
+}
+for v in $venvs; do
+    case $v in
+        zig) make_venv "$zig_venv" "$zig_pins" ;;
+        tools) make_venv "$tools_venv" "$tools_pins" ;;
+    esac
+done

@@ -4,27 +4,113 @@
 //! ignored test that needs them: `cargo test --release -- --ignored`.
 
 mod common;
-use common::run_with;
+use common::{run_with, Run};
 use std::path::PathBuf;
 
-/// (target triple, ELF e_machine, ELF class (1 = 32-bit, 2 = 64-bit), how to run it, uname -m)
-const TARGETS: &[(&str, u16, u8, Option<&str>, &str)] = &[
-    (
-        "armv7-unknown-linux-gnueabihf",
-        40,
-        1,
-        Some("qemu-arm-static"),
-        "armv7l",
-    ),
-    (
-        "aarch64-unknown-linux-musl",
-        183,
-        2,
-        Some("qemu-aarch64-static"),
-        "aarch64",
-    ),
-    ("x86_64-unknown-linux-musl", 62, 2, None, "x86_64"),
+/// A cross build as the tests find and run it.
+struct Target {
+    triple: &'static str,
+    /// Where the build puts it, under the repository: `target`, or `target/zig` for
+    /// the zig path (`CROSS=zig`), kept apart from the Debian build of the same board.
+    dir: &'static str,
+    /// ELF e_machine and class (1 = 32-bit, 2 = 64-bit).
+    machine: u16,
+    class: u8,
+    /// The qemu-user that runs it here, and the CPU it emulates (`QEMU_CPU`, which the
+    /// forks inherit with the environment): none for this machine's own.
+    qemu: Option<&'static str>,
+    cpu: Option<&'static str>,
+    /// What the binary reports as its architecture (uname -m) there.
+    arch: &'static str,
+}
+
+const ARMV7: Target = Target {
+    triple: "armv7-unknown-linux-gnueabihf",
+    dir: "target",
+    machine: 40,
+    class: 1,
+    qemu: Some("qemu-arm-static"),
+    cpu: None,
+    arch: "armv7l",
+};
+
+/// The Pi Zero and Pi 1: an ARM1176, where an ARMv7 instruction is SIGILL.
+const ARMV6: Target = Target {
+    triple: "arm-unknown-linux-musleabihf",
+    dir: "target",
+    machine: 40,
+    class: 1,
+    qemu: Some("qemu-arm-static"),
+    cpu: Some("arm1176"),
+    arch: "armv6l",
+};
+
+const TARGETS: &[Target] = &[
+    ARMV7,
+    Target {
+        triple: "aarch64-unknown-linux-musl",
+        dir: "target",
+        machine: 183,
+        class: 2,
+        qemu: Some("qemu-aarch64-static"),
+        cpu: None,
+        arch: "aarch64",
+    },
+    Target {
+        triple: "x86_64-unknown-linux-musl",
+        dir: "target",
+        machine: 62,
+        class: 2,
+        qemu: None,
+        cpu: None,
+        arch: "x86_64",
+    },
+    ARMV6,
+    // make cross-armv7 CROSS=zig: static musl, since zig links glibc only dynamically.
+    Target {
+        triple: "armv7-unknown-linux-musleabihf",
+        dir: "target/zig",
+        ..ARMV7
+    },
 ];
+
+impl Target {
+    fn built(&self, bin: &str) -> PathBuf {
+        let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join(self.dir)
+            .join(self.triple)
+            .join("release")
+            .join(bin);
+        assert!(
+            p.exists(),
+            "{} is missing: run make cross (and make cross-armv7 CROSS=zig) first",
+            p.display()
+        );
+        p
+    }
+
+    /// Runs `exe` as the board would, through its qemu where it needs one; with
+    /// `forks`, copies of itself re-executed through that qemu too (`BB_FORK_RUNNER`).
+    fn run(&self, exe: &str, args: &[&str], forks: bool, env: &[(&str, &str)]) -> Run {
+        let Some(qemu) = self.qemu else {
+            return run_with(exe, args, env);
+        };
+        let mut env = [env, &self.cpu_env()].concat();
+        if forks {
+            env.push(("BB_FORK_RUNNER", qemu));
+        }
+        run_with(qemu, &[&[exe][..], args].concat(), &env)
+    }
+
+    /// The environment that makes its qemu emulate the board's CPU.
+    fn cpu_env(&self) -> Vec<(&'static str, &'static str)> {
+        self.cpu.map(|cpu| ("QEMU_CPU", cpu)).into_iter().collect()
+    }
+
+    fn name(&self) -> String {
+        format!("{}/{}", self.dir, self.triple)
+    }
+}
 
 fn binaries() -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/src/bin"))
@@ -40,20 +126,6 @@ fn binaries() -> Vec<String> {
         .collect();
     names.sort();
     names
-}
-
-fn built(target: &str, bin: &str) -> PathBuf {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("target")
-        .join(target)
-        .join("release")
-        .join(bin);
-    assert!(
-        p.exists(),
-        "{} is missing: run make cross first",
-        p.display()
-    );
-    p
 }
 
 /// Reads the ELF header and program headers: (class, machine, has PT_INTERP).
@@ -79,12 +151,12 @@ fn elf_facts(bytes: &[u8]) -> (u8, u16, bool) {
 #[test]
 #[ignore = "needs make cross; run by make test"]
 fn cross_binaries_are_static_elfs_of_their_architecture() {
-    for (target, machine, class, _, _) in TARGETS {
+    for target in TARGETS {
         for bin in binaries() {
-            let path = built(target, &bin);
+            let path = target.built(&bin);
             let bytes = std::fs::read(&path).unwrap();
             let (c, m, interp) = elf_facts(&bytes);
-            assert_eq!((c, m), (*class, *machine), "{}", path.display());
+            assert_eq!((c, m), (target.class, target.machine), "{}", path.display());
             assert!(
                 !interp,
                 "{} asks for a dynamic loader: not static",
@@ -106,8 +178,8 @@ fn cross_binaries_are_static_elfs_of_their_architecture() {
 #[test]
 #[ignore = "needs make cross and qemu-user; run by make test"]
 fn bb_zstd_runs_correctly_under_qemu() {
-    for (target, _, _, runner, arch) in TARGETS {
-        let exe = built(target, "bb-zstd");
+    for target in TARGETS {
+        let exe = target.built("bb-zstd");
         let exe = exe.to_str().unwrap();
         let args = [
             "--quick",
@@ -128,21 +200,15 @@ fn bb_zstd_runs_correctly_under_qemu() {
             "--format",
             "json",
         ];
-        let run = match runner {
-            // Forks re-execute the binary: through qemu too, as the kernel cannot.
-            Some(qemu) => run_with(
-                qemu,
-                &[&[exe][..], &args[..]].concat(),
-                &[("BB_FORK_RUNNER", qemu)],
-            ),
-            None => run_with(exe, &args, &[]),
-        };
+        // Forks re-execute the binary: through qemu too, as the kernel cannot.
+        let run = target.run(exe, &args, true, &[]);
         run.assert_ok();
         let json = run.json();
         let entries = json.as_array().unwrap();
-        assert_eq!(entries.len(), 4, "{target}");
+        let name = target.name();
+        assert_eq!(entries.len(), 4, "{name}");
         for e in entries {
-            assert_eq!(e["environment"]["arch"], *arch, "{target}");
+            assert_eq!(e["environment"]["arch"], target.arch, "{name}");
             assert_eq!(
                 e["primaryMetric"]["rawData"][0].as_array().unwrap().len(),
                 2
@@ -151,11 +217,8 @@ fn bb_zstd_runs_correctly_under_qemu() {
             assert!(e["secondaryMetrics"]["ratio"]["score"].as_f64().unwrap() > 2.0);
         }
         // Bad input is exit 2 on every architecture.
-        let bad = match runner {
-            Some(qemu) => run_with(qemu, &[exe, "--threads", "0"], &[]),
-            None => run_with(exe, &["--threads", "0"], &[]),
-        };
-        assert_eq!(bad.code, 2, "{target}: {}", bad.stderr);
+        let bad = target.run(exe, &["--threads", "0"], false, &[]);
+        assert_eq!(bad.code, 2, "{name}: {}", bad.stderr);
     }
 }
 
@@ -175,13 +238,11 @@ fn bb_compare_runs_correctly_under_qemu() {
     };
     let base = result("base.json", [100.0, 101.0, 99.0, 100.0]);
     let new = result("new.json", [50.0, 51.0, 49.0, 50.0]);
-    for (target, _, _, runner, _) in TARGETS {
-        let exe = built(target, "bb-compare");
+    for target in TARGETS {
+        let exe = target.built("bb-compare");
         let exe = exe.to_str().unwrap();
-        let run = |args: &[&str]| match runner {
-            Some(qemu) => run_with(qemu, &[&[exe][..], args].concat(), &[]),
-            None => run_with(exe, args, &[]),
-        };
+        let run = |args: &[&str]| target.run(exe, args, false, &[]);
+        let target = target.name();
         let slower = run(&["--format", "json", &base, &new]);
         assert_eq!(slower.code, 1, "{target}: {}", slower.stderr);
         let v = slower.json();
@@ -201,8 +262,8 @@ fn bb_compare_runs_correctly_under_qemu() {
 #[test]
 #[ignore = "needs make cross and qemu-user; run by make test"]
 fn bb_ipc_runs_correctly_under_qemu() {
-    for (target, _, _, runner, arch) in TARGETS {
-        let exe = built(target, "bb-ipc");
+    for target in TARGETS {
+        let exe = target.built("bb-ipc");
         let exe = exe.to_str().unwrap();
         let tmp = common::TempDir::new("ipc-qemu");
         let args = [
@@ -220,21 +281,16 @@ fn bb_ipc_runs_correctly_under_qemu() {
         ];
         let dir = tmp.path().to_str().unwrap();
         // Forks and the server child re-execute the binary: through qemu too.
-        let run = match runner {
-            Some(qemu) => run_with(
-                qemu,
-                &[&[exe][..], &args[..]].concat(),
-                &[("BB_FORK_RUNNER", qemu), ("TMPDIR", dir)],
-            ),
-            None => run_with(exe, &args, &[("TMPDIR", dir)]),
-        };
+        let run = target.run(exe, &args, true, &[("TMPDIR", dir)]);
         run.assert_ok();
         let json = run.json();
         let entries = json.as_array().unwrap();
+        let arch = target.arch;
+        let target = target.name();
         // 8 local calls; per transport a floor and 8 calls, in avgt and in sample mode.
         assert_eq!(entries.len(), 8 + 5 * 9 * 2, "{target}");
         for e in entries {
-            assert_eq!(e["environment"]["arch"], *arch, "{target}");
+            assert_eq!(e["environment"]["arch"], arch, "{target}");
             assert!(e["primaryMetric"]["score"].as_f64().unwrap() > 0.0);
             if e["benchmark"] == "bb.ipc.remote" {
                 assert!(e["secondaryMetrics"]["vs floor"]["score"].as_f64().unwrap() > 0.0);
@@ -257,10 +313,12 @@ fn on_path(name: &str) -> PathBuf {
 #[ignore = "needs make cross and qemu-user; run by make test"]
 fn forks_under_qemu_find_their_qemu_or_say_how_to_set_it() {
     let no_qemu = common::TempDir::new("cross-no-qemu");
-    for (target, _, _, runner, _) in TARGETS {
-        let Some(qemu) = runner else { continue };
+    for target in TARGETS {
+        let Some(qemu) = target.qemu else { continue };
         let qemu_path = on_path(qemu);
-        let exe = built(target, "bb-zstd");
+        let exe = target.built("bb-zstd");
+        let cpu = target.cpu_env();
+        let target = target.name();
         let args = [
             exe.to_str().unwrap(),
             "--quick",
@@ -288,13 +346,13 @@ fn forks_under_qemu_find_their_qemu_or_say_how_to_set_it() {
             continue;
         }
         // No BB_FORK_RUNNER: the fork finds the qemu on PATH by itself.
-        let run = run_with(qemu_path.to_str().unwrap(), &args, &[]);
+        let run = run_with(qemu_path.to_str().unwrap(), &args, &cpu);
         run.assert_ok();
         // No qemu on PATH either: one line says what to set.
         let run = run_with(
             qemu_path.to_str().unwrap(),
             &args,
-            &[("PATH", no_qemu.path().to_str().unwrap())],
+            &[&cpu[..], &[("PATH", no_qemu.path().to_str().unwrap())]].concat(),
         );
         assert_eq!(run.code, 1, "{target}: {}", run.stderr);
         let error = format!(
@@ -306,4 +364,52 @@ fn forks_under_qemu_find_their_qemu_or_say_how_to_set_it() {
             run.stderr
         );
     }
+}
+
+/// The ELF attributes (`readelf -A`) of a 32-bit ARM binary: the architecture and FPU
+/// that the compiler and linker built it for, merged over every object, zstd's C too.
+fn arm_attributes(path: &std::path::Path) -> String {
+    let out = std::process::Command::new("readelf")
+        .arg("-A")
+        .arg(path)
+        .output()
+        .expect("readelf (binutils, scripts/setup.sh test)");
+    assert!(out.status.success(), "readelf -A {}", path.display());
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+#[ignore = "needs make cross; run by make test"]
+fn armv6_binaries_are_built_for_the_arm1176_and_armv7_ones_are_not() {
+    for bin in binaries() {
+        let path = ARMV6.built(&bin);
+        let attributes = arm_attributes(&path);
+        for tag in ["Tag_CPU_arch: v6\n", "Tag_FP_arch: VFPv2\n"] {
+            assert!(
+                attributes.contains(tag),
+                "{}: no {tag}{attributes}",
+                path.display()
+            );
+        }
+    }
+    // The same check tells an ARMv7 build apart.
+    let attributes = arm_attributes(&ARMV7.built("bb-zstd"));
+    assert!(attributes.contains("Tag_CPU_arch: v7\n"), "{attributes}");
+}
+
+#[test]
+#[ignore = "needs make cross and qemu-user; run by make test"]
+fn qemu_as_an_arm1176_refuses_armv7_code() {
+    // What makes the armv6 runs above a proof: the emulated Pi Zero's CPU stops at the
+    // first ARMv7 instruction, as the board does ("Illegal instruction").
+    let exe = ARMV7.built("bb-zstd");
+    let run = ARMV6.run(exe.to_str().unwrap(), &["--help"], false, &[]);
+    assert!(
+        run.code != 0 && run.stderr.contains("(Illegal instruction)"),
+        "exit code {}: {}",
+        run.code,
+        run.stderr
+    );
+    let run = ARMV7.run(exe.to_str().unwrap(), &["--help"], false, &[]);
+    run.assert_ok();
 }

@@ -5,7 +5,7 @@
 mod common;
 use common::boards::{
     check_default_suite, check_zstd_results, free_port, results_dir, start_boards, user,
-    x86_musl_bb_zstd, Boards, REPO, SHORT_TIMING, ZSTD_FLAGS,
+    x86_musl_bb_zstd, Boards, Sshd, REPO, SHORT_TIMING, ZSTD_FLAGS,
 };
 use common::{run_with, Run, TempDir};
 use std::path::{Path, PathBuf};
@@ -341,6 +341,60 @@ fn make_deploy_with_only_a_host_runs_the_standard_suite_in_the_boards_home() {
         home.display()
     );
     assert!(!Path::new(REPO).join("~").exists());
+}
+
+#[test]
+#[ignore = "needs make cross and openssh-server (scripts/setup.sh test); run by make test"]
+fn make_deploy_on_an_armv6l_board_chooses_armv6() {
+    let boards = start_boards();
+    let d = boards.dir.path();
+    // A Pi Zero: its uname -m says armv6l (the rest of uname is this machine's).
+    let bin = d.join("armv6l-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let uname = bin.join("uname");
+    std::fs::write(
+        &uname,
+        "#!/bin/sh\n[ \"$1\" = -m ] && { echo armv6l; exit 0; }\nexec /bin/uname \"$@\"\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&uname, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let zero = Sshd::start_with(
+        d,
+        "sshd-zero",
+        &format!("PATH={}:/usr/local/bin:/usr/bin:/bin", bin.display()),
+    );
+    let host = format!("HOST={}@127.0.0.1", user());
+    let ssh_opts = format!("{} -o Port={}", boards.ssh_opts, zero.port);
+    let run = common::run_in(
+        Path::new(REPO),
+        "make",
+        &["-s", "deploy", &host, "PROFILE=quick"],
+        &[("SSH_OPTS", ssh_opts.as_str()), ("BB_FLAGS", SHORT_TIMING)],
+    );
+    assert!(
+        run.stderr.contains("building for armv6")
+            && run.stderr.contains(
+                "copying boardbench-0.1.0-arm-unknown-linux-musleabihf to ~/boardbench (armv6l)"
+            ),
+        "{}",
+        run.stderr
+    );
+    // ARM binaries cannot run on this x86 "board"; what was copied is the armv6 build.
+    let copied = d.join(
+        "home-sshd-zero/boardbench/boardbench-0.1.0-arm-unknown-linux-musleabihf/bin/bb-zstd",
+    );
+    let bytes = std::fs::read(&copied).unwrap();
+    assert_eq!(&bytes[..4], b"\x7fELF");
+    assert_eq!(u16::from_le_bytes([bytes[18], bytes[19]]), 40, "EM_ARM");
+    if let Some(res) = run
+        .stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("results: "))
+        .next_back()
+    {
+        let _cleanup = TempDir(PathBuf::from(res));
+    }
 }
 
 #[test]

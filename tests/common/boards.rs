@@ -89,6 +89,12 @@ pub struct Sshd {
 
 impl Sshd {
     pub fn start(dir: &Path, name: &str) -> Sshd {
+        Sshd::start_with(dir, name, "")
+    }
+
+    /// A server whose sessions also get the variables `env` (`NAME=VALUE ...`): sshd
+    /// takes only its first SetEnv line.
+    pub fn start_with(dir: &Path, name: &str, env: &str) -> Sshd {
         let port = free_port();
         let config = dir.join(format!("{name}.conf"));
         std::fs::write(
@@ -97,7 +103,7 @@ impl Sshd {
                 "Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/host_key\nPidFile {d}/{name}.pid\n\
                  AuthorizedKeysFile {d}/authorized_keys\nPasswordAuthentication no\n\
                  KbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\nPermitRootLogin prohibit-password\n\
-                 Subsystem sftp internal-sftp\nLogLevel ERROR\nSetEnv HOME={d}/home-{name}\n",
+                 Subsystem sftp internal-sftp\nLogLevel ERROR\nSetEnv HOME={d}/home-{name} {env}\n",
                 d = dir.display()
             ),
         )
