@@ -261,10 +261,13 @@ impl Decoder<'_> {
                 self.buf.len() - self.pos
             )));
         }
-        (0..n)
-            .map(|_| self.value(depth + 1))
-            .collect::<Result<_, _>>()
-            .map(Value::Array)
+        // Exactly n: collect() would start at four elements, 128 bytes for a one-byte
+        // array, and grow by doubling (found by the messagepack fuzz target).
+        let mut items = Vec::with_capacity(n);
+        for _ in 0..n {
+            items.push(self.value(depth + 1)?);
+        }
+        Ok(Value::Array(items))
     }
 
     fn map(&mut self, n: usize, depth: usize) -> Result<Value, WireError> {
@@ -274,10 +277,11 @@ impl Decoder<'_> {
                 self.buf.len() - self.pos
             )));
         }
-        (0..n)
-            .map(|_| Ok((self.value(depth + 1)?, self.value(depth + 1)?)))
-            .collect::<Result<_, _>>()
-            .map(Value::Map)
+        let mut pairs = Vec::with_capacity(n);
+        for _ in 0..n {
+            pairs.push((self.value(depth + 1)?, self.value(depth + 1)?));
+        }
+        Ok(Value::Map(pairs))
     }
 }
 
