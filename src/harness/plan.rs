@@ -126,10 +126,10 @@ mod tests {
             TimeUnit::Millis,
             &[bench("bb.x.timed"), shot],
         );
-        // 2 forks × (45 s of iterations + 15 × 2 ms + 60 ms): 90.18 s.
-        assert_eq!(plan.benchmarks[0].estimate, Duration::from_millis(90_180));
-        // 2 forks × (15 shots × 500 ms + 60 ms): 15.12 s.
-        assert_eq!(plan.benchmarks[1].estimate, Duration::from_millis(15_120));
+        // 2 forks × (45 s of iterations + 15 × 2 ms + 40 ms): 90.14 s.
+        assert_eq!(plan.benchmarks[0].estimate, Duration::from_millis(90_140));
+        // 2 forks × (15 shots × 500 ms + 40 ms): 15.08 s.
+        assert_eq!(plan.benchmarks[1].estimate, Duration::from_millis(15_080));
         let text = plan.render("bb-x");
         assert!(
             text.starts_with("# bb-x --dry-run, profile full: 2 benchmarks\n"),
@@ -142,7 +142,7 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.ends_with("estimated duration: about 1 min 45 s (105.3 s)\n"),
+            text.ends_with("estimated duration: about 1 min 45 s (105.2 s)\n"),
             "{text}"
         );
         assert_eq!(plan.summary(), "profile full: about 1 min 45 s");
@@ -154,6 +154,6 @@ mod tests {
             ops_per_invocation: None,
         });
         let plan = Plan::new(Profile::Full, &s, TimeUnit::Millis, &[paired]);
-        assert_eq!(plan.benchmarks[0].estimate, Duration::from_millis(180_360));
+        assert_eq!(plan.benchmarks[0].estimate, Duration::from_millis(180_280));
     }
 }
