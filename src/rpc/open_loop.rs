@@ -203,7 +203,7 @@ fn sleep_until(when: Instant) {
     }
     let target = Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32) + (when - now);
     let deadline = libc::timespec {
-        tv_sec: target.as_secs() as libc::time_t,
+        tv_sec: target.as_secs() as _,
         tv_nsec: target.subsec_nanos() as _,
     };
     // EINTR: a signal came; the caller checks the clock again anyway.
