@@ -77,10 +77,7 @@ pub fn load_metric(path: &Path, metric: Option<&str>, max_bytes: u64) -> Result<
         }
         let doc = Json::parse(text).map_err(|why| not_results(&file, &why))?;
         found_metrics.extend(metric_names(&doc));
-        all.extend(
-            parse_doc(&doc, metric)
-                .map_err(|why| not_results(&file, &crate::output::format::printable(&why)))?,
-        );
+        all.extend(parse_doc(&doc, metric).map_err(|why| not_results(&file, &why))?);
     }
     if all.is_empty() {
         return Err(Error::usage(match metric {
@@ -204,8 +201,7 @@ fn json_files_under(dir: &Path) -> Result<Vec<PathBuf>> {
 /// Parses a JSON result document: an array of JMH entries. The error says what is wrong
 /// and in which entry.
 pub fn parse(text: &str) -> std::result::Result<Vec<Measurement>, String> {
-    // Names from the file (a benchmark's, a param's) may hold escaped control characters.
-    parse_doc(&Json::parse(text)?, None).map_err(|e| crate::output::format::printable(&e))
+    parse_doc(&Json::parse(text)?, None)
 }
 
 /// What a JSON value is, for messages.
@@ -234,7 +230,9 @@ fn parse_doc(doc: &Json, metric: Option<&str>) -> std::result::Result<Vec<Measur
     };
     let mut out = Vec::new();
     for (i, e) in entries.iter().enumerate() {
-        let at = |why: String| format!("entry {}: {why}", i + 1);
+        // Names from the file (a benchmark's, a param's) may hold escaped control
+        // characters: every entry's error is made printable here.
+        let at = |why: String| crate::output::format::printable(&format!("entry {}: {why}", i + 1));
         if !matches!(e, Json::Obj(_)) {
             return Err(at(format!(
                 "expected a benchmark object, found {}",
