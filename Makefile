@@ -26,9 +26,10 @@ ARMV7_ZIG := armv7-unknown-linux-musleabihf
 # The nightly's own cargo first on PATH, as cargo-zigbuild runs the cargo PATH names; not
 # $(CARGO), which under cargo (make deploy from a test) is stable's, from the environment.
 # zig and cargo-zigbuild come from target/zig-venv (scripts/setup.sh), first on PATH.
-ZIG_PATH := PATH="$(CURDIR)/target/zig-venv/bin:$$PATH"
+ZIG_BIN  := $(CURDIR)/target/zig-venv/bin
+ZIG_PATH := PATH="$(ZIG_BIN):$$PATH"
 ZIG_STD := env -u CARGO -u RUSTC RUSTFLAGS=-Clink-self-contained=no \
-	PATH="$(CURDIR)/target/zig-venv/bin:$$(dirname "$$(rustup which --toolchain $(NIGHTLY) cargo)"):$$PATH" \
+	PATH="$(ZIG_BIN):$$(dirname "$$(rustup which --toolchain $(NIGHTLY) cargo)"):$$PATH" \
 	cargo zigbuild --release -Zbuild-std=std,panic_abort --target
 # make fuzz: each target in fuzz/fuzz_targets for FUZZ_TIME seconds.
 FUZZ_TARGETS := $(patsubst fuzz/fuzz_targets/%.rs,%,$(wildcard fuzz/fuzz_targets/*.rs))
