@@ -7,6 +7,7 @@
 //! qemu-user (ignored: run by make test after make cross).
 
 mod common;
+use common::seek::{check_all_patterns, metric, SHORT};
 use common::{entry, run_with, Run, TempDir};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -15,19 +16,6 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 const EXE: &str = env!("CARGO_BIN_EXE_bb-seek");
-/// One shot of each after one warm-up, in this process: the behaviour is the same.
-const SHORT: &[&str] = &[
-    "--quick",
-    "--warmup",
-    "1",
-    "--iterations",
-    "2",
-    "--forks",
-    "0",
-    "--format",
-    "json",
-];
-
 /// One measured shot and no warm-up, JSON: for the slow cases (a large object, qemu).
 const ONE_SHOT: &[&str] = &[
     "--quick",
@@ -50,12 +38,6 @@ fn short(source: &str, extra: &[&str]) -> Run {
     bb_seek(&args)
 }
 
-fn metric(e: &serde_json::Value, name: &str) -> f64 {
-    e["secondaryMetrics"][name]["score"]
-        .as_f64()
-        .unwrap_or_else(|| panic!("no {name} in {e:#}"))
-}
-
 /// FNV-1a 64, written again here so the manifest is checked independently.
 fn fnv(bytes: &[u8]) -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
@@ -63,71 +45,6 @@ fn fnv(bytes: &[u8]) -> String {
         h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
     }
     format!("{h:016x}")
-}
-
-/// Checks the requests and amplification of every pattern × client of a report over
-/// objects of 64 KiB and 1 MiB, and that every read was a real read (MB/s > 0).
-fn check_all_patterns(json: &serde_json::Value, source: &str) {
-    assert_eq!(
-        json.as_array().unwrap().len(),
-        20,
-        "2 sizes × (2 sequential + 3) × 2 clients"
-    );
-    for e in json.as_array().unwrap() {
-        assert_eq!(e["mode"], "ss");
-        assert_eq!(e["params"]["source"], source);
-        assert_eq!(e["primaryMetric"]["scoreUnit"], "ms/op");
-        assert!(metric(e, "MB/s") > 0.0);
-        if e["params"]["client"] == "plain" {
-            assert_eq!(metric(e, "amplification"), 1.0, "{e:#}");
-        }
-    }
-    let key = |size: &str| format!("random-{size}.txt");
-    let seq = |size: &str, client: &str, rs: &str| {
-        entry(
-            json,
-            "bb.seek.sequential",
-            &[("key", &key(size)), ("client", client), ("read-size", rs)],
-        )
-    };
-    assert_eq!(metric(seq("1mb", "plain", "4k"), "requests"), 256.0);
-    assert_eq!(metric(seq("1mb", "plain", "1m"), "requests"), 1.0);
-    // Over HTTP: a block, then read-ahead of 128k, 256k, 512k, and the last 64k: five
-    // requests. From a file, with the small cache: a block, then 64k, then 128k at most:
-    // nine.
-    let expected = if source.starts_with("http") { 5.0 } else { 9.0 };
-    assert_eq!(metric(seq("1mb", "stream", "4k"), "requests"), expected);
-    assert_eq!(metric(seq("1mb", "stream", "4k"), "amplification"), 1.0);
-    for pattern in ["sequential", "forward", "backward", "parquet"] {
-        // 64 KiB is small: the stream fetches it whole, once.
-        let e = entry(
-            json,
-            &format!("bb.seek.{pattern}"),
-            &[("key", &key("64kb")), ("client", "stream")],
-        );
-        assert_eq!(metric(e, "requests"), 1.0, "{pattern}");
-    }
-    for (pattern, plain, stream) in [
-        ("forward", 5.0, 5.0),
-        ("backward", 5.0, 5.0),
-        ("parquet", 4.0, 3.0),
-    ] {
-        let p = entry(
-            json,
-            &format!("bb.seek.{pattern}"),
-            &[("key", &key("1mb")), ("client", "plain")],
-        );
-        let s = entry(
-            json,
-            &format!("bb.seek.{pattern}"),
-            &[("key", &key("1mb")), ("client", "stream")],
-        );
-        assert_eq!(
-            (metric(p, "requests"), metric(s, "requests")),
-            (plain, stream),
-            "{pattern}"
-        );
-    }
 }
 
 #[test]
@@ -336,41 +253,30 @@ fn bad_flags_are_one_line_and_exit_2() {
 /// Runs bb-seek with `args`; returns its output and its peak RSS in KiB: the child's own
 /// ru_maxrss, from wait4 (the whole run, in one process with --forks 0).
 fn bb_seek_with_peak_rss(args: &[&str]) -> (Run, u64) {
-    // Reaped by wait4 below, which std cannot do while keeping the rusage.
-    #[allow(clippy::zombie_processes)]
-    let mut child = Command::new(EXE)
+    // The peak of bb-seek alone. A child spawned from this test process starts in its
+    // memory (vfork), and Linux keeps the high-water mark of the memory a process had
+    // before its exec: a wait4 here would count whatever the tests running beside this
+    // one held. A small Python forks bb-seek instead and reports the child's peak.
+    const WRAPPER: &str = "import os, sys\n\
+        pid = os.fork()\n\
+        if pid == 0:\n    os.execv(sys.argv[1], sys.argv[1:])\n\
+        _, status, usage = os.wait4(pid, 0)\n\
+        sys.stderr.write('\\npeak-rss-kib=%d\\n' % usage.ru_maxrss)\n\
+        sys.exit(os.waitstatus_to_exitcode(status))\n";
+    let mut run: Run = Command::new("python3")
+        .args(["-c", WRAPPER, EXE])
         .args(args)
         .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let drain = |mut r: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = r.read_to_string(&mut s);
-            s
-        })
-    };
-    let stdout = drain(Box::new(child.stdout.take().unwrap()));
-    let stderr = drain(Box::new(child.stderr.take().unwrap()));
-    let mut status = 0;
-    // SAFETY: rusage is plain data that wait4 fills; the pid is this test's own child,
-    // not yet waited for.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
-    assert_eq!(pid, child.id() as i32);
-    let code = if libc::WIFEXITED(status) {
-        libc::WEXITSTATUS(status)
-    } else {
-        -1
-    };
-    let run = Run {
-        code,
-        stdout: stdout.join().unwrap(),
-        stderr: stderr.join().unwrap(),
-    };
-    (run, usage.ru_maxrss as u64)
+        .output()
+        .expect("running python3")
+        .into();
+    let (stderr, peak) = run
+        .stderr
+        .rsplit_once("\npeak-rss-kib=")
+        .unwrap_or_else(|| panic!("no peak reported: {}", run.stderr));
+    let peak = peak.trim().parse().expect("a peak in KiB");
+    run.stderr = stderr.to_string();
+    (run, peak)
 }
 
 #[test]

@@ -7,12 +7,14 @@
 use boardbench::harness::cli::{self, HasCommon};
 use boardbench::harness::fork;
 use boardbench::output::print_stdout;
+use boardbench::s3::{Addressing, Location};
 use boardbench::seek::client::{self, StreamConfig};
 use boardbench::seek::data::Object;
 use boardbench::seek::gen;
-use boardbench::seek::http::{Url, DEFAULT_REQUEST_TIMEOUT};
+use boardbench::seek::http::DEFAULT_REQUEST_TIMEOUT;
 use boardbench::seek::pattern::{self, Read, Reads};
-use boardbench::seek::spec::SourceSpec;
+use boardbench::seek::s3;
+use boardbench::seek::spec::{S3Place, SourceSpec};
 use boardbench::seek::workload::{self, Case, SeekOp};
 use boardbench::{Benchmark, Error, Mode, Profiles, Result, Settings, Suite, TimeUnit, Workload};
 use std::path::PathBuf;
@@ -41,7 +43,7 @@ boardbench::bench_args! {
         /// read sizes of the sequential pattern, a list (default 4k,1m)
         #[argh(option, from_str_fn(boardbench::harness::cli::parse_size_list))]
         pub read_size: Option<Vec<u64>>,
-        /// where the objects are, a list of file:DIR and http://HOST:PORT/PREFIX/ (default file:./data)
+        /// where the objects are, a list of file:DIR, http://HOST:PORT/PREFIX/ and s3://BUCKET/PREFIX/ (default s3://$BUCKET/$PREFIX when BUCKET is set, else file:./data)
         #[argh(option, from_str_fn(boardbench::seek::spec::parse_source_list))]
         pub source: Option<Vec<SourceSpec>>,
         /// drop each object's cached pages before every shot (posix_fadvise DONTNEED), so reads come from the storage
@@ -68,6 +70,12 @@ boardbench::bench_args! {
         /// HTTP: how long one request may take, connect, answer, body and one retry on a fresh connection together (default 30s; uploads a second more per MiB)
         #[argh(option, from_str_fn(boardbench::harness::cli::parse_duration))]
         pub request_timeout: Option<Duration>,
+        /// S3: send requests unsigned, for public buckets
+        #[argh(switch)]
+        pub no_sign: bool,
+        /// S3: address the bucket as virtual (BUCKET.HOST/KEY), path (HOST/BUCKET/KEY) or auto (default: the AWS config's addressing_style, else virtual on AWS, path elsewhere)
+        #[argh(option, from_str_fn(parse_addressing))]
+        pub addressing: Option<Option<Addressing>>,
         #[argh(subcommand)]
         pub command: Option<Command>,
     }
@@ -80,20 +88,27 @@ pub enum Command {
 }
 
 /// Write the objects (random-1mb.txt, ...) and a manifest of sizes and checksums to a
-/// directory, keeping valid ones; or upload them to an HTTP server with PUT.
+/// directory, keeping valid ones; or upload them to an HTTP server with PUT, or to an S3
+/// bucket (made when missing; large objects in parts).
 #[derive(argh::FromArgs, Debug)]
 #[argh(
     subcommand,
     name = "gen",
-    example = "bb-seek gen --dir ./data\nbb-seek gen --dest http://127.0.0.1:8080/bench/ --sizes 1m"
+    example = "bb-seek gen --dir ./data\nbb-seek gen --dest http://127.0.0.1:8080/bench/ --sizes 1m\nbb-seek gen --dest s3://my-bucket/bench/ --sizes 1m,4m,16m,1g"
 )]
 pub struct GenArgs {
     /// the directory to write to (default ./data)
     #[argh(option)]
     pub dir: Option<PathBuf>,
-    /// upload to this http://HOST:PORT/PREFIX/ with PUT instead, skipping objects already there with the right size
+    /// upload to this http://HOST:PORT/PREFIX/ or s3://BUCKET/PREFIX/ instead, skipping objects already there with the right size
     #[argh(option)]
     pub dest: Option<String>,
+    /// S3: objects larger than this are uploaded in parts (default 64m)
+    #[argh(option, from_str_fn(boardbench::harness::cli::parse_size))]
+    pub multipart_threshold: Option<u64>,
+    /// S3: the size of each part of a multipart upload, 5m to 5g (default 8m)
+    #[argh(option, from_str_fn(boardbench::harness::cli::parse_size))]
+    pub part_size: Option<u64>,
     /// object sizes, a list (default 1m,4m,16m)
     #[argh(option, from_str_fn(boardbench::harness::cli::parse_size_list))]
     pub sizes: Option<Vec<u64>>,
@@ -110,6 +125,10 @@ fn parse_patterns(s: &str) -> std::result::Result<Vec<String>, String> {
     cli::parse_choices(s, &pattern::BUILT_IN)
 }
 
+fn parse_addressing(s: &str) -> std::result::Result<Option<Addressing>, String> {
+    Addressing::parse(s)
+}
+
 fn parse_clients(s: &str) -> std::result::Result<Vec<String>, String> {
     cli::parse_choices(s, &client::CLIENTS)
 }
@@ -118,7 +137,7 @@ fn main() {
     boardbench::main_with(|| {
         let args: Args = cli::parse_args();
         match &args.command {
-            Some(Command::Gen(g)) => generate(g, args.seed, request_timeout(&args)?),
+            Some(Command::Gen(g)) => generate(g, &args, request_timeout(&args)?),
             None => run(&args),
         }
     })
@@ -158,16 +177,43 @@ fn check_pattern(what: &str, size: u64, reads: &[Read]) -> Result<()> {
     Ok(())
 }
 
-/// `bb-seek gen`: objects into a directory, or onto an HTTP server.
-fn generate(g: &GenArgs, top_seed: u64, timeout: Duration) -> Result<()> {
-    let seed = g.seed.unwrap_or(top_seed);
+/// `bb-seek gen`: objects into a directory, onto an HTTP server, or into an S3 bucket.
+fn generate(g: &GenArgs, args: &Args, timeout: Duration) -> Result<()> {
+    let seed = g.seed.unwrap_or(args.seed);
     let sizes = g.sizes.clone().unwrap_or(DEFAULT_SIZES.to_vec());
     check_sizes("--sizes", &sizes)?;
+    let parts = gen::Parts {
+        threshold: g
+            .multipart_threshold
+            .unwrap_or(s3::DEFAULT_MULTIPART_THRESHOLD),
+        part_size: g.part_size.unwrap_or(s3::DEFAULT_PART_SIZE),
+    };
     let out = match (&g.dir, &g.dest) {
         (Some(_), Some(_)) => return Err(Error::usage("gen: give --dir or --dest, not both")),
         (_, Some(dest)) => {
-            let url = Url::parse(dest).map_err(|e| Error::usage(format!("--dest: {e}")))?;
-            gen::upload(&url, &sizes, seed, timeout)?
+            let spec = SourceSpec::parse(dest).map_err(|e| Error::usage(format!("--dest: {e}")))?;
+            if let SourceSpec::S3(_) = spec {
+                check_parts(&parts, &sizes)?;
+            }
+            let spec = spec.resolve(args.no_sign, args.addressing.flatten())?;
+            match &spec {
+                SourceSpec::Http(_) => gen::upload(&spec, &sizes, seed, timeout, None)?,
+                SourceSpec::S3(S3Place {
+                    objects: Some(objects),
+                    ..
+                }) => {
+                    say_where(objects);
+                    if s3::ensure_bucket(objects, timeout)? {
+                        boardbench::stderr!("bb-seek: made the bucket {}", objects.location.bucket);
+                    }
+                    gen::upload(&spec, &sizes, seed, timeout, Some(parts))?
+                }
+                _ => {
+                    return Err(Error::usage(format!(
+                    "--dest: '{dest}' is not an http:// or s3:// place (use --dir for a directory)"
+                )))
+                }
+            }
         }
         (dir, None) => {
             let dir = dir.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_DIR));
@@ -176,6 +222,35 @@ fn generate(g: &GenArgs, top_seed: u64, timeout: Duration) -> Result<()> {
         }
     };
     print_stdout(&out)
+}
+
+/// The part size within S3's limits, and few enough parts for every size.
+fn check_parts(parts: &gen::Parts, sizes: &[u64]) -> Result<()> {
+    let p = parts.part_size;
+    if !(s3::MIN_PART_SIZE..=s3::MAX_PART_SIZE).contains(&p) {
+        return Err(Error::usage(format!(
+            "--part-size {p}: S3 takes parts of 5m to 5g (every part but the last)"
+        )));
+    }
+    cli::check_positive("--multipart-threshold", parts.threshold)?;
+    if let Some(&size) = sizes
+        .iter()
+        .find(|&&s| s > parts.threshold && s.div_ceil(p) > s3::MAX_PARTS)
+    {
+        return Err(Error::usage(format!(
+            "--part-size {p}: a {size}-byte object would take more than {} parts; use parts of at least {} bytes",
+            s3::MAX_PARTS,
+            size.div_ceil(s3::MAX_PARTS)
+        )));
+    }
+    Ok(())
+}
+
+/// The header line of an S3 place: where, how, and whose credentials (never the secret).
+fn say_where(objects: &s3::S3Objects) {
+    if !fork::is_child() {
+        boardbench::stderr!("bb-seek: {}", objects.describe_settings());
+    }
 }
 
 fn run(args: &Args) -> Result<()> {
@@ -196,10 +271,28 @@ fn run(args: &Args) -> Result<()> {
         .client
         .clone()
         .unwrap_or(client::CLIENTS.map(String::from).to_vec());
-    let sources = args
-        .source
-        .clone()
-        .unwrap_or_else(|| vec![SourceSpec::File(PathBuf::from(DEFAULT_DIR))]);
+    // As the original: BUCKET (and PREFIX) name an S3 place when --source does not.
+    let from_env = Location::from_env(&|name| std::env::var(name).ok())
+        .transpose()
+        .map_err(Error::usage)?;
+    let sources = match (&args.source, from_env) {
+        (Some(sources), _) => sources.clone(),
+        (None, Some(location)) => vec![SourceSpec::s3(location)],
+        (None, None) => vec![SourceSpec::File(PathBuf::from(DEFAULT_DIR))],
+    };
+    let sources = sources
+        .into_iter()
+        .map(|s| s.resolve(args.no_sign, args.addressing.flatten()))
+        .collect::<Result<Vec<_>>>()?;
+    for spec in &sources {
+        if let SourceSpec::S3(S3Place {
+            objects: Some(objects),
+            ..
+        }) = spec
+        {
+            say_where(objects);
+        }
+    }
     if !fork::is_child() && !flags.dry_run {
         for spec in &sources {
             if let SourceSpec::File(dir) = spec {
@@ -209,9 +302,9 @@ fn run(args: &Args) -> Result<()> {
     }
     // The stream's knobs: the flags given, over the defaults of the source's kind.
     let stream_config = |spec: &SourceSpec| -> Result<StreamConfig> {
-        let defaults = match spec {
-            SourceSpec::File(_) => StreamConfig::local(),
-            SourceSpec::Http(_) => StreamConfig::default(),
+        let defaults = match spec.is_remote() {
+            false => StreamConfig::local(),
+            true => StreamConfig::default(),
         };
         let config = StreamConfig {
             block_size: args.block_size.unwrap_or(defaults.block_size),
@@ -289,8 +382,8 @@ fn run(args: &Args) -> Result<()> {
         if let (SourceSpec::File(dir), true, false) = (spec, parent, flags.dry_run) {
             gen::prepare_dir(dir, &sizes, flags.seed, args.cold)?;
         }
-        if let (SourceSpec::Http(url), true, true) = (spec, parent, args.cold) {
-            gen::warn_remote_cold(url);
+        if spec.is_remote() && parent && args.cold {
+            gen::warn_remote_cold(&spec.label());
         }
         for (object, plans) in &plans_by_size {
             for (name, read_size, reads) in plans {

@@ -13,7 +13,7 @@ pub mod xml;
 
 pub use credentials::Settings;
 pub use endpoint::{Addressing, Endpoint};
-pub use request::{Bucket, HttpRequest};
+pub use request::{Bucket, HttpRequest, Payload};
 
 /// A bucket and the prefix its objects' keys start with (empty, or ending with `/`).
 #[derive(Debug, Clone, PartialEq, Eq)]

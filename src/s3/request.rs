@@ -12,7 +12,7 @@ use std::time::SystemTime;
 /// A request to send as it is: where to connect, the request line's method and target,
 /// the headers (`host` first, signed unless the settings say `--no-sign`), and the body
 /// when the request made its own. PUT object and UploadPart send the caller's bytes,
-/// whose hash and length they signed.
+/// whose hash and length they signed (a [`Payload`]), so that nothing here holds them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HttpRequest {
     pub method: &'static str,
@@ -31,6 +31,44 @@ impl HttpRequest {
     pub fn header(&self, name: &str) -> Option<&str> {
         sigv4::header(&self.headers, name)
     }
+}
+
+/// The length and SHA-256 of a body the caller sends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Payload {
+    pub len: u64,
+    /// Lowercase hex.
+    pub sha256: String,
+}
+
+impl Payload {
+    /// The payload of `bytes`.
+    pub fn of(bytes: &[u8]) -> Payload {
+        Payload {
+            len: bytes.len() as u64,
+            sha256: sigv4::sha256_hex(bytes),
+        }
+    }
+
+    pub fn empty() -> Payload {
+        Payload::of(b"")
+    }
+}
+
+/// The body of a CompleteMultipartUpload of the parts whose ETags are `etags`, in order.
+pub fn complete_multipart_body(etags: &[String]) -> String {
+    let parts: String = etags
+        .iter()
+        .enumerate()
+        .map(|(i, etag)| {
+            format!(
+                "<Part><PartNumber>{}</PartNumber><ETag>{}</ETag></Part>",
+                i + 1,
+                xml::escape(etag)
+            )
+        })
+        .collect();
+    format!("<CompleteMultipartUpload>{parts}</CompleteMultipartUpload>")
 }
 
 /// One bucket at one endpoint, with the settings to sign for it.
@@ -61,16 +99,34 @@ impl Bucket {
     /// GET of `len` bytes of `key` from `offset` (`len` > 0).
     pub fn get_range(&self, key: &str, offset: u64, len: u64, now: SystemTime) -> HttpRequest {
         let range = format!("bytes={offset}-{}", offset + len - 1);
-        self.request("GET", Some(key), &[], &[("Range", range)], b"", now)
+        self.request(
+            "GET",
+            Some(key),
+            &[],
+            &[("Range", range)],
+            &Payload::empty(),
+            now,
+        )
     }
 
     /// HEAD of `key`: its size is the answer's Content-Length.
     pub fn head(&self, key: &str, now: SystemTime) -> HttpRequest {
-        self.request("HEAD", Some(key), &[], &[], b"", now)
+        self.request("HEAD", Some(key), &[], &[], &Payload::empty(), now)
     }
 
-    /// PUT of `body` as `key` (the body's hash signed).
-    pub fn put_object(&self, key: &str, body: &[u8], now: SystemTime) -> HttpRequest {
+    /// HeadBucket: 200 when the bucket is there and ours to read, 404 when it is not.
+    pub fn head_bucket(&self, now: SystemTime) -> HttpRequest {
+        self.request("HEAD", None, &[], &[], &Payload::empty(), now)
+    }
+
+    /// ListObjectsV2 of no keys: a bodied answer to what a HeadBucket only gives a status.
+    pub fn list_nothing(&self, now: SystemTime) -> HttpRequest {
+        let query = [("list-type", "2"), ("max-keys", "0")];
+        self.request("GET", None, &query, &[], &Payload::empty(), now)
+    }
+
+    /// PUT of a body as `key` (its hash signed).
+    pub fn put_object(&self, key: &str, body: &Payload, now: SystemTime) -> HttpRequest {
         self.request("PUT", Some(key), &[], &[], body, now)
     }
 
@@ -91,7 +147,14 @@ impl Bucket {
 
     /// CreateMultipartUpload: the answer's `UploadId` names the upload.
     pub fn create_multipart_upload(&self, key: &str, now: SystemTime) -> HttpRequest {
-        self.request("POST", Some(key), &[("uploads", "")], &[], b"", now)
+        self.request(
+            "POST",
+            Some(key),
+            &[("uploads", "")],
+            &[],
+            &Payload::empty(),
+            now,
+        )
     }
 
     /// UploadPart `part` (from 1) of upload `upload_id`: the answer's ETag names the part.
@@ -100,7 +163,7 @@ impl Bucket {
         key: &str,
         upload_id: &str,
         part: u32,
-        body: &[u8],
+        body: &Payload,
         now: SystemTime,
     ) -> HttpRequest {
         let part = part.to_string();
@@ -116,20 +179,20 @@ impl Bucket {
         etags: &[String],
         now: SystemTime,
     ) -> HttpRequest {
-        let parts: String = etags
-            .iter()
-            .enumerate()
-            .map(|(i, etag)| {
-                format!(
-                    "<Part><PartNumber>{}</PartNumber><ETag>{}</ETag></Part>",
-                    i + 1,
-                    xml::escape(etag)
-                )
-            })
-            .collect();
-        let body = format!("<CompleteMultipartUpload>{parts}</CompleteMultipartUpload>");
+        let body = complete_multipart_body(etags);
         let query = [("uploadId", upload_id)];
         self.carrying("POST", Some(key), &query, body, now)
+    }
+
+    /// AbortMultipartUpload: the parts of a failed upload are not left to be billed.
+    pub fn abort_multipart_upload(
+        &self,
+        key: &str,
+        upload_id: &str,
+        now: SystemTime,
+    ) -> HttpRequest {
+        let query = [("uploadId", upload_id)];
+        self.request("DELETE", Some(key), &query, &[], &Payload::empty(), now)
     }
 
     /// A request whose body is made here, and so travels with it.
@@ -141,20 +204,20 @@ impl Bucket {
         body: String,
         now: SystemTime,
     ) -> HttpRequest {
-        let mut r = self.request(method, key, query, &[], body.as_bytes(), now);
+        let mut r = self.request(method, key, query, &[], &Payload::of(body.as_bytes()), now);
         r.body = body.into_bytes();
         r
     }
 
     /// The request for `key` (none: the bucket itself), signed unless `--no-sign`. A
     /// request with a method that sends a body says its length.
-    fn request(
+    pub fn request(
         &self,
         method: &'static str,
         key: Option<&str>,
         query: &[(&str, &str)],
         headers: &[(&str, String)],
-        body: &[u8],
+        body: &Payload,
         now: SystemTime,
     ) -> HttpRequest {
         let (host, path) = match self.addressing {
@@ -179,7 +242,7 @@ impl Bucket {
             .map(|(n, v)| (n.to_string(), v.clone()))
             .collect();
         if matches!(method, "PUT" | "POST") {
-            extra.push(("Content-Length".into(), body.len().to_string()));
+            extra.push(("Content-Length".into(), body.len.to_string()));
         }
         let host_header = self.endpoint.host_header(&host);
         let headers = match &self.settings.credentials {
@@ -190,7 +253,7 @@ impl Bucket {
                     path: &path,
                     query: &query,
                     headers: &extra,
-                    payload_hash: &sigv4::sha256_hex(body),
+                    payload_hash: &body.sha256,
                 };
                 let scope = Scope {
                     region: &self.settings.region,
@@ -300,7 +363,7 @@ mod tests {
             settings("eu-west-1", Some("http://h:9000"), true),
             None,
         );
-        let put = b.put_object("k", b"hello", may_2013());
+        let put = b.put_object("k", &Payload::of(b"hello"), may_2013());
         assert_eq!(put.header("content-length"), Some("5"));
         assert_eq!(
             put.header("x-amz-content-sha256"),
@@ -335,7 +398,7 @@ mod tests {
             (start.method, start.target.as_str()),
             ("POST", "/bench/k?uploads=")
         );
-        let part = b.upload_part("k", "a/b+c", 2, b"xyz", may_2013());
+        let part = b.upload_part("k", "a/b+c", 2, &Payload::of(b"xyz"), may_2013());
         assert_eq!(part.target, "/bench/k?partNumber=2&uploadId=a%2Fb%2Bc");
         let done =
             b.complete_multipart_upload("k", "id", &["\"e1\"".into(), "\"e2\"".into()], may_2013());

@@ -217,6 +217,28 @@ pub fn sha256_hex(data: &[u8]) -> String {
     hex(&Sha256::digest(data))
 }
 
+/// A SHA-256 that bytes are written into, for bodies made in pieces.
+#[derive(Default)]
+pub struct Sha256Writer(Sha256);
+
+impl Sha256Writer {
+    /// The digest of everything written, in lowercase hex.
+    pub fn hex(self) -> String {
+        hex(&self.0.finalize())
+    }
+}
+
+impl std::io::Write for Sha256Writer {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.update(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 fn hmac(key: &[u8], data: &[u8]) -> [u8; 32] {
     let mut mac = Hmac::<Sha256>::new_from_slice(key).expect("HMAC takes a key of any length");
     mac.update(data);

@@ -1,16 +1,26 @@
 //! The objects made ready before they are read: `bb-seek gen` writes them to a directory
-//! or uploads them to an HTTP server, each with its manifest, in bounded chunks whatever
-//! their size; a run makes sure its local directory holds them (generating what is missing
+//! or uploads them to an HTTP server or an S3 bucket (in parts when large), each with its
+//! manifest, in bounded chunks whatever their size; a run makes sure its local directory holds them (generating what is missing
 //! or wrong, after checking that the disk has room) and, with `--cold`, checks once that
 //! their pages can be dropped.
 
 use super::data::{self, Object, Outcome};
 use super::file::FileSource;
-use super::http::{HttpClient, Url};
+use super::http::HttpClient;
+use super::s3;
+use super::spec::SourceSpec;
 use crate::error::{Error, Result};
 use crate::output::warnings::{program_name, warn, Warning};
 use std::path::Path;
 use std::time::Duration;
+
+/// When an upload goes in parts (S3 only): objects above `threshold` bytes, in parts of
+/// `part_size`.
+#[derive(Debug, Clone, Copy)]
+pub struct Parts {
+    pub threshold: u64,
+    pub part_size: u64,
+}
 
 /// Refuses sizes whose missing objects the file system under `dir` has no room for (a
 /// usage error, exit 2, before anything is written); `flag` names the sizes' flag.
@@ -81,33 +91,65 @@ pub fn write_dir(dir: &Path, sizes: &[u64], seed: u64) -> Result<String> {
     Ok(out)
 }
 
-/// Uploads the objects of `sizes` and their manifest to `url` with PUT, each streamed in
-/// chunks with its length known up front, skipping objects already there with the right
-/// size; returns a line per object saying what became of it. Each request may take
-/// `timeout` (an upload a second more per MiB).
-pub fn upload(url: &Url, sizes: &[u64], seed: u64, timeout: Duration) -> Result<String> {
+/// Uploads the objects of `sizes` and their manifest to `dest` with PUT (in `parts`
+/// when given and the object is large), each streamed in chunks with its length known up
+/// front, skipping objects already there with the right size and checking the size of
+/// each one sent; returns a line per object saying what became of it. Each request may
+/// take `timeout` (an upload a second more per MiB).
+pub fn upload(
+    dest: &SourceSpec,
+    sizes: &[u64],
+    seed: u64,
+    timeout: Duration,
+    parts: Option<Parts>,
+) -> Result<String> {
+    let (origin, _) = dest.origin()?;
     let mut out = String::new();
-    let mut client = HttpClient::new(url, timeout);
+    let mut client = HttpClient::new(origin.clone(), timeout);
     let mut entries = Vec::new();
     for &size in sizes {
         let object = Object::new(size, seed);
-        let what = if client.size(&object.name)? == Some(size) {
-            "kept (already there with this size)"
+        let name = object.name.as_str();
+        let what = if client.size(name)? == Some(size) {
+            "kept (already there with this size)".to_string()
         } else {
-            client.put(&object.name, size, &mut |w| object.write_range(0, size, w))?;
-            "uploaded"
+            let how = match parts {
+                Some(p) if size > p.threshold => {
+                    s3::multipart_upload(&mut client, &object, p.part_size)?;
+                    format!("uploaded in {} parts", size.div_ceil(p.part_size))
+                }
+                _ => {
+                    let payload = s3::payload_of(&client, &object, 0, size)?;
+                    client.put(name, payload, &mut |w| object.write_range(0, size, w))?;
+                    "uploaded".to_string()
+                }
+            };
+            match client.size(name)? {
+                Some(n) if n == size => how,
+                got => {
+                    return Err(Error::failed(format!(
+                        "{}: uploaded {size} bytes, but the server now has {} (checked with HEAD)",
+                        origin.describe(Some(name)),
+                        got.map_or("no such object".to_string(), |n| format!("{n} bytes"))
+                    )))
+                }
+            }
         };
         out.push_str(&format!(
             "{}  {size} bytes  {what}\n",
-            url.object(&object.name)
+            origin.describe(Some(name))
         ));
         entries.push((object.name.clone(), size, object.checksum()));
     }
     let manifest = data::manifest(seed, &entries);
-    client.put(data::MANIFEST, manifest.len() as u64, &mut |w| {
+    let payload = crate::s3::Payload::of(manifest.as_bytes());
+    client.put(data::MANIFEST, payload, &mut |w| {
         w.write_all(manifest.as_bytes())
     })?;
-    out.push_str(&format!("{}  manifest\n", url.object(data::MANIFEST)));
+    out.push_str(&format!(
+        "{}  manifest\n",
+        origin.describe(Some(data::MANIFEST))
+    ));
     Ok(out)
 }
 
@@ -145,8 +187,8 @@ pub fn prepare_dir(dir: &Path, sizes: &[u64], seed: u64, cold: bool) -> Result<(
 }
 
 /// Warns that `--cold` cannot drop the page cache of a server (once, in the parent).
-pub fn warn_remote_cold(url: &Url) {
+pub fn warn_remote_cold(place: &str) {
     warn(&Warning::Note(format!(
-        "--cold: the page cache of the server behind {url} cannot be dropped from here; its reads are as warm as the server keeps them"
+        "--cold: the page cache of the server behind {place} cannot be dropped from here; its reads are as warm as the server keeps them"
     )));
 }

@@ -1,17 +1,21 @@
 //! A small HTTP/1.1 client for object stores, written here rather than taken as a
 //! dependency: ranged GETs over a keep-alive connection (206 and its Content-Range
 //! checked, Content-Length and chunked bodies, delivered piece by piece into a sink), HEAD
-//! for sizes and PUT for uploads (bodies streamed with their length known up front). A
+//! for sizes and PUT for uploads (bodies streamed with their length known up front), to
+//! an [`Origin`] that makes each request's line and headers (a plain URL prefix here, a
+//! signed S3 bucket in [`super::s3`]) and says why a refusal came. A
 //! server that ignores Range (answers 200), a redirect, an error status, a truncated body
 //! or a connection closed early is a clear error, never a wrong byte; one that is silent or
 //! drips its answer is an error at the request's deadline (`--request-timeout`).
 
 use crate::error::{Error, Result};
 use crate::output::format::printable;
+use crate::s3::Payload;
 use crate::seek::source::{Buffers, Sink, Source};
 use std::fmt;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How long a request may take, connect and retry included, unless `--request-timeout`
@@ -21,6 +25,91 @@ pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 const UPLOAD_TIME_PER_MIB: Duration = Duration::from_secs(1);
 /// The most bytes a response head may have.
 const MAX_HEAD: usize = 64 << 10;
+/// The most bytes of a body read whole: an error document, an S3 answer.
+const MAX_SMALL_BODY: u64 = 1 << 20;
+
+/// One request to an origin: what it asks of which object.
+pub(crate) struct Ask<'a> {
+    pub method: &'static str,
+    /// The object's name; `None`: the place the objects are in (an S3 bucket).
+    pub name: Option<&'a str>,
+    pub query: &'a [(&'a str, &'a str)],
+    /// `offset` and `len` (> 0) of a ranged GET.
+    pub range: Option<(u64, u64)>,
+    /// The body a PUT or POST sends.
+    pub body: Option<Payload>,
+}
+
+impl<'a> Ask<'a> {
+    pub fn new(method: &'static str, name: Option<&'a str>) -> Ask<'a> {
+        Ask {
+            method,
+            name,
+            query: &[],
+            range: None,
+            body: None,
+        }
+    }
+}
+
+/// Where requests go and what they look like: a plain URL prefix, or an S3 bucket whose
+/// requests are signed.
+pub(crate) trait Origin: Send + Sync {
+    /// The server to connect to (its prefix is the origin's business).
+    fn server(&self) -> &Url;
+    /// The request line and the headers, `Host` first, each line ending in CRLF.
+    fn head(&self, ask: &Ask) -> String;
+    /// Object `name` (`None`: the place itself) as messages name it.
+    fn describe(&self, name: Option<&str>) -> String;
+    /// Whether a body's SHA-256 goes into the request (else `UNSIGNED-PAYLOAD` will do).
+    fn hashes_bodies(&self) -> bool {
+        false
+    }
+    /// Why a response that was not asked for came, from its head and body, when the
+    /// origin knows more than the status line says.
+    fn explain(&self, _head: &Head, _body: &[u8]) -> Option<String> {
+        None
+    }
+    /// Whether a failed HEAD, which has no body, is asked again as a GET of one byte to
+    /// learn why (S3 says why in bodies).
+    fn explains_in_bodies(&self) -> bool {
+        false
+    }
+    /// Whether an answer says the object is simply not there (not, say, its bucket).
+    fn is_missing(&self, answer: &Answer) -> bool {
+        matches!(answer.head.status, 404 | 410)
+    }
+}
+
+impl Origin for Url {
+    fn server(&self) -> &Url {
+        self
+    }
+
+    fn head(&self, ask: &Ask) -> String {
+        let mut head = format!(
+            "{} {}{} HTTP/1.1\r\nHost: {}\r\n",
+            ask.method,
+            self.prefix,
+            ask.name.unwrap_or(""),
+            self.host_header()
+        );
+        if let Some((offset, len)) = ask.range {
+            head.push_str(&format!("Range: bytes={}-{}\r\n", offset, offset + len - 1));
+        }
+        if let Some(body) = &ask.body {
+            head.push_str(&format!(
+                "Content-Length: {}\r\nContent-Type: text/plain\r\n",
+                body.len
+            ));
+        }
+        head
+    }
+
+    fn describe(&self, name: Option<&str>) -> String {
+        self.object(name.unwrap_or(""))
+    }
+}
 
 /// `http://HOST[:PORT]/PREFIX/`: where objects live; an object's URL is the prefix
 /// followed by its name.
@@ -67,6 +156,24 @@ impl Url {
         })
     }
 
+    /// The server at `host` and `port`, as a URL of prefix `/`.
+    pub(crate) fn for_server(
+        host: &str,
+        port: u16,
+        https: bool,
+    ) -> std::result::Result<Url, String> {
+        if https {
+            return Err(format!(
+                "https://{host}: https is not supported (no TLS in these small static binaries); use an http:// endpoint (AWS_ENDPOINT_URL)"
+            ));
+        }
+        Ok(Url {
+            host: host.to_string(),
+            port,
+            prefix: "/".into(),
+        })
+    }
+
     /// The `Host` header's value.
     fn host_header(&self) -> String {
         if self.port == 80 {
@@ -90,7 +197,7 @@ impl fmt::Display for Url {
 
 /// A response's status line and headers.
 #[derive(Debug, Clone, PartialEq)]
-struct Head {
+pub(crate) struct Head {
     pub status: u16,
     pub reason: String,
     /// Whether the server will keep the connection open after this response.
@@ -100,7 +207,7 @@ struct Head {
 
 impl Head {
     /// A header's value (names compare case-insensitively).
-    fn header(&self, name: &str) -> Option<&str> {
+    pub fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
@@ -137,7 +244,7 @@ impl Head {
             .is_some_and(|v| v.to_ascii_lowercase().contains("chunked"))
     }
 
-    fn status_line(&self) -> String {
+    pub fn status_line(&self) -> String {
         format!("{} {}", self.status, printable(&self.reason))
     }
 }
@@ -277,13 +384,15 @@ impl Filler<'_> {
     }
 }
 
-/// Reads the body that follows `head`, which must be exactly `wanted` bytes, into `sink`.
+/// Reads the body that follows `head`, which must be exactly `wanted` bytes (`exact`) or
+/// at most that many, into `sink`; returns its length.
 fn read_body<R: BufRead>(
     r: &mut R,
     head: &Head,
     wanted: u64,
+    exact: bool,
     sink: &mut dyn Sink,
-) -> std::result::Result<(), String> {
+) -> std::result::Result<u64, String> {
     let mut filler = Filler {
         sink,
         wanted,
@@ -340,7 +449,7 @@ fn read_body<R: BufRead>(
         }
     } else {
         match head.content_length()? {
-            Some(n) if n != wanted => {
+            Some(n) if n != wanted && (exact || n > wanted) => {
                 return Err(format!(
                     "the body has {n} bytes (Content-Length), expected {wanted}"
                 ))
@@ -357,13 +466,30 @@ fn read_body<R: BufRead>(
             None => filler.take_from(r, None)?,
         }
     }
-    if filler.total != wanted {
+    if exact && filler.total != wanted {
         return Err(format!(
             "the body has {} bytes, expected {wanted} (truncated body)",
             filler.total
         ));
     }
-    Ok(())
+    Ok(filler.total)
+}
+
+/// A sink that grows a vector, up to its capacity.
+struct Growing(Vec<u8>, usize);
+
+impl Sink for Growing {
+    fn space(&mut self, max: usize) -> &mut [u8] {
+        let at = self.0.len();
+        let n = max.min(self.0.capacity() - at).min(64 << 10);
+        self.0.resize(at + n, 0);
+        self.1 = at;
+        &mut self.0[at..]
+    }
+
+    fn advance(&mut self, n: usize) {
+        self.0.truncate(self.1 + n);
+    }
 }
 
 /// Checks that `head` answers a GET of `len` bytes from `offset` with exactly that range.
@@ -542,42 +668,46 @@ impl Connection {
 }
 
 /// Writes a request's body (its length is in the head), as many times as it is sent.
-type Body<'a> = dyn FnMut(&mut dyn Write) -> std::io::Result<()> + 'a;
+pub(crate) type Body<'a> = dyn FnMut(&mut dyn Write) -> std::io::Result<()> + 'a;
 
-/// A client of one server: keeps one connection open between requests.
+/// A response read whole: its head and its (small) body.
+pub(crate) struct Answer {
+    pub head: Head,
+    pub body: Vec<u8>,
+}
+
+/// A client of one origin: keeps one connection open between requests.
 pub(crate) struct HttpClient {
-    url: Url,
+    origin: Arc<dyn Origin>,
     connection: Option<Connection>,
     /// How long each request may take.
     timeout: Duration,
 }
 
 impl HttpClient {
-    pub(crate) fn new(url: &Url, timeout: Duration) -> HttpClient {
+    pub(crate) fn new(origin: Arc<dyn Origin>, timeout: Duration) -> HttpClient {
         HttpClient {
-            url: url.clone(),
+            origin,
             connection: None,
             timeout,
         }
     }
 
-    /// Sends a request for object `name` and reads the response head; the caller reads
-    /// the body (if any) from the returned connection, then calls [`HttpClient::done`].
-    /// All of it, the retry on a fresh connection included, is bounded by one deadline:
-    /// the request timeout, plus [`UPLOAD_TIME_PER_MIB`] for a body of `body_len` bytes.
+    pub(crate) fn origin(&self) -> &dyn Origin {
+        &*self.origin
+    }
+
+    /// Sends `ask` and reads the response head; the caller reads the body (if any) from
+    /// the returned connection, then calls [`HttpClient::done`]. All of it, the retry on
+    /// a fresh connection included, is bounded by one deadline: the request timeout, plus
+    /// [`UPLOAD_TIME_PER_MIB`] for a body.
     fn request(
         &mut self,
-        method: &str,
-        name: &str,
-        headers: &str,
-        body_len: u64,
+        ask: &Ask,
         body: &mut Body,
     ) -> std::result::Result<(Head, &mut Connection), String> {
-        let request = format!(
-            "{method} {}{name} HTTP/1.1\r\nHost: {}\r\nUser-Agent: bb-seek\r\n{headers}\r\n",
-            self.url.prefix,
-            self.url.host_header()
-        );
+        let request = format!("{}User-Agent: bb-seek\r\n\r\n", self.origin.head(ask));
+        let body_len = ask.body.as_ref().map_or(0, |b| b.len);
         let allowed =
             self.timeout + UPLOAD_TIME_PER_MIB.mul_f64(body_len as f64 / (1 << 20) as f64);
         let deadline = Instant::now() + allowed;
@@ -585,7 +715,7 @@ impl HttpClient {
         loop {
             if self.connection.is_none() {
                 self.connection = Some(
-                    Connection::open(&self.url, deadline, allowed)
+                    Connection::open(self.origin.server(), deadline, allowed)
                         .map_err(|e| retried(e, &first_failure))?,
                 );
             }
@@ -624,25 +754,65 @@ impl HttpClient {
         }
     }
 
+    /// What a request is called in messages: `GET s3://bucket/key`.
+    fn what(&self, ask: &Ask) -> String {
+        format!("{} {}", ask.method, self.origin.describe(ask.name))
+    }
+
+    /// Sends `ask` with `body` and reads the whole answer, whatever its status; a body
+    /// over [`MAX_SMALL_BODY`] is an error.
+    pub(crate) fn call(&mut self, ask: &Ask, body: &mut Body) -> Result<Answer> {
+        let what = self.what(ask);
+        let fail = |e: String| Error::failed(format!("{what}: {e}"));
+        let (head, c) = self.request(ask, body).map_err(fail)?;
+        let read = if ask.method == "HEAD" || matches!(head.status, 204 | 304) {
+            Ok(Vec::new())
+        } else {
+            read_small_body(&mut c.reader, &head)
+        };
+        self.done(&head, read.is_ok());
+        Ok(Answer {
+            body: read.map_err(fail)?,
+            head,
+        })
+    }
+
+    /// The error for an answer that was not asked for: why, as the origin explains it,
+    /// else the status line.
+    pub(crate) fn refused(&self, ask: &Ask, answer: &Answer) -> Error {
+        let why = self
+            .origin
+            .explain(&answer.head, &answer.body)
+            .unwrap_or_else(|| unexpected(&answer.head));
+        Error::failed(format!("{}: {why}", self.what(ask)))
+    }
+
     /// The size of object `name` (HEAD), or None when the server has no such object.
     pub(crate) fn size(&mut self, name: &str) -> Result<Option<u64>> {
-        let url = self.url.object(name);
-        let what = || format!("HEAD {url}");
-        let (head, _) = self
-            .request("HEAD", name, "", 0, &mut |_| Ok(()))
-            .map_err(|e| Error::failed(format!("{}: {e}", what())))?;
-        self.done(&head, true);
-        match head.status {
-            200 => match head.content_length() {
+        let ask = Ask::new("HEAD", Some(name));
+        let answer = self.call(&ask, &mut |_| Ok(()))?;
+        match answer.head.status {
+            200 => match answer.head.content_length() {
                 Ok(Some(n)) => Ok(Some(n)),
                 Ok(None) => Err(Error::failed(format!(
                     "{}: the answer has no Content-Length",
-                    what()
+                    self.what(&ask)
                 ))),
-                Err(e) => Err(Error::failed(format!("{}: {e}", what()))),
+                Err(e) => Err(Error::failed(format!("{}: {e}", self.what(&ask)))),
             },
-            404 | 410 => Ok(None),
-            _ => Err(Error::failed(format!("{}: {}", what(), unexpected(&head)))),
+            // Why it failed, from a bodied answer to the same question where only a
+            // body tells (a missing object, or a missing bucket).
+            _ if self.origin.explains_in_bodies() => {
+                let mut get = Ask::new("GET", Some(name));
+                get.range = Some((0, 1));
+                let why = self.call(&get, &mut |_| Ok(()))?;
+                match why.head.status {
+                    _ if self.origin.is_missing(&why) => Ok(None),
+                    _ => Err(self.refused(&ask, &why)),
+                }
+            }
+            _ if self.origin.is_missing(&answer) => Ok(None),
+            _ => Err(self.refused(&ask, &answer)),
         }
     }
 
@@ -655,46 +825,66 @@ impl HttpClient {
         size: u64,
         sink: &mut dyn Sink,
     ) -> Result<()> {
-        let range = format!("Range: bytes={}-{}\r\n", offset, offset + len - 1);
-        let url = self.url.object(name);
-        let fail = |e: String| Error::failed(format!("GET {url} bytes {offset}+{len}: {e}"));
-        let (head, c) = self
-            .request("GET", name, &range, 0, &mut |_| Ok(()))
-            .map_err(fail)?;
+        let mut ask = Ask::new("GET", Some(name));
+        ask.range = Some((offset, len));
+        let what = format!("{} bytes {offset}+{len}", self.what(&ask));
+        let fail = |e: String| Error::failed(format!("{what}: {e}"));
+        let (head, c) = self.request(&ask, &mut |_| Ok(())).map_err(fail)?;
+        if !matches!(head.status, 200 | 206) {
+            let body = read_small_body(&mut c.reader, &head).unwrap_or_default();
+            self.done(&head, false);
+            let answer = Answer { head, body };
+            let why = self
+                .origin
+                .explain(&answer.head, &answer.body)
+                .unwrap_or_else(|| unexpected(&answer.head));
+            return Err(fail(why));
+        }
         let result = check_range(&head, offset, len, size)
-            .and_then(|_| read_body(&mut c.reader, &head, len, sink));
+            .and_then(|_| read_body(&mut c.reader, &head, len, true, sink));
         self.done(&head, result.is_ok());
-        result.map_err(fail)
+        result.map(|_| ()).map_err(fail)
     }
 
-    /// Uploads object `name` of `len` bytes with PUT, its body written by `body` (in
-    /// pieces: nothing here holds it).
-    pub(crate) fn put(&mut self, name: &str, len: u64, body: &mut Body) -> Result<()> {
-        let headers = format!("Content-Length: {len}\r\nContent-Type: text/plain\r\n");
-        let url = self.url.object(name);
-        let fail = |e: String| Error::failed(format!("PUT {url}: {e}"));
-        let (head, c) = self
-            .request("PUT", name, &headers, len, body)
-            .map_err(fail)?;
-        // Drain whatever the server says about it (nginx answers 201 with a short body).
-        let drained = match (head.chunked(), head.content_length()) {
-            (false, Ok(Some(n))) => {
-                std::io::copy(&mut c.reader.by_ref().take(n), &mut std::io::sink())
-                    .map(|got| got == n)
-                    .unwrap_or(false)
-            }
-            _ => false,
-        };
-        self.done(&head, drained);
-        match head.status {
-            200..=299 => Ok(()),
-            405 => Err(fail(format!(
-                "{}: the server does not accept uploads here (nginx needs `dav_methods PUT;`)",
-                head.status_line()
+    /// Sends `ask`'s body as `body` writes it (in pieces: nothing here holds it), and
+    /// returns the answer when it is a success.
+    pub(crate) fn send_body(&mut self, ask: &Ask, body: &mut Body) -> Result<Answer> {
+        let answer = self.call(ask, body)?;
+        match answer.head.status {
+            200..=299 => Ok(answer),
+            405 if !self.origin.explains_in_bodies() => Err(Error::failed(format!(
+                "{}: {}: the server does not accept uploads here (nginx needs `dav_methods PUT;`)",
+                self.what(ask),
+                answer.head.status_line()
             ))),
-            _ => Err(fail(unexpected(&head))),
+            _ => Err(self.refused(ask, &answer)),
         }
     }
+
+    /// Uploads object `name` with PUT, its body (of the payload's length and hash)
+    /// written by `body`.
+    pub(crate) fn put(&mut self, name: &str, payload: Payload, body: &mut Body) -> Result<()> {
+        let mut ask = Ask::new("PUT", Some(name));
+        ask.body = Some(payload);
+        self.send_body(&ask, body).map(|_| ())
+    }
+}
+
+/// Reads a body of at most [`MAX_SMALL_BODY`] bytes whole.
+fn read_small_body<R: BufRead>(r: &mut R, head: &Head) -> std::result::Result<Vec<u8>, String> {
+    let max = match head.content_length()? {
+        Some(n) if n > MAX_SMALL_BODY => {
+            return Err(format!(
+                "{}: a body of {n} bytes where a short answer was expected",
+                head.status_line()
+            ))
+        }
+        Some(n) => n,
+        None => MAX_SMALL_BODY,
+    };
+    let mut sink = Growing(Vec::with_capacity(max as usize), 0);
+    read_body(r, head, max, false, &mut sink)?;
+    Ok(sink.0)
 }
 
 /// An error, with the one that made the request retry on a fresh connection, if it did.
@@ -713,21 +903,27 @@ pub(crate) struct HttpSource {
 }
 
 impl HttpSource {
-    /// Checks that object `name` is there with `size` bytes (HEAD), keeping the connection.
-    pub(crate) fn open(url: &Url, name: &str, size: u64, timeout: Duration) -> Result<HttpSource> {
-        let mut client = HttpClient::new(url, timeout);
+    /// Checks that object `name` is there with `size` bytes (HEAD), keeping the
+    /// connection; `gen` is the command that makes the objects, for messages.
+    pub(crate) fn open(
+        origin: Arc<dyn Origin>,
+        name: &str,
+        size: u64,
+        timeout: Duration,
+        gen: &str,
+    ) -> Result<HttpSource> {
+        let mut client = HttpClient::new(origin, timeout);
+        let object = client.origin().describe(Some(name));
         match client.size(name)? {
             Some(n) if n == size => {}
             Some(n) => {
                 return Err(Error::failed(format!(
-                    "{} has {n} bytes, expected {size} (run bb-seek gen --dest {url})",
-                    url.object(name)
+                    "{object} has {n} bytes, expected {size} (run {gen})"
                 )))
             }
             None => {
                 return Err(Error::failed(format!(
-                    "{} is not there (404); upload the objects first: bb-seek gen --dest {url}",
-                    url.object(name)
+                    "{object} is not there (404); upload the objects first: {gen}"
                 )))
             }
         }
@@ -768,6 +964,7 @@ pub fn read_response(bytes: &[u8], want: usize) -> std::result::Result<(u16, Vec
         &mut r,
         &head,
         want as u64,
+        true,
         &mut super::source::Buffers::new(&mut [&mut body[..]]),
     )?;
     Ok((head.status, body))
@@ -786,7 +983,13 @@ mod tests {
         let h = read_head(&mut r)?;
         let mut out = vec![0; want];
         let (a, b) = out.split_at_mut(want / 2);
-        read_body(&mut r, &h, want as u64, &mut Buffers::new(&mut [a, b]))?;
+        read_body(
+            &mut r,
+            &h,
+            want as u64,
+            true,
+            &mut Buffers::new(&mut [a, b]),
+        )?;
         Ok(out)
     }
 

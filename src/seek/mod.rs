@@ -12,6 +12,7 @@ pub(crate) mod file;
 pub mod gen;
 pub mod http;
 pub mod pattern;
+pub mod s3;
 pub(crate) mod source;
 pub mod spec;
 pub mod workload;

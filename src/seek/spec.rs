@@ -1,13 +1,38 @@
-//! Where the objects live, as `--source` names them (`file:DIR`, `http://HOST:PORT/PREFIX/`),
-//! and opening an object there as a `Source`. Above both kinds of source, so that they
-//! need not know of each other.
+//! Where the objects live, as `--source` names them (`file:DIR`, `http://HOST:PORT/PREFIX/`,
+//! `s3://BUCKET/PREFIX/`), and opening an object there as a `Source`. Above every kind of
+//! source, so that they need not know of each other.
 
 use super::file::FileSource;
-use super::http::{HttpSource, Url};
+use super::http::{HttpSource, Origin, Url};
+use super::s3::S3Objects;
 use super::source::Source;
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::s3::{Addressing, Location, Settings};
+use std::fmt;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
+
+/// `s3://BUCKET/PREFIX/`, and once the settings are read, how to reach it.
+#[derive(Clone)]
+pub struct S3Place {
+    pub location: Location,
+    pub objects: Option<Arc<S3Objects>>,
+}
+
+impl PartialEq for S3Place {
+    fn eq(&self, other: &S3Place) -> bool {
+        self.location == other.location
+    }
+}
+
+impl Eq for S3Place {}
+
+impl fmt::Debug for S3Place {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "S3Place({})", self.location)
+    }
+}
 
 /// Where the objects live, as `--source` names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,11 +41,17 @@ pub enum SourceSpec {
     File(PathBuf),
     /// `http://HOST:PORT/PREFIX/`: ranged GETs.
     Http(Url),
+    /// `s3://BUCKET/PREFIX/`: signed ranged GETs.
+    S3(S3Place),
 }
 
 impl SourceSpec {
-    /// Parses `file:DIR`, a bare directory, or `http://HOST[:PORT]/PREFIX/`.
+    /// Parses `file:DIR`, a bare directory, `http://HOST[:PORT]/PREFIX/` or
+    /// `s3://BUCKET/PREFIX/`.
     pub fn parse(s: &str) -> std::result::Result<SourceSpec, String> {
+        if s.starts_with("s3://") {
+            return Location::parse(s).map(SourceSpec::s3);
+        }
         if let Some(dir) = s.strip_prefix("file:") {
             if dir.is_empty() {
                 return Err(format!("invalid source '{s}' (expected file:DIR)"));
@@ -33,11 +64,57 @@ impl SourceSpec {
         Ok(SourceSpec::File(PathBuf::from(s)))
     }
 
+    /// S3 objects at `location`, their settings not read yet.
+    pub fn s3(location: Location) -> SourceSpec {
+        SourceSpec::S3(S3Place {
+            location,
+            objects: None,
+        })
+    }
+
+    /// The source with what it takes to reach it: for S3, the settings of this
+    /// environment (`--no-sign`, `--addressing`), read once, before anything runs.
+    pub fn resolve(self, no_sign: bool, addressing: Option<Addressing>) -> Result<SourceSpec> {
+        match self {
+            SourceSpec::S3(S3Place { location, .. }) => {
+                let settings = Settings::from_env(no_sign)?;
+                let objects = S3Objects::new(location.clone(), settings, addressing)?;
+                Ok(SourceSpec::S3(S3Place {
+                    location,
+                    objects: Some(Arc::new(objects)),
+                }))
+            }
+            other => Ok(other),
+        }
+    }
+
     /// The source as the reports name it: `file:DIR` or the URL.
     pub fn label(&self) -> String {
         match self {
             SourceSpec::File(dir) => format!("file:{}", dir.display()),
             SourceSpec::Http(url) => url.to_string(),
+            SourceSpec::S3(place) => place.location.to_string(),
+        }
+    }
+
+    /// Whether reads go over the network (the stream's defaults differ).
+    pub fn is_remote(&self) -> bool {
+        !matches!(self, SourceSpec::File(_))
+    }
+
+    /// The HTTP origin of a remote source, and the command that makes its objects.
+    pub(crate) fn origin(&self) -> Result<(Arc<dyn Origin>, String)> {
+        match self {
+            SourceSpec::File(_) => Err(Error::failed("a file source has no HTTP origin")),
+            SourceSpec::Http(url) => {
+                Ok((Arc::new(url.clone()), format!("bb-seek gen --dest {url}")))
+            }
+            SourceSpec::S3(S3Place {
+                objects: Some(o), ..
+            }) => Ok((o.clone(), o.gen_command())),
+            SourceSpec::S3(S3Place { location, .. }) => Err(Error::failed(format!(
+                "{location}: the S3 settings were not read before the run"
+            ))),
         }
     }
 
@@ -49,15 +126,17 @@ impl SourceSpec {
         size: u64,
         request_timeout: Duration,
     ) -> Result<Box<dyn Source>> {
-        match self {
-            SourceSpec::File(dir) => Ok(Box::new(FileSource::open(&dir.join(name), size)?)),
-            SourceSpec::Http(url) => Ok(Box::new(HttpSource::open(
-                url,
-                name,
-                size,
-                request_timeout,
-            )?)),
+        if let SourceSpec::File(dir) = self {
+            return Ok(Box::new(FileSource::open(&dir.join(name), size)?));
         }
+        let (origin, gen) = self.origin()?;
+        Ok(Box::new(HttpSource::open(
+            origin,
+            name,
+            size,
+            request_timeout,
+            &gen,
+        )?))
     }
 }
 
@@ -87,5 +166,11 @@ mod tests {
             .unwrap_err()
             .contains("https"));
         assert_eq!(parse_source_list("file:a,file:b").unwrap().len(), 2);
+        let s3 = SourceSpec::parse("s3://bench/runs").unwrap();
+        assert_eq!(s3.label(), "s3://bench/runs/");
+        assert!(s3.is_remote());
+        assert!(SourceSpec::parse("s3://x/")
+            .unwrap_err()
+            .contains("bucket name"));
     }
 }

@@ -27,7 +27,7 @@ pub const HOLD: u64 = 16 << 20;
 pub fn shot_estimate(source: &SourceSpec, reads: &Reads) -> std::time::Duration {
     let per_read = match source {
         SourceSpec::File(_) => 5e-6,
-        SourceSpec::Http(_) => 200e-6,
+        SourceSpec::Http(_) | SourceSpec::S3(_) => 200e-6,
     };
     let seconds = 2.0 * reads.asked() as f64 / 1e9 + per_read * reads.count() as f64;
     std::time::Duration::from_secs_f64(seconds)

@@ -3,7 +3,9 @@
 #![allow(dead_code)]
 
 pub mod boards;
+pub mod moto;
 pub mod rpc_server;
+pub mod seek;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -1,0 +1,319 @@
+//! S3 as a place for bb-seek's objects: a bucket's requests, signed by [`crate::s3`],
+//! sent by the HTTP client; S3's refusals explained with its own code and message and
+//! what to do about them; and what `gen --dest s3://…` needs beyond a PUT: the bucket
+//! made when it is missing, and multipart uploads for large objects, streamed in parts.
+
+use super::data::Object;
+use super::http::{Answer, Ask, Head, HttpClient, Origin, Url};
+use crate::error::{Error, Result};
+use crate::output::format::printable;
+use crate::s3::request::complete_multipart_body;
+use crate::s3::sigv4::{Sha256Writer, UNSIGNED_PAYLOAD};
+use crate::s3::{xml, Addressing, Bucket, Location, Payload, Settings};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+/// Objects above this size are uploaded in parts, as the AWS CLI does above its
+/// threshold; [`DEFAULT_PART_SIZE`] per part unless `--part-size` says otherwise.
+pub const DEFAULT_MULTIPART_THRESHOLD: u64 = 64 << 20;
+pub const DEFAULT_PART_SIZE: u64 = 8 << 20;
+/// S3's limits on parts: every part but the last at least 5 MiB, at most 5 GiB, and at
+/// most 10,000 parts.
+pub const MIN_PART_SIZE: u64 = 5 << 20;
+pub const MAX_PART_SIZE: u64 = 5 << 30;
+pub const MAX_PARTS: u64 = 10_000;
+
+/// The objects under `s3://BUCKET/PREFIX/`, with what it takes to reach them.
+pub struct S3Objects {
+    pub location: Location,
+    bucket: Bucket,
+    /// The server requests connect to (its prefix is unused: keys make the path).
+    server: Url,
+}
+
+impl S3Objects {
+    /// The objects at `location`, reached with `settings`, the bucket addressed as
+    /// `addressing` says (else as the settings or the endpoint prefer).
+    pub fn new(
+        location: Location,
+        settings: Settings,
+        addressing: Option<Addressing>,
+    ) -> Result<S3Objects> {
+        let bucket = Bucket::new(&location.bucket, settings, addressing);
+        let probe = bucket.head_bucket(SystemTime::now());
+        let server = Url::for_server(&probe.host, probe.port, probe.https)
+            .map_err(|e| Error::usage(format!("{location}: {e}")))?;
+        Ok(S3Objects {
+            location,
+            bucket,
+            server,
+        })
+    }
+
+    /// Where the objects are and how they are reached, for the header line on stderr:
+    /// where the credentials came from, never the secret.
+    pub fn describe_settings(&self) -> String {
+        let b = &self.bucket;
+        let style = match b.addressing {
+            Addressing::Virtual => "virtual-hosted",
+            Addressing::Path => "path-style",
+        };
+        format!(
+            "{} at {}://{}:{} ({style}), region {}, credentials: {}",
+            self.location,
+            if b.endpoint.https { "https" } else { "http" },
+            b.endpoint.host,
+            b.endpoint.port,
+            b.settings.region,
+            b.settings.origin
+        )
+    }
+
+    /// `bb-seek gen --dest s3://…`, for messages.
+    pub fn gen_command(&self) -> String {
+        format!("bb-seek gen --dest {}", self.location)
+    }
+
+    /// What to do about an S3 error code, when there is something to say.
+    fn advice(&self, code: &str) -> Option<String> {
+        let creds = &self.bucket.settings.origin;
+        Some(match code {
+            "NoSuchBucket" => format!(
+                "create the bucket and the objects with {}",
+                self.gen_command()
+            ),
+            "NoSuchKey" => format!("upload the objects with {}", self.gen_command()),
+            "SignatureDoesNotMatch" => {
+                format!("the secret access key does not match the key id (credentials: {creds})")
+            }
+            "InvalidAccessKeyId" => {
+                format!("the server knows no such access key id (credentials: {creds})")
+            }
+            "ExpiredToken" | "TokenRefreshRequired" => {
+                format!("the session token has expired: refresh the credentials ({creds})")
+            }
+            "InvalidToken" => format!("the session token is not valid (credentials: {creds})"),
+            "AccessDenied" | "AllAccessDisabled" => {
+                format!("the credentials ({creds}) may not do this here")
+            }
+            "RequestTimeTooSkewed" => {
+                "this machine's clock is too far from the server's: set it (NTP)".to_string()
+            }
+            _ => return None,
+        })
+    }
+
+    /// The region a redirect or a refusal names as the bucket's, if it names another.
+    fn other_region(&self, head: &Head, body: &str) -> Option<String> {
+        let region = head
+            .header("x-amz-bucket-region")
+            .map(String::from)
+            .or_else(|| xml::element(body, "Region"))?;
+        (region != self.bucket.settings.region).then_some(region)
+    }
+}
+
+impl Origin for S3Objects {
+    fn server(&self) -> &Url {
+        &self.server
+    }
+
+    fn head(&self, ask: &Ask) -> String {
+        let key = ask.name.map(|n| self.location.key(n));
+        let headers: Vec<(&str, String)> = ask
+            .range
+            .map(|(offset, len)| ("Range", format!("bytes={offset}-{}", offset + len - 1)))
+            .into_iter()
+            .collect();
+        let body = ask.body.clone().unwrap_or_else(Payload::empty);
+        let r = self.bucket.request(
+            ask.method,
+            key.as_deref(),
+            ask.query,
+            &headers,
+            &body,
+            SystemTime::now(),
+        );
+        let mut head = format!("{} {} HTTP/1.1\r\n", r.method, r.target);
+        for (name, value) in &r.headers {
+            head.push_str(&format!("{name}: {value}\r\n"));
+        }
+        head
+    }
+
+    fn describe(&self, name: Option<&str>) -> String {
+        format!(
+            "s3://{}/{}",
+            self.location.bucket,
+            self.location.key(name.unwrap_or(""))
+        )
+    }
+
+    fn hashes_bodies(&self) -> bool {
+        self.bucket.settings.credentials.is_some()
+    }
+
+    fn explain(&self, head: &Head, body: &[u8]) -> Option<String> {
+        let text = String::from_utf8_lossy(body);
+        let code = xml::element(&text, "Code");
+        if let Some(region) = self.other_region(head, &text) {
+            return Some(format!(
+                "{}{}: the bucket is in region {region}, not {}: set AWS_REGION={region}",
+                head.status_line(),
+                code.map(|c| format!(" {}", printable(&c)))
+                    .unwrap_or_default(),
+                self.bucket.settings.region
+            ));
+        }
+        let code = code?;
+        let message = xml::element(&text, "Message").unwrap_or_default();
+        let mut why = format!(
+            "{} {}: {}",
+            head.status_line(),
+            printable(&code),
+            printable(&message)
+        );
+        if let Some(advice) = self.advice(&code) {
+            why.push_str(&format!(" ({advice})"));
+        }
+        Some(why)
+    }
+
+    fn explains_in_bodies(&self) -> bool {
+        true
+    }
+
+    fn is_missing(&self, answer: &Answer) -> bool {
+        answer.head.status == 404
+            && matches!(
+                xml::element(&String::from_utf8_lossy(&answer.body), "Code").as_deref(),
+                None | Some("NoSuchKey")
+            )
+    }
+}
+
+/// Makes the bucket when it is not there (with the region's LocationConstraint); says
+/// whether it did. A bucket that is there but not ours to use is S3's clear refusal.
+pub fn ensure_bucket(objects: &Arc<S3Objects>, timeout: Duration) -> Result<bool> {
+    let mut client = HttpClient::new(objects.clone(), timeout);
+    let head = Ask::new("HEAD", None);
+    let answer = client.call(&head, &mut |_| Ok(()))?;
+    match answer.head.status {
+        200 => return Ok(false),
+        404 => {}
+        _ => {
+            // HEAD has no body to say why; a listing of no keys does.
+            let list = Ask {
+                query: &[("list-type", "2"), ("max-keys", "0")],
+                ..Ask::new("GET", None)
+            };
+            let why = client.call(&list, &mut |_| Ok(()))?;
+            return Err(client.refused(&head, &why));
+        }
+    }
+    let create = objects.bucket.create_bucket(SystemTime::now());
+    let mut ask = Ask::new("PUT", None);
+    ask.body = Some(Payload::of(&create.body));
+    // The body is the LocationConstraint the builder made (the headers sign the same).
+    let made = client.call(&ask, &mut |w| w.write_all(&create.body))?;
+    match made.head.status {
+        200..=299 => Ok(true),
+        _ => Err(client.refused(&ask, &made)),
+    }
+}
+
+/// Uploads `object` in parts of `part_size` bytes (the last one shorter), each part
+/// generated twice, once for its hash and once on the wire, so nothing holds it; a
+/// failure aborts the upload so that no parts are left behind.
+pub(crate) fn multipart_upload(
+    client: &mut HttpClient,
+    object: &Object,
+    part_size: u64,
+) -> Result<()> {
+    let name = object.name.as_str();
+    let start = Ask {
+        query: &[("uploads", "")],
+        body: Some(Payload::empty()),
+        ..Ask::new("POST", Some(name))
+    };
+    let started = client.send_body(&start, &mut |_| Ok(()))?;
+    let upload_id =
+        xml::element(&String::from_utf8_lossy(&started.body), "UploadId").ok_or_else(|| {
+            Error::failed(format!(
+                "POST {}?uploads: the answer has no UploadId",
+                client.origin().describe(Some(name))
+            ))
+        })?;
+    let parts = send_parts(client, object, part_size, &upload_id).and_then(|etags| {
+        let done = complete_multipart_body(&etags);
+        let complete = Ask {
+            query: &[("uploadId", upload_id.as_str())],
+            body: Some(Payload::of(done.as_bytes())),
+            ..Ask::new("POST", Some(name))
+        };
+        let answer = client.send_body(&complete, &mut |w| w.write_all(done.as_bytes()))?;
+        // S3 may answer 200 and still fail the completion, in the body.
+        if String::from_utf8_lossy(&answer.body).contains("<Error>") {
+            return Err(client.refused(&complete, &answer));
+        }
+        Ok(())
+    });
+    if parts.is_err() {
+        let abort = Ask {
+            query: &[("uploadId", upload_id.as_str())],
+            ..Ask::new("DELETE", Some(name))
+        };
+        let _ = client.call(&abort, &mut |_| Ok(()));
+    }
+    parts
+}
+
+/// Sends the parts of `object`; their ETags, in order.
+fn send_parts(
+    client: &mut HttpClient,
+    object: &Object,
+    part_size: u64,
+    upload_id: &str,
+) -> Result<Vec<String>> {
+    let mut etags = Vec::new();
+    let mut offset = 0;
+    while offset < object.size {
+        let len = part_size.min(object.size - offset);
+        let number = (etags.len() + 1).to_string();
+        let ask = Ask {
+            query: &[("partNumber", number.as_str()), ("uploadId", upload_id)],
+            body: Some(payload_of(client, object, offset, len)?),
+            ..Ask::new("PUT", Some(object.name.as_str()))
+        };
+        let answer = client.send_body(&ask, &mut |w| object.write_range(offset, len, w))?;
+        let etag = answer.head.header("etag").ok_or_else(|| {
+            Error::failed(format!(
+                "PUT {} part {number}: the answer has no ETag",
+                client.origin().describe(Some(&object.name))
+            ))
+        })?;
+        etags.push(etag.to_string());
+        offset += len;
+    }
+    Ok(etags)
+}
+
+/// The payload of `len` bytes of `object` from `offset`: hashed when the origin signs
+/// bodies (the bytes generated into the hash, not held).
+pub(crate) fn payload_of(
+    client: &HttpClient,
+    object: &Object,
+    offset: u64,
+    len: u64,
+) -> Result<Payload> {
+    let sha256 = if client.origin().hashes_bodies() {
+        let mut hasher = Sha256Writer::default();
+        object
+            .write_range(offset, len, &mut hasher)
+            .map_err(|e| Error::io("hashing a generated object", e))?;
+        hasher.hex()
+    } else {
+        UNSIGNED_PAYLOAD.to_string()
+    };
+    Ok(Payload { len, sha256 })
+}
