@@ -113,6 +113,13 @@ fleet:
 run: build
 	scripts/run-all.sh --quick
 
+# bb-seek against an S3 bucket: the bucket and the objects made where missing, then the
+# run, results as run-all's (scripts/seek-s3.sh; the AWS settings from the environment).
+.PHONY: seek-s3
+seek-s3: build
+	@test -n "$(BUCKET)" || { echo "usage: make seek-s3 BUCKET=name [PREFIX=path] [PROFILE=quick|standard|full]" >&2; exit 2; }
+	scripts/seek-s3.sh $(if $(PROFILE),--$(PROFILE)) $(BUCKET) $(PREFIX)
+
 test: test-cargo test-cross
 
 # fault-injection: the test-only BB_IPC_FAULT hooks, compiled into the debug binaries

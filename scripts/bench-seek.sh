@@ -10,6 +10,7 @@
 # Usage: scripts/bench-seek.sh [DATA_DIR] (default target/bench-seek: on the build disk).
 # Prints markdown.
 set -eu
+. "$(dirname "$0")/bench-seek-lib.sh"
 
 DATA=${1:-target/bench-seek}
 BIN=${BIN:-target/release/bb-seek}
@@ -28,15 +29,6 @@ trap '[ -n "$nginx_pid" ] && kill "$nginx_pid" 2>/dev/null; rm -rf "$tmp"' EXIT
 OBJ=$DATA/random-16mb.txt
 BYTES=$(stat -c %s "$OBJ")
 
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-# Rows of bb-seek's CSV as "benchmark key client read-size score error unit".
-rows() {
-    awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) { gsub(/"/, "", $i); col[$i] = i }; next }
-        { for (i = 1; i <= NF; i++) gsub(/"/, "", $i)
-          print $1, $(col["Param: key"]), $(col["Param: client"]), $(col["Param: read-size"]), $5, $6, $7 }' "$1"
-}
-# The score of benchmark $2 for client $3 (and read size $4, default any) in CSV $1.
-score() { rows "$1" | awk -v b="$2" -v c="$3" -v r="${4:-}" '$1 == b && $3 == c && (r == "" || $4 == r) { print $5; exit }'; }
 # Mean ms of SHOTS runs of dd with block size $1 (after $2 before each run: a cache drop).
 dd_ms() {
     i=0
@@ -47,7 +39,6 @@ dd_ms() {
     done | awk '{ s += $1 } END { printf "%.3f", s / NR }'
 }
 mbs() { awk -v ms="$1" -v b="$BYTES" 'BEGIN { printf "%.0f", b / (ms / 1000) / 1e6 }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
 
 storage="$(df --output=source "$DATA" | tail -n 1) ($(stat -f -c %T "$DATA"))"
 
@@ -78,22 +69,6 @@ col() { awk -v c="$1" '{ print $c }' "$tmp/rounds" | median; }
 printf '| **median** | %s | %s | %s | %s | %s | **%s** |\n' "$(mbs "$(col 1)")" "$(mbs "$(col 2)")" "$(mbs "$(col 3)")" "$(mbs "$(col 4)")" \
     "$(ratio "$(col 1)" "$(col 3)")" "$(ratio "$(col 1)" "$(col 4)")"
 echo
-
-# The per-pattern table of a CSV report: requests, KiB fetched, amplification and ms/op,
-# plain against stream.
-pattern_table() {
-    echo "| object | pattern | read size | plain req/op | stream req/op | plain KiB/op | stream KiB/op | stream amplification | plain ms/op | stream ms/op | plain / stream time |"
-    echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
-    rows "$1" | awk '
-        { split($1, n, ":"); name = n[2] == "" ? "time" : n[2]; sub(/^bb\.seek\./, "", n[1])
-          k = $2 " " n[1] " " $4; v[k, $3, name] = $5; e[k, $3, name] = $6
-          if (!(k in seen)) { seen[k] = 1; order[++count] = k } }
-        END { for (i = 1; i <= count; i++) { k = order[i]; split(k, f, " ")
-            printf "| %s | %s | %s | %g | %g | %.0f | %.0f | %.3f | %.3f ± %.3f | %.3f ± %.3f | %.2f |\n", f[1], f[2], f[3],
-                v[k, "plain", "requests"], v[k, "stream", "requests"], v[k, "plain", "fetched"], v[k, "stream", "fetched"],
-                v[k, "stream", "amplification"], v[k, "plain", "time"], e[k, "plain", "time"],
-                v[k, "stream", "time"], e[k, "stream", "time"], v[k, "plain", "time"] / v[k, "stream", "time"] } }'
-}
 
 echo "### Over HTTP: nginx $("$NGINX" -v 2>&1 | sed 's/.*nginx\///') on 127.0.0.1, keep-alive"
 echo

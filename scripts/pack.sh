@@ -1,6 +1,7 @@
 #!/bin/sh
 # Packs one target's release binaries with what a board needs (README, docs/,
-# BENCHMARKS, scripts/run-all.sh) into dist/boardbench-<version>-<target>.tar.gz and prints its path.
+# BENCHMARKS, scripts/run-all.sh, scripts/seek-s3.sh) into
+# dist/boardbench-<version>-<target>.tar.gz and prints its path.
 #   scripts/pack.sh TARGET     (after make cross-TARGET; armv7, aarch64, x86, armv6 or a triple)
 # CROSS=zig (as make passes it on) packs the short names' zig builds, from target/zig.
 set -eu
@@ -36,7 +37,7 @@ for src in src/bin/bb-*.rs; do
 done
 cp README.md BENCHMARKS.md "$dir/"
 cp -R docs "$dir/"
-cp scripts/run-all.sh "$dir/scripts/"
+cp scripts/run-all.sh scripts/seek-s3.sh "$dir/scripts/"
 tar -C "$stage" -czf "$stage/$name.tar.gz" "$name"
 mv "$stage/$name.tar.gz" "dist/$name.tar.gz"
 echo "dist/$name.tar.gz"

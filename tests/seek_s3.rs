@@ -17,7 +17,12 @@ const EXE: &str = env!("CARGO_BIN_EXE_bb-seek");
 /// bb-seek with only the environment given (and PATH): no AWS settings of the machine's
 /// own leak in, and `HOME` is an empty directory, so no `~/.aws` either.
 fn bb_seek(home: &TempDir, env: &[(&str, &str)], args: &[&str]) -> Run {
-    let mut c = Command::new(EXE);
+    bb_seek_as(EXE, home, env, args)
+}
+
+/// The same with `exe` run (a qemu-user, with bb-seek's path first in `args`).
+fn bb_seek_as(exe: &str, home: &TempDir, env: &[(&str, &str)], args: &[&str]) -> Run {
+    let mut c = Command::new(exe);
     c.args(args)
         .env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
@@ -167,6 +172,219 @@ fn s3_error(status: &str, code: &str, message: &str) -> String {
         "HTTP/1.1 {status}\r\nContent-Type: application/xml\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     )
+}
+
+#[test]
+#[ignore = "needs moto (scripts/setup.sh test); run by make test"]
+fn seek_s3_sh_makes_the_bucket_and_the_data_then_runs() {
+    let moto = Moto::start();
+    let creds = moto.user();
+    let home = TempDir::new("seek-s3-sh");
+    let endpoint = moto.endpoint();
+    let bin_dir = std::path::Path::new(EXE)
+        .parent()
+        .unwrap()
+        .to_str()
+        .unwrap();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/seek-s3.sh");
+    let sh = |args: &[&str], extra: &[(&str, &str)]| -> Run {
+        let mut c = Command::new(script);
+        c.args(args)
+            .current_dir(home.path())
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", home.path())
+            .env("BB_BIN_DIR", bin_dir)
+            .env("AWS_ACCESS_KEY_ID", &creds.access_key_id)
+            .env("AWS_SECRET_ACCESS_KEY", &creds.secret_access_key)
+            .env("AWS_ENDPOINT_URL", &endpoint);
+        for (k, v) in extra {
+            c.env(k, v);
+        }
+        c.output().expect("running seek-s3.sh").into()
+    };
+    // With no arguments: which bucket, and exit 2.
+    let none = sh(&[], &[]);
+    assert_eq!(none.code, 2, "{}", none.stderr);
+    assert!(none.stderr.contains("which bucket?"), "{}", none.stderr);
+    // BUCKET and PREFIX alone, the default profile with its timings shortened: the
+    // bucket made, the default objects generated, the run's results written.
+    let shorter = [("BB_FLAGS", "--warmup 0 --iterations 1")];
+    let run = sh(&["fresh-bucket", "boards/pi"], &shorter);
+    run.assert_ok();
+    assert!(
+        run.stderr.contains("made the bucket fresh-bucket"),
+        "{}",
+        run.stderr
+    );
+    assert!(run
+        .stdout
+        .contains("s3://fresh-bucket/boards/pi/random-16mb.txt  16777216 bytes  uploaded"));
+    let results = run
+        .stdout
+        .lines()
+        .last()
+        .unwrap()
+        .strip_prefix("results: ")
+        .unwrap();
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(format!("{results}/bb-seek.json")).unwrap()).unwrap();
+    let entries = report.as_array().unwrap();
+    assert_eq!(
+        entries.len(),
+        30,
+        "3 sizes × (2 sequential + 3) × 2 clients"
+    );
+    assert!(entries
+        .iter()
+        .all(|e| e["params"]["source"] == "s3://fresh-bucket/boards/pi/"));
+    // Again: everything is there, nothing is made or uploaded.
+    let again = sh(
+        &["--quick", "--sizes", "1m", "fresh-bucket", "boards/pi"],
+        &shorter,
+    );
+    again.assert_ok();
+    assert!(
+        again.stdout.contains("random-1mb.txt  1048576 bytes  kept"),
+        "{}",
+        again.stdout
+    );
+    assert!(!again.stderr.contains("made the bucket"));
+}
+
+/// scripts/latency-proxy.py between bb-seek and `port`, adding `delay_ms` before each
+/// request; killed when dropped.
+struct LatencyProxy {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl LatencyProxy {
+    fn start(port: u16, delay_ms: u32) -> LatencyProxy {
+        let mut child = Command::new("python3")
+            .args([
+                concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/latency-proxy.py"),
+                "0",
+                &format!("127.0.0.1:{port}"),
+                &delay_ms.to_string(),
+            ])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("running python3");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line
+            .trim()
+            .rsplit_once(':')
+            .and_then(|(_, p)| p.parse().ok())
+            .unwrap_or_else(|| panic!("the proxy said '{line}'"));
+        LatencyProxy { child, port }
+    }
+}
+
+impl Drop for LatencyProxy {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+#[ignore = "needs moto (scripts/setup.sh test); run by make test"]
+fn the_latency_proxy_delays_every_request_and_the_bytes_stay_right() {
+    let moto = Moto::start();
+    let creds = moto.user();
+    let home = TempDir::new("seek-s3-latency");
+    let proxy = LatencyProxy::start(moto.port, 40);
+    let endpoint = format!("http://127.0.0.1:{}", proxy.port);
+    let env = [
+        ("AWS_ACCESS_KEY_ID", creds.access_key_id.as_str()),
+        ("AWS_SECRET_ACCESS_KEY", creds.secret_access_key.as_str()),
+        ("AWS_ENDPOINT_URL", endpoint.as_str()),
+    ];
+    // Through the proxy: a PUT's body is not held back, only each request's start.
+    bb_seek(
+        &home,
+        &env,
+        &["gen", "--dest", "s3://slow/", "--sizes", "64k"],
+    )
+    .assert_ok();
+    let args = [
+        seek::SHORT,
+        &[
+            "--source",
+            "s3://slow/",
+            "--sizes",
+            "64k",
+            "--pattern",
+            "sequential",
+        ],
+        &["--read-size", "4k"],
+    ]
+    .concat();
+    let run = bb_seek(&home, &env, &args);
+    run.assert_ok();
+    let json = run.json();
+    let plain = common::entry(&json, "bb.seek.sequential", &[("client", "plain")]);
+    let stream = common::entry(&json, "bb.seek.sequential", &[("client", "stream")]);
+    assert_eq!(seek::metric(plain, "requests"), 16.0);
+    assert_eq!(seek::metric(stream, "requests"), 1.0);
+    // Sixteen requests, each held 40 ms: no shot can be shorter than 640 ms.
+    let ms = plain["primaryMetric"]["score"].as_f64().unwrap();
+    assert!(
+        ms >= 640.0,
+        "16 requests through a 40 ms proxy took {ms} ms"
+    );
+    let ms = stream["primaryMetric"]["score"].as_f64().unwrap();
+    assert!(ms >= 40.0, "a request through a 40 ms proxy took {ms} ms");
+}
+
+#[test]
+#[ignore = "needs moto, make cross and qemu-user; run by make test"]
+fn armv7_bb_seek_reads_s3_under_qemu() {
+    let exe = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/target/armv7-unknown-linux-gnueabihf/release/bb-seek"
+    );
+    assert!(
+        std::path::Path::new(exe).exists(),
+        "{exe} is missing: run make cross first"
+    );
+    let moto = Moto::start();
+    let creds = moto.user();
+    let home = TempDir::new("seek-s3-qemu");
+    let endpoint = moto.endpoint();
+    let env = [
+        ("AWS_ACCESS_KEY_ID", creds.access_key_id.as_str()),
+        ("AWS_SECRET_ACCESS_KEY", creds.secret_access_key.as_str()),
+        ("AWS_ENDPOINT_URL", endpoint.as_str()),
+        ("AWS_REGION", "eu-west-1"),
+    ];
+    // The armv7 build makes the bucket and uploads, then reads every pattern back, its
+    // bytes checked against what it generated.
+    let qemu = |args: &[&str]| bb_seek_as("qemu-arm-static", &home, &env, &[&[exe], args].concat());
+    qemu(&["gen", "--dest", "s3://arm/", "--sizes", "64k,1m"]).assert_ok();
+    let run = qemu(&[seek::SHORT, &["--source", "s3://arm/", "--sizes", "64k,1m"]].concat());
+    run.assert_ok();
+    let json = run.json();
+    assert_eq!(json[0]["environment"]["arch"], "armv7l");
+    seek::check_all_patterns(&json, "s3://arm/");
+    // What this machine's build reads from it is the same bytes.
+    let args = [
+        seek::SHORT,
+        &[
+            "--source",
+            "s3://arm/",
+            "--sizes",
+            "1m",
+            "--client",
+            "plain",
+        ],
+    ]
+    .concat();
+    bb_seek(&home, &env, &args).assert_ok();
 }
 
 /// A server that answers every request with `answer` (the whole response), then closes.
