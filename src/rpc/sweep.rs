@@ -32,10 +32,14 @@ pub fn probe_estimate(groups: usize, time: Duration) -> Duration {
     (time + time / WARMUP_SHARE + PROBE_START) * groups as u32
 }
 
+/// The probe's measured time is split in this many windows, and its rate is their median:
+/// a burst of other work on a shared machine slows one window, not the maximum.
+const WINDOWS: u32 = 3;
+
 /// Calls per second over all of `plan`'s connections that the pipelined client reaches
-/// in a closed loop (each connection as many calls in flight as `plan.depth`), over
-/// `time` after a warm-up of a quarter of it; the server's count of the calls is checked
-/// as in any benchmark.
+/// in a closed loop (each connection as many calls in flight as `plan.depth`): the median
+/// of [`WINDOWS`] windows over `time`, after a warm-up of a quarter of it; the server's
+/// count of the calls is checked as in any benchmark.
 pub fn closed_loop_max(plan: &Plan, time: Duration) -> Result<f64> {
     let plan = Plan {
         style: Style::Async,
@@ -47,9 +51,14 @@ pub fn closed_loop_max(plan: &Plan, time: Duration) -> Result<f64> {
     // each end is noise.
     let batch = (64 * plan.depth * plan.connections) as u64;
     calls_for(&mut workload, batch, time / WARMUP_SHARE)?;
-    let (calls, elapsed) = calls_for(&mut workload, batch, time)?;
+    let mut rates = Vec::new();
+    for _ in 0..WINDOWS {
+        let (calls, elapsed) = calls_for(&mut workload, batch, time / WINDOWS)?;
+        rates.push(calls as f64 / elapsed.as_secs_f64());
+    }
     workload.finish()?;
-    Ok(calls as f64 / elapsed.as_secs_f64())
+    rates.sort_by(f64::total_cmp);
+    Ok(rates[rates.len() / 2])
 }
 
 /// Runs `batch` calls at a time until `time` has passed: the calls made and the time taken.
