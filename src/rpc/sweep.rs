@@ -39,8 +39,17 @@ const WINDOWS: u32 = 3;
 /// Calls per second over all of `plan`'s connections that the pipelined client reaches
 /// in a closed loop (each connection as many calls in flight as `plan.depth`): the median
 /// of [`WINDOWS`] windows over `time`, after a warm-up of a quarter of it; the server's
-/// count of the calls is checked as in any benchmark.
+/// count of the calls is checked as in any benchmark. It runs on a thread of its own, so
+/// that `--pin` pins that thread, not the parent that starts the forks after it.
 pub fn closed_loop_max(plan: &Plan, time: Duration) -> Result<f64> {
+    std::thread::scope(|s| {
+        s.spawn(|| probe(plan, time))
+            .join()
+            .unwrap_or_else(|_| Err(Error::failed("the closed-loop probe panicked")))
+    })
+}
+
+fn probe(plan: &Plan, time: Duration) -> Result<f64> {
     let plan = Plan {
         style: Style::Async,
         rate: None,
