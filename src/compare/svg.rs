@@ -619,11 +619,24 @@ fn load_panel(out: &mut String, c: &Comparison, k: &LoadCurve, x: f64, y: f64) {
                 color(column),
                 escape(&c.labels[column])
             );
+            // A marker per load, so that a curve of one held load shows too.
+            for p in points.iter().filter(|p| !p.2 && p.1[i].is_finite()) {
+                let _ = writeln!(
+                    out,
+                    r#"<circle cx="{:.1}" cy="{:.1}" r="2.5" fill="{}"><title>{}: {name} {} at {} calls/s</title></circle>"#,
+                    px(p.0),
+                    py(p.1[i]),
+                    color(column),
+                    escape(&c.labels[column]),
+                    time_label(p.1[i] * k.unit_seconds),
+                    short(p.0)
+                );
+            }
         }
         for p in points.iter().filter(|p| p.2) {
             let _ = writeln!(
                 out,
-                r#"<line x1="{0}" y1="{top}" x2="{0}" y2="{1}" stroke="{2}" stroke-dasharray="1 4" stroke-width="2"><title>{3}: saturated at {4} calls/s</title></line>"#,
+                r#"<line x1="{0:.1}" y1="{top}" x2="{0:.1}" y2="{1}" stroke="{2}" stroke-dasharray="1 4" stroke-width="2"><title>{3}: saturated at {4} calls/s</title></line>"#,
                 px(p.0),
                 top + h,
                 color(column),
@@ -757,6 +770,12 @@ mod tests {
             );
         }
         assert_eq!(svg.matches("saturated at").count(), 2, "{svg}");
+        // A marker per held load and percentile: three loads, three percentiles, two runs.
+        assert_eq!(svg.matches("<circle").count(), 3 * 3 * 2, "{svg}");
+        assert!(
+            svg.contains("pi4: p99.9 4ms at 9000 calls/s</title></circle>"),
+            "{svg}"
+        );
         // The four rows are drawn on the curve, not as bars: legend swatches and one panel.
         assert_eq!(svg.matches("<rect x=").count(), 2 + 1, "{svg}");
         assert!(!svg.contains("NaN"), "{svg}");
