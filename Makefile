@@ -145,6 +145,7 @@ bench: build
 	scripts/bench-zstd.sh
 	scripts/bench-ipc.sh
 	scripts/bench-rpc.sh
+	scripts/bench-rpc-sweep.sh
 	scripts/bench-seek.sh
 
 # Coverage-guided fuzzing (nightly, libFuzzer): the seeds of fuzz/corpus/TARGET (kept in

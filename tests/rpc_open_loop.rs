@@ -10,7 +10,7 @@ use boardbench::rpc::protocol::Codec;
 use common::rpc_server::Server;
 use common::TempDir;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const EXE: &str = env!("CARGO_BIN_EXE_bb-rpc");
 
@@ -38,7 +38,7 @@ fn work_calls(server: &Server) -> u64 {
 /// `stall` once the measured calls have begun, `after` into them.
 fn run_with_a_stall(server: &Server, args: &[&str], after: Duration, stall: Duration) -> String {
     let addr = server.addr.to_string();
-    let mut client = Command::new(EXE)
+    let client = Command::new(EXE)
         .args(["--connect", &addr, "--format", "json"])
         .args(args)
         .stdin(Stdio::null())
@@ -52,13 +52,16 @@ fn run_with_a_stall(server: &Server, args: &[&str], after: Duration, stall: Dura
     server.signal(nix::sys::signal::Signal::SIGSTOP);
     std::thread::sleep(stall);
     server.signal(nix::sys::signal::Signal::SIGCONT);
-    let until = Instant::now() + Duration::from_secs(60);
-    while client.try_wait().unwrap().is_none() {
-        assert!(Instant::now() < until, "the run did not end within 60 s");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let out = client.wait_with_output().unwrap();
-    let run = common::Run::from(out);
+    // Its output is read while it runs: a report larger than a pipe's buffer (a sample
+    // histogram of many buckets, 64 KiB) would otherwise block it before it exits.
+    let pid = nix::unistd::Pid::from_raw(client.id() as i32);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(client.wait_with_output()));
+    let Ok(out) = rx.recv_timeout(Duration::from_secs(60)) else {
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+        panic!("the run did not end within 60 s");
+    };
+    let run = common::Run::from(out.unwrap());
     run.assert_ok();
     run.stdout
 }

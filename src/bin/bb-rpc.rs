@@ -8,9 +8,11 @@ use boardbench::rpc::client::ClientConfig;
 use boardbench::rpc::open_loop::{calls_per_invocation, MAX_RATE};
 use boardbench::rpc::protocol::Codec;
 use boardbench::rpc::server::{self, ServerConfig};
+use boardbench::rpc::sweep::{self, LOADS};
 use boardbench::rpc::workload::{Plan, RpcWorkload, Style, Target};
 use boardbench::{
-    Benchmark, Error, Mode, PairedBaseline, Profiles, Result, Settings, Suite, TimeUnit, Workload,
+    Benchmark, Error, Mode, PairedBaseline, Prelude, Profiles, Result, Settings, Suite, TimeUnit,
+    Workload,
 };
 use std::time::Duration;
 
@@ -49,9 +51,9 @@ boardbench::bench_args! {
         /// the longest wait for a connection or a reply before the run fails (default 10s)
         #[argh(option, from_str_fn(boardbench::harness::cli::parse_duration))]
         pub call_timeout: Option<Duration>,
-        /// open loop: calls per second per connection sent on a schedule, a list (1k,5k,20k); latency from each call's due time, mode sample (default: none, closed loop only)
+        /// open loop: calls per second per connection sent on a schedule, a list (1k,5k,20k), or sweep (10% to 100% of the closed-loop maximum); latency from each call's due time, mode sample (default: none, closed loop only)
         #[argh(option, from_str_fn(parse_rates))]
-        pub rate: Option<Vec<f64>>,
+        pub rate: Option<Rates>,
     }
 }
 
@@ -113,8 +115,24 @@ fn parse_styles(s: &str) -> std::result::Result<Vec<Style>, String> {
     })
 }
 
-/// Parses `--rate`: calls per second, `500`, `1k`, `2.5k`, `1m` (powers of 1000).
-fn parse_rates(s: &str) -> std::result::Result<Vec<f64>, String> {
+/// `--rate`: rates given, or a sweep of shares of the closed-loop maximum.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Rates {
+    Fixed(Vec<f64>),
+    Sweep,
+}
+
+/// Parses `--rate`: `sweep`, or calls per second, `500`, `1k`, `2.5k`, `1m` (powers of
+/// 1000).
+fn parse_rates(s: &str) -> std::result::Result<Rates, String> {
+    if s == "sweep" {
+        return Ok(Rates::Sweep);
+    }
+    if s.split(',').any(|x| x.trim() == "sweep") {
+        return Err(format!(
+            "invalid rates '{s}': sweep picks its own rates, alone (--rate sweep)"
+        ));
+    }
     cli::parse_list(s, |x| {
         let bad = || {
             format!(
@@ -138,6 +156,7 @@ fn parse_rates(s: &str) -> std::result::Result<Vec<f64>, String> {
             Err(bad())
         }
     })
+    .map(Rates::Fixed)
 }
 
 /// A rate as the `rate` parameter shows it: calls per second, at most three decimals.
@@ -185,6 +204,38 @@ const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 /// Calls in flight per connection at most: each holds a request and its reply.
 const MAX_DEPTH: u64 = 65536;
 
+/// What a row offers: nothing (a closed loop), a rate per connection, or a share of its
+/// group's closed-loop maximum (`--rate sweep`).
+#[derive(Debug, Clone, Copy)]
+enum Offered {
+    Closed,
+    Rate(f64),
+    Share(f64),
+}
+
+/// Every choice the flags made, checked: the rows are all their combinations.
+#[derive(Clone)]
+struct Matrix {
+    targets: Vec<Target>,
+    payloads: Vec<u64>,
+    styles: Vec<Style>,
+    codecs: Vec<Codec>,
+    depths: Vec<usize>,
+    connections: Vec<usize>,
+    offered: Vec<Offered>,
+    client: ClientConfig,
+    seed: u64,
+    pin: Option<Vec<usize>>,
+    /// Throughput or average time: pipelines drain at the end of every invocation.
+    timed: bool,
+}
+
+/// The rows of a sweep that share one closed-loop maximum, and how to probe it.
+struct SweepGroup {
+    label: String,
+    plan: Plan,
+}
+
 fn run(args: &Args) -> Result<()> {
     let flags = args.common()?;
     let profile = flags.profile;
@@ -193,8 +244,8 @@ fn run(args: &Args) -> Result<()> {
         .clone()
         .unwrap_or(vec![Codec::Raw, Codec::Msgpack]);
     // Open-loop rows run alone, over the pipelined client, in sample mode.
-    let rates: Vec<Option<f64>> = match &args.rate {
-        None => vec![None],
+    let offered: Vec<Offered> = match &args.rate {
+        None => vec![Offered::Closed],
         Some(rates) => {
             if args.client.is_some() {
                 return Err(Error::usage(
@@ -206,7 +257,10 @@ fn run(args: &Args) -> Result<()> {
                     "--rate measures latency at a load: it runs in --mode sample only",
                 ));
             }
-            rates.iter().map(|&r| Some(r)).collect()
+            match rates {
+                Rates::Fixed(rates) => rates.iter().map(|&r| Offered::Rate(r)).collect(),
+                Rates::Sweep => LOADS.iter().map(|&l| Offered::Share(l)).collect(),
+            }
         }
     };
     let open_loop = args.rate.is_some();
@@ -283,52 +337,145 @@ fn run(args: &Args) -> Result<()> {
         ));
     }
     let mode = flags.mode.unwrap_or(Mode::Throughput);
-    // Pipelines drain at the end of every invocation: make each long enough that the drain
-    // is noise. Timed per call otherwise.
-    let timed = matches!(mode, Mode::Throughput | Mode::AverageTime);
+    let matrix = Matrix {
+        targets,
+        payloads,
+        styles,
+        codecs,
+        depths,
+        connections,
+        offered,
+        client: ClientConfig {
+            addr: Addr::Unix(Default::default()),
+            codec: Codec::Raw,
+            max_frame,
+            timeout,
+        },
+        seed: flags.seed,
+        pin: flags.pin.clone(),
+        timed: matches!(mode, Mode::Throughput | Mode::AverageTime),
+    };
+    let profiles = Profiles {
+        quick: Settings {
+            warmup_time: Duration::from_millis(200),
+            time: Duration::from_millis(300),
+            ..Settings::quick()
+        },
+        standard: Settings {
+            warmup_iterations: 2,
+            warmup_time: Duration::from_millis(300),
+            iterations: 5,
+            time: Duration::from_millis(500),
+            forks: 1,
+            ..Settings::full()
+        },
+        full: Settings::full(),
+    };
+    let (mut benchmarks, groups) = benchmarks(&matrix, None);
+    let mut prelude = None;
+    if !groups.is_empty() {
+        if boardbench::harness::fork::is_child() {
+            let maxima = sweep::from_parent(groups.len())?;
+            benchmarks = benchmarks_at(&matrix, &maxima);
+        } else {
+            // The probe runs as long as an iteration of the rows it sizes.
+            let time = profiles.pick(profile).with_flags(&flags).time;
+            prelude = Some(Prelude {
+                what: format!(
+                    "probing the closed-loop maximum of {} sweep group{}",
+                    groups.len(),
+                    if groups.len() == 1 { "" } else { "s" }
+                ),
+                estimate: sweep::probe_estimate(groups.len(), time),
+                run: Box::new(move || {
+                    let maxima = probe_maxima(&groups, time)?;
+                    sweep::pass_to_forks(&maxima);
+                    Ok(benchmarks_at(&matrix, &maxima))
+                }),
+            });
+        }
+    }
+    boardbench::run_suite_with_prelude(
+        Suite {
+            unit: TimeUnit::Micros,
+            profiles,
+            benchmarks,
+            pin_process: false,
+        },
+        prelude,
+        &flags,
+    )
+}
+
+/// Each sweep group's closed-loop maximum, calls per second over its connections, each
+/// printed on stderr as it is found.
+fn probe_maxima(groups: &[SweepGroup], time: Duration) -> Result<Vec<f64>> {
+    let mut maxima = Vec::new();
+    for g in groups {
+        let max = sweep::closed_loop_max(&g.plan, time)?;
+        boardbench::stderr!(
+            "bb-rpc: closed-loop maximum {max:.0} calls/s for {}; the sweep offers {} to {} of it",
+            g.label,
+            sweep::load_param(LOADS[0]),
+            sweep::load_param(LOADS[LOADS.len() - 1]),
+        );
+        maxima.push(max);
+    }
+    Ok(maxima)
+}
+
+/// The rows with every sweep group's maximum known.
+fn benchmarks_at(matrix: &Matrix, maxima: &[f64]) -> Vec<Benchmark> {
+    benchmarks(matrix, Some(maxima)).0
+}
+
+/// The rows of `matrix`, and the groups of its sweep rows; without `maxima` (one per
+/// group), a sweep row's rate shows as its share (`rate=50% of max`).
+fn benchmarks(m: &Matrix, maxima: Option<&[f64]>) -> (Vec<Benchmark>, Vec<SweepGroup>) {
     let ops_per_invocation = |style: Style, depth: usize, conns: usize| {
-        (timed && (style.pipelined() || conns > 1)).then_some((64 * depth * conns) as u64)
+        (m.timed && (style.pipelined() || conns > 1)).then_some((64 * depth * conns) as u64)
     };
     let mut benchmarks = Vec::new();
-    for target in &targets {
-        for &payload in &payloads {
-            for &style in &styles {
+    let mut groups: Vec<SweepGroup> = Vec::new();
+    for target in &m.targets {
+        for &payload in &m.payloads {
+            for &style in &m.styles {
                 let style_codecs = if style == Style::Floor {
                     vec![None]
                 } else {
-                    codecs.iter().map(|&c| Some(c)).collect()
+                    m.codecs.iter().map(|&c| Some(c)).collect()
                 };
                 let style_depths = if style.pipelined() {
-                    depths.clone()
+                    m.depths.clone()
                 } else {
                     vec![1]
                 };
                 for codec in style_codecs {
                     for &depth in &style_depths {
-                        for (&conns, &rate) in connections
+                        for (&conns, &offered) in m
+                            .connections
                             .iter()
-                            .flat_map(|c| rates.iter().map(move |r| (c, r)))
+                            .flat_map(|c| m.offered.iter().map(move |o| (c, o)))
                         {
-                            let plan = Plan {
+                            let mut plan = Plan {
                                 target: target.clone(),
                                 style,
                                 client: ClientConfig {
-                                    addr: Addr::Unix(Default::default()),
                                     codec: codec.unwrap_or(Codec::Raw),
-                                    max_frame,
-                                    timeout,
+                                    ..m.client.clone()
                                 },
                                 payload: payload as usize,
                                 depth,
                                 connections: conns,
-                                seed: flags.seed,
-                                pin: flags.pin.clone(),
-                                rate,
+                                seed: m.seed,
+                                pin: m.pin.clone(),
+                                rate: None,
                             };
                             // With the floor asked for, every RPC row also measures it in
                             // interleaved iterations, on a floor server of its own with the
                             // same transport, payload, connections and pinning.
-                            let paired = (styles.contains(&Style::Floor) && style != Style::Floor)
+                            let paired = (m.styles.contains(&Style::Floor)
+                                && style != Style::Floor)
                                 .then(|| {
                                     let floor = Plan {
                                         style: Style::Floor,
@@ -352,34 +499,85 @@ fn run(args: &Args) -> Result<()> {
                                 Target::Local { transport } => transport.to_string(),
                                 Target::Remote(a) => a.transport().to_string(),
                             };
-                            let name = match rate {
-                                Some(_) => "open",
-                                None => style.name(),
+                            let name = match offered {
+                                Offered::Closed => style.name(),
+                                _ => "open",
                             };
+                            let group_params = [
+                                ("transport", transport),
+                                ("codec", codec.map_or("none", |c| c.name()).to_string()),
+                                ("payload", payload.to_string()),
+                                ("depth", depth.to_string()),
+                                ("connections", conns.to_string()),
+                            ];
+                            // A share's rate per connection, once its group's maximum is known.
+                            let (rate, load) = match offered {
+                                Offered::Closed => (None, None),
+                                Offered::Rate(r) => (Some(r), None),
+                                Offered::Share(share) => {
+                                    let label = group_params
+                                        .iter()
+                                        .map(|(k, v)| format!("{k}={v}"))
+                                        .collect::<Vec<_>>()
+                                        .join(", ");
+                                    let label = format!("bb.rpc.open ({label})");
+                                    let group = match groups.iter().position(|g| g.label == label) {
+                                        Some(i) => i,
+                                        None => {
+                                            groups.push(SweepGroup {
+                                                label,
+                                                plan: plan.clone(),
+                                            });
+                                            groups.len() - 1
+                                        }
+                                    };
+                                    let rate = maxima.map(|all| {
+                                        (share * all[group] / conns as f64)
+                                            .round()
+                                            .clamp(1.0, MAX_RATE)
+                                    });
+                                    (rate, Some(share))
+                                }
+                            };
+                            plan.rate = rate;
                             let mut b = Benchmark::new(
                                 format!("bb.rpc.{name}"),
                                 Box::new(move || {
                                     Ok(Box::new(RpcWorkload::setup(&plan)?) as Box<dyn Workload>)
                                 }),
-                            )
-                            .param("transport", transport)
-                            .param("codec", codec.map_or("none", |c| c.name()))
-                            .param("payload", payload)
-                            .param("depth", depth)
-                            .param("connections", conns);
+                            );
+                            for (k, v) in group_params {
+                                b = b.param(k, v);
+                            }
                             b.threads = conns;
                             b.ops_per_invocation = ops_per_invocation(style, depth, conns);
                             b.paired = paired;
-                            if let Some(rate) = rate {
-                                let per_connection = calls_per_invocation(rate);
-                                b = b.param("rate", rate_param(rate));
+                            if !matches!(offered, Offered::Closed) {
                                 b.mode = Some(Mode::Sample);
                                 // The achieved rate, over all connections, beside the latencies.
                                 b.rate = Some("calls".into());
-                                b.ops_per_invocation = Some(per_connection * conns as u64);
-                                b.offered_rate = Some(rate * conns as f64);
-                                b.invocation_estimate =
-                                    Some(Duration::from_secs_f64(per_connection as f64 / rate));
+                            }
+                            match (rate, load) {
+                                (Some(rate), _) => {
+                                    let per_connection = calls_per_invocation(rate);
+                                    b = b.param("rate", rate_param(rate));
+                                    b.ops_per_invocation = Some(per_connection * conns as u64);
+                                    b.offered_rate = Some(rate * conns as f64);
+                                    b.invocation_estimate =
+                                        Some(Duration::from_secs_f64(per_connection as f64 / rate));
+                                }
+                                // Before the probe: the plan shows the share.
+                                (None, Some(share)) => {
+                                    b = b.param(
+                                        "rate",
+                                        format!("{} of max", sweep::load_param(share)),
+                                    );
+                                    b.invocation_estimate = Some(OPEN_LOOP_INVOCATION);
+                                }
+                                (None, None) => {}
+                            }
+                            if let Some(share) = load {
+                                b = b.param("load", sweep::load_param(share));
                             }
                             benchmarks.push(b);
                         }
@@ -388,29 +586,9 @@ fn run(args: &Args) -> Result<()> {
             }
         }
     }
-    let profiles = Profiles {
-        quick: Settings {
-            warmup_time: Duration::from_millis(200),
-            time: Duration::from_millis(300),
-            ..Settings::quick()
-        },
-        standard: Settings {
-            warmup_iterations: 2,
-            warmup_time: Duration::from_millis(300),
-            iterations: 5,
-            time: Duration::from_millis(500),
-            forks: 1,
-            ..Settings::full()
-        },
-        full: Settings::full(),
-    };
-    boardbench::run_suite(
-        Suite {
-            unit: TimeUnit::Micros,
-            profiles,
-            benchmarks,
-            pin_process: false,
-        },
-        &flags,
-    )
+    (benchmarks, groups)
 }
+
+/// An open-loop invocation's length where its rate is not known yet (a sweep's plan):
+/// the slice of the schedule each holds, at rates above 100 calls/s.
+const OPEN_LOOP_INVOCATION: Duration = Duration::from_millis(10);

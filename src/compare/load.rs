@@ -3,7 +3,7 @@
 //! reads right: sample mode from `rawDataHistogram`, every JMH unit, a UTF-8 byte order
 //! mark; an empty file or one that is not an array of benchmarks is a clear error.
 
-use super::{Measurement, Samples};
+use super::{Measurement, OfferedLoad, Samples};
 use crate::error::{Error, Result};
 use crate::output::json_value::Json;
 use std::path::{Path, PathBuf};
@@ -344,7 +344,18 @@ fn entry(e: &Json, metric: Option<&str>) -> std::result::Result<Option<Measureme
         error,
         unit,
         samples,
+        offered_load: offered_load(e),
     }))
+}
+
+/// boardbench's `offeredLoad` of an open loop (`targetRate`, `achievedRate`); None for
+/// any other entry, and for one whose rates are not numbers.
+fn offered_load(e: &Json) -> Option<OfferedLoad> {
+    let load = e.get("boardbench")?.get("offeredLoad")?;
+    Some(OfferedLoad {
+        target: load.get("targetRate")?.as_f64()?,
+        achieved: load.get("achievedRate")?.as_f64()?,
+    })
 }
 
 /// JMH's `rawData`: per fork, one score per iteration; NaN and infinities left out.
@@ -452,6 +463,14 @@ mod tests {
             );
         }
         assert!(parse_doc(&doc, Some("p0.50")).unwrap().is_empty());
+        assert_eq!(m.offered_load, None, "JMH offers no load");
+        let open = text.replace(
+            r#""secondaryMetrics":{"#,
+            r#""boardbench":{"offeredLoad":{"targetRate":200,"achievedRate":150.5,"saturated":true}},"secondaryMetrics":{"#,
+        );
+        let load = parse(&open).unwrap()[0].offered_load.unwrap();
+        assert_eq!((load.target, load.achieved), (200.0, 150.5));
+        assert!(load.saturated());
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! bb-compare's logic: results of several runs (files or results directories) matched by
 //! benchmark, mode, threads and params, each scored against the first run with the
 //! ratio, its propagated error and a verdict from Welch's t-test on the raw data
-//! (iterations, sample mode's samples, or fork means: see [`samples`]).
+//! (iterations, sample mode's samples, or fork means: see [`samples`]). The rows of a
+//! load sweep (a `load` param, as `bb-rpc --rate sweep` writes) match by that share of
+//! each run's own maximum, not by their `rate`, which differs from board to board.
 
 pub mod gab;
 pub mod load;
@@ -10,6 +12,7 @@ pub mod svg;
 pub mod table;
 
 use crate::harness::benchmark::{label, param_value, params_text};
+pub use crate::harness::result::OfferedLoad;
 pub use samples::{Samples, Test};
 
 /// One benchmark entry of a result file (JMH's primary metric).
@@ -28,6 +31,8 @@ pub struct Measurement {
     pub unit: String,
     /// The raw data per fork: iteration scores, or sample mode's histogram.
     pub samples: Samples,
+    /// The load an open loop was offered and achieved (boardbench's `offeredLoad`).
+    pub offered_load: Option<OfferedLoad>,
 }
 
 /// How results are judged.
@@ -75,6 +80,8 @@ pub struct Cell {
     pub samples: Samples,
     /// Against the first run; None in the first column, or where the first run lacks it.
     pub change: Option<Change>,
+    /// The load an open loop was offered and achieved.
+    pub offered_load: Option<OfferedLoad>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -114,7 +121,7 @@ impl Row {
 /// Something the table cannot show: a benchmark on one side only, params that differ.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Note {
-    /// `missing`, `params`, `units` or `duplicate`.
+    /// `missing`, `params`, `units`, `duplicate`, or `load` (how sweep rows matched).
     pub kind: &'static str,
     pub message: String,
 }
@@ -208,9 +215,16 @@ pub fn compare(runs: Vec<(String, Vec<Measurement>)>, options: Options) -> Compa
     let mut notes = Vec::new();
     let labels: Vec<String> = runs.iter().map(|(l, _)| l.clone()).collect();
     let ignore_threads = options.ignore_params.iter().any(|p| p == "threads");
+    let mut by_load: Vec<String> = Vec::new();
     for (column, (run_label, measurements)) in runs.into_iter().enumerate() {
         for mut m in measurements {
             m.params.retain(|(k, _)| !options.ignore_params.contains(k));
+            if param_value(&m.params, SWEEP_LOAD).is_some() {
+                m.params.retain(|(k, _)| k != SWEEP_RATE);
+                if !by_load.contains(&m.benchmark) {
+                    by_load.push(m.benchmark.clone());
+                }
+            }
             m.params.sort();
             if ignore_threads {
                 m.threads = None;
@@ -263,6 +277,7 @@ pub fn compare(runs: Vec<(String, Vec<Measurement>)>, options: Options) -> Compa
                 error: m.error * scale,
                 samples: m.samples.scaled(scale),
                 change: None,
+                offered_load: m.offered_load,
             });
         }
     }
@@ -276,6 +291,12 @@ pub fn compare(runs: Vec<(String, Vec<Measurement>)>, options: Options) -> Compa
         }
     }
     notes.extend(unmatched(&rows, &labels));
+    notes.extend(by_load.into_iter().map(|benchmark| Note {
+        kind: "load",
+        message: format!(
+            "{benchmark}: sweep rows are matched by {SWEEP_LOAD} (a share of each run's own maximum), not by {SWEEP_RATE}"
+        ),
+    }));
     Comparison {
         labels,
         options,
@@ -283,6 +304,12 @@ pub fn compare(runs: Vec<(String, Vec<Measurement>)>, options: Options) -> Compa
         notes,
     }
 }
+
+/// The param of a sweep's row that names its share of the run's own maximum (`50%`): rows
+/// with it match by it, and their absolute [`SWEEP_RATE`] is left out of matching.
+pub const SWEEP_LOAD: &str = "load";
+/// The param of an open loop's offered rate.
+pub const SWEEP_RATE: &str = "rate";
 
 /// The ratio of `new` to `base`, its error, and the verdict.
 pub(crate) fn judge(base: &Cell, new: &Cell, higher_is_better: bool, options: &Options) -> Change {
@@ -512,6 +539,7 @@ pub(crate) mod tests {
             error: s.error,
             unit: "ops/s".into(),
             samples: Samples::iterations(vec![raw.to_vec()]),
+            offered_load: None,
         }
     }
 
@@ -531,6 +559,7 @@ pub(crate) mod tests {
                 error: s.error,
                 samples: Samples::iterations(vec![raw.to_vec()]),
                 change: None,
+                offered_load: None,
             }
         };
         judge(&cell(base), &cell(new), higher_is_better, &options()).verdict
@@ -560,12 +589,14 @@ pub(crate) mod tests {
             error: 3.0,
             samples: Samples::default(),
             change: None,
+            offered_load: None,
         };
         let b = Cell {
             score: 200.0,
             error: 8.0,
             samples: Samples::default(),
             change: None,
+            offered_load: None,
         };
         let c = judge(&a, &b, true, &options());
         assert_eq!(c.ratio, 2.0);
@@ -692,6 +723,58 @@ pub(crate) mod tests {
         let c = compare(runs(), opts);
         assert_eq!(c.rows.len(), 1, "{:#?}", c.rows);
         assert_eq!(c.notes[0].kind, "duplicate");
+    }
+
+    #[test]
+    fn sweep_rows_match_by_their_share_of_the_maximum_not_by_rate() {
+        let row = |rate: &str, load: &str| {
+            measurement(
+                "bb.rpc.open",
+                &[("rate", rate), ("load", load)],
+                &[1.0, 2.0],
+            )
+        };
+        let fixed = |rate: &str| measurement("bb.rpc.open", &[("rate", rate)], &[1.0, 2.0]);
+        let c = compare(
+            vec![
+                (
+                    "pi4".into(),
+                    vec![row("1000", "50%"), row("2000", "100%"), fixed("500")],
+                ),
+                (
+                    "pi5".into(),
+                    vec![row("3000", "50%"), row("6000", "100%"), fixed("700")],
+                ),
+            ],
+            options(),
+        );
+        let labels: Vec<String> = c.rows.iter().map(Row::label).collect();
+        assert_eq!(
+            labels,
+            [
+                "bb.rpc.open (load=50%)",
+                "bb.rpc.open (load=100%)",
+                "bb.rpc.open (rate=500)",
+                "bb.rpc.open (rate=700)"
+            ]
+        );
+        assert!(c.rows[..2]
+            .iter()
+            .all(|r| r.cells.iter().all(Option::is_some)));
+        assert!(
+            c.rows[2].cells[1].is_none(),
+            "fixed rates still match by rate"
+        );
+        let said: Vec<&str> = c
+            .notes
+            .iter()
+            .filter(|n| n.kind == "load")
+            .map(|n| n.message.as_str())
+            .collect();
+        assert_eq!(
+            said,
+            ["bb.rpc.open: sweep rows are matched by load (a share of each run's own maximum), not by rate"]
+        );
     }
 
     #[test]

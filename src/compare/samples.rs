@@ -100,6 +100,20 @@ impl Samples {
             .collect()
     }
 
+    /// Percentile `p` (0 to 100) of every value of every fork, count-weighted: the
+    /// smallest value with at least `p`% of the count at or below it. None without data.
+    pub fn percentile(&self, p: f64) -> Option<f64> {
+        let mut values: Vec<(f64, u64)> = self.all().filter(|(v, _)| v.is_finite()).collect();
+        values.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let total: u64 = values.iter().map(|(_, c)| c).sum();
+        let rank = ((p / 100.0 * total as f64).ceil() as u64).max(1);
+        let mut seen = 0;
+        values.into_iter().find_map(|(v, c)| {
+            seen += c;
+            (seen >= rank).then_some(v)
+        })
+    }
+
     /// The mean of all values and the half-width of its 99.9% confidence interval, as
     /// JMH computes a score and its error from the same data (NaN error for n ≤ 2).
     pub fn mean_and_error(&self) -> (f64, f64) {
@@ -156,6 +170,14 @@ mod tests {
         assert_eq!(h.mean_and_error(), flat.mean_and_error());
         assert_eq!(h.fork_means(), vec![2.0, 2.0]);
         assert_eq!(h.scaled(1e3).forks[1], vec![(2000.0, 4)]);
+        // Sorted 1 1 1 2 2 2 2 5: the median is the fourth, the top eighth the last.
+        let p = |q: f64| h.percentile(q);
+        assert_eq!(
+            (p(0.0), p(37.5), p(50.0), p(87.5), p(87.6)),
+            (Some(1.0), Some(1.0), Some(2.0), Some(2.0), Some(5.0))
+        );
+        assert_eq!(p(100.0), Some(5.0));
+        assert_eq!(Samples::default().percentile(50.0), None);
         let (mean, error) =
             Samples::iterations(vec![vec![10.0, 12.0, 14.0, 16.0, 18.0]]).mean_and_error();
         // The same half-width JMH prints (stats.rs works it by hand).

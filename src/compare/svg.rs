@@ -1,6 +1,8 @@
 //! bb-compare's chart: plain SVG, no dependencies, viewable in any browser. One panel per
 //! benchmark with a bar per run and its error bar; for thread sweeps (the same throughput
-//! benchmark at several `threads`), throughput against threads with the ideal line.
+//! benchmark at several `threads`), throughput against threads with the ideal line; for
+//! open loops offered several loads (`bb-rpc --rate`), p50, p99 and p99.9 latency against
+//! the achieved rate on a log axis, where the knee shows.
 
 use super::{Cell, Comparison, Row};
 use std::fmt::Write;
@@ -125,11 +127,24 @@ fn sweeps(c: &Comparison) -> Vec<Sweep<'_>> {
 /// Renders the whole chart.
 pub fn render(c: &Comparison) -> String {
     let sweeps = sweeps(c);
+    let curves = load_curves(c);
+    // A row on a load curve is drawn there, not as a bar of its own.
+    let bars: Vec<&Row> = c
+        .rows
+        .iter()
+        .filter(|r| {
+            !curves
+                .iter()
+                .any(|k| k.points.iter().any(|p| std::ptr::eq(*p, *r)))
+        })
+        .collect();
     let legend_h = 24.0 + 18.0 * c.labels.len() as f64;
     let width = MARGIN + COLUMNS as f64 * (PANEL_W + MARGIN);
     let sweep_rows = sweeps.len().div_ceil(COLUMNS);
-    let bar_rows = c.rows.len().div_ceil(COLUMNS);
-    let height = legend_h + (sweep_rows + bar_rows) as f64 * (PANEL_H + MARGIN) + MARGIN;
+    let curve_rows = curves.len().div_ceil(COLUMNS);
+    let bar_rows = bars.len().div_ceil(COLUMNS);
+    let height =
+        legend_h + (sweep_rows + curve_rows + bar_rows) as f64 * (PANEL_H + MARGIN) + MARGIN;
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -162,23 +177,86 @@ pub fn render(c: &Comparison) -> String {
         let (x, y) = origin(i, 0);
         sweep_panel(&mut out, c, s, x, y);
     }
-    for (i, row) in c.rows.iter().enumerate() {
+    for (i, curve) in curves.iter().enumerate() {
         let (x, y) = origin(i, sweep_rows);
+        load_panel(&mut out, c, curve, x, y);
+    }
+    for (i, row) in bars.iter().enumerate() {
+        let (x, y) = origin(i, sweep_rows + curve_rows);
         bar_panel(&mut out, c, row, x, y);
     }
     out.push_str("</svg>\n");
     out
 }
 
-/// The frame, title and y axis (0 to `max`) of a panel; returns the plot area
-/// (left, top, width, height).
+/// A panel's y axis.
+enum Axis {
+    /// From 0 to `max`.
+    Linear { max: f64 },
+    /// Times from `lo` to `hi` (powers of ten) in a unit of `unit_seconds` seconds, a
+    /// decade between ticks.
+    LogTime { lo: f64, hi: f64, unit_seconds: f64 },
+}
+
+impl Axis {
+    /// Where `v` lies, from 0 at the bottom to 1 at the top, clamped to the axis.
+    fn fraction(&self, v: f64) -> f64 {
+        let f = match *self {
+            Axis::Linear { max } => v / max,
+            Axis::LogTime { lo, hi, .. } => (v / lo).log10() / (hi / lo).log10(),
+        };
+        if f.is_nan() {
+            0.0
+        } else {
+            f.clamp(0.0, 1.0)
+        }
+    }
+
+    /// The ticks: (value, label).
+    fn ticks(&self) -> Vec<(f64, String)> {
+        match *self {
+            Axis::Linear { max } => (0..=4)
+                .map(|k| max * k as f64 / 4.0)
+                .map(|v| (v, short(v)))
+                .collect(),
+            Axis::LogTime {
+                lo,
+                hi,
+                unit_seconds,
+            } => {
+                let decades = (hi / lo).log10().round() as i32;
+                (0..=decades)
+                    .map(|k| lo * 10f64.powi(k))
+                    .map(|v| (v, time_label(v * unit_seconds)))
+                    .collect()
+            }
+        }
+    }
+}
+
+/// A time as an axis label: `10µs`, `100µs`, `1ms`, `2.500s`.
+fn time_label(seconds: f64) -> String {
+    let (size, unit) = [(1.0, "s"), (1e-3, "ms"), (1e-6, "µs")]
+        .into_iter()
+        .find(|(size, _)| seconds >= size * 0.9995)
+        .unwrap_or((1e-9, "ns"));
+    let v = seconds / size;
+    if (v - v.round()).abs() < 1e-6 * v.max(1.0) {
+        format!("{v:.0}{unit}")
+    } else {
+        format!("{}{unit}", short(v))
+    }
+}
+
+/// The frame, title and y axis of a panel; returns the plot area (left, top, width,
+/// height).
 fn frame(
     out: &mut String,
     title: &str,
     unit: &str,
     x: f64,
     y: f64,
-    max: f64,
+    axis: &Axis,
 ) -> (f64, f64, f64, f64) {
     let (left, top, w, h) = (x + 48.0, y + 34.0, PANEL_W - 58.0, PANEL_H - 64.0);
     let _ = writeln!(
@@ -203,16 +281,15 @@ fn frame(
             escape(params)
         );
     }
-    for k in 0..=4 {
-        let v = max * k as f64 / 4.0;
-        let ty = top + h - h * k as f64 / 4.0;
+    for (v, label) in axis.ticks() {
+        let ty = top + h - h * axis.fraction(v);
         let _ = writeln!(
             out,
             r##"<line x1="{left}" y1="{ty}" x2="{}" y2="{ty}" stroke="#e3e3e3"/><text x="{}" y="{}" text-anchor="end">{}</text>"##,
             left + w,
             left - 4.0,
             ty + 4.0,
-            short(v)
+            escape(&label)
         );
     }
     let _ = writeln!(
@@ -290,7 +367,7 @@ fn bar_panel(out: &mut String, c: &Comparison, row: &Row, x: f64, y: f64) {
         &format!("{} {}", row.mode, unit),
         x,
         y,
-        max,
+        &Axis::Linear { max },
     );
     let slot = w / cells.len() as f64;
     let scale = |v: f64| top + h - (v / max).clamp(0.0, 1.0) * h;
@@ -353,7 +430,14 @@ fn sweep_panel(out: &mut String, c: &Comparison, s: &Sweep, x: f64, y: f64) {
             Some(error_top(score, error).max(ideal(i).unwrap_or(0.0) * t))
         })
     }));
-    let (left, top, w, h) = frame(out, &format!("{} vs threads", s.title), &unit, x, y, max);
+    let (left, top, w, h) = frame(
+        out,
+        &format!("{} vs threads", s.title),
+        &unit,
+        x,
+        y,
+        &Axis::Linear { max },
+    );
     let px = |t: f64| left + w * t / t_max;
     let py = |v: f64| top + h - (v / max).clamp(0.0, 1.0) * h;
     for &(t, _) in &s.points {
@@ -407,6 +491,171 @@ fn sweep_panel(out: &mut String, c: &Comparison, s: &Sweep, x: f64, y: f64) {
                 error_bar(out, px(t), py(v - e), py(v + e));
             }
         }
+    }
+}
+
+/// Open-loop rows of one benchmark offered several loads: the same params but the
+/// load's (`rate`, and a sweep's `load`).
+struct LoadCurve<'a> {
+    title: String,
+    /// Seconds in the rows' time unit (their unit is a time per operation).
+    unit_seconds: f64,
+    points: Vec<&'a Row>,
+}
+
+/// The percentiles drawn on a load curve, each with its dash pattern (solid, dashed,
+/// dotted).
+const CURVE_PERCENTILES: [(f64, &str, &str); 3] = [
+    (50.0, "p50", ""),
+    (99.0, "p99", "6 3"),
+    (99.9, "p99.9", "2 3"),
+];
+
+fn load_curves(c: &Comparison) -> Vec<LoadCurve<'_>> {
+    let mut out: Vec<LoadCurve> = Vec::new();
+    for row in &c.rows {
+        let offered = row
+            .cells
+            .iter()
+            .flatten()
+            .any(|cell| cell.offered_load.is_some() && cell.samples.histogram);
+        let unit_seconds = row.unit.strip_suffix("/op").and_then(super::seconds_in);
+        let (true, Some(unit_seconds)) = (offered, unit_seconds) else {
+            continue;
+        };
+        let rest: Vec<(String, String)> = row
+            .params
+            .iter()
+            .filter(|(k, _)| k != super::SWEEP_RATE && k != super::SWEEP_LOAD)
+            .cloned()
+            .collect();
+        let title = super::label(&format!("{} latency vs load", row.benchmark), &rest);
+        match out
+            .iter_mut()
+            .find(|k| k.title == title && k.unit_seconds == unit_seconds)
+        {
+            Some(k) => k.points.push(row),
+            None => out.push(LoadCurve {
+                title,
+                unit_seconds,
+                points: vec![row],
+            }),
+        }
+    }
+    out.retain(|k| k.points.len() >= 2);
+    out
+}
+
+/// Latency percentiles against the achieved rate, one colour per run and a dash pattern
+/// per percentile, on a log time axis; a load that was not held has no latency to show
+/// and is marked by a vertical line at the rate it achieved.
+fn load_panel(out: &mut String, c: &Comparison, k: &LoadCurve, x: f64, y: f64) {
+    // Per run: (achieved rate, latency per percentile, saturated), by achieved rate.
+    let runs: Vec<Vec<(f64, [f64; 3], bool)>> = (0..c.labels.len())
+        .map(|column| {
+            let mut points: Vec<(f64, [f64; 3], bool)> = k
+                .points
+                .iter()
+                .filter_map(|row| {
+                    let cell = row.cells[column].as_ref()?;
+                    let load = cell.offered_load?;
+                    let latency = CURVE_PERCENTILES
+                        .map(|(p, _, _)| cell.samples.percentile(p).unwrap_or(f64::NAN));
+                    Some((load.achieved, latency, load.saturated()))
+                })
+                .filter(|(rate, _, _)| rate.is_finite())
+                .collect();
+            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            points
+        })
+        .collect();
+    let held = || runs.iter().flatten().filter(|p| !p.2);
+    let latencies = || {
+        held()
+            .flat_map(|p| p.1)
+            .filter(|v| v.is_finite() && *v > 0.0)
+    };
+    let decade = |v: f64, round: fn(f64) -> f64| 10f64.powf(round(v.log10()));
+    let lo = decade(latencies().fold(f64::INFINITY, f64::min), f64::floor);
+    let hi = decade(latencies().fold(0.0, f64::max), f64::ceil);
+    let (lo, hi) = match (lo.is_finite() && lo > 0.0, hi > lo) {
+        (true, true) => (lo, hi),
+        (true, false) => (lo, lo * 10.0),
+        _ => (1.0, 10.0),
+    };
+    let axis = Axis::LogTime {
+        lo,
+        hi,
+        unit_seconds: k.unit_seconds,
+    };
+    let max_rate = axis_max(runs.iter().flatten().map(|p| p.0));
+    let (left, top, w, h) = frame(out, &k.title, "calls/s achieved", x, y, &axis);
+    let px = |rate: f64| left + w * (rate / max_rate).clamp(0.0, 1.0);
+    let py = |v: f64| top + h - h * axis.fraction(v);
+    for i in 0..4 {
+        let rate = max_rate * i as f64 / 4.0;
+        let _ = writeln!(
+            out,
+            r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
+            px(rate),
+            top + h + 14.0,
+            short(rate)
+        );
+    }
+    for (column, points) in runs.iter().enumerate() {
+        for (i, (_, name, dash)) in CURVE_PERCENTILES.iter().enumerate() {
+            let path: Vec<String> = points
+                .iter()
+                .filter(|p| !p.2 && p.1[i].is_finite())
+                .map(|p| format!("{:.1},{:.1}", px(p.0), py(p.1[i])))
+                .collect();
+            if path.is_empty() {
+                continue;
+            }
+            let _ = writeln!(
+                out,
+                r#"<polyline points="{}" fill="none" stroke="{}" stroke-width="2" stroke-dasharray="{dash}"><title>{}: {name}</title></polyline>"#,
+                path.join(" "),
+                color(column),
+                escape(&c.labels[column])
+            );
+            // A marker per load, so that a curve of one held load shows too.
+            for p in points.iter().filter(|p| !p.2 && p.1[i].is_finite()) {
+                let _ = writeln!(
+                    out,
+                    r#"<circle cx="{:.1}" cy="{:.1}" r="2.5" fill="{}"><title>{}: {name} {} at {} calls/s</title></circle>"#,
+                    px(p.0),
+                    py(p.1[i]),
+                    color(column),
+                    escape(&c.labels[column]),
+                    time_label(p.1[i] * k.unit_seconds),
+                    short(p.0)
+                );
+            }
+        }
+        for p in points.iter().filter(|p| p.2) {
+            let _ = writeln!(
+                out,
+                r#"<line x1="{0:.1}" y1="{top}" x2="{0:.1}" y2="{1}" stroke="{2}" stroke-dasharray="1 4" stroke-width="2"><title>{3}: saturated at {4} calls/s</title></line>"#,
+                px(p.0),
+                top + h,
+                color(column),
+                escape(&c.labels[column]),
+                short(p.0)
+            );
+        }
+    }
+    // Which dash is which percentile.
+    for (i, (_, name, dash)) in CURVE_PERCENTILES.iter().enumerate() {
+        let lx = x + 6.0 + 52.0 * i as f64;
+        let ly = y + PANEL_H - 7.0;
+        let _ = writeln!(
+            out,
+            r##"<line x1="{lx}" y1="{ly}" x2="{}" y2="{ly}" stroke="#333" stroke-width="2" stroke-dasharray="{dash}"/><text x="{}" y="{}">{name}</text>"##,
+            lx + 16.0,
+            lx + 19.0,
+            ly + 4.0
+        );
     }
 }
 
@@ -474,5 +723,63 @@ mod tests {
         assert!(svg.contains("avgt ns/op"), "{svg}");
         assert!(svg.contains(">3.000<"), "the bar's label: {svg}");
         assert!(!svg.contains(">0.000<"), "{svg}");
+    }
+
+    #[test]
+    fn open_loop_rows_draw_latency_against_achieved_rate_on_a_log_axis() {
+        use super::super::{Measurement, OfferedLoad, Samples};
+        // A sweep of one group: latencies of 20 µs to 4 ms, the last load not held.
+        let row = |load: &str, achieved: f64, target: f64, us: [f64; 3]| {
+            let mut m = measurement("bb.rpc.open", &[("rate", "x"), ("load", load)], &[1.0]);
+            m.mode = "sample".into();
+            m.unit = "us/op".into();
+            m.higher_is_better = false;
+            m.samples = Samples {
+                forks: vec![vec![(us[0], 500), (us[1], 490), (us[2], 10)]],
+                histogram: true,
+            };
+            m.offered_load = Some(OfferedLoad { target, achieved });
+            m
+        };
+        let run = |f: f64| -> Vec<Measurement> {
+            vec![
+                row("10%", 1e3 * f, 1e3 * f, [20.0, 40.0, 60.0]),
+                row("50%", 5e3 * f, 5e3 * f, [25.0, 80.0, 300.0]),
+                row("90%", 9e3 * f, 9e3 * f, [90.0, 900.0, 4000.0]),
+                row("100%", 8e3 * f, 1e4 * f, [9e5, 9e5, 9e5]),
+            ]
+        };
+        let c = compare(
+            vec![("pi4".into(), run(1.0)), ("pi5".into(), run(2.0))],
+            options(),
+        );
+        let svg = render(&c);
+        assert!(svg.contains(">bb.rpc.open latency vs load</text>"), "{svg}");
+        // A decade a tick, from 10 µs below the fastest p50 to 10 ms above the slowest
+        // p99.9 of a load that was held; the saturated row's 900 ms is not on it.
+        for tick in [">10µs<", ">100µs<", ">1ms<", ">10ms<"] {
+            assert!(svg.contains(tick), "{tick}: {svg}");
+        }
+        assert!(!svg.contains(">100ms<") && !svg.contains(">1µs<"), "{svg}");
+        // One polyline per percentile per run, each percentile its dash.
+        assert_eq!(svg.matches("<polyline").count(), 3 * 2, "{svg}");
+        for name in ["p50", "p99", "p99.9"] {
+            assert_eq!(
+                svg.matches(&format!(": {name}</title></polyline>")).count(),
+                2
+            );
+        }
+        assert_eq!(svg.matches("saturated at").count(), 2, "{svg}");
+        // A marker per held load and percentile: three loads, three percentiles, two runs.
+        assert_eq!(svg.matches("<circle").count(), 3 * 3 * 2, "{svg}");
+        assert!(
+            svg.contains("pi4: p99.9 4ms at 9000 calls/s</title></circle>"),
+            "{svg}"
+        );
+        // The four rows are drawn on the curve, not as bars: legend swatches and one panel.
+        assert_eq!(svg.matches("<rect x=").count(), 2 + 1, "{svg}");
+        assert!(!svg.contains("NaN"), "{svg}");
+        assert_eq!(time_label(2.5e-3), "2.500ms");
+        assert_eq!(time_label(1e-9), "1ns");
     }
 }

@@ -56,9 +56,31 @@ impl Profiles {
     }
 }
 
+/// Work a binary does once, in the parent, before its benchmarks, whose outcome decides
+/// them: bb-rpc's `--rate sweep` probes the closed-loop maximum and sets its rows' rates
+/// from it. The plan counts its time and lists the benchmarks as they are before it; a
+/// `--dry-run` does not run it, and neither does a fork child (the binary passes the
+/// outcome on to its forks itself).
+pub struct Prelude {
+    /// What it does, for the plan and the progress line.
+    pub what: String,
+    pub estimate: std::time::Duration,
+    /// Runs it; returns the benchmarks to run instead, as many, in the same order.
+    pub run: Box<dyn FnOnce() -> Result<Vec<Benchmark>>>,
+}
+
 /// Runs every benchmark of the suite and writes the report. In a fork child, runs only
 /// the benchmark the parent asked for and reports back over the pipe.
 pub fn run_suite(suite: Suite, flags: &CommonArgs) -> Result<()> {
+    run_suite_with_prelude(suite, None, flags)
+}
+
+/// [`run_suite`], with `prelude` run first, after the plan is printed.
+pub fn run_suite_with_prelude(
+    mut suite: Suite,
+    prelude: Option<Prelude>,
+    flags: &CommonArgs,
+) -> Result<()> {
     let settings = suite.profiles.pick(flags.profile).with_flags(flags);
     validate(&settings)?;
     if let Some(path) = &flags.output {
@@ -81,7 +103,8 @@ pub fn run_suite(suite: Suite, flags: &CommonArgs) -> Result<()> {
             pin_process(cpus)?;
         }
     }
-    let plan = plan::Plan::new(flags.profile, &settings, suite.unit, &suite.benchmarks);
+    let mut plan = plan::Plan::new(flags.profile, &settings, suite.unit, &suite.benchmarks);
+    plan.prelude = prelude.as_ref().map(|p| (p.what.clone(), p.estimate));
     if flags.dry_run {
         print!("{}", plan.render(&program_name()));
         return Ok(());
@@ -96,6 +119,23 @@ pub fn run_suite(suite: Suite, flags: &CommonArgs) -> Result<()> {
         warn(&w);
     }
     let mut progress = Progress::new(plan.total());
+    if let Some(prelude) = prelude {
+        progress.step(&prelude.what, prelude.estimate);
+        // The prelude may print what it found: on a line of its own.
+        progress.finish();
+        watchdog::arm(settings.timeout, prelude.what.clone());
+        let benchmarks = (prelude.run)()?;
+        watchdog::disarm();
+        if benchmarks.len() != suite.benchmarks.len() {
+            return Err(Error::failed(format!(
+                "{} changed the number of benchmarks from {} to {}",
+                prelude.what,
+                suite.benchmarks.len(),
+                benchmarks.len()
+            )));
+        }
+        suite.benchmarks = benchmarks;
+    }
     let mut cooler = flags.cooldown.map(cooldown::Cooler::new);
     let mut results = Vec::new();
     for (index, bench) in suite.benchmarks.iter().enumerate() {

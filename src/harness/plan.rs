@@ -17,6 +17,9 @@ pub struct Planned {
 /// What a run will do.
 pub struct Plan {
     pub profile: Profile,
+    /// What the binary does once before the benchmarks, and its estimate (see
+    /// [`super::Prelude`]).
+    pub prelude: Option<(String, Duration)>,
     pub benchmarks: Vec<Planned>,
 }
 
@@ -40,12 +43,14 @@ impl Plan {
             .collect();
         Plan {
             profile,
+            prelude: None,
             benchmarks,
         }
     }
 
     pub fn total(&self) -> Duration {
-        self.benchmarks.iter().map(|b| b.estimate).sum()
+        let prelude = self.prelude.as_ref().map_or(Duration::ZERO, |p| p.1);
+        prelude + self.benchmarks.iter().map(|b| b.estimate).sum::<Duration>()
     }
 
     /// `profile standard: about 2 min 10 s`, the end of the header line.
@@ -57,8 +62,8 @@ impl Plan {
         )
     }
 
-    /// The `--dry-run` report: a line per benchmark, then the total, whose last line
-    /// `estimated duration: ... (N s)` scripts read (run-all sums them).
+    /// The `--dry-run` report: the prelude's line, a line per benchmark, then the total,
+    /// whose last line `estimated duration: ... (N s)` scripts read (run-all sums them).
     pub fn render(&self, program: &str) -> String {
         let width = self
             .benchmarks
@@ -72,6 +77,12 @@ impl Plan {
             self.benchmarks.len(),
             if self.benchmarks.len() == 1 { "" } else { "s" }
         );
+        if let Some((what, estimate)) = &self.prelude {
+            out.push_str(&format!(
+                "first: {what}  about {}\n",
+                format_estimate(*estimate)
+            ));
+        }
         for b in &self.benchmarks {
             let s = &b.settings;
             let iterations = match s.mode {
@@ -153,7 +164,15 @@ mod tests {
             setup: Box::new(|| unreachable!("a plan runs nothing")),
             ops_per_invocation: None,
         });
-        let plan = Plan::new(Profile::Full, &s, TimeUnit::Millis, &[paired]);
+        let mut plan = Plan::new(Profile::Full, &s, TimeUnit::Millis, &[paired]);
         assert_eq!(plan.benchmarks[0].estimate, Duration::from_millis(180_280));
+        // A prelude (a probe before the benchmarks) has its line and counts in the total.
+        plan.prelude = Some(("probing x".into(), Duration::from_millis(1_500)));
+        let text = plan.render("bb-x");
+        assert!(
+            text.contains("benchmark\nfirst: probing x  about 1.5 s\nbb.x.paired  "),
+            "{text}"
+        );
+        assert_eq!(plan.total(), Duration::from_millis(181_780));
     }
 }

@@ -1,5 +1,6 @@
 //! The text report: JMH's table (`Benchmark (params) Mode Cnt Score Error Units`), then a
-//! `time`-like line per benchmark (user, sys, cpu%, total, peak RSS, clock, temperature).
+//! `time`-like line per benchmark (user, sys, cpu%, total, peak RSS, clock, temperature),
+//! and for benchmarks offered a load (an open loop) their latency against throughput.
 
 use super::format::format_score;
 use crate::harness::benchmark::param_keys;
@@ -131,6 +132,7 @@ pub fn render(results: &[BenchResult]) -> String {
         out.push_str(&time_line(r));
         out.push('\n');
     }
+    out.push_str(&load_table(results));
     let short: Vec<&BenchResult> = results.iter().filter(|r| r.saturated()).collect();
     if !short.is_empty() {
         out.push('\n');
@@ -157,6 +159,85 @@ pub fn render(results: &[BenchResult]) -> String {
                 r.throttle.reasons.join("; ")
             ));
         }
+    }
+    out
+}
+
+/// The latency percentiles of the load table, each column named as JMH names it.
+const LOAD_PERCENTILES: [f64; 3] = [50.0, 99.0, 99.9];
+
+/// Latency against throughput for the benchmarks that were offered a load (an open
+/// loop's rates, a sweep's shares of the maximum): per benchmark the rate offered and the
+/// rate achieved over all its threads, and the p50, p99 and p99.9 latencies (an open
+/// loop's are counted from each call's due time); a load not held says SATURATED instead
+/// of latencies. Empty when no benchmark was offered one.
+fn load_table(results: &[BenchResult]) -> String {
+    let loaded: Vec<&BenchResult> = results
+        .iter()
+        .filter(|r| r.offered_load().is_some())
+        .collect();
+    let Some(first) = loaded.first() else {
+        return String::new();
+    };
+    // The offered column stands for the rate parameter.
+    let keys: Vec<String> = param_keys(loaded.iter().map(|r| r.params.as_slice()))
+        .into_iter()
+        .filter(|k| k != "rate")
+        .collect();
+    let mut header = vec!["Benchmark".to_string()];
+    header.extend(keys.iter().map(|k| format!("({k})")));
+    header.extend(["Offered/s", "Achieved/s"].map(String::from));
+    header.extend(LOAD_PERCENTILES.map(percentile_name));
+    let mut rows = vec![header];
+    for r in &loaded {
+        let load = r.offered_load().expect("filtered above");
+        let mut row = vec![r.name.clone()];
+        row.extend(keys.iter().map(|k| r.param(k).unwrap_or("N/A").to_string()));
+        row.push(format!("{:.0}", load.target));
+        row.push(format!("{:.0}", load.achieved));
+        let percentiles = r.percentiles();
+        for p in LOAD_PERCENTILES {
+            let value = percentiles.iter().find(|(q, _)| *q == p).map(|(_, v)| *v);
+            row.push(match value {
+                Some(v) if !load.saturated() => format_score(v),
+                _ => String::new(),
+            });
+        }
+        if load.saturated() {
+            row.push("SATURATED".into());
+        }
+        rows.push(row);
+    }
+    let columns = rows[0].len();
+    let widths: Vec<usize> = (0..columns)
+        .map(|i| {
+            rows.iter()
+                .filter_map(|row| row.get(i))
+                .map(|cell| cell.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = format!(
+        "\nLatency against throughput ({}):\n",
+        first.time_unit.label()
+    );
+    for row in &rows {
+        let mut line = String::new();
+        for (i, cell) in row.iter().enumerate() {
+            let w = widths.get(i).copied().unwrap_or(0);
+            if i > 0 {
+                line.push_str("  ");
+            }
+            // Names and params to the left, numbers to the right, the mark after them.
+            match i {
+                0 => line.push_str(&format!("{cell:<w$}")),
+                _ if i >= columns => line.push_str(cell),
+                _ => line.push_str(&format!("{cell:>w$}")),
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
     }
     out
 }
@@ -302,6 +383,30 @@ THROTTLED: bb.zstd.decompress (level=3, threads=2): vcgencmd get_throttled: thro
             text.contains(":p0.99") && !text.contains("SATURATED"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_load_table_follows_the_time_lines_with_a_row_per_offered_load() {
+        let mut held = crate::harness::result::tests::sample_mode_result();
+        held.params.push(("rate".into(), "100".into()));
+        held.params.push(("load".into(), "50%".into()));
+        held.offered_rate = Some(100.0);
+        held.ops = 100;
+        held.cpu.wall = 1.0;
+        let mut short = held.clone();
+        short.params[2] = ("rate".into(), "1000".into());
+        short.params[3] = ("load".into(), "100%".into());
+        short.offered_rate = Some(1000.0);
+        let plain = crate::harness::result::tests::sample_mode_result();
+        assert_eq!(load_table(std::slice::from_ref(&plain)), "");
+        let text = render(&[held, short, plain]);
+        let table = text.split("\nLatency against throughput").nth(1).unwrap();
+        let expected = " (us):
+Benchmark      (level)  (threads)  (load)  Offered/s  Achieved/s   p0.50     p0.99    p0.999
+bb.ipc.remote        3          1     50%        100         100  54.911  1000.000  1000.000
+bb.ipc.remote        3          1    100%       1000         100                              SATURATED
+";
+        assert!(table.starts_with(expected), "{table}");
     }
 
     #[test]

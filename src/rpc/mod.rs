@@ -1,6 +1,6 @@
 //! bb-rpc's library: addresses and transports, the methods and codecs on top of the
-//! shared wire format, the server, the three client styles, the open loop, and the workload
-//! the harness measures.
+//! shared wire format, the server, the three client styles, the open loop and its sweep,
+//! and the workload the harness measures.
 
 pub mod addr;
 pub mod client;
@@ -8,4 +8,5 @@ mod deadline;
 pub mod open_loop;
 pub mod protocol;
 pub mod server;
+pub mod sweep;
 pub mod workload;
