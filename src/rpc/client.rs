@@ -6,12 +6,12 @@
 
 use super::addr::{Addr, RpcStream};
 use super::deadline::DeadlineReader;
+use super::in_flight::InFlight;
 use super::protocol::{self, Call, Codec, Reply, ServerStats};
 use crate::error::{Cause, Error, Result};
-use crate::wire::{self, Header, WireError};
+use crate::wire::{self, Header, WireError, HEADER_LEN};
 use crossbeam_channel::{bounded, Receiver, Sender};
-use std::collections::HashMap;
-use std::io::{BufReader, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -106,22 +106,39 @@ impl ClientConfig {
     ) -> Result<Pipeline> {
         let (writer, reader) = self.open()?;
         let shared = Arc::new(PipeShared {
-            state: Mutex::new(PipeState::default()),
+            state: Mutex::new(PipeState {
+                in_flight: InFlight::new(FIRST_ID),
+                room_wanted: 0,
+                refill: None,
+                error: None,
+                closing: false,
+            }),
             progress: Condvar::new(),
         });
         let s = shared.clone();
         let config = self.clone();
+        let refills = Refiller {
+            writer: writer.try_clone().map_err(|e| self.failed_by("", e))?,
+            out: Vec::new(),
+            scratch: Vec::new(),
+        };
         let thread = std::thread::Builder::new()
             .name("bb-rpc-reader".into())
-            .spawn(move || read_replies(reader, &config, &requests, &s, times.as_deref()))
+            .spawn(move || {
+                let replies = Replies {
+                    config: &config,
+                    requests: &requests,
+                    shared: &s,
+                    times: times.as_deref(),
+                };
+                replies.read(reader, refills)
+            })
             .map_err(|e| self.failed_by("starting the reader thread", e))?;
         Ok(Pipeline {
             config: self.clone(),
             writer,
             out: Vec::new(),
             scratch: Vec::new(),
-            next_id: 1,
-            oldest_id: 1,
             shared,
             reader: Some(thread),
         })
@@ -228,6 +245,11 @@ impl Requests {
         }
     }
 
+    /// The size of each request's payload.
+    pub(crate) fn payload_len(&self) -> usize {
+        self.base.len()
+    }
+
     /// Request `id`'s call; its bytes are built in `scratch`.
     pub(crate) fn call<'a>(&self, id: u32, scratch: &'a mut Vec<u8>) -> Call<'a> {
         scratch.clear();
@@ -267,7 +289,7 @@ enum Pending {
 }
 
 /// A call sent and not yet answered.
-struct InFlight {
+struct Sent {
     pending: Pending,
     /// When it was sent: its deadline is this plus the call timeout.
     sent: Instant,
@@ -281,9 +303,17 @@ pub(crate) trait ReplyTimes: Send + Sync {
     fn replied(&self, due: Instant, sent: Instant, now: Instant);
 }
 
-#[derive(Default)]
+/// The id of a pipeline's first call.
+const FIRST_ID: u32 = 1;
+
 struct PipeState {
-    in_flight: HashMap<u32, InFlight>,
+    in_flight: InFlight<Sent>,
+    /// The sender waits on `progress` until fewer calls than this are in flight (0: it
+    /// does not wait): the reader wakes it only then (a wake is a system call), once per
+    /// batch of replies read together.
+    room_wanted: usize,
+    /// Calls the reader thread still sends itself as replies free room (async).
+    refill: Option<Refill>,
     /// Why the connection failed, once it has.
     error: Option<String>,
     closing: bool,
@@ -307,9 +337,6 @@ pub(crate) struct Pipeline {
     writer: RpcStream,
     out: Vec<u8>,
     scratch: Vec<u8>,
-    next_id: u32,
-    /// No call before this id is in flight: the oldest one's deadline comes first.
-    oldest_id: u32,
     shared: Arc<PipeShared>,
     reader: Option<std::thread::JoinHandle<()>>,
 }
@@ -333,27 +360,24 @@ impl Pipeline {
             if state.in_flight.len() < depth {
                 return Ok(depth - state.in_flight.len());
             }
-            // Ids are sent in order, so the oldest call in flight is the first id from
-            // the cursor on that is still waiting (moved past at most once each).
-            while !state.in_flight.contains_key(&self.oldest_id) {
-                self.oldest_id = self.oldest_id.wrapping_add(1);
-            }
-            let deadline = state.in_flight[&self.oldest_id].sent + self.config.timeout;
+            let (oldest, call) = state.in_flight.oldest().expect("depth is at least 1");
+            let deadline = call.sent + self.config.timeout;
             let now = Instant::now();
             if now >= deadline {
                 return Err(self.config.fail(format!(
-                    "no reply to call {} within {} (--call-timeout), {} calls in flight",
-                    self.oldest_id,
+                    "no reply to call {oldest} within {} (--call-timeout), {} calls in flight",
                     crate::output::format::format_duration(self.config.timeout),
                     state.in_flight.len()
                 )));
             }
+            state.room_wanted = depth;
             state = self
                 .shared
                 .progress
                 .wait_timeout(state, deadline - now)
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
+            state.room_wanted = 0;
         }
     }
 
@@ -372,25 +396,17 @@ impl Pipeline {
         count: usize,
         due: Option<&[Instant]>,
     ) -> Result<Instant> {
-        let first = self.next_id;
         let sent = Instant::now();
-        {
-            let mut state = self.shared.lock();
-            for i in 0..count {
-                let call = InFlight {
-                    pending: Pending::Callback,
-                    sent,
-                    due: due.map_or(sent, |d| d[i]),
-                };
-                state.in_flight.insert(first.wrapping_add(i as u32), call);
-            }
-        }
-        for _ in 0..count {
-            let id = self.next_id;
-            self.next_id = self.next_id.wrapping_add(1);
-            let call = requests.call(id, &mut self.scratch);
-            protocol::push_request(&mut self.out, id, self.config.codec, &call);
-        }
+        let first = self.shared.lock().record(count, sent, due);
+        let codec = self.config.codec;
+        push_calls(
+            &mut self.out,
+            &mut self.scratch,
+            requests,
+            codec,
+            first,
+            count,
+        );
         self.send()?;
         Ok(sent)
     }
@@ -398,6 +414,9 @@ impl Pipeline {
     /// Makes `n` calls with up to `depth` in flight, completed by the reader thread,
     /// and waits for the last of them.
     pub(crate) fn calls_async(&mut self, requests: &Requests, n: u64, depth: usize) -> Result<()> {
+        if Refill::fits(requests, depth) {
+            return self.calls_refilled(requests, n, depth);
+        }
         let mut issued = 0u64;
         while issued < n {
             let room = self.wait_for_room(depth)?.min((n - issued) as usize);
@@ -407,24 +426,57 @@ impl Pipeline {
         self.wait_for_room(1).map(|_| ())
     }
 
-    /// Sends one call (buffered until [`Pipeline::flush`]) and returns its handle.
-    pub(crate) fn call_future(&mut self, requests: &Requests) -> Result<Handle> {
-        let id = self.next_id;
-        self.next_id = self.next_id.wrapping_add(1);
-        let (tx, rx) = bounded(1);
-        let sent = Instant::now();
+    /// [`Pipeline::calls_async`] with the reader thread sending each call that its
+    /// replies make room for, as it completes them: the sender sends the first `depth`
+    /// and waits for the last reply, so a batch costs the reader's read and write and
+    /// no wake of this thread.
+    fn calls_refilled(&mut self, requests: &Requests, n: u64, depth: usize) -> Result<()> {
         {
             let mut state = self.shared.lock();
             if let Some(e) = &state.error {
                 return Err(self.config.fail(e));
             }
-            let call = InFlight {
+            let count = (depth as u64).min(n) as usize;
+            state.refill = Some(Refill {
+                remaining: n - count as u64,
+                depth,
+            });
+            // Sent under the lock, as the reader thread sends its refills: the two
+            // never write at once.
+            let first = state.record(count, Instant::now(), None);
+            let codec = self.config.codec;
+            push_calls(
+                &mut self.out,
+                &mut self.scratch,
+                requests,
+                codec,
+                first,
+                count,
+            );
+            let sent = self.writer.write_all(&self.out);
+            self.out.clear();
+            sent.map_err(|e| self.config.failed_by("sending calls", e))?;
+        }
+        let done = self.wait_for_room(1).map(|_| ());
+        self.shared.lock().refill = None;
+        done
+    }
+
+    /// Sends one call (buffered until [`Pipeline::flush`]) and returns its handle.
+    pub(crate) fn call_future(&mut self, requests: &Requests) -> Result<Handle> {
+        let (tx, rx) = bounded(1);
+        let sent = Instant::now();
+        let id = {
+            let mut state = self.shared.lock();
+            if let Some(e) = &state.error {
+                return Err(self.config.fail(e));
+            }
+            state.in_flight.push(Sent {
                 pending: Pending::Handle(tx),
                 sent,
                 due: sent,
-            };
-            state.in_flight.insert(id, call);
-        }
+            })
+        };
         let call = requests.call(id, &mut self.scratch);
         protocol::push_request(&mut self.out, id, self.config.codec, &call);
         Ok(Handle {
@@ -507,76 +559,202 @@ impl Drop for Pipeline {
     }
 }
 
-/// The reader thread: completes calls by id until the connection ends or fails.
-fn read_replies(
-    mut reader: BufReader<DeadlineReader>,
-    config: &ClientConfig,
+/// Appends the requests of calls `first` to `first + count - 1` to `out`.
+fn push_calls(
+    out: &mut Vec<u8>,
+    scratch: &mut Vec<u8>,
     requests: &Requests,
-    shared: &PipeShared,
-    times: Option<&dyn ReplyTimes>,
+    codec: Codec,
+    first: u32,
+    count: usize,
 ) {
-    let mut payload = Vec::new();
-    let error = loop {
-        let h = match wire::read_frame(&mut reader, config.max_frame, &mut payload) {
-            Ok(h) => h,
-            Err(WireError::Io(e)) if wire::is_timeout(&e) => {
-                // Between frames: the writer side holds each call to its deadline, and
-                // an idle pipeline just waits on. (Inside a frame a timeout is an error:
-                // the stream would be out of step.)
-                if shared.lock().closing {
-                    return;
+    for i in 0..count {
+        let id = first.wrapping_add(i as u32);
+        let call = requests.call(id, scratch);
+        protocol::push_request(out, id, codec, &call);
+    }
+}
+
+impl PipeState {
+    /// Records `count` calls sent at `sent`, the i-th due at `due[i]` (else as sent),
+    /// completed by the reader thread; returns the first one's id.
+    fn record(&mut self, count: usize, sent: Instant, due: Option<&[Instant]>) -> u32 {
+        let first = self.in_flight.next_id();
+        for i in 0..count {
+            self.in_flight.push(Sent {
+                pending: Pending::Callback,
+                sent,
+                due: due.map_or(sent, |d| d[i]),
+            });
+        }
+        first
+    }
+}
+
+/// Async calls that the reader thread sends as their room comes free.
+struct Refill {
+    /// Calls still to send.
+    remaining: u64,
+    depth: usize,
+}
+
+/// The most request and reply bytes in flight for the reader thread to send refills:
+/// its blocking write must always fit in the sockets' buffers, since while it writes
+/// nobody reads the replies. Beyond this the sender refills, as for an open loop.
+const REFILL_IN_FLIGHT: usize = 64 << 10;
+
+impl Refill {
+    /// Whether `depth` calls of `requests` in flight, requests and replies, stay within
+    /// [`REFILL_IN_FLIGHT`].
+    fn fits(requests: &Requests, depth: usize) -> bool {
+        // A frame's header, and MessagePack's bin header at most.
+        let frame = HEADER_LEN + 5 + requests.payload_len();
+        depth.saturating_mul(2 * frame) <= REFILL_IN_FLIGHT
+    }
+}
+
+/// The reader thread's side of refilling: its own handle on the connection's socket.
+struct Refiller {
+    writer: RpcStream,
+    out: Vec<u8>,
+    scratch: Vec<u8>,
+}
+
+/// The reader thread: completes calls by id until the connection ends or fails.
+struct Replies<'a> {
+    config: &'a ClientConfig,
+    requests: &'a Requests,
+    shared: &'a PipeShared,
+    /// Where reply times go.
+    times: Option<&'a dyn ReplyTimes>,
+}
+
+impl Replies<'_> {
+    /// Reads replies until the connection ends or fails. Each read brings what the
+    /// socket holds (up to 64 KiB, many replies at a pipeline's depth): the replies read
+    /// together are completed under one lock, then their room refilled (async) in one
+    /// write, then the sender woken if it waits for that much room.
+    fn read(&self, mut reader: BufReader<DeadlineReader>, mut refiller: Refiller) {
+        let (config, shared) = (self.config, self.shared);
+        let mut payload = Vec::new();
+        let error = 'connection: loop {
+            let h = match wire::read_frame(&mut reader, config.max_frame, &mut payload) {
+                Ok(h) => h,
+                Err(WireError::Io(e)) if wire::is_timeout(&e) => {
+                    // Between frames: the writer side holds each call to its deadline,
+                    // and an idle pipeline just waits on. (Inside a frame a timeout is
+                    // an error: the stream would be out of step.)
+                    if shared.lock().closing {
+                        return;
+                    }
+                    continue;
                 }
-                continue;
+                Err(e) => {
+                    if shared.lock().closing {
+                        return;
+                    }
+                    break format!("waiting for replies: {e}");
+                }
+            };
+            // Timed as they came, before their checks: the replies of one read together.
+            let arrived = self.times.is_some().then(Instant::now);
+            let mut state = shared.lock();
+            if let Err(e) = self.complete(&mut state, &h, &payload, arrived) {
+                break e;
             }
-            Err(e) => {
-                if shared.lock().closing {
-                    return;
+            while let Some((h, length)) = wire::buffered_frame(reader.buffer(), config.max_frame) {
+                let frame = &reader.buffer()[HEADER_LEN..length];
+                let completed = self.complete(&mut state, &h, frame, arrived);
+                reader.consume(length);
+                if let Err(e) = completed {
+                    break 'connection e;
                 }
-                break format!("waiting for replies: {e}");
+            }
+            if let Err(e) = self.refill(&mut state, &mut refiller) {
+                break e;
+            }
+            let wake = state.in_flight.len() < state.room_wanted;
+            drop(state);
+            if wake {
+                shared.progress.notify_all();
             }
         };
-        // Timed as it came, before its checks.
-        let arrived = times.is_some().then(Instant::now);
-        // The status first: a connection-level error (too large, a bad header) comes
-        // with id 0, which no call has.
-        if let Err(e) = check_header(&h, &payload) {
-            break e;
-        }
         let mut state = shared.lock();
-        let Some(pending) = state.in_flight.remove(&h.id) else {
-            break format!("a reply came with id {}, which no call in flight has", h.id);
-        };
-        if h.method != requests.method {
-            break format!(
-                "the reply to call {} names method {}, not {}",
-                h.id, h.method, requests.method
-            );
-        }
-        match pending.pending {
-            Pending::Callback => {
-                let checked = protocol::decode_reply(h.method, config.codec, &payload)
-                    .and_then(|r| requests.check(h.id, &r));
-                if let Err(e) = checked {
-                    break e;
-                }
-                if let (Some(t), Some(at)) = (times, arrived) {
-                    t.replied(pending.due, pending.sent, at);
-                }
-            }
-            Pending::Handle(tx) => {
-                let _ = tx.send(Ok(payload.clone()));
+        state.error = Some(error.clone());
+        for call in state.in_flight.drain() {
+            if let Pending::Handle(tx) = call.pending {
+                let _ = tx.send(Err(error.clone()));
             }
         }
         drop(state);
         shared.progress.notify_all();
-    };
-    let mut state = shared.lock();
-    state.error = Some(error.clone());
-    for (_, call) in state.in_flight.drain() {
-        if let Pending::Handle(tx) = call.pending {
-            let _ = tx.send(Err(error.clone()));
-        }
     }
-    drop(state);
-    shared.progress.notify_all();
+
+    /// Checks reply `h`, which came at `arrived`, and completes its call; an error ends
+    /// the connection.
+    fn complete(
+        &self,
+        state: &mut PipeState,
+        h: &Header,
+        payload: &[u8],
+        arrived: Option<Instant>,
+    ) -> std::result::Result<(), String> {
+        // The status first: a connection-level error (too large, a bad header) comes
+        // with id 0, which no call has.
+        check_header(h, payload)?;
+        let Some(call) = state.in_flight.remove(h.id) else {
+            return Err(format!(
+                "a reply came with id {}, which no call in flight has",
+                h.id
+            ));
+        };
+        let requests = self.requests;
+        if h.method != requests.method {
+            return Err(format!(
+                "the reply to call {} names method {}, not {}",
+                h.id, h.method, requests.method
+            ));
+        }
+        match call.pending {
+            Pending::Callback => {
+                protocol::decode_reply(h.method, self.config.codec, payload)
+                    .and_then(|r| requests.check(h.id, &r))?;
+                if let (Some(t), Some(at)) = (self.times, arrived) {
+                    t.replied(call.due, call.sent, at);
+                }
+            }
+            Pending::Handle(tx) => {
+                let _ = tx.send(Ok(payload.to_vec()));
+            }
+        }
+        Ok(())
+    }
+
+    /// Sends the async calls that the room just freed lets go, under the lock (the
+    /// sender's first calls went under it too).
+    fn refill(
+        &self,
+        state: &mut PipeState,
+        refiller: &mut Refiller,
+    ) -> std::result::Result<(), String> {
+        let Some(refill) = &mut state.refill else {
+            return Ok(());
+        };
+        let room = refill.depth.saturating_sub(state.in_flight.len());
+        let count = (room as u64).min(refill.remaining) as usize;
+        if count == 0 {
+            return Ok(());
+        }
+        refill.remaining -= count as u64;
+        let first = state.record(count, Instant::now(), None);
+        let Refiller {
+            writer,
+            out,
+            scratch,
+        } = refiller;
+        push_calls(out, scratch, self.requests, self.config.codec, first, count);
+        let sent = writer.write_all(out);
+        out.clear();
+        sent.map_err(|e| format!("sending calls: {e}"))
+    }
 }

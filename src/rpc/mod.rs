@@ -5,6 +5,7 @@
 pub mod addr;
 pub mod client;
 mod deadline;
+mod in_flight;
 pub mod open_loop;
 pub mod protocol;
 pub mod server;
