@@ -31,7 +31,7 @@ boardbench::bench_args! {
         /// codecs: raw, msgpack (default both)
         #[argh(option, from_str_fn(parse_codecs))]
         pub codec: Option<Vec<Codec>>,
-        /// client styles: sync, async, future, floor (default sync,async,future; floor is plain byte echo without the RPC layer)
+        /// client styles: sync, async, future, floor (default sync,async,future; floor is plain length-prefixed echo without the RPC layer, at depth 1 and at each depth of async and future)
         #[argh(option, from_str_fn(parse_styles))]
         pub client: Option<Vec<Style>>,
         /// calls in flight per connection for async and future, a list (default 1,64; 1,8,64 with --full)
@@ -287,8 +287,17 @@ fn run(args: &Args) -> Result<()> {
     // is noise. Timed per call otherwise.
     let timed = matches!(mode, Mode::Throughput | Mode::AverageTime);
     let ops_per_invocation = |style: Style, depth: usize, conns: usize| {
-        (timed && (style.pipelined() || conns > 1)).then_some((64 * depth * conns) as u64)
+        (timed && (style.pipelined() || depth > 1 || conns > 1))
+            .then_some((64 * depth * conns) as u64)
     };
+    // The floor at depth 1 for sync, and at each depth the pipelined styles run at (or
+    // that --depth names).
+    let pipelined = args.depth.is_some() || styles.iter().any(|s| s.pipelined());
+    let floor_depths: Vec<usize> = std::iter::once(1)
+        .chain(depths.iter().copied().filter(|&d| pipelined && d > 1))
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
     let mut benchmarks = Vec::new();
     for target in &targets {
         for &payload in &payloads {
@@ -298,10 +307,10 @@ fn run(args: &Args) -> Result<()> {
                 } else {
                     codecs.iter().map(|&c| Some(c)).collect()
                 };
-                let style_depths = if style.pipelined() {
-                    depths.clone()
-                } else {
-                    vec![1]
+                let style_depths = match style {
+                    Style::Floor => floor_depths.clone(),
+                    s if s.pipelined() => depths.clone(),
+                    _ => vec![1],
                 };
                 for codec in style_codecs {
                     for &depth in &style_depths {
@@ -327,14 +336,10 @@ fn run(args: &Args) -> Result<()> {
                             };
                             // With the floor asked for, every RPC row also measures it in
                             // interleaved iterations, on a floor server of its own with the
-                            // same transport, payload, connections and pinning.
+                            // same transport, payload, depth, connections and pinning.
                             let paired = (styles.contains(&Style::Floor) && style != Style::Floor)
                                 .then(|| {
-                                    let floor = Plan {
-                                        style: Style::Floor,
-                                        depth: 1,
-                                        ..plan.clone()
-                                    };
+                                    let floor = plan.floor();
                                     PairedBaseline {
                                         metric: "vs floor".into(),
                                         setup: Box::new(move || {
@@ -343,7 +348,7 @@ fn run(args: &Args) -> Result<()> {
                                         }),
                                         ops_per_invocation: ops_per_invocation(
                                             Style::Floor,
-                                            1,
+                                            depth,
                                             conns,
                                         ),
                                     }
