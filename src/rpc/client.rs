@@ -758,3 +758,120 @@ impl Replies<'_> {
         sent.map_err(|e| format!("sending calls: {e}"))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+
+    /// A server on a fresh Unix socket that reads the requests each read brings, lets
+    /// `answer` rewrite the (id, payload) echo replies to them (reorder, rename, drop),
+    /// and writes what is left; with a client config for it, timing out after `timeout`.
+    fn server(
+        timeout: Duration,
+        answer: impl Fn(&mut Vec<(u32, Vec<u8>)>) + Send + 'static,
+    ) -> (ClientConfig, std::path::PathBuf) {
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("bb-rpc-client-{}-{n}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let addr = Addr::Unix(dir.join("rpc.sock"));
+        let listener = addr.listen().unwrap();
+        std::thread::spawn(move || {
+            let mut stream = listener.accept().unwrap();
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            wire::send_hello(&mut stream).unwrap();
+            wire::expect_hello(&mut reader).unwrap();
+            let mut payload = Vec::new();
+            while let Ok(h) = wire::read_frame(&mut reader, 1024, &mut payload) {
+                let mut replies = vec![(h.id, payload.clone())];
+                while let Some((h, length)) = wire::buffered_frame(reader.buffer(), 1024) {
+                    replies.push((h.id, reader.buffer()[HEADER_LEN..length].to_vec()));
+                    reader.consume(length);
+                }
+                answer(&mut replies);
+                let mut out = Vec::new();
+                for (id, data) in &replies {
+                    let request = Header {
+                        id: *id,
+                        method: protocol::ECHO,
+                        ..Header::default()
+                    };
+                    protocol::push_reply(&mut out, &request, &Reply::Echo(data));
+                }
+                if stream.write_all(&out).is_err() {
+                    return;
+                }
+            }
+            // Until the client goes.
+            let _ = reader.read(&mut [0u8; 1]);
+        });
+        let config = ClientConfig {
+            addr,
+            codec: Codec::Raw,
+            max_frame: 1024,
+            timeout,
+        };
+        (config, dir)
+    }
+
+    /// `n` async calls of `size` bytes at `depth` against a server that answers as
+    /// `answer` says.
+    fn calls_against(
+        size: usize,
+        depth: usize,
+        n: u64,
+        timeout: Duration,
+        answer: impl Fn(&mut Vec<(u32, Vec<u8>)>) + Send + 'static,
+    ) -> Result<()> {
+        let (config, dir) = server(timeout, answer);
+        let requests = Arc::new(Requests::echo(size, 7));
+        let result = config
+            .pipeline(requests.clone())
+            .and_then(|mut p| p.calls_async(&requests, n, depth));
+        let _ = std::fs::remove_dir_all(dir);
+        result
+    }
+
+    #[test]
+    fn replies_in_any_order_complete_their_own_calls() {
+        // Refilled by the reader thread, and (1000 bytes × 64 in flight being more than
+        // the reader may write without reading) by the sender.
+        for (size, depth) in [(16, 1), (16, 3), (16, 64), (1000, 64)] {
+            let by_reader = Refill::fits(&Requests::echo(size, 7), depth);
+            assert_eq!(by_reader, size == 16, "{size} B × {depth}");
+            calls_against(size, depth, 500, Duration::from_secs(5), |r| r.reverse()).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_reply_for_an_unknown_id_fails_the_run_with_that_id() {
+        let e = calls_against(16, 8, 100, Duration::from_secs(5), |r| r[0].0 = 999)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.ends_with(": a reply came with id 999, which no call in flight has"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn the_oldest_call_without_a_reply_fails_at_its_deadline() {
+        // Calls 1 to 20 are answered, then none: call 21 is the oldest left.
+        let start = Instant::now();
+        let e = calls_against(16, 8, 100, Duration::from_millis(300), |r| {
+            r.retain(|(id, _)| *id <= 20)
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("no reply to call 21 within 300ms (--call-timeout), 8 calls in flight"),
+            "{e}"
+        );
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            start.elapsed()
+        );
+    }
+}
