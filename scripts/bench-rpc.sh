@@ -8,9 +8,9 @@
 #   scripts/bench-rpc.sh [ROUNDS]
 #
 # `pipeline` mode: client and server on one CPU (taskset, CPU 1 unless CPU= says), a
-# 16-byte echo over a Unix socket, ROUNDS rounds (default 5): sync and async depth 64,
-# each against its floor in paired iterations (the raw echo at depth 1, and pipelined 64
-# deep), medians of the per-round ratios. With BASE=path/to/an/older/bb-rpc, each round
+# 16-byte echo over a Unix socket, ROUNDS rounds (default 5): sync, async and future at
+# depth 64, each against its floor in paired iterations (the raw echo at depth 1, and
+# pipelined 64 deep), medians of the per-round ratios. With BASE=path/to/an/older/bb-rpc, each round
 # runs that binary first, in the same minutes, for the figures before a change.
 #   [BASE=/tmp/bb-rpc-before] [CPU=1] scripts/bench-rpc.sh pipeline [ROUNDS]
 set -eu
@@ -25,7 +25,7 @@ if [ "${1:-}" = pipeline ]; then
     rounds=${2:-5}
     cpu=${CPU:-1}
     base=${BASE:-}
-    pipeline="--transport unix --codec raw --client floor,sync,async --depth 64 --payload 16
+    pipeline="--transport unix --codec raw --client floor,sync,async,future --depth 64 --payload 16
         --warmup 1 --warmup-time 300ms --iterations 3 --time 500ms $common"
     load_before=$(uptime)
     i=1
@@ -68,8 +68,10 @@ print("### Pipeline against the wire's floor: one CPU (%s), unix, 16 B, %d round
 print("Load: `%s` before, `%s` after.\n" % (load_before.strip(), load_after.strip()))
 head = ["round"]
 if base:
-    head += ["before: sync ops/s", "sync/floor", "async d64 ops/s", "async / floor d64 (adjacent run)"]
-head += ["floor d1 ops/s", "floor d64 ops/s", "sync ops/s", "sync/floor", "async d64 ops/s", "async/floor d64"]
+    head += ["before: sync ops/s", "sync/floor", "async d64 ops/s", "async / floor d64 (adjacent run)",
+             "future d64 ops/s", "future / floor d64 (adjacent run)"]
+head += ["floor d1 ops/s", "floor d64 ops/s", "sync ops/s", "sync/floor", "async d64 ops/s", "async/floor d64",
+         "future d64 ops/s", "future/floor d64"]
 print("| " + " | ".join(head) + " |")
 print("| " + " | ".join("---" for _ in head) + " |")
 cols = {}
@@ -78,14 +80,18 @@ for r in range(1, rounds + 1):
     f1 = score(pick(after, "bb.rpc.floor", depth=1))
     f64 = score(pick(after, "bb.rpc.floor", depth=64))
     sync, asy = pick(after, "bb.rpc.sync"), pick(after, "bb.rpc.async", depth=64)
+    fut = pick(after, "bb.rpc.future", depth=64)
     row = {}
     if base:
         before = load("before-%d.json" % r)
         bsync, basy = pick(before, "bb.rpc.sync"), pick(before, "bb.rpc.async", depth=64)
+        bfut = pick(before, "bb.rpc.future", depth=64)
         row.update({"b sync": score(bsync), "b sync/floor": of_floor(bsync),
-                    "b async": score(basy), "b async/floor64": score(basy) / f64})
+                    "b async": score(basy), "b async/floor64": score(basy) / f64,
+                    "b future": score(bfut), "b future/floor64": score(bfut) / f64})
     row.update({"floor1": f1, "floor64": f64, "sync": score(sync), "sync/floor": of_floor(sync),
-                "async": score(asy), "async/floor64": of_floor(asy)})
+                "async": score(asy), "async/floor64": of_floor(asy),
+                "future": score(fut), "future/floor64": of_floor(fut)})
     for k, v in row.items():
         cols.setdefault(k, []).append(v)
     print("| %d | " % r + " | ".join(("%.3f" % v) if "/" in k else ("%.0f" % v) for k, v in row.items()) + " |")
@@ -94,7 +100,9 @@ print("| **median** | " + " | ".join(("**%.3f**" % v) if "/" in k else ("%.0f" %
 print("\nRatios are shares of the floor's throughput: sync and async from iterations paired with")
 print("their floor (1 / `vs floor`); before a change, async against the floor row of the run")
 print("beside it. Aims: async depth 64 at least 0.5 of the pipelined floor: %.3f; sync at least" % med["async/floor64"])
-print("0.95 of the sync floor: %.3f%s." % (med["sync/floor"], (" (before: %.3f and %.3f)" % (med["b async/floor64"], med["b sync/floor"])) if base else ""))
+print("0.95 of the sync floor: %.3f%s. Future depth 64: %.3f of the pipelined floor%s." % (
+    med["sync/floor"], (" (before: %.3f and %.3f)" % (med["b async/floor64"], med["b sync/floor"])) if base else "",
+    med["future/floor64"], (" (before: %.3f)" % med["b future/floor64"]) if base else ""))
 PY
     exit 0
 fi

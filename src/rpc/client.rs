@@ -10,7 +10,6 @@ use super::in_flight::InFlight;
 use super::protocol::{self, Call, Codec, Reply, ServerStats};
 use crate::error::{Cause, Error, Result};
 use crate::wire::{self, Header, WireError, HEADER_LEN};
-use crossbeam_channel::{bounded, Receiver, Sender};
 use std::io::{BufRead, BufReader, Write};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -110,6 +109,8 @@ impl ClientConfig {
                 in_flight: InFlight::new(FIRST_ID),
                 room_wanted: 0,
                 refill: None,
+                reply_wanted: None,
+                spare: Vec::new(),
                 error: None,
                 closing: false,
             }),
@@ -285,7 +286,9 @@ enum Pending {
     /// The reader thread checks the reply and counts it (async).
     Callback,
     /// The reader thread hands the reply to the caller's handle (future).
-    Handle(Sender<std::result::Result<Vec<u8>, String>>),
+    /// The reader thread keeps the reply here (None until it comes) for the caller's
+    /// handle, which takes the call out: no channel, and a buffer reused from `spare`.
+    Handle(Option<Vec<u8>>),
 }
 
 /// A call sent and not yet answered.
@@ -314,6 +317,10 @@ struct PipeState {
     room_wanted: usize,
     /// Calls the reader thread still sends itself as replies free room (async).
     refill: Option<Refill>,
+    /// The future whose reply the sender waits for: the reader wakes it once it is in.
+    reply_wanted: Option<u32>,
+    /// Reply buffers that futures gave back, for the next replies.
+    spare: Vec<Vec<u8>>,
     /// Why the connection failed, once it has.
     error: Option<String>,
     closing: bool,
@@ -345,7 +352,6 @@ pub(crate) struct Pipeline {
 pub(crate) struct Handle {
     id: u32,
     sent: Instant,
-    reply: Receiver<std::result::Result<Vec<u8>, String>>,
 }
 
 impl Pipeline {
@@ -464,7 +470,6 @@ impl Pipeline {
 
     /// Sends one call (buffered until [`Pipeline::flush`]) and returns its handle.
     pub(crate) fn call_future(&mut self, requests: &Requests) -> Result<Handle> {
-        let (tx, rx) = bounded(1);
         let sent = Instant::now();
         let id = {
             let mut state = self.shared.lock();
@@ -472,18 +477,14 @@ impl Pipeline {
                 return Err(self.config.fail(e));
             }
             state.in_flight.push(Sent {
-                pending: Pending::Handle(tx),
+                pending: Pending::Handle(None),
                 sent,
                 due: sent,
             })
         };
         let call = requests.call(id, &mut self.scratch);
         protocol::push_request(&mut self.out, id, self.config.codec, &call);
-        Ok(Handle {
-            id,
-            sent,
-            reply: rx,
-        })
+        Ok(Handle { id, sent })
     }
 
     /// Sends the calls buffered by [`Pipeline::call_future`].
@@ -496,29 +497,43 @@ impl Pipeline {
 
     /// Waits for a handle's reply, until its deadline, and checks it.
     pub(crate) fn wait(&self, handle: Handle, requests: &Requests) -> Result<()> {
-        let payload = match handle
-            .reply
-            .recv_deadline(handle.sent + self.config.timeout)
-        {
-            Ok(Ok(p)) => p,
-            Ok(Err(e)) => return Err(self.config.fail(e)),
-            Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
+        let mut state = self.shared.lock();
+        let payload = loop {
+            if let Some(payload) = state.take_reply(handle.id) {
+                break payload;
+            }
+            if let Some(e) = &state.error {
+                return Err(self.config.fail(e));
+            }
+            let deadline = handle.sent + self.config.timeout;
+            let now = Instant::now();
+            if now >= deadline {
                 return Err(self.config.fail(format!(
                     "no reply to call {} within {} (--call-timeout)",
                     handle.id,
                     crate::output::format::format_duration(self.config.timeout)
-                )))
+                )));
             }
-            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => {
-                let why = self.shared.lock().error.clone();
-                return Err(self
-                    .config
-                    .fail(why.unwrap_or_else(|| "the connection failed".into())));
-            }
+            state.reply_wanted = Some(handle.id);
+            state = self
+                .shared
+                .progress
+                .wait_timeout(state, deadline - now)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+            state.reply_wanted = None;
         };
-        protocol::decode_reply(requests.method, self.config.codec, &payload)
+        drop(state);
+        let checked = protocol::decode_reply(requests.method, self.config.codec, &payload)
             .and_then(|r| requests.check(handle.id, &r))
-            .map_err(|e| self.config.fail(e))
+            .map_err(|e| self.config.fail(e));
+        self.shared.lock().spare.push(payload);
+        checked
+    }
+
+    /// Whether a handle's reply is in.
+    fn ready(&self, handle: &Handle) -> bool {
+        self.shared.lock().answered(handle.id)
     }
 
     /// Makes `n` calls through handles, up to `depth` outstanding: the oldest is waited
@@ -536,10 +551,7 @@ impl Pipeline {
             let oldest = outstanding.pop_front().expect("a call is outstanding");
             self.wait(oldest, requests)?;
             done += 1;
-            while outstanding
-                .front()
-                .is_some_and(|h: &Handle| !h.reply.is_empty())
-            {
+            while outstanding.front().is_some_and(|h| self.ready(h)) {
                 let h = outstanding.pop_front().expect("checked");
                 self.wait(h, requests)?;
                 done += 1;
@@ -576,6 +588,28 @@ fn push_calls(
 }
 
 impl PipeState {
+    /// Whether call `id` is a future whose reply is in.
+    fn answered(&self, id: u32) -> bool {
+        matches!(
+            self.in_flight.get(id),
+            Some(Sent {
+                pending: Pending::Handle(Some(_)),
+                ..
+            })
+        )
+    }
+
+    /// Takes future `id` out once its reply is in, with the reply.
+    fn take_reply(&mut self, id: u32) -> Option<Vec<u8>> {
+        if !self.answered(id) {
+            return None;
+        }
+        match self.in_flight.remove(id)?.pending {
+            Pending::Handle(reply) => reply,
+            Pending::Callback => None,
+        }
+    }
+
     /// Records `count` calls sent at `sent`, the i-th due at `due[i]` (else as sent),
     /// completed by the reader thread; returns the first one's id.
     fn record(&mut self, count: usize, sent: Instant, due: Option<&[Instant]>) -> u32 {
@@ -673,20 +707,15 @@ impl Replies<'_> {
             if let Err(e) = self.refill(&mut state, &mut refiller) {
                 break e;
             }
-            let wake = state.in_flight.len() < state.room_wanted;
+            let wake = state.in_flight.len() < state.room_wanted
+                || state.reply_wanted.is_some_and(|id| state.answered(id));
             drop(state);
             if wake {
                 shared.progress.notify_all();
             }
         };
-        let mut state = shared.lock();
-        state.error = Some(error.clone());
-        for call in state.in_flight.drain() {
-            if let Pending::Handle(tx) = call.pending {
-                let _ = tx.send(Err(error.clone()));
-            }
-        }
-        drop(state);
+        // Waiters see the error (a future whose reply came before it still gets it).
+        shared.lock().error = Some(error);
         shared.progress.notify_all();
     }
 
@@ -702,12 +731,14 @@ impl Replies<'_> {
         // The status first: a connection-level error (too large, a bad header) comes
         // with id 0, which no call has.
         check_header(h, payload)?;
-        let Some(call) = state.in_flight.remove(h.id) else {
+        // A future answered already counts as no call in flight: its reply came twice.
+        let waiting = state.in_flight.get(h.id).is_some() && !state.answered(h.id);
+        if !waiting {
             return Err(format!(
                 "a reply came with id {}, which no call in flight has",
                 h.id
             ));
-        };
+        }
         let requests = self.requests;
         if h.method != requests.method {
             return Err(format!(
@@ -715,16 +746,26 @@ impl Replies<'_> {
                 h.id, h.method, requests.method
             ));
         }
-        match call.pending {
+        let future = matches!(
+            state.in_flight.get(h.id).map(|c| &c.pending),
+            Some(Pending::Handle(_))
+        );
+        let spare = future.then(|| state.spare.pop()).flatten();
+        let call = state.in_flight.get_mut(h.id).expect("checked above");
+        match &mut call.pending {
             Pending::Callback => {
                 protocol::decode_reply(h.method, self.config.codec, payload)
                     .and_then(|r| requests.check(h.id, &r))?;
                 if let (Some(t), Some(at)) = (self.times, arrived) {
                     t.replied(call.due, call.sent, at);
                 }
+                state.in_flight.remove(h.id);
             }
-            Pending::Handle(tx) => {
-                let _ = tx.send(Ok(payload.to_vec()));
+            Pending::Handle(reply) => {
+                let mut buffer = spare.unwrap_or_default();
+                buffer.clear();
+                buffer.extend_from_slice(payload);
+                *reply = Some(buffer);
             }
         }
         Ok(())
@@ -815,9 +856,10 @@ mod tests {
         (config, dir)
     }
 
-    /// `n` async calls of `size` bytes at `depth` against a server that answers as
-    /// `answer` says.
+    /// `n` calls of `size` bytes at `depth`, async or (`future`) through handles,
+    /// against a server that answers as `answer` says.
     fn calls_against(
+        future: bool,
         size: usize,
         depth: usize,
         n: u64,
@@ -828,7 +870,10 @@ mod tests {
         let requests = Arc::new(Requests::echo(size, 7));
         let result = config
             .pipeline(requests.clone())
-            .and_then(|mut p| p.calls_async(&requests, n, depth));
+            .and_then(|mut p| match future {
+                true => p.calls_future(&requests, n, depth),
+                false => p.calls_async(&requests, n, depth),
+            });
         let _ = std::fs::remove_dir_all(dir);
         result
     }
@@ -840,32 +885,61 @@ mod tests {
         for (size, depth) in [(16, 1), (16, 3), (16, 64), (1000, 64)] {
             let by_reader = Refill::fits(&Requests::echo(size, 7), depth);
             assert_eq!(by_reader, size == 16, "{size} B × {depth}");
-            calls_against(size, depth, 500, Duration::from_secs(5), |r| r.reverse()).unwrap();
+            calls_against(false, size, depth, 500, Duration::from_secs(5), |r| {
+                r.reverse()
+            })
+            .unwrap();
+        }
+        for depth in [1, 64] {
+            calls_against(true, 16, depth, 500, Duration::from_secs(5), |r| {
+                r.reverse()
+            })
+            .unwrap();
         }
     }
 
     #[test]
-    fn a_reply_for_an_unknown_id_fails_the_run_with_that_id() {
-        let e = calls_against(16, 8, 100, Duration::from_secs(5), |r| r[0].0 = 999)
+    fn a_reply_for_an_unknown_id_or_twice_fails_the_run_with_that_id() {
+        for future in [false, true] {
+            let e = calls_against(future, 16, 8, 100, Duration::from_secs(5), |r| r[0].0 = 999)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.ends_with(": a reply came with id 999, which no call in flight has"),
+                "{e}"
+            );
+            let e = calls_against(future, 16, 8, 100, Duration::from_secs(5), |r| {
+                r.push(r[0].clone())
+            })
             .unwrap_err()
             .to_string();
-        assert!(
-            e.ends_with(": a reply came with id 999, which no call in flight has"),
-            "{e}"
-        );
+            assert!(
+                e.ends_with(": a reply came with id 1, which no call in flight has"),
+                "future {future}: {e}"
+            );
+        }
     }
 
     #[test]
     fn the_oldest_call_without_a_reply_fails_at_its_deadline() {
         // Calls 1 to 20 are answered, then none: call 21 is the oldest left.
         let start = Instant::now();
-        let e = calls_against(16, 8, 100, Duration::from_millis(300), |r| {
+        let e = calls_against(false, 16, 8, 100, Duration::from_millis(300), |r| {
             r.retain(|(id, _)| *id <= 20)
         })
         .unwrap_err()
         .to_string();
         assert!(
             e.contains("no reply to call 21 within 300ms (--call-timeout), 8 calls in flight"),
+            "{e}"
+        );
+        let e = calls_against(true, 16, 8, 100, Duration::from_millis(300), |r| {
+            r.retain(|(id, _)| *id <= 20)
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.ends_with("no reply to call 21 within 300ms (--call-timeout)"),
             "{e}"
         );
         assert!(

@@ -53,7 +53,7 @@ impl<T> InFlight<T> {
     /// Takes call `id` out, or None when no call with that id is waiting (never sent,
     /// or answered already).
     pub(crate) fn remove(&mut self, id: u32) -> Option<T> {
-        let index = id.wrapping_sub(self.base()) as usize;
+        let index = self.index(id);
         let call = self.slots.get_mut(index)?.take()?;
         self.waiting -= 1;
         while matches!(self.slots.front(), Some(None)) {
@@ -62,17 +62,28 @@ impl<T> InFlight<T> {
         Some(call)
     }
 
+    /// Call `id`, while it waits.
+    pub(crate) fn get(&self, id: u32) -> Option<&T> {
+        self.slots.get(self.index(id))?.as_ref()
+    }
+
+    /// Call `id`, while it waits, to change.
+    pub(crate) fn get_mut(&mut self, id: u32) -> Option<&mut T> {
+        let index = self.index(id);
+        self.slots.get_mut(index)?.as_mut()
+    }
+
+    /// Where call `id` is in the ring, if it is (an id before the oldest wraps round to
+    /// an index far beyond the end).
+    fn index(&self, id: u32) -> usize {
+        id.wrapping_sub(self.base()) as usize
+    }
+
     /// The oldest call still waiting, and its id.
     pub(crate) fn oldest(&self) -> Option<(u32, &T)> {
         // Holes never stay at the front: `remove` drops them.
         let call = self.slots.front()?.as_ref()?;
         Some((self.base(), call))
-    }
-
-    /// Takes every call still waiting out, oldest first.
-    pub(crate) fn drain(&mut self) -> impl Iterator<Item = T> + '_ {
-        self.waiting = 0;
-        self.slots.drain(..).flatten()
     }
 }
 
@@ -127,10 +138,16 @@ mod tests {
         for id in [9, 12, 1000, u32::MAX, 0] {
             assert_eq!(ring.remove(id), None, "id {id}");
         }
-        assert_eq!(ring.remove(11), Some('b'));
+        assert_eq!(
+            (ring.get(11), ring.get(12), ring.get(9)),
+            (Some(&'b'), None, None)
+        );
+        *ring.get_mut(11).unwrap() = 'c';
+        assert_eq!(ring.remove(11), Some('c'));
         assert_eq!(ring.remove(11), None, "answered already");
+        assert_eq!(ring.get(11), None);
         assert_eq!((ring.len(), ring.oldest()), (1, Some((10, &'a'))));
-        assert_eq!(ring.drain().collect::<Vec<_>>(), ['a']);
+        assert_eq!(ring.remove(10), Some('a'));
         assert_eq!((ring.len(), ring.oldest()), (0, None));
         assert_eq!(ring.remove(10), None);
     }
