@@ -7,6 +7,7 @@ pub mod client;
 mod deadline;
 mod in_flight;
 pub mod open_loop;
+mod pipeline;
 pub mod protocol;
 pub mod server;
 pub mod workload;
