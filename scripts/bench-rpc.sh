@@ -6,14 +6,108 @@
 # then the floor and sync pinned to one core and to two. Prints Markdown for
 # BENCHMARKS.md. Needs a release build (make build) and python3 (standard library only).
 #   scripts/bench-rpc.sh [ROUNDS]
+#
+# `pipeline` mode: client and server on one CPU (taskset, CPU 1 unless CPU= says), a
+# 16-byte echo over a Unix socket, ROUNDS rounds (default 5): sync, async and future at
+# depth 64, each against its floor in paired iterations (the raw echo at depth 1, and
+# pipelined 64 deep), medians of the per-round ratios. With BASE=path/to/an/older/bb-rpc, each round
+# runs that binary first, in the same minutes, for the figures before a change.
+#   [BASE=/tmp/bb-rpc-before] [CPU=1] scripts/bench-rpc.sh pipeline [ROUNDS]
 set -eu
 cd "$(dirname "$0")/.."
-rounds=${1:-3}
 bin=target/release/bb-rpc
 [ -x "$bin" ] || { echo "bench-rpc: $bin is missing: run make build" >&2; exit 1; }
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 common="--forks 0 --format json"
+
+if [ "${1:-}" = pipeline ]; then
+    rounds=${2:-5}
+    cpu=${CPU:-1}
+    base=${BASE:-}
+    pipeline="--transport unix --codec raw --client floor,sync,async,future --depth 64 --payload 16
+        --warmup 1 --warmup-time 300ms --iterations 3 --time 500ms $common"
+    load_before=$(uptime)
+    i=1
+    while [ "$i" -le "$rounds" ]; do
+        if [ -n "$base" ]; then
+            echo "bench-rpc: pipeline round $i of $rounds: $base on CPU $cpu" >&2
+            # shellcheck disable=SC2086
+            taskset -c "$cpu" "$base" $pipeline --output "$out/before-$i.json" >/dev/null
+        fi
+        echo "bench-rpc: pipeline round $i of $rounds: $bin on CPU $cpu" >&2
+        # shellcheck disable=SC2086
+        taskset -c "$cpu" "$bin" $pipeline --output "$out/after-$i.json" >/dev/null
+        i=$((i + 1))
+    done
+    load_after=$(uptime)
+    python3 - "$out" "$rounds" "$base" "$cpu" "$load_before" "$load_after" <<'PY'
+import json, os, statistics, sys
+out, rounds, base, cpu, load_before, load_after = sys.argv[1:]
+rounds = int(rounds)
+
+def load(name):
+    with open(os.path.join(out, name)) as f:
+        return json.load(f)
+
+def pick(entries, name, **params):
+    for e in entries:
+        if e["benchmark"] == name and all(e["params"].get(k) == str(v) for k, v in params.items()):
+            return e
+    raise KeyError((name, params))
+
+def score(e):
+    return e["primaryMetric"]["score"]
+
+def of_floor(e):
+    # `vs floor` is time per call over the floor's, in paired iterations: as a share of
+    # the floor's throughput, its inverse.
+    return 1 / e["secondaryMetrics"]["vs floor"]["score"]
+
+print("### Pipeline against the wire's floor: one CPU (%s), unix, 16 B, %d rounds\n" % (cpu, rounds))
+print("Load: `%s` before, `%s` after.\n" % (load_before.strip(), load_after.strip()))
+head = ["round"]
+if base:
+    head += ["before: sync ops/s", "sync/floor", "async d64 ops/s", "async / floor d64 (adjacent run)",
+             "future d64 ops/s", "future / floor d64 (adjacent run)"]
+head += ["floor d1 ops/s", "floor d64 ops/s", "sync ops/s", "sync/floor", "async d64 ops/s", "async/floor d64",
+         "future d64 ops/s", "future/floor d64"]
+print("| " + " | ".join(head) + " |")
+print("| " + " | ".join("---" for _ in head) + " |")
+cols = {}
+for r in range(1, rounds + 1):
+    after = load("after-%d.json" % r)
+    f1 = score(pick(after, "bb.rpc.floor", depth=1))
+    f64 = score(pick(after, "bb.rpc.floor", depth=64))
+    sync, asy = pick(after, "bb.rpc.sync"), pick(after, "bb.rpc.async", depth=64)
+    fut = pick(after, "bb.rpc.future", depth=64)
+    row = {}
+    if base:
+        before = load("before-%d.json" % r)
+        bsync, basy = pick(before, "bb.rpc.sync"), pick(before, "bb.rpc.async", depth=64)
+        bfut = pick(before, "bb.rpc.future", depth=64)
+        row.update({"b sync": score(bsync), "b sync/floor": of_floor(bsync),
+                    "b async": score(basy), "b async/floor64": score(basy) / f64,
+                    "b future": score(bfut), "b future/floor64": score(bfut) / f64})
+    row.update({"floor1": f1, "floor64": f64, "sync": score(sync), "sync/floor": of_floor(sync),
+                "async": score(asy), "async/floor64": of_floor(asy),
+                "future": score(fut), "future/floor64": of_floor(fut)})
+    for k, v in row.items():
+        cols.setdefault(k, []).append(v)
+    print("| %d | " % r + " | ".join(("%.3f" % v) if "/" in k else ("%.0f" % v) for k, v in row.items()) + " |")
+med = {k: statistics.median(v) for k, v in cols.items()}
+print("| **median** | " + " | ".join(("**%.3f**" % v) if "/" in k else ("%.0f" % v) for k, v in med.items()) + " |")
+print("\nRatios are shares of the floor's throughput: sync and async from iterations paired with")
+print("their floor (1 / `vs floor`); before a change, async against the floor row of the run")
+print("beside it. Aims: async depth 64 at least 0.5 of the pipelined floor: %.3f; sync at least" % med["async/floor64"])
+print("0.95 of the sync floor: %.3f%s. Future depth 64: %.3f of the pipelined floor%s." % (
+    med["sync/floor"], (" (before: %.3f and %.3f)" % (med["b async/floor64"], med["b sync/floor"])) if base else "",
+    med["future/floor64"], (" (before: %.3f)" % med["b future/floor64"]) if base else ""))
+PY
+    exit 0
+fi
+
+rounds=${1:-3}
 
 i=1
 while [ "$i" -le "$rounds" ]; do
@@ -62,7 +156,7 @@ for t in ("unix", "tcp"):
     ratios = {"raw": [], "msgpack": [], "async": []}
     for r in range(1, rounds + 1):
         es = load("floor-%d.json" % r)
-        floor = score(pick(es, "bb.rpc.floor", transport=t))
+        floor = score(pick(es, "bb.rpc.floor", transport=t, depth=1))
         raw = score(pick(es, "bb.rpc.sync", transport=t, codec="raw"))
         mp = score(pick(es, "bb.rpc.sync", transport=t, codec="msgpack"))
         araw = score(pick(es, "bb.rpc.async", transport=t, codec="raw"))
@@ -97,7 +191,7 @@ print("| --- | --- | --- | --- | --- | --- |")
 for t in ("unix", "tcp"):
     for pin in ("0", "0,1"):
         es = load("pin-%s.json" % pin)
-        f, s = score(pick(es, "bb.rpc.floor", transport=t)), score(pick(es, "bb.rpc.sync", transport=t))
+        f, s = score(pick(es, "bb.rpc.floor", transport=t, depth=1)), score(pick(es, "bb.rpc.sync", transport=t))
         print("| %s | %s | %.0f | %.0f | %.3f | %.1f |" % (t, pin, f, s, s / f, 1e6 / f))
 
 print("\nAims: sync raw at least 0.85 of the floor: unix %.3f, tcp %.3f; async depth 64 at least 8x sync: unix %.2f, tcp %.2f (16 B)." % (

@@ -33,7 +33,7 @@ boardbench::bench_args! {
         /// codecs: raw, msgpack (default both)
         #[argh(option, from_str_fn(parse_codecs))]
         pub codec: Option<Vec<Codec>>,
-        /// client styles: sync, async, future, floor (default sync,async,future; floor is plain byte echo without the RPC layer)
+        /// client styles: sync, async, future, floor (default sync,async,future; floor is plain length-prefixed echo without the RPC layer, at depth 1 and at each depth of async and future)
         #[argh(option, from_str_fn(parse_styles))]
         pub client: Option<Vec<Style>>,
         /// calls in flight per connection for async and future, a list (default 1,64; 1,8,64 with --full)
@@ -221,6 +221,9 @@ struct Matrix {
     styles: Vec<Style>,
     codecs: Vec<Codec>,
     depths: Vec<usize>,
+    /// The floor at depth 1 for sync, and at each depth the pipelined styles run at (or
+    /// that --depth names).
+    floor_depths: Vec<usize>,
     connections: Vec<usize>,
     offered: Vec<Offered>,
     client: ClientConfig,
@@ -337,12 +340,19 @@ fn run(args: &Args) -> Result<()> {
         ));
     }
     let mode = flags.mode.unwrap_or(Mode::Throughput);
+    let pipelined = args.depth.is_some() || styles.iter().any(|s| s.pipelined());
+    let floor_depths: Vec<usize> = std::iter::once(1)
+        .chain(depths.iter().copied().filter(|&d| pipelined && d > 1))
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
     let matrix = Matrix {
         targets,
         payloads,
         styles,
         codecs,
         depths,
+        floor_depths,
         connections,
         offered,
         client: ClientConfig {
@@ -433,7 +443,8 @@ fn benchmarks_at(matrix: &Matrix, maxima: &[f64]) -> Vec<Benchmark> {
 /// group), a sweep row's rate shows as its share (`rate=50% of max`).
 fn benchmarks(m: &Matrix, maxima: Option<&[f64]>) -> (Vec<Benchmark>, Vec<SweepGroup>) {
     let ops_per_invocation = |style: Style, depth: usize, conns: usize| {
-        (m.timed && (style.pipelined() || conns > 1)).then_some((64 * depth * conns) as u64)
+        (m.timed && (style.pipelined() || depth > 1 || conns > 1))
+            .then_some((64 * depth * conns) as u64)
     };
     let mut benchmarks = Vec::new();
     let mut groups: Vec<SweepGroup> = Vec::new();
@@ -445,10 +456,10 @@ fn benchmarks(m: &Matrix, maxima: Option<&[f64]>) -> (Vec<Benchmark>, Vec<SweepG
                 } else {
                     m.codecs.iter().map(|&c| Some(c)).collect()
                 };
-                let style_depths = if style.pipelined() {
-                    m.depths.clone()
-                } else {
-                    vec![1]
+                let style_depths = match style {
+                    Style::Floor => m.floor_depths.clone(),
+                    s if s.pipelined() => m.depths.clone(),
+                    _ => vec![1],
                 };
                 for codec in style_codecs {
                     for &depth in &style_depths {
@@ -473,15 +484,11 @@ fn benchmarks(m: &Matrix, maxima: Option<&[f64]>) -> (Vec<Benchmark>, Vec<SweepG
                             };
                             // With the floor asked for, every RPC row also measures it in
                             // interleaved iterations, on a floor server of its own with the
-                            // same transport, payload, connections and pinning.
+                            // same transport, payload, depth, connections and pinning.
                             let paired = (m.styles.contains(&Style::Floor)
                                 && style != Style::Floor)
                                 .then(|| {
-                                    let floor = Plan {
-                                        style: Style::Floor,
-                                        depth: 1,
-                                        ..plan.clone()
-                                    };
+                                    let floor = plan.floor();
                                     PairedBaseline {
                                         metric: "vs floor".into(),
                                         setup: Box::new(move || {
@@ -490,7 +497,7 @@ fn benchmarks(m: &Matrix, maxima: Option<&[f64]>) -> (Vec<Benchmark>, Vec<SweepG
                                         }),
                                         ops_per_invocation: ops_per_invocation(
                                             Style::Floor,
-                                            1,
+                                            depth,
                                             conns,
                                         ),
                                     }

@@ -1,18 +1,16 @@
-//! bb-rpc's clients: a blocking stub (one call in flight), and a pipeline with a reader
-//! thread that matches replies to requests by id, completing each either by a callback
-//! (async) or through a handle the caller waits on later (future). Every call has a
+//! bb-rpc's clients: how they connect, a blocking stub (one call in flight), and the
+//! calls a benchmark makes; the pipelined client is in `pipeline.rs`. Every call has a
 //! deadline, the call timeout from its send (and every connect and hello one from its
 //! start), so a dead, silent or dripping server is an error, never a hang.
 
 use super::addr::{Addr, RpcStream};
 use super::deadline::DeadlineReader;
+pub(crate) use super::pipeline::{Pipeline, ReplyTimes};
 use super::protocol::{self, Call, Codec, Reply, ServerStats};
 use crate::error::{Cause, Error, Result};
 use crate::wire::{self, Header, WireError};
-use crossbeam_channel::{bounded, Receiver, Sender};
-use std::collections::HashMap;
 use std::io::{BufReader, Write};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How clients connect and how long they wait.
@@ -27,13 +25,17 @@ pub struct ClientConfig {
 
 impl ClientConfig {
     /// A failure with the server, described by `what`.
-    fn fail(&self, what: impl std::fmt::Display) -> Error {
+    pub(super) fn fail(&self, what: impl std::fmt::Display) -> Error {
         Error::failed(format!("rpc to {}: {what}", self.addr))
     }
 
     /// A failure with the server while `doing` something (or nothing in particular),
     /// caused by `cause`.
-    fn failed_by(&self, doing: &str, cause: impl Into<Cause> + std::fmt::Display) -> Error {
+    pub(super) fn failed_by(
+        &self,
+        doing: &str,
+        cause: impl Into<Cause> + std::fmt::Display,
+    ) -> Error {
         match doing {
             "" => Error::caused(format!("rpc to {}", self.addr), cause),
             _ => Error::caused(format!("rpc to {}: {doing}", self.addr), cause),
@@ -41,7 +43,7 @@ impl ClientConfig {
     }
 
     /// Why a reply did not come in time: nothing of it, or how much of it.
-    fn late(&self, what: &str, e: WireError) -> Error {
+    pub(super) fn late(&self, what: &str, e: WireError) -> Error {
         let within = crate::output::format::format_duration(self.timeout);
         match e {
             WireError::Io(io) if wire::is_timeout(&io) => {
@@ -55,7 +57,7 @@ impl ClientConfig {
     }
 
     /// Connects and exchanges hellos, each within the timeout.
-    fn open(&self) -> Result<(RpcStream, BufReader<DeadlineReader>)> {
+    pub(super) fn open(&self) -> Result<(RpcStream, BufReader<DeadlineReader>)> {
         let start = Instant::now();
         let mut stream = self
             .addr
@@ -105,31 +107,12 @@ impl ClientConfig {
         times: Option<Arc<dyn ReplyTimes>>,
     ) -> Result<Pipeline> {
         let (writer, reader) = self.open()?;
-        let shared = Arc::new(PipeShared {
-            state: Mutex::new(PipeState::default()),
-            progress: Condvar::new(),
-        });
-        let s = shared.clone();
-        let config = self.clone();
-        let thread = std::thread::Builder::new()
-            .name("bb-rpc-reader".into())
-            .spawn(move || read_replies(reader, &config, &requests, &s, times.as_deref()))
-            .map_err(|e| self.failed_by("starting the reader thread", e))?;
-        Ok(Pipeline {
-            config: self.clone(),
-            writer,
-            out: Vec::new(),
-            scratch: Vec::new(),
-            next_id: 1,
-            oldest_id: 1,
-            shared,
-            reader: Some(thread),
-        })
+        Pipeline::start(self, writer, reader, requests, times)
     }
 }
 
 /// Checks a reply's header against the request it answers; an error reply is an error.
-fn check_header(h: &Header, payload: &[u8]) -> std::result::Result<(), String> {
+pub(super) fn check_header(h: &Header, payload: &[u8]) -> std::result::Result<(), String> {
     if h.flags & wire::FLAG_RESPONSE == 0 {
         return Err(format!(
             "frame {} is not a reply (flags 0x{:02x})",
@@ -228,6 +211,11 @@ impl Requests {
         }
     }
 
+    /// The size of each request's payload.
+    pub(crate) fn payload_len(&self) -> usize {
+        self.base.len()
+    }
+
     /// Request `id`'s call; its bytes are built in `scratch`.
     pub(crate) fn call<'a>(&self, id: u32, scratch: &'a mut Vec<u8>) -> Call<'a> {
         scratch.clear();
@@ -256,327 +244,4 @@ impl Requests {
             Err(format!("the reply to call {id} does not match its request"))
         }
     }
-}
-
-/// How a pipelined call completes.
-enum Pending {
-    /// The reader thread checks the reply and counts it (async).
-    Callback,
-    /// The reader thread hands the reply to the caller's handle (future).
-    Handle(Sender<std::result::Result<Vec<u8>, String>>),
-}
-
-/// A call sent and not yet answered.
-struct InFlight {
-    pending: Pending,
-    /// When it was sent: its deadline is this plus the call timeout.
-    sent: Instant,
-    /// When it was due: an open loop's scheduled send, else its send.
-    due: Instant,
-}
-
-/// Where a pipeline reports when each reply came, against when its call was due and sent
-/// (an open loop's latencies).
-pub(crate) trait ReplyTimes: Send + Sync {
-    fn replied(&self, due: Instant, sent: Instant, now: Instant);
-}
-
-#[derive(Default)]
-struct PipeState {
-    in_flight: HashMap<u32, InFlight>,
-    /// Why the connection failed, once it has.
-    error: Option<String>,
-    closing: bool,
-}
-
-struct PipeShared {
-    state: Mutex<PipeState>,
-    /// Signalled whenever a call completes or the connection fails.
-    progress: Condvar,
-}
-
-impl PipeShared {
-    fn lock(&self) -> std::sync::MutexGuard<'_, PipeState> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
-
-/// A pipelined connection: many calls in flight, replies matched by id on a reader thread.
-pub(crate) struct Pipeline {
-    config: ClientConfig,
-    writer: RpcStream,
-    out: Vec<u8>,
-    scratch: Vec<u8>,
-    next_id: u32,
-    /// No call before this id is in flight: the oldest one's deadline comes first.
-    oldest_id: u32,
-    shared: Arc<PipeShared>,
-    reader: Option<std::thread::JoinHandle<()>>,
-}
-
-/// A call in flight whose reply the caller waits for later (a future per call).
-pub(crate) struct Handle {
-    id: u32,
-    sent: Instant,
-    reply: Receiver<std::result::Result<Vec<u8>, String>>,
-}
-
-impl Pipeline {
-    /// Waits until fewer than `depth` calls are in flight; returns how many more may go.
-    /// Fails once the oldest call in flight has had no reply by its deadline.
-    pub(crate) fn wait_for_room(&mut self, depth: usize) -> Result<usize> {
-        let mut state = self.shared.lock();
-        loop {
-            if let Some(e) = &state.error {
-                return Err(self.config.fail(e));
-            }
-            if state.in_flight.len() < depth {
-                return Ok(depth - state.in_flight.len());
-            }
-            // Ids are sent in order, so the oldest call in flight is the first id from
-            // the cursor on that is still waiting (moved past at most once each).
-            while !state.in_flight.contains_key(&self.oldest_id) {
-                self.oldest_id = self.oldest_id.wrapping_add(1);
-            }
-            let deadline = state.in_flight[&self.oldest_id].sent + self.config.timeout;
-            let now = Instant::now();
-            if now >= deadline {
-                return Err(self.config.fail(format!(
-                    "no reply to call {} within {} (--call-timeout), {} calls in flight",
-                    self.oldest_id,
-                    crate::output::format::format_duration(self.config.timeout),
-                    state.in_flight.len()
-                )));
-            }
-            state = self
-                .shared
-                .progress
-                .wait_timeout(state, deadline - now)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
-        }
-    }
-
-    fn send(&mut self) -> Result<()> {
-        let r = self.writer.write_all(&self.out);
-        self.out.clear();
-        r.map_err(|e| self.config.failed_by("sending calls", e))
-    }
-
-    /// Sends `count` calls in one write, completed by the reader thread; the i-th was
-    /// due at `due[i]` (an open loop's schedule), or is due as it is sent where `due` is
-    /// None. Returns when they were sent. The caller makes room first.
-    pub(crate) fn issue(
-        &mut self,
-        requests: &Requests,
-        count: usize,
-        due: Option<&[Instant]>,
-    ) -> Result<Instant> {
-        let first = self.next_id;
-        let sent = Instant::now();
-        {
-            let mut state = self.shared.lock();
-            for i in 0..count {
-                let call = InFlight {
-                    pending: Pending::Callback,
-                    sent,
-                    due: due.map_or(sent, |d| d[i]),
-                };
-                state.in_flight.insert(first.wrapping_add(i as u32), call);
-            }
-        }
-        for _ in 0..count {
-            let id = self.next_id;
-            self.next_id = self.next_id.wrapping_add(1);
-            let call = requests.call(id, &mut self.scratch);
-            protocol::push_request(&mut self.out, id, self.config.codec, &call);
-        }
-        self.send()?;
-        Ok(sent)
-    }
-
-    /// Makes `n` calls with up to `depth` in flight, completed by the reader thread,
-    /// and waits for the last of them.
-    pub(crate) fn calls_async(&mut self, requests: &Requests, n: u64, depth: usize) -> Result<()> {
-        let mut issued = 0u64;
-        while issued < n {
-            let room = self.wait_for_room(depth)?.min((n - issued) as usize);
-            self.issue(requests, room, None)?;
-            issued += room as u64;
-        }
-        self.wait_for_room(1).map(|_| ())
-    }
-
-    /// Sends one call (buffered until [`Pipeline::flush`]) and returns its handle.
-    pub(crate) fn call_future(&mut self, requests: &Requests) -> Result<Handle> {
-        let id = self.next_id;
-        self.next_id = self.next_id.wrapping_add(1);
-        let (tx, rx) = bounded(1);
-        let sent = Instant::now();
-        {
-            let mut state = self.shared.lock();
-            if let Some(e) = &state.error {
-                return Err(self.config.fail(e));
-            }
-            let call = InFlight {
-                pending: Pending::Handle(tx),
-                sent,
-                due: sent,
-            };
-            state.in_flight.insert(id, call);
-        }
-        let call = requests.call(id, &mut self.scratch);
-        protocol::push_request(&mut self.out, id, self.config.codec, &call);
-        Ok(Handle {
-            id,
-            sent,
-            reply: rx,
-        })
-    }
-
-    /// Sends the calls buffered by [`Pipeline::call_future`].
-    pub(crate) fn flush(&mut self) -> Result<()> {
-        if self.out.is_empty() {
-            return Ok(());
-        }
-        self.send()
-    }
-
-    /// Waits for a handle's reply, until its deadline, and checks it.
-    pub(crate) fn wait(&self, handle: Handle, requests: &Requests) -> Result<()> {
-        let payload = match handle
-            .reply
-            .recv_deadline(handle.sent + self.config.timeout)
-        {
-            Ok(Ok(p)) => p,
-            Ok(Err(e)) => return Err(self.config.fail(e)),
-            Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
-                return Err(self.config.fail(format!(
-                    "no reply to call {} within {} (--call-timeout)",
-                    handle.id,
-                    crate::output::format::format_duration(self.config.timeout)
-                )))
-            }
-            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => {
-                let why = self.shared.lock().error.clone();
-                return Err(self
-                    .config
-                    .fail(why.unwrap_or_else(|| "the connection failed".into())));
-            }
-        };
-        protocol::decode_reply(requests.method, self.config.codec, &payload)
-            .and_then(|r| requests.check(handle.id, &r))
-            .map_err(|e| self.config.fail(e))
-    }
-
-    /// Makes `n` calls through handles, up to `depth` outstanding: the oldest is waited
-    /// for, then every other that is ready, then the freed room is refilled in one send.
-    pub(crate) fn calls_future(&mut self, requests: &Requests, n: u64, depth: usize) -> Result<()> {
-        let mut outstanding = std::collections::VecDeque::with_capacity(depth);
-        let mut issued = 0u64;
-        let mut done = 0u64;
-        while done < n {
-            while outstanding.len() < depth && issued < n {
-                outstanding.push_back(self.call_future(requests)?);
-                issued += 1;
-            }
-            self.flush()?;
-            let oldest = outstanding.pop_front().expect("a call is outstanding");
-            self.wait(oldest, requests)?;
-            done += 1;
-            while outstanding
-                .front()
-                .is_some_and(|h: &Handle| !h.reply.is_empty())
-            {
-                let h = outstanding.pop_front().expect("checked");
-                self.wait(h, requests)?;
-                done += 1;
-            }
-        }
-        Ok(())
-    }
-}
-
-impl Drop for Pipeline {
-    fn drop(&mut self) {
-        self.shared.lock().closing = true;
-        let _ = self.writer.shutdown(std::net::Shutdown::Both);
-        if let Some(t) = self.reader.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-/// The reader thread: completes calls by id until the connection ends or fails.
-fn read_replies(
-    mut reader: BufReader<DeadlineReader>,
-    config: &ClientConfig,
-    requests: &Requests,
-    shared: &PipeShared,
-    times: Option<&dyn ReplyTimes>,
-) {
-    let mut payload = Vec::new();
-    let error = loop {
-        let h = match wire::read_frame(&mut reader, config.max_frame, &mut payload) {
-            Ok(h) => h,
-            Err(WireError::Io(e)) if wire::is_timeout(&e) => {
-                // Between frames: the writer side holds each call to its deadline, and
-                // an idle pipeline just waits on. (Inside a frame a timeout is an error:
-                // the stream would be out of step.)
-                if shared.lock().closing {
-                    return;
-                }
-                continue;
-            }
-            Err(e) => {
-                if shared.lock().closing {
-                    return;
-                }
-                break format!("waiting for replies: {e}");
-            }
-        };
-        // Timed as it came, before its checks.
-        let arrived = times.is_some().then(Instant::now);
-        // The status first: a connection-level error (too large, a bad header) comes
-        // with id 0, which no call has.
-        if let Err(e) = check_header(&h, &payload) {
-            break e;
-        }
-        let mut state = shared.lock();
-        let Some(pending) = state.in_flight.remove(&h.id) else {
-            break format!("a reply came with id {}, which no call in flight has", h.id);
-        };
-        if h.method != requests.method {
-            break format!(
-                "the reply to call {} names method {}, not {}",
-                h.id, h.method, requests.method
-            );
-        }
-        match pending.pending {
-            Pending::Callback => {
-                let checked = protocol::decode_reply(h.method, config.codec, &payload)
-                    .and_then(|r| requests.check(h.id, &r));
-                if let Err(e) = checked {
-                    break e;
-                }
-                if let (Some(t), Some(at)) = (times, arrived) {
-                    t.replied(pending.due, pending.sent, at);
-                }
-            }
-            Pending::Handle(tx) => {
-                let _ = tx.send(Ok(payload.clone()));
-            }
-        }
-        drop(state);
-        shared.progress.notify_all();
-    };
-    let mut state = shared.lock();
-    state.error = Some(error.clone());
-    for (_, call) in state.in_flight.drain() {
-        if let Pending::Handle(tx) = call.pending {
-            let _ = tx.send(Err(error.clone()));
-        }
-    }
-    drop(state);
-    shared.progress.notify_all();
 }

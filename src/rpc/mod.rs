@@ -5,7 +5,9 @@
 pub mod addr;
 pub mod client;
 mod deadline;
+mod in_flight;
 pub mod open_loop;
+mod pipeline;
 pub mod protocol;
 pub mod server;
 pub mod sweep;

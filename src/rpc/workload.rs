@@ -28,7 +28,8 @@ pub enum Style {
     Async,
     /// Pipelined, a handle per call that the caller waits on.
     Future,
-    /// No RPC layer: bytes written and read back from a plain echo server.
+    /// No RPC layer: length-prefixed messages written and read back from a plain echo
+    /// server, up to `--depth` in flight.
     Floor,
 }
 
@@ -77,6 +78,17 @@ pub struct Plan {
     /// `--rate`: calls per second per connection, sent on a schedule (an open loop, over
     /// the pipelined client); None: a closed loop.
     pub rate: Option<f64>,
+}
+
+impl Plan {
+    /// The floor this plan's calls are compared with: the raw echo at the same depth,
+    /// over the same transport, payload, connections and pinning.
+    pub fn floor(&self) -> Plan {
+        Plan {
+            style: Style::Floor,
+            ..self.clone()
+        }
+    }
 }
 
 /// A server process spawned for one benchmark, stopped (and its socket directory
@@ -292,25 +304,81 @@ impl Driver for FutureDriver {
     }
 }
 
-/// The floor: the payload written and read back whole, checked, without frames.
+/// The floor: each call a message (the payload's length as a u32, then the payload)
+/// written and read back from a plain echo server, checked, without ids or a codec. Up
+/// to `depth` are in flight: the room freed by each read is refilled in one write, and
+/// each read parses every message it completed, as a pipelined client at its best would.
+/// At depth 1 it is a blocking round trip per call.
 struct FloorDriver {
     stream: RpcStream,
     addr: Addr,
-    payload: Vec<u8>,
+    /// `depth` messages back to back: a write of any number of calls is a slice of it.
+    messages: Vec<u8>,
+    message_len: usize,
+    depth: usize,
+    /// Bytes read; `buffered` of them not yet parsed, a partial message at most.
     back: Vec<u8>,
+    buffered: usize,
 }
+
+impl FloorDriver {
+    fn new(stream: RpcStream, addr: Addr, payload: &[u8], depth: usize) -> FloorDriver {
+        let mut message = (payload.len() as u32).to_le_bytes().to_vec();
+        message.extend_from_slice(payload);
+        FloorDriver {
+            stream,
+            addr,
+            messages: message.repeat(depth),
+            message_len: message.len(),
+            depth,
+            back: vec![0u8; message.len().max(FLOOR_READ)],
+            buffered: 0,
+        }
+    }
+
+    fn fail(&self, what: impl std::fmt::Display) -> Error {
+        Error::failed(format!("echo floor on {}: {what}", self.addr))
+    }
+
+    /// Parses the whole messages buffered, checking each; returns how many there were.
+    fn parse(&mut self) -> Result<usize> {
+        let message = &self.messages[..self.message_len];
+        let mut at = 0;
+        while self.buffered - at >= self.message_len {
+            if self.back[at..at + self.message_len] != *message {
+                return Err(self.fail("the bytes came back changed"));
+            }
+            at += self.message_len;
+        }
+        self.back.copy_within(at..self.buffered, 0);
+        self.buffered -= at;
+        Ok(at / self.message_len)
+    }
+}
+
+/// The floor's reads: many messages at a time, as the RPC client's reader reads.
+const FLOOR_READ: usize = 64 << 10;
 
 impl Driver for FloorDriver {
     fn calls(&mut self, n: u64) -> Result<()> {
-        let fail = |e: std::io::Error| Error::failed(format!("echo floor on {}: {e}", self.addr));
-        for _ in 0..n {
-            self.stream.write_all(&self.payload).map_err(fail)?;
-            self.stream.read_exact(&mut self.back).map_err(fail)?;
-            if self.back != self.payload {
-                return Err(Error::failed(format!(
-                    "echo floor on {}: the bytes came back changed",
-                    self.addr
-                )));
+        let (mut sent, mut done) = (0u64, 0u64);
+        while done < n {
+            let room = (self.depth as u64 - (sent - done)).min(n - sent) as usize;
+            if room > 0 {
+                let calls = &self.messages[..room * self.message_len];
+                self.stream.write_all(calls).map_err(|e| self.fail(e))?;
+                sent += room as u64;
+            }
+            let got = match self.stream.read(&mut self.back[self.buffered..]) {
+                Ok(0) => return Err(self.fail("the server closed the connection")),
+                Ok(got) => got,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(self.fail(e)),
+            };
+            self.buffered += got;
+            done += self.parse()? as u64;
+            if done > sent {
+                return Err(self.fail("more bytes came back than were sent"));
             }
         }
         Ok(())
@@ -467,12 +535,7 @@ impl RpcWorkload {
                         })?;
                     let mut payload = vec![0u8; plan.payload];
                     crate::rng::Rng::new(plan.seed).fill(&mut payload);
-                    Box::new(FloorDriver {
-                        stream,
-                        addr: addr.clone(),
-                        back: vec![0u8; plan.payload],
-                        payload,
-                    })
+                    Box::new(FloorDriver::new(stream, addr.clone(), &payload, plan.depth))
                 }
             });
         }
@@ -659,6 +722,89 @@ impl Workload for RpcWorkload {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn plan(style: Style, depth: usize) -> Plan {
+        Plan {
+            target: Target::Local { transport: "unix" },
+            style,
+            client: ClientConfig {
+                addr: Addr::Unix(PathBuf::new()),
+                codec: super::super::protocol::Codec::Raw,
+                max_frame: 1024,
+                timeout: Duration::from_secs(5),
+            },
+            payload: 16,
+            depth,
+            connections: 2,
+            seed: 1,
+            pin: Some(vec![0]),
+            rate: None,
+        }
+    }
+
+    #[test]
+    fn a_plan_is_compared_with_the_floor_at_its_own_depth() {
+        for (style, depth) in [(Style::Sync, 1), (Style::Async, 64), (Style::Future, 8)] {
+            let floor = plan(style, depth).floor();
+            assert_eq!(floor.style, Style::Floor);
+            assert_eq!(
+                (floor.depth, floor.payload, floor.connections, floor.pin),
+                (depth, 16, 2, Some(vec![0]))
+            );
+        }
+    }
+
+    /// A floor driver on one end of a socket pair whose other end answers through
+    /// `serve`; the driver's result for `n` calls, and the bytes the server read.
+    fn floor_against(
+        depth: usize,
+        n: u64,
+        serve: fn(&mut [u8]),
+    ) -> (Result<()>, std::thread::JoinHandle<usize>) {
+        let (mine, mut theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+        let server = std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            let mut total = 0;
+            loop {
+                match theirs.read(&mut buf) {
+                    Ok(0) | Err(_) => return total,
+                    Ok(got) => {
+                        total += got;
+                        serve(&mut buf[..got]);
+                        if theirs.write_all(&buf[..got]).is_err() {
+                            return total;
+                        }
+                    }
+                }
+            }
+        });
+        let stream = RpcStream::Unix(mine);
+        stream.set_timeouts(Some(Duration::from_secs(5))).unwrap();
+        let addr = Addr::Unix(PathBuf::from("pair"));
+        let mut driver = FloorDriver::new(stream, addr, b"0123456789abcdef", depth);
+        let result = driver.calls(n);
+        drop(driver);
+        (result, server)
+    }
+
+    #[test]
+    fn the_floor_pipelines_length_prefixed_messages_and_checks_each() {
+        for depth in [1, 4, 64] {
+            let (result, server) = floor_against(depth, 100, |_| {});
+            result.unwrap();
+            assert_eq!(server.join().unwrap(), 100 * (4 + 16), "depth {depth}");
+        }
+        let (result, server) = floor_against(8, 100, |b| b[b.len() - 1] ^= 1);
+        let e = result.unwrap_err().to_string();
+        assert!(
+            e.contains("echo floor on unix:pair: the bytes came back changed"),
+            "{e}"
+        );
+        server.join().unwrap();
+        let (result, server) = floor_against(8, 100, |b| b.fill(0));
+        assert!(result.is_err());
+        server.join().unwrap();
+    }
 
     #[test]
     fn a_spawned_server_closes_no_connection_for_idling() {

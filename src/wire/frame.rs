@@ -205,6 +205,17 @@ pub fn read_frame(r: &mut impl Read, max: u32, payload: &mut Vec<u8>) -> Result<
 /// How much a frame's buffer grows at a time while its payload arrives.
 const GROW_CHUNK: usize = 64 << 10;
 
+/// The frame at the front of `buf` when it is there whole and within `max`: its header
+/// and its length with the header, so the payload is `buf[HEADER_LEN..length]`, read in
+/// place. None for anything else (part of a frame, an oversized one): [`read_frame`]
+/// then reads it, or reports it, from the stream. Many frames read in one go are parsed
+/// without a copy or a call each.
+pub fn buffered_frame(buf: &[u8], max: u32) -> Option<(Header, usize)> {
+    let header = Header::decode(buf.get(..HEADER_LEN)?.try_into().expect("12 bytes"));
+    let length = HEADER_LEN + header.len as usize;
+    (header.len <= max && buf.len() >= length).then_some((header, length))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -278,6 +289,38 @@ mod tests {
             self.0 = &self.0[n..];
             Ok(n)
         }
+    }
+
+    #[test]
+    fn only_whole_frames_within_the_limit_are_taken_from_a_buffer() {
+        let mut wire = Vec::new();
+        let mut scratch = Vec::new();
+        for (id, payload) in [(1, &b"abc"[..]), (2, b""), (3, b"defgh")] {
+            let header = Header {
+                id,
+                ..Default::default()
+            };
+            write_frame(&mut wire, header, payload, &mut scratch).unwrap();
+        }
+        let mut rest = &wire[..];
+        let mut seen = Vec::new();
+        while let Some((h, length)) = buffered_frame(rest, 5) {
+            seen.push((h.id, rest[HEADER_LEN..length].to_vec()));
+            rest = &rest[length..];
+        }
+        assert_eq!(
+            seen,
+            [(1, b"abc".to_vec()), (2, vec![]), (3, b"defgh".to_vec())]
+        );
+        assert!(rest.is_empty());
+        // Part of a header, part of a payload, and a frame over the limit: left to
+        // read_frame, which reads on or reports the frame.
+        assert_eq!(buffered_frame(&wire[..HEADER_LEN - 1], 5), None);
+        assert_eq!(buffered_frame(&wire[..HEADER_LEN + 2], 5), None);
+        assert_eq!(
+            buffered_frame(&wire[HEADER_LEN + 3 + HEADER_LEN..], 4),
+            None
+        );
     }
 
     #[test]

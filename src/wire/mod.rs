@@ -8,6 +8,7 @@ pub mod msgpack;
 
 pub use self::error::WireError;
 pub use self::frame::{
-    expect_hello, is_timeout, read_exact_bytes, read_frame, send_hello, status, write_frame,
-    Header, DEFAULT_MAX_FRAME, FLAG_CALLBACK, FLAG_RESPONSE, HEADER_LEN, MAGIC, VERSION,
+    buffered_frame, expect_hello, is_timeout, read_exact_bytes, read_frame, send_hello, status,
+    write_frame, Header, DEFAULT_MAX_FRAME, FLAG_CALLBACK, FLAG_RESPONSE, HEADER_LEN, MAGIC,
+    VERSION,
 };

@@ -1,0 +1,738 @@
+//! bb-rpc's pipelined client: many calls in flight on one connection, their replies
+//! matched by id (a ring of the calls in flight) on a reader thread that completes each
+//! either by a callback (async, whose freed room it refills itself) or for a handle the
+//! caller waits on later (future). The oldest call in flight is held to its deadline.
+
+use super::addr::RpcStream;
+use super::client::{check_header, ClientConfig, Requests};
+use super::deadline::DeadlineReader;
+use super::in_flight::InFlight;
+use super::protocol::{self, Codec};
+use crate::error::Result;
+use crate::wire::{self, Header, WireError, HEADER_LEN};
+use std::io::{BufRead, BufReader, Write};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Instant;
+
+/// How a pipelined call completes.
+enum Pending {
+    /// The reader thread checks the reply and counts it (async).
+    Callback,
+    /// The reader thread keeps the reply here (None until it comes) for the caller's
+    /// handle, which takes the call out (future): no channel per call, and a buffer
+    /// reused from `spare`.
+    Handle(Option<Vec<u8>>),
+}
+
+/// A call sent and not yet answered.
+struct Sent {
+    pending: Pending,
+    /// When it was sent: its deadline is this plus the call timeout.
+    sent: Instant,
+    /// When it was due: an open loop's scheduled send, else its send.
+    due: Instant,
+}
+
+/// Where a pipeline reports when each reply came, against when its call was due and sent
+/// (an open loop's latencies).
+pub(crate) trait ReplyTimes: Send + Sync {
+    fn replied(&self, due: Instant, sent: Instant, now: Instant);
+}
+
+/// The id of a pipeline's first call.
+const FIRST_ID: u32 = 1;
+
+struct PipeState {
+    in_flight: InFlight<Sent>,
+    /// The sender waits on `progress` until fewer calls than this are in flight (0: it
+    /// does not wait): the reader wakes it only then (a wake is a system call), once per
+    /// batch of replies read together.
+    room_wanted: usize,
+    /// Calls the reader thread still sends itself as replies free room (async).
+    refill: Option<Refill>,
+    /// The future whose reply the sender waits for: the reader wakes it once it is in.
+    reply_wanted: Option<u32>,
+    /// Reply buffers that futures gave back, for the next replies.
+    spare: Vec<Vec<u8>>,
+    /// Why the connection failed, once it has.
+    error: Option<String>,
+    closing: bool,
+}
+
+struct PipeShared {
+    state: Mutex<PipeState>,
+    /// Signalled whenever a call completes or the connection fails.
+    progress: Condvar,
+}
+
+impl PipeShared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, PipeState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// A pipelined connection: many calls in flight, replies matched by id on a reader thread.
+pub(crate) struct Pipeline {
+    config: ClientConfig,
+    writer: RpcStream,
+    out: Vec<u8>,
+    scratch: Vec<u8>,
+    shared: Arc<PipeShared>,
+    reader: Option<std::thread::JoinHandle<()>>,
+}
+
+/// A call in flight whose reply the caller waits for later (a future per call).
+pub(crate) struct Handle {
+    id: u32,
+    sent: Instant,
+}
+
+impl Pipeline {
+    /// Starts the reader thread of a connection opened by `config` (hellos exchanged):
+    /// `writer` to send on, `reader` to read replies from, checked by `requests` and,
+    /// with `times`, timed as they come in.
+    pub(super) fn start(
+        config: &ClientConfig,
+        writer: RpcStream,
+        reader: BufReader<DeadlineReader>,
+        requests: Arc<Requests>,
+        times: Option<Arc<dyn ReplyTimes>>,
+    ) -> Result<Pipeline> {
+        let shared = Arc::new(PipeShared {
+            state: Mutex::new(PipeState {
+                in_flight: InFlight::new(FIRST_ID),
+                room_wanted: 0,
+                refill: None,
+                reply_wanted: None,
+                spare: Vec::new(),
+                error: None,
+                closing: false,
+            }),
+            progress: Condvar::new(),
+        });
+        let s = shared.clone();
+        let for_reader = config.clone();
+        let refills = Refiller {
+            writer: writer.try_clone().map_err(|e| config.failed_by("", e))?,
+            out: Vec::new(),
+            scratch: Vec::new(),
+        };
+        let thread = std::thread::Builder::new()
+            .name("bb-rpc-reader".into())
+            .spawn(move || {
+                let replies = Replies {
+                    config: &for_reader,
+                    requests: &requests,
+                    shared: &s,
+                    times: times.as_deref(),
+                };
+                replies.read(reader, refills)
+            })
+            .map_err(|e| config.failed_by("starting the reader thread", e))?;
+        Ok(Pipeline {
+            config: config.clone(),
+            writer,
+            out: Vec::new(),
+            scratch: Vec::new(),
+            shared,
+            reader: Some(thread),
+        })
+    }
+
+    /// Waits until fewer than `depth` calls are in flight; returns how many more may go.
+    /// Fails once the oldest call in flight has had no reply by its deadline.
+    pub(crate) fn wait_for_room(&mut self, depth: usize) -> Result<usize> {
+        let mut state = self.shared.lock();
+        loop {
+            if let Some(e) = &state.error {
+                return Err(self.config.fail(e));
+            }
+            if state.in_flight.len() < depth {
+                return Ok(depth - state.in_flight.len());
+            }
+            let (oldest, call) = state.in_flight.oldest().expect("depth is at least 1");
+            let deadline = call.sent + self.config.timeout;
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(self.config.fail(format!(
+                    "no reply to call {oldest} within {} (--call-timeout), {} calls in flight",
+                    crate::output::format::format_duration(self.config.timeout),
+                    state.in_flight.len()
+                )));
+            }
+            state.room_wanted = depth;
+            state = self
+                .shared
+                .progress
+                .wait_timeout(state, deadline - now)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+            state.room_wanted = 0;
+        }
+    }
+
+    fn send(&mut self) -> Result<()> {
+        let r = self.writer.write_all(&self.out);
+        self.out.clear();
+        r.map_err(|e| self.config.failed_by("sending calls", e))
+    }
+
+    /// Sends `count` calls in one write, completed by the reader thread; the i-th was
+    /// due at `due[i]` (an open loop's schedule), or is due as it is sent where `due` is
+    /// None. Returns when they were sent. The caller makes room first.
+    pub(crate) fn issue(
+        &mut self,
+        requests: &Requests,
+        count: usize,
+        due: Option<&[Instant]>,
+    ) -> Result<Instant> {
+        let sent = Instant::now();
+        let first = self.shared.lock().record(count, sent, due);
+        let codec = self.config.codec;
+        push_calls(
+            &mut self.out,
+            &mut self.scratch,
+            requests,
+            codec,
+            first,
+            count,
+        );
+        self.send()?;
+        Ok(sent)
+    }
+
+    /// Makes `n` calls with up to `depth` in flight, completed by the reader thread,
+    /// and waits for the last of them.
+    pub(crate) fn calls_async(&mut self, requests: &Requests, n: u64, depth: usize) -> Result<()> {
+        if Refill::fits(requests, depth) {
+            return self.calls_refilled(requests, n, depth);
+        }
+        let mut issued = 0u64;
+        while issued < n {
+            let room = self.wait_for_room(depth)?.min((n - issued) as usize);
+            self.issue(requests, room, None)?;
+            issued += room as u64;
+        }
+        self.wait_for_room(1).map(|_| ())
+    }
+
+    /// [`Pipeline::calls_async`] with the reader thread sending each call that its
+    /// replies make room for, as it completes them: the sender sends the first `depth`
+    /// and waits for the last reply, so a batch costs the reader's read and write and
+    /// no wake of this thread.
+    fn calls_refilled(&mut self, requests: &Requests, n: u64, depth: usize) -> Result<()> {
+        {
+            let mut state = self.shared.lock();
+            if let Some(e) = &state.error {
+                return Err(self.config.fail(e));
+            }
+            let count = (depth as u64).min(n) as usize;
+            state.refill = Some(Refill {
+                remaining: n - count as u64,
+                depth,
+            });
+            // Sent under the lock, as the reader thread sends its refills: the two
+            // never write at once.
+            let first = state.record(count, Instant::now(), None);
+            let codec = self.config.codec;
+            push_calls(
+                &mut self.out,
+                &mut self.scratch,
+                requests,
+                codec,
+                first,
+                count,
+            );
+            let sent = self.writer.write_all(&self.out);
+            self.out.clear();
+            sent.map_err(|e| self.config.failed_by("sending calls", e))?;
+        }
+        let done = self.wait_for_room(1).map(|_| ());
+        self.shared.lock().refill = None;
+        done
+    }
+
+    /// Sends one call (buffered until [`Pipeline::flush`]) and returns its handle.
+    pub(crate) fn call_future(&mut self, requests: &Requests) -> Result<Handle> {
+        let sent = Instant::now();
+        let id = {
+            let mut state = self.shared.lock();
+            if let Some(e) = &state.error {
+                return Err(self.config.fail(e));
+            }
+            state.in_flight.push(Sent {
+                pending: Pending::Handle(None),
+                sent,
+                due: sent,
+            })
+        };
+        let call = requests.call(id, &mut self.scratch);
+        protocol::push_request(&mut self.out, id, self.config.codec, &call);
+        Ok(Handle { id, sent })
+    }
+
+    /// Sends the calls buffered by [`Pipeline::call_future`].
+    pub(crate) fn flush(&mut self) -> Result<()> {
+        if self.out.is_empty() {
+            return Ok(());
+        }
+        self.send()
+    }
+
+    /// Waits for a handle's reply, until its deadline, and checks it.
+    pub(crate) fn wait(&self, handle: Handle, requests: &Requests) -> Result<()> {
+        let mut state = self.shared.lock();
+        let payload = loop {
+            if let Some(payload) = state.take_reply(handle.id) {
+                break payload;
+            }
+            if let Some(e) = &state.error {
+                return Err(self.config.fail(e));
+            }
+            let deadline = handle.sent + self.config.timeout;
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(self.config.fail(format!(
+                    "no reply to call {} within {} (--call-timeout)",
+                    handle.id,
+                    crate::output::format::format_duration(self.config.timeout)
+                )));
+            }
+            state.reply_wanted = Some(handle.id);
+            state = self
+                .shared
+                .progress
+                .wait_timeout(state, deadline - now)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+            state.reply_wanted = None;
+        };
+        drop(state);
+        let checked = protocol::decode_reply(requests.method, self.config.codec, &payload)
+            .and_then(|r| requests.check(handle.id, &r))
+            .map_err(|e| self.config.fail(e));
+        self.shared.lock().spare.push(payload);
+        checked
+    }
+
+    /// Whether a handle's reply is in.
+    fn ready(&self, handle: &Handle) -> bool {
+        self.shared.lock().answered(handle.id)
+    }
+
+    /// Makes `n` calls through handles, up to `depth` outstanding: the oldest is waited
+    /// for, then every other that is ready, then the freed room is refilled in one send.
+    pub(crate) fn calls_future(&mut self, requests: &Requests, n: u64, depth: usize) -> Result<()> {
+        let mut outstanding = std::collections::VecDeque::with_capacity(depth);
+        let mut issued = 0u64;
+        let mut done = 0u64;
+        while done < n {
+            while outstanding.len() < depth && issued < n {
+                outstanding.push_back(self.call_future(requests)?);
+                issued += 1;
+            }
+            self.flush()?;
+            let oldest = outstanding.pop_front().expect("a call is outstanding");
+            self.wait(oldest, requests)?;
+            done += 1;
+            while outstanding.front().is_some_and(|h| self.ready(h)) {
+                let h = outstanding.pop_front().expect("checked");
+                self.wait(h, requests)?;
+                done += 1;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Pipeline {
+    fn drop(&mut self) {
+        self.shared.lock().closing = true;
+        let _ = self.writer.shutdown(std::net::Shutdown::Both);
+        if let Some(t) = self.reader.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Appends the requests of calls `first` to `first + count - 1` to `out`.
+fn push_calls(
+    out: &mut Vec<u8>,
+    scratch: &mut Vec<u8>,
+    requests: &Requests,
+    codec: Codec,
+    first: u32,
+    count: usize,
+) {
+    for i in 0..count {
+        let id = first.wrapping_add(i as u32);
+        let call = requests.call(id, scratch);
+        protocol::push_request(out, id, codec, &call);
+    }
+}
+
+impl PipeState {
+    /// Whether call `id` is a future whose reply is in.
+    fn answered(&self, id: u32) -> bool {
+        matches!(
+            self.in_flight.get(id),
+            Some(Sent {
+                pending: Pending::Handle(Some(_)),
+                ..
+            })
+        )
+    }
+
+    /// Takes future `id` out once its reply is in, with the reply.
+    fn take_reply(&mut self, id: u32) -> Option<Vec<u8>> {
+        if !self.answered(id) {
+            return None;
+        }
+        match self.in_flight.remove(id)?.pending {
+            Pending::Handle(reply) => reply,
+            Pending::Callback => None,
+        }
+    }
+
+    /// Records `count` calls sent at `sent`, the i-th due at `due[i]` (else as sent),
+    /// completed by the reader thread; returns the first one's id.
+    fn record(&mut self, count: usize, sent: Instant, due: Option<&[Instant]>) -> u32 {
+        let first = self.in_flight.next_id();
+        for i in 0..count {
+            self.in_flight.push(Sent {
+                pending: Pending::Callback,
+                sent,
+                due: due.map_or(sent, |d| d[i]),
+            });
+        }
+        first
+    }
+}
+
+/// Async calls that the reader thread sends as their room comes free.
+struct Refill {
+    /// Calls still to send.
+    remaining: u64,
+    depth: usize,
+}
+
+/// The most request and reply bytes in flight for the reader thread to send refills:
+/// its blocking write must always fit in the sockets' buffers, since while it writes
+/// nobody reads the replies. Beyond this the sender refills, as for an open loop.
+const REFILL_IN_FLIGHT: usize = 64 << 10;
+
+impl Refill {
+    /// Whether `depth` calls of `requests` in flight, requests and replies, stay within
+    /// [`REFILL_IN_FLIGHT`].
+    fn fits(requests: &Requests, depth: usize) -> bool {
+        // A frame's header, and MessagePack's bin header at most.
+        let frame = HEADER_LEN + 5 + requests.payload_len();
+        depth.saturating_mul(2 * frame) <= REFILL_IN_FLIGHT
+    }
+}
+
+/// The reader thread's side of refilling: its own handle on the connection's socket.
+struct Refiller {
+    writer: RpcStream,
+    out: Vec<u8>,
+    scratch: Vec<u8>,
+}
+
+/// The reader thread: completes calls by id until the connection ends or fails.
+struct Replies<'a> {
+    config: &'a ClientConfig,
+    requests: &'a Requests,
+    shared: &'a PipeShared,
+    /// Where reply times go.
+    times: Option<&'a dyn ReplyTimes>,
+}
+
+impl Replies<'_> {
+    /// Reads replies until the connection ends or fails. Each read brings what the
+    /// socket holds (up to 64 KiB, many replies at a pipeline's depth): the replies read
+    /// together are completed under one lock, then their room refilled (async) in one
+    /// write, then the sender woken if it waits for that much room.
+    fn read(&self, mut reader: BufReader<DeadlineReader>, mut refiller: Refiller) {
+        let (config, shared) = (self.config, self.shared);
+        let mut payload = Vec::new();
+        let error = 'connection: loop {
+            let h = match wire::read_frame(&mut reader, config.max_frame, &mut payload) {
+                Ok(h) => h,
+                Err(WireError::Io(e)) if wire::is_timeout(&e) => {
+                    // Between frames: the writer side holds each call to its deadline,
+                    // and an idle pipeline just waits on. (Inside a frame a timeout is
+                    // an error: the stream would be out of step.)
+                    if shared.lock().closing {
+                        return;
+                    }
+                    continue;
+                }
+                Err(e) => {
+                    if shared.lock().closing {
+                        return;
+                    }
+                    break format!("waiting for replies: {e}");
+                }
+            };
+            // Timed as they came, before their checks: the replies of one read together.
+            let arrived = self.times.is_some().then(Instant::now);
+            let mut state = shared.lock();
+            if let Err(e) = self.complete(&mut state, &h, &payload, arrived) {
+                break e;
+            }
+            while let Some((h, length)) = wire::buffered_frame(reader.buffer(), config.max_frame) {
+                let frame = &reader.buffer()[HEADER_LEN..length];
+                let completed = self.complete(&mut state, &h, frame, arrived);
+                reader.consume(length);
+                if let Err(e) = completed {
+                    break 'connection e;
+                }
+            }
+            if let Err(e) = self.refill(&mut state, &mut refiller) {
+                break e;
+            }
+            let wake = state.in_flight.len() < state.room_wanted
+                || state.reply_wanted.is_some_and(|id| state.answered(id));
+            drop(state);
+            if wake {
+                shared.progress.notify_all();
+            }
+        };
+        // Waiters see the error (a future whose reply came before it still gets it).
+        shared.lock().error = Some(error);
+        shared.progress.notify_all();
+    }
+
+    /// Checks reply `h`, which came at `arrived`, and completes its call; an error ends
+    /// the connection.
+    fn complete(
+        &self,
+        state: &mut PipeState,
+        h: &Header,
+        payload: &[u8],
+        arrived: Option<Instant>,
+    ) -> std::result::Result<(), String> {
+        // The status first: a connection-level error (too large, a bad header) comes
+        // with id 0, which no call has.
+        check_header(h, payload)?;
+        // A future answered already counts as no call in flight: its reply came twice.
+        let waiting = state.in_flight.get(h.id).is_some() && !state.answered(h.id);
+        if !waiting {
+            return Err(format!(
+                "a reply came with id {}, which no call in flight has",
+                h.id
+            ));
+        }
+        let requests = self.requests;
+        if h.method != requests.method {
+            return Err(format!(
+                "the reply to call {} names method {}, not {}",
+                h.id, h.method, requests.method
+            ));
+        }
+        let future = matches!(
+            state.in_flight.get(h.id).map(|c| &c.pending),
+            Some(Pending::Handle(_))
+        );
+        let spare = future.then(|| state.spare.pop()).flatten();
+        let call = state.in_flight.get_mut(h.id).expect("checked above");
+        match &mut call.pending {
+            Pending::Callback => {
+                protocol::decode_reply(h.method, self.config.codec, payload)
+                    .and_then(|r| requests.check(h.id, &r))?;
+                if let (Some(t), Some(at)) = (self.times, arrived) {
+                    t.replied(call.due, call.sent, at);
+                }
+                state.in_flight.remove(h.id);
+            }
+            Pending::Handle(reply) => {
+                let mut buffer = spare.unwrap_or_default();
+                buffer.clear();
+                buffer.extend_from_slice(payload);
+                *reply = Some(buffer);
+            }
+        }
+        Ok(())
+    }
+
+    /// Sends the async calls that the room just freed lets go, under the lock (the
+    /// sender's first calls went under it too).
+    fn refill(
+        &self,
+        state: &mut PipeState,
+        refiller: &mut Refiller,
+    ) -> std::result::Result<(), String> {
+        let Some(refill) = &mut state.refill else {
+            return Ok(());
+        };
+        let room = refill.depth.saturating_sub(state.in_flight.len());
+        let count = (room as u64).min(refill.remaining) as usize;
+        if count == 0 {
+            return Ok(());
+        }
+        refill.remaining -= count as u64;
+        let first = state.record(count, Instant::now(), None);
+        let Refiller {
+            writer,
+            out,
+            scratch,
+        } = refiller;
+        push_calls(out, scratch, self.requests, self.config.codec, first, count);
+        let sent = writer.write_all(out);
+        out.clear();
+        sent.map_err(|e| format!("sending calls: {e}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::addr::Addr;
+    use super::super::protocol::Reply;
+    use super::*;
+    use std::io::Read;
+    use std::time::Duration;
+
+    /// A server on a fresh Unix socket that reads the requests each read brings, lets
+    /// `answer` rewrite the (id, payload) echo replies to them (reorder, rename, drop),
+    /// and writes what is left; with a client config for it, timing out after `timeout`.
+    fn server(
+        timeout: Duration,
+        answer: impl Fn(&mut Vec<(u32, Vec<u8>)>) + Send + 'static,
+    ) -> (ClientConfig, std::path::PathBuf) {
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("bb-rpc-client-{}-{n}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let addr = Addr::Unix(dir.join("rpc.sock"));
+        let listener = addr.listen().unwrap();
+        std::thread::spawn(move || {
+            let mut stream = listener.accept().unwrap();
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            wire::send_hello(&mut stream).unwrap();
+            wire::expect_hello(&mut reader).unwrap();
+            let mut payload = Vec::new();
+            while let Ok(h) = wire::read_frame(&mut reader, 1024, &mut payload) {
+                let mut replies = vec![(h.id, payload.clone())];
+                while let Some((h, length)) = wire::buffered_frame(reader.buffer(), 1024) {
+                    replies.push((h.id, reader.buffer()[HEADER_LEN..length].to_vec()));
+                    reader.consume(length);
+                }
+                answer(&mut replies);
+                let mut out = Vec::new();
+                for (id, data) in &replies {
+                    let request = Header {
+                        id: *id,
+                        method: protocol::ECHO,
+                        ..Header::default()
+                    };
+                    protocol::push_reply(&mut out, &request, &Reply::Echo(data));
+                }
+                if stream.write_all(&out).is_err() {
+                    return;
+                }
+            }
+            // Until the client goes.
+            let _ = reader.read(&mut [0u8; 1]);
+        });
+        let config = ClientConfig {
+            addr,
+            codec: Codec::Raw,
+            max_frame: 1024,
+            timeout,
+        };
+        (config, dir)
+    }
+
+    /// `n` calls of `size` bytes at `depth`, async or (`future`) through handles,
+    /// against a server that answers as `answer` says.
+    fn calls_against(
+        future: bool,
+        size: usize,
+        depth: usize,
+        n: u64,
+        timeout: Duration,
+        answer: impl Fn(&mut Vec<(u32, Vec<u8>)>) + Send + 'static,
+    ) -> Result<()> {
+        let (config, dir) = server(timeout, answer);
+        let requests = Arc::new(Requests::echo(size, 7));
+        let result = config
+            .pipeline(requests.clone())
+            .and_then(|mut p| match future {
+                true => p.calls_future(&requests, n, depth),
+                false => p.calls_async(&requests, n, depth),
+            });
+        let _ = std::fs::remove_dir_all(dir);
+        result
+    }
+
+    #[test]
+    fn replies_in_any_order_complete_their_own_calls() {
+        // Refilled by the reader thread, and (1000 bytes × 64 in flight being more than
+        // the reader may write without reading) by the sender.
+        for (size, depth) in [(16, 1), (16, 3), (16, 64), (1000, 64)] {
+            let by_reader = Refill::fits(&Requests::echo(size, 7), depth);
+            assert_eq!(by_reader, size == 16, "{size} B × {depth}");
+            calls_against(false, size, depth, 500, Duration::from_secs(5), |r| {
+                r.reverse()
+            })
+            .unwrap();
+        }
+        for depth in [1, 64] {
+            calls_against(true, 16, depth, 500, Duration::from_secs(5), |r| {
+                r.reverse()
+            })
+            .unwrap();
+        }
+    }
+
+    #[test]
+    fn a_reply_for_an_unknown_id_or_twice_fails_the_run_with_that_id() {
+        for future in [false, true] {
+            let e = calls_against(future, 16, 8, 100, Duration::from_secs(5), |r| r[0].0 = 999)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.ends_with(": a reply came with id 999, which no call in flight has"),
+                "{e}"
+            );
+            let e = calls_against(future, 16, 8, 100, Duration::from_secs(5), |r| {
+                r.push(r[0].clone())
+            })
+            .unwrap_err()
+            .to_string();
+            assert!(
+                e.ends_with(": a reply came with id 1, which no call in flight has"),
+                "future {future}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_oldest_call_without_a_reply_fails_at_its_deadline() {
+        // Calls 1 to 20 are answered, then none: call 21 is the oldest left.
+        let start = Instant::now();
+        let e = calls_against(false, 16, 8, 100, Duration::from_millis(300), |r| {
+            r.retain(|(id, _)| *id <= 20)
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("no reply to call 21 within 300ms (--call-timeout), 8 calls in flight"),
+            "{e}"
+        );
+        let e = calls_against(true, 16, 8, 100, Duration::from_millis(300), |r| {
+            r.retain(|(id, _)| *id <= 20)
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.ends_with("no reply to call 21 within 300ms (--call-timeout)"),
+            "{e}"
+        );
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            start.elapsed()
+        );
+    }
+}
