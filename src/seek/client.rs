@@ -85,11 +85,12 @@ impl Default for StreamConfig {
 }
 
 impl StreamConfig {
-    /// The defaults for a local file, where a read costs a system call and the copy out
-    /// of the cache dominates: a cache small enough to stay in the CPU's L2 cache, so the
-    /// bytes the kernel just wrote are still there when they are copied out. (Measured
-    /// here: sequential 4 KiB reads at 8.2–8.5 GB/s with 256 KiB against 5.5–6.1 GB/s
-    /// with 8 MiB.)
+    /// The defaults for a local file, where a read costs a system call and copies
+    /// dominate: a small cache. Mapped (see [`super::cache`]), it bounds the pages kept
+    /// mapped; as a copying arena (block sizes that are not whole pages, old kernels), it
+    /// stays in the CPU's L2 cache, so the bytes the kernel just wrote are still there
+    /// when they are copied out. (Measured with the arena: sequential 4 KiB reads at
+    /// 8.2–8.5 GB/s with 256 KiB against 5.5–6.1 GB/s with 8 MiB.)
     pub fn local() -> StreamConfig {
         StreamConfig {
             cache_size: 256 << 10,

@@ -3,7 +3,7 @@
 //! pages (posix_fadvise DONTNEED) and checking with mincore that they really went.
 
 use crate::error::{Error, Result};
-use crate::seek::mapping::{page_size, Mapping};
+use crate::seek::mapping::Mapping;
 use crate::seek::source::Source;
 use std::fs::File;
 use std::os::fd::AsRawFd;
@@ -61,21 +61,8 @@ impl FileSource {
             return Ok(0.0);
         }
         let mapping = Mapping::new(&self.file, &self.path, self.size as usize)?;
-        let mut pages = vec![0u8; mapping.len().div_ceil(page_size())];
-        // SAFETY: the mapping is live for `mapping.len()` bytes and `pages` has one byte per
-        // page; mincore only reports which pages are cached, never touching them.
-        let rc = unsafe { libc::mincore(mapping.as_ptr(), mapping.len(), pages.as_mut_ptr()) };
-        if rc != 0 {
-            return Err(Error::io(
-                format!(
-                    "mincore on {} to check its cached pages",
-                    self.path.display()
-                ),
-                std::io::Error::last_os_error(),
-            ));
-        }
-        let cached = pages.iter().filter(|&&p| p & 1 != 0).count();
-        Ok(cached as f64 / pages.len() as f64)
+        let (cached, pages) = mapping.cached_pages(0, mapping.len())?;
+        Ok(cached as f64 / pages as f64)
     }
 }
 

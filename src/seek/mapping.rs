@@ -122,6 +122,33 @@ impl Mapping {
             })
     }
 
+    /// How many of the pages of `len` bytes from `offset` (page-aligned) are in the page
+    /// cache, and of how many (mincore: it never touches them).
+    pub fn cached_pages(&self, offset: u64, len: usize) -> Result<(usize, usize)> {
+        let start = offset as usize;
+        assert!(
+            start <= self.len && len <= self.len - start,
+            "inside the mapping"
+        );
+        let mut pages = vec![0u8; len.div_ceil(page_size())];
+        // SAFETY: the range lies inside our live mapping and `pages` has one byte per page
+        // of it; mincore only reports which pages are cached.
+        let rc = unsafe {
+            libc::mincore(
+                self.addr.cast::<u8>().add(start).cast(),
+                len,
+                pages.as_mut_ptr(),
+            )
+        };
+        if rc != 0 {
+            return Err(Error::io(
+                format!("mincore on {} to check its cached pages", self.path),
+                std::io::Error::last_os_error(),
+            ));
+        }
+        Ok((pages.iter().filter(|&&p| p & 1 != 0).count(), pages.len()))
+    }
+
     /// Lets go of the pages of `len` bytes from `offset` (page-aligned): they leave this
     /// process's memory and stay in the page cache.
     pub fn release(&self, offset: u64, len: usize) {
