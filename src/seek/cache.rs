@@ -12,7 +12,7 @@ use crate::error::Result;
 use crate::seek::mapping::Mapping;
 use std::collections::HashMap;
 
-/// The piece of a mapping whose pages go together when none of its blocks is cached: the
+/// The piece of a mapping whose pages go together when none of its blocks is mapped: the
 /// mapping's alignment, so the kernel's large folios (up to 2 MiB) never straddle two.
 const REGION: u64 = crate::seek::mapping::ALIGN as u64;
 
