@@ -8,7 +8,8 @@
 #  3. cold cache (posix_fadvise DONTNEED before every shot; dd with iflag=nocache),
 #     labelled with the storage the objects are on.
 # Usage: scripts/bench-seek.sh [DATA_DIR] (default target/bench-seek: on the build disk).
-# Prints markdown.
+# BASE=OTHER_BB_SEEK adds that binary's `stream` to every hot-cache round, run in turn with
+# this one's (before/after a change, in the same minutes). Prints markdown.
 set -eu
 . "$(dirname "$0")/bench-seek-lib.sh"
 
@@ -17,7 +18,9 @@ BIN=${BIN:-target/release/bb-seek}
 ROUNDS=${ROUNDS:-5}
 SHOTS=${SHOTS:-15}
 NGINX=${NGINX:-/usr/sbin/nginx}
+BASE=${BASE:-}
 [ -x "$BIN" ] || { echo "bench-seek: $BIN is missing; run make build" >&2; exit 1; }
+[ -z "$BASE" ] || [ -x "$BASE" ] || { echo "bench-seek: BASE=$BASE is not an executable" >&2; exit 1; }
 [ -x "$NGINX" ] || { echo "bench-seek: nginx is missing (scripts/setup.sh bench)" >&2; exit 1; }
 mkdir -p "$DATA"
 DATA=$(cd "$DATA" && pwd)
@@ -50,9 +53,15 @@ echo "Object: \`$OBJ\` on $storage, read once before. $ROUNDS rounds; each runs 
 echo "and \`bs=4k\` $SHOTS times (the mean of the copy times dd reports), then"
 echo "\`bb-seek --sizes 16m --pattern sequential --read-size 4k --forks 0 --warmup 2 --iterations $SHOTS\` (mean ms/op)."
 echo "MB/s is 16 MiB over the mean time; ratios are dd bs=1M's time over the client's (higher is faster)."
+[ -z "$BASE" ] || echo "\"base\" is \`$BASE\`'s stream, run the same way right after this one's in each round."
 echo
-echo "| round | dd bs=1M MB/s | dd bs=4k MB/s | plain MB/s | stream MB/s | plain / dd | **stream / dd** |"
-echo "| --- | --- | --- | --- | --- | --- | --- |"
+if [ -n "$BASE" ]; then
+    echo "| round | dd bs=1M MB/s | dd bs=4k MB/s | plain MB/s | stream MB/s | base stream MB/s | plain / dd | **stream / dd** | base stream / dd |"
+    echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+else
+    echo "| round | dd bs=1M MB/s | dd bs=4k MB/s | plain MB/s | stream MB/s | plain / dd | **stream / dd** |"
+    echo "| --- | --- | --- | --- | --- | --- | --- |"
+fi
 cat "$OBJ" >/dev/null
 for r in $(seq 1 "$ROUNDS"); do
     dd1m=$(dd_ms 1M)
@@ -61,13 +70,27 @@ for r in $(seq 1 "$ROUNDS"); do
         --iterations "$SHOTS" --format csv >"$tmp/hot.csv" 2>/dev/null
     plain=$(score "$tmp/hot.csv" bb.seek.sequential plain)
     stream=$(score "$tmp/hot.csv" bb.seek.sequential stream)
-    printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$r" "$(mbs "$dd1m")" "$(mbs "$dd4k")" "$(mbs "$plain")" "$(mbs "$stream")" \
-        "$(ratio "$dd1m" "$plain")" "$(ratio "$dd1m" "$stream")"
-    echo "$dd1m $dd4k $plain $stream" >>"$tmp/rounds"
+    if [ -n "$BASE" ]; then
+        "$BASE" --source "file:$DATA" --sizes 16m --pattern sequential --read-size 4k --client stream --forks 0 \
+            --warmup 2 --iterations "$SHOTS" --format csv >"$tmp/base.csv" 2>/dev/null
+        base=$(score "$tmp/base.csv" bb.seek.sequential stream)
+        printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$r" "$(mbs "$dd1m")" "$(mbs "$dd4k")" "$(mbs "$plain")" \
+            "$(mbs "$stream")" "$(mbs "$base")" "$(ratio "$dd1m" "$plain")" "$(ratio "$dd1m" "$stream")" "$(ratio "$dd1m" "$base")"
+    else
+        base=0
+        printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$r" "$(mbs "$dd1m")" "$(mbs "$dd4k")" "$(mbs "$plain")" "$(mbs "$stream")" \
+            "$(ratio "$dd1m" "$plain")" "$(ratio "$dd1m" "$stream")"
+    fi
+    echo "$dd1m $dd4k $plain $stream $base" >>"$tmp/rounds"
 done
 col() { awk -v c="$1" '{ print $c }' "$tmp/rounds" | median; }
-printf '| **median** | %s | %s | %s | %s | %s | **%s** |\n' "$(mbs "$(col 1)")" "$(mbs "$(col 2)")" "$(mbs "$(col 3)")" "$(mbs "$(col 4)")" \
-    "$(ratio "$(col 1)" "$(col 3)")" "$(ratio "$(col 1)" "$(col 4)")"
+if [ -n "$BASE" ]; then
+    printf '| **median** | %s | %s | %s | %s | %s | %s | **%s** | %s |\n' "$(mbs "$(col 1)")" "$(mbs "$(col 2)")" "$(mbs "$(col 3)")" \
+        "$(mbs "$(col 4)")" "$(mbs "$(col 5)")" "$(ratio "$(col 1)" "$(col 3)")" "$(ratio "$(col 1)" "$(col 4)")" "$(ratio "$(col 1)" "$(col 5)")"
+else
+    printf '| **median** | %s | %s | %s | %s | %s | **%s** |\n' "$(mbs "$(col 1)")" "$(mbs "$(col 2)")" "$(mbs "$(col 3)")" "$(mbs "$(col 4)")" \
+        "$(ratio "$(col 1)" "$(col 3)")" "$(ratio "$(col 1)" "$(col 4)")"
+fi
 echo
 
 echo "### Over HTTP: nginx $("$NGINX" -v 2>&1 | sed 's/.*nginx\///') on 127.0.0.1, keep-alive"

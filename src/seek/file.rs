@@ -3,6 +3,7 @@
 //! pages (posix_fadvise DONTNEED) and checking with mincore that they really went.
 
 use crate::error::{Error, Result};
+use crate::seek::mapping::Mapping;
 use crate::seek::source::Source;
 use std::fs::File;
 use std::os::fd::AsRawFd;
@@ -59,56 +60,19 @@ impl FileSource {
         if self.size == 0 {
             return Ok(0.0);
         }
-        let len = self.size as usize;
-        let fail = |what: &str| {
-            Error::io(
-                format!("{what} {} to check its cached pages", self.path.display()),
-                std::io::Error::last_os_error(),
-            )
-        };
-        // SAFETY: maps the whole file read-only and shared; the mapping is only handed to
-        // mincore (which never touches the pages) and unmapped below.
-        let addr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ,
-                libc::MAP_SHARED,
-                self.file.as_raw_fd(),
-                0,
-            )
-        };
-        if addr == libc::MAP_FAILED {
-            return Err(fail("mapping"));
-        }
-        let page = page_size();
-        let mut pages = vec![0u8; len.div_ceil(page)];
-        // SAFETY: `addr` is a live mapping of `len` bytes, and `pages` has one byte per page.
-        let rc = unsafe { libc::mincore(addr, len, pages.as_mut_ptr()) };
-        let error = (rc != 0).then(|| fail("mincore on"));
-        // SAFETY: unmaps exactly the mapping made above, which nothing else refers to.
-        unsafe { libc::munmap(addr, len) };
-        if let Some(e) = error {
-            return Err(e);
-        }
-        let cached = pages.iter().filter(|&&p| p & 1 != 0).count();
-        Ok(cached as f64 / pages.len() as f64)
-    }
-}
-
-fn page_size() -> usize {
-    // SAFETY: sysconf has no preconditions.
-    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if size > 0 {
-        size as usize
-    } else {
-        4096
+        let mapping = Mapping::new(&self.file, &self.path, self.size as usize)?;
+        let (cached, pages) = mapping.cached_pages(0, mapping.len())?;
+        Ok(cached as f64 / pages as f64)
     }
 }
 
 impl Source for FileSource {
     fn size(&self) -> u64 {
         self.size
+    }
+
+    fn map(&self) -> Option<Mapping> {
+        Mapping::for_fetching(&self.file, &self.path, self.size)
     }
 
     fn read_at(&mut self, offset: u64, bufs: &mut [&mut [u8]]) -> Result<()> {

@@ -1,9 +1,10 @@
 //! bb-seek's pieces, from the bottom up: generated objects and their manifest ([`data`]),
 //! read patterns as data ([`pattern`]), the positioned-read `source` interface with its
-//! two kinds, local files (`file`) and HTTP ranges ([`http`]), and where the objects
-//! live ([`spec`], above both); the two clients that read through a source ([`client`]:
-//! plain, and the seekable stream with its bounded block `cache`); the measured
-//! operation ([`workload`]) and the objects made ready before a run ([`gen`]).
+//! two kinds, local files (`file`, read with pread or through a `mapping`) and HTTP
+//! ranges ([`http`]), and where the objects live ([`spec`], above both); the two clients
+//! that read through a source ([`client`]: plain, and the seekable stream with its bounded
+//! block `cache`); the measured operation ([`workload`]) and the objects made ready
+//! before a run ([`gen`]).
 
 pub(crate) mod cache;
 pub mod client;
@@ -11,6 +12,7 @@ pub mod data;
 pub(crate) mod file;
 pub mod gen;
 pub mod http;
+pub(crate) mod mapping;
 pub mod pattern;
 pub mod s3;
 pub(crate) mod source;

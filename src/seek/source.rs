@@ -6,11 +6,18 @@
 //! (still one GET; for a file, a pread per piece).
 
 use crate::error::{Error, Result};
+use crate::seek::mapping::Mapping;
 
 /// An object that can be read at any offset.
 pub trait Source {
     /// The object's size in bytes.
     fn size(&self) -> u64;
+
+    /// The object mapped into memory, for a reader that can serve from it without a copy
+    /// (fetching with [`Metered::populate`]); None where it cannot be (all but local files).
+    fn map(&self) -> Option<Mapping> {
+        None
+    }
 
     /// Fills `bufs`, in order, with the bytes from `offset` on: exactly their total length
     /// (a short object is an error), in one request.
@@ -134,6 +141,18 @@ impl Metered {
     pub fn read_into(&mut self, offset: u64, len: u64, sink: &mut dyn Sink) -> Result<()> {
         self.count(offset, len)?;
         self.inner.read_into(offset, len, sink)
+    }
+
+    /// The object mapped into memory, if the source can be (see [`Source::map`]).
+    pub fn map(&self) -> Option<Mapping> {
+        self.inner.map()
+    }
+
+    /// Brings `len` bytes from `offset` of `mapping` (this source's) into memory: one
+    /// request, counted like a read of those bytes.
+    pub fn populate(&mut self, mapping: &Mapping, offset: u64, len: usize) -> Result<()> {
+        self.count(offset, len as u64)?;
+        mapping.populate(offset, len)
     }
 
     fn count(&mut self, offset: u64, len: u64) -> Result<()> {

@@ -230,6 +230,8 @@ impl Workload for SeekOp {
             self.check()?;
         }
         if let Some(f) = &self.cold {
+            // The stream's mapped pages would stay in the page cache: let them go first.
+            self.reader.start();
             f.drop_cache()?;
         }
         Ok(())
