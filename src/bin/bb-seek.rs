@@ -13,6 +13,7 @@ use boardbench::seek::gen;
 use boardbench::seek::http::{Url, DEFAULT_REQUEST_TIMEOUT};
 use boardbench::seek::pattern::{self, Read, Reads};
 use boardbench::seek::spec::SourceSpec;
+use boardbench::seek::tls;
 use boardbench::seek::workload::{self, Case, SeekOp};
 use boardbench::{Benchmark, Error, Mode, Profiles, Result, Settings, Suite, TimeUnit, Workload};
 use std::path::PathBuf;
@@ -41,7 +42,7 @@ boardbench::bench_args! {
         /// read sizes of the sequential pattern, a list (default 4k,1m)
         #[argh(option, from_str_fn(boardbench::harness::cli::parse_size_list))]
         pub read_size: Option<Vec<u64>>,
-        /// where the objects are, a list of file:DIR and http://HOST:PORT/PREFIX/ (default file:./data)
+        /// where the objects are, a list of file:DIR, http://HOST:PORT/PREFIX/ and https://... (default file:./data)
         #[argh(option, from_str_fn(boardbench::seek::spec::parse_source_list))]
         pub source: Option<Vec<SourceSpec>>,
         /// drop each object's cached pages before every shot (posix_fadvise DONTNEED), so reads come from the storage
@@ -68,6 +69,9 @@ boardbench::bench_args! {
         /// HTTP: how long one request may take, connect, answer, body and one retry on a fresh connection together (default 30s; uploads a second more per MiB)
         #[argh(option, from_str_fn(boardbench::harness::cli::parse_duration))]
         pub request_timeout: Option<Duration>,
+        /// HTTPS: trust only the certificate authorities of this PEM file (a private CA), instead of the system's (as curl's --cacert)
+        #[argh(option)]
+        pub ca_file: Option<PathBuf>,
         #[argh(subcommand)]
         pub command: Option<Command>,
     }
@@ -91,7 +95,7 @@ pub struct GenArgs {
     /// the directory to write to (default ./data)
     #[argh(option)]
     pub dir: Option<PathBuf>,
-    /// upload to this http://HOST:PORT/PREFIX/ with PUT instead, skipping objects already there with the right size
+    /// upload to this http(s)://HOST:PORT/PREFIX/ with PUT instead, skipping objects already there with the right size
     #[argh(option)]
     pub dest: Option<String>,
     /// object sizes, a list (default 1m,4m,16m)
@@ -117,6 +121,7 @@ fn parse_clients(s: &str) -> std::result::Result<Vec<String>, String> {
 fn main() {
     boardbench::main_with(|| {
         let args: Args = cli::parse_args();
+        tls::configure(args.ca_file.as_deref())?;
         match &args.command {
             Some(Command::Gen(g)) => generate(g, args.seed, request_timeout(&args)?),
             None => run(&args),

@@ -1,9 +1,9 @@
 //! bb-seek's pieces, from the bottom up: generated objects and their manifest ([`data`]),
 //! read patterns as data ([`pattern`]), the positioned-read `source` interface with its
-//! two kinds, local files (`file`) and HTTP ranges ([`http`]), and where the objects
-//! live ([`spec`], above both); the two clients that read through a source ([`client`]:
-//! plain, and the seekable stream with its bounded block `cache`); the measured
-//! operation ([`workload`]) and the objects made ready before a run ([`gen`]).
+//! two kinds, local files (`file`) and HTTP ranges ([`http`], over [`tls`] for https),
+//! and where the objects live ([`spec`], above both); the two clients that read through
+//! a source ([`client`]: plain, and the seekable stream with its bounded block `cache`);
+//! the measured operation ([`workload`]) and the objects made ready before a run ([`gen`]).
 
 pub(crate) mod cache;
 pub mod client;
@@ -14,4 +14,5 @@ pub mod http;
 pub mod pattern;
 pub(crate) mod source;
 pub mod spec;
+pub mod tls;
 pub mod workload;
