@@ -689,7 +689,6 @@ fn a_dead_server_is_a_clear_error() {
 /// What the openssl CLI is told for the certificates of the HTTPS tests: the extensions
 /// of an authority and of a server for localhost (only: 127.0.0.1 is a name it lacks), and
 /// an authority that signs with any dates (`openssl ca`, as `x509` cannot backdate).
-#[cfg(feature = "tls")]
 const OPENSSL_CNF: &str = "[req]\ndistinguished_name = dn\nprompt = no\n[dn]\nCN = bb-test\n\
     [ca_ext]\nbasicConstraints = critical,CA:TRUE\nkeyUsage = critical,keyCertSign,cRLSign\n\
     [server_ext]\nbasicConstraints = CA:FALSE\nsubjectAltName = DNS:localhost\nextendedKeyUsage = serverAuth\n\
@@ -699,10 +698,8 @@ const OPENSSL_CNF: &str = "[req]\ndistinguished_name = dn\nprompt = no\n[dn]\nCN
 /// In a temporary directory, made with the openssl CLI: two certificate authorities,
 /// `ca.pem` and `other-ca.pem`, and a server key with two certificates for localhost
 /// signed by `ca.pem`: `server.pem`, valid now, and `expired.pem`, which ran out in 2020.
-#[cfg(feature = "tls")]
 struct Certificates(TempDir);
 
-#[cfg(feature = "tls")]
 impl Certificates {
     fn make() -> Certificates {
         let dir = TempDir::new("seek-tls");
@@ -1118,6 +1115,13 @@ fn hostile_http_servers_are_ended_by_the_request_deadline() {
 #[test]
 #[ignore = "needs make cross and qemu-user; run by make test"]
 fn bb_seek_runs_correctly_under_qemu() {
+    // HTTPS too: the cross builds have the tls feature (ring's ARM code, under qemu).
+    let certs = Certificates::make();
+    let nginx = certs.nginx("server.pem");
+    let objects = nginx.dir.join("www/objects");
+    bb_seek(&["gen", "--dir", objects.to_str().unwrap(), "--sizes", "64k"]).assert_ok();
+    let https = format!("https://localhost:{}/objects/", nginx.port);
+    let ca = certs.path("ca.pem");
     for (target, qemu, arch) in [
         ("armv7-unknown-linux-gnueabihf", "qemu-arm-static", "armv7l"),
         (
@@ -1167,5 +1171,30 @@ fn bb_seek_runs_correctly_under_qemu() {
         );
         let bad = run_with(qemu, &[exe, "--client", "fast"], &[]);
         assert_eq!(bad.code, 2, "{target}: {}", bad.stderr);
+        let args = [
+            &[
+                exe,
+                "--source",
+                &https,
+                "--ca-file",
+                &ca,
+                "--sizes",
+                "64k",
+                "--pattern",
+                "parquet",
+                "--forks",
+                "0",
+            ],
+            ONE_SHOT,
+        ]
+        .concat();
+        let run = run_with(qemu, &args, &[]);
+        run.assert_ok();
+        let json = run.json();
+        assert_eq!(json.as_array().unwrap().len(), 2, "{target}: plain, stream");
+        for e in json.as_array().unwrap() {
+            assert_eq!(e["params"]["source"], https.as_str());
+            assert!(metric(e, "MB/s") > 0.0, "{target}: {e:#}");
+        }
     }
 }
