@@ -31,6 +31,10 @@ ZIG_PATH := PATH="$(ZIG_BIN):$$PATH"
 ZIG_STD := env -u CARGO -u RUSTC RUSTFLAGS=-Clink-self-contained=no \
 	PATH="$(ZIG_BIN):$$(dirname "$$(rustup which --toolchain $(NIGHTLY) cargo)"):$$PATH" \
 	cargo zigbuild --release -Zbuild-std=std,panic_abort --target
+# Every build for a board (so make dist) and make build have bb-seek's HTTPS: the cargo
+# feature tls (rustls with ring), not a default one since it takes armv7's bb-seek past
+# 2 MiB (README, Dependencies); a bare cargo build is the small one, without.
+FEATURES := --features tls
 # make fuzz: each target in fuzz/fuzz_targets for FUZZ_TIME seconds.
 FUZZ_TARGETS := $(patsubst fuzz/fuzz_targets/%.rs,%,$(wildcard fuzz/fuzz_targets/*.rs))
 FUZZ_TIME ?= 60
@@ -46,34 +50,34 @@ all: build
 
 build:
 	@scripts/setup.sh native
-	$(CARGO) build --release
+	$(CARGO) build --release $(FEATURES)
 
 cross: cross-armv7 cross-aarch64 cross-x86 cross-armv6
 
 ifeq ($(CROSS),zig)
 cross-armv7:
 	@scripts/setup.sh zig-std
-	CARGO_TARGET_DIR=target/zig $(ZIG_STD) $(ARMV7_ZIG)
+	CARGO_TARGET_DIR=target/zig $(ZIG_STD) $(ARMV7_ZIG) $(FEATURES)
 
 cross-aarch64:
 	@scripts/setup.sh zig
-	$(ZIG_PATH) CARGO_TARGET_DIR=target/zig $(CARGO) zigbuild --release --target $(AARCH64)
+	$(ZIG_PATH) CARGO_TARGET_DIR=target/zig $(CARGO) zigbuild --release --target $(AARCH64) $(FEATURES)
 
 cross-x86:
 	@scripts/setup.sh zig
-	$(ZIG_PATH) CARGO_TARGET_DIR=target/zig $(CARGO) zigbuild --release --target $(X86)
+	$(ZIG_PATH) CARGO_TARGET_DIR=target/zig $(CARGO) zigbuild --release --target $(X86) $(FEATURES)
 else ifeq ($(CROSS),debian)
 cross-armv7:
 	@scripts/setup.sh debian
-	$(CARGO) build --release --target $(ARMV7)
+	$(CARGO) build --release --target $(ARMV7) $(FEATURES)
 
 cross-aarch64:
 	@scripts/setup.sh debian
-	$(CARGO) build --release --target $(AARCH64)
+	$(CARGO) build --release --target $(AARCH64) $(FEATURES)
 
 cross-x86:
 	@scripts/setup.sh debian
-	$(CARGO) build --release --target $(X86)
+	$(CARGO) build --release --target $(X86) $(FEATURES)
 else
 $(error CROSS=$(CROSS): expected debian (the default) or zig)
 endif
@@ -81,7 +85,7 @@ endif
 # Pi Zero, Zero W and 1 (ARMv6 + VFPv2): zig whatever CROSS says.
 cross-armv6:
 	@scripts/setup.sh zig-std
-	$(ZIG_STD) $(ARMV6)
+	$(ZIG_STD) $(ARMV6) $(FEATURES)
 
 # dist/boardbench-<version>-<target>.tar.gz: the binaries in bin/, scripts/run-all.sh,
 # README.md, docs/ and BENCHMARKS.md (scripts/pack.sh, which follows CROSS too).
@@ -123,10 +127,12 @@ seek-s3: build
 test: test-cargo test-cross
 
 # fault-injection: the test-only BB_IPC_FAULT hooks, compiled into the debug binaries
-# the cargo tests run, never into release or cross builds.
+# the cargo tests run, never into release or cross builds. With tls, as boards get it;
+# then bb-seek's own tests again without, as a bare cargo build is (https refused).
 test-cargo:
 	@scripts/setup.sh test
-	$(CARGO) test --features fault-injection
+	$(CARGO) test --features fault-injection,tls
+	$(CARGO) test --lib --test seek -- seek:: bad_flags
 
 # The zig path's armv7 too, into target/zig, so the Debian build stays as it is.
 test-cross: cross

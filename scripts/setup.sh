@@ -8,7 +8,8 @@
 #                             for the -Zbuild-std builds (armv6, and armv7 through zig)
 #   scripts/setup.sh cross    all three: everything make cross builds with
 #   scripts/setup.sh test     + qemu-user-static, file and readelf, for the cross-built binaries;
-#                             nginx (with its dav module: PUT), for bb-seek's HTTP tests;
+#                             nginx (with its dav module: PUT, and ssl), for bb-seek's HTTP
+#                             and HTTPS tests; the openssl CLI, for their certificates;
 #                             busybox, chromium and openssh-server for the suite's tests;
 #                             ruby, whose Benchmark.bm the bm format is checked against;
 #                             Python's msgpack, for bb-rpc's interop test;
@@ -48,7 +49,7 @@ case $level in
     debian | cross) commands="cc:gcc $debian" ;;
     test) commands="cc:gcc $debian
                     qemu-arm-static:qemu-user-static qemu-aarch64-static:qemu-user-static file:file readelf:binutils
-                    /usr/sbin/nginx:nginx
+                    /usr/sbin/nginx:nginx openssl:openssl
                     busybox:busybox chromium:chromium /usr/sbin/sshd:openssh-server ssh:openssh-client
                     ruby:ruby" ;;
     bench) commands="cc:gcc zstd:zstd /usr/sbin/nginx:nginx" ;;

@@ -1,7 +1,10 @@
 //! Integration tests of bb-seek: the real binary generating its objects, reading every
 //! pattern with both clients from files and from a real nginx started here on 127.0.0.1
 //! (uploads with PUT, a server ignoring Range, a redirect, a missing object), its bytes
-//! checked, its bad input answered with exit code 2; a 256 MiB object generated and read
+//! checked, its bad input answered with exit code 2; with the `tls` feature, the same
+//! over HTTPS with certificates made by the openssl CLI (a private CA given with
+//! `--ca-file` or `SSL_CERT_FILE`; an unknown CA, a wrong name, an expired certificate and
+//! a silent handshake are each one clear error); a 256 MiB object generated and read
 //! in bounded memory; hostile HTTP servers scripted here (silent, dripping, endless
 //! trailers) ended by the request's deadline; and the cross-built binaries under
 //! qemu-user (ignored: run by make test after make cross).
@@ -190,7 +193,7 @@ fn bad_flags_are_one_line_and_exit_2() {
     let huge_read = dir.join("huge.txt");
     std::fs::write(&huge_read, "0,21474836480\n").unwrap();
     let source = format!("file:{}", dir.join("data").display());
-    for (args, needle) in [
+    let mut cases = vec![
         (vec!["--pattern", "zigzag"], "zigzag"),
         (vec!["--client", "fast"], "fast"),
         (vec!["--sizes", "0"], "--sizes"),
@@ -210,7 +213,6 @@ fn bad_flags_are_one_line_and_exit_2() {
         (vec!["--cache-size", "16k"], "--cache-size"),
         (vec!["--readahead-max", "16m"], "--readahead-max"),
         (vec!["--cold", "--mode", "thrpt"], "--cold"),
-        (vec!["--source", "https://127.0.0.1/x/"], "https"),
         (
             vec!["--pattern-file", bad_pattern.to_str().unwrap()],
             "line 2",
@@ -219,7 +221,23 @@ fn bad_flags_are_one_line_and_exit_2() {
             vec!["--pattern-file", "/nonexistent/p.txt"],
             "/nonexistent/p.txt",
         ),
-    ] {
+    ];
+    // TLS: a CA file that cannot serve, or in a build without TLS, https at all.
+    if cfg!(feature = "tls") {
+        cases.push((
+            vec!["--ca-file", "/nonexistent/ca.pem"],
+            "--ca-file /nonexistent/ca.pem: No such file",
+        ));
+        cases.push((
+            vec!["--ca-file", bad_pattern.to_str().unwrap()],
+            "no PEM certificate",
+        ));
+    } else {
+        let without = "this bb-seek was built without TLS: rebuild it with `cargo build --release --features tls`";
+        cases.push((vec!["--source", "https://127.0.0.1/x/"], without));
+        cases.push((vec!["--ca-file", "/etc/hostname"], without));
+    }
+    for (args, needle) in cases {
         let mut all = vec!["--source", source.as_str()];
         all.extend(args.iter());
         let run = bb_seek(&all);
@@ -372,6 +390,22 @@ impl Nginx {
     /// Serves `www/` with PUT under /objects/, Range ignored under /norange/, a redirect
     /// under /moved/, and every request logged with its connection.
     fn start() -> Nginx {
+        Nginx::start_with(None)
+    }
+
+    /// The same, over TLS with a certificate and its key when given.
+    fn start_with(tls: Option<(&Path, &Path)>) -> Nginx {
+        let (ssl, certificate) = match tls {
+            Some((cert, key)) => (
+                " ssl",
+                format!(
+                    "ssl_certificate {};\n    ssl_certificate_key {};\n    ",
+                    cert.display(),
+                    key.display()
+                ),
+            ),
+            None => ("", String::new()),
+        };
         let dir = TempDir::new("seek-nginx");
         let root = dir.join("www");
         std::fs::create_dir_all(root.join("objects")).unwrap();
@@ -388,7 +422,7 @@ impl Nginx {
                  http {{\n  log_format conn '$connection $request_method $uri $status';\n  access_log {d}/access.log conn;\n\
                  client_body_temp_path {d}/body; proxy_temp_path {d}/proxy; fastcgi_temp_path {d}/fastcgi;\n\
                  uwsgi_temp_path {d}/uwsgi; scgi_temp_path {d}/scgi;\n  client_max_body_size 64m;\n\
-                 server {{\n    listen 127.0.0.1:{port};\n    root {d}/www;\n\
+                 server {{\n    listen 127.0.0.1:{port}{ssl};\n    {certificate}root {d}/www;\n\
                  location /objects/ {{ dav_methods PUT; create_full_put_path on; }}\n\
                  location /norange/ {{ max_ranges 0; alias {d}/www/objects/; }}\n\
                  location /moved/ {{ return 301 /objects/; }}\n  }}\n}}\n"
@@ -556,6 +590,261 @@ fn a_dead_server_is_a_clear_error() {
         "{}",
         run.stderr
     );
+}
+
+/// What the openssl CLI is told for the certificates of the HTTPS tests: the extensions
+/// of an authority and of a server for localhost (only: 127.0.0.1 is a name it lacks), and
+/// an authority that signs with any dates (`openssl ca`, as `x509` cannot backdate).
+const OPENSSL_CNF: &str = "[req]\ndistinguished_name = dn\nprompt = no\n[dn]\nCN = bb-test\n\
+    [ca_ext]\nbasicConstraints = critical,CA:TRUE\nkeyUsage = critical,keyCertSign,cRLSign\n\
+    [server_ext]\nbasicConstraints = CA:FALSE\nsubjectAltName = DNS:localhost\nextendedKeyUsage = serverAuth\n\
+    [ca]\ndefault_ca = test_ca\n[test_ca]\ndatabase = DIR/index.txt\nnew_certs_dir = DIR\nserial = DIR/serial\n\
+    default_md = sha256\npolicy = any\nunique_subject = no\n[any]\ncommonName = supplied\n";
+
+/// In a temporary directory, made with the openssl CLI: two certificate authorities,
+/// `ca.pem` and `other-ca.pem`, and a server key with two certificates for localhost
+/// signed by `ca.pem`: `server.pem`, valid now, and `expired.pem`, which ran out in 2020.
+struct Certificates(TempDir);
+
+impl Certificates {
+    fn make() -> Certificates {
+        let dir = TempDir::new("seek-tls");
+        let d = dir.path().to_str().unwrap().to_string();
+        std::fs::write(dir.join("openssl.cnf"), OPENSSL_CNF.replace("DIR", &d)).unwrap();
+        std::fs::write(dir.join("index.txt"), "").unwrap();
+        std::fs::write(dir.join("serial"), "01\n").unwrap();
+        let openssl = |args: &[&str]| {
+            let out = Command::new("openssl")
+                .args(args)
+                .current_dir(dir.path())
+                .output()
+                .expect("the openssl CLI: scripts/setup.sh test installs it");
+            assert!(
+                out.status.success(),
+                "openssl {args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        };
+        let key = [
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-nodes",
+        ];
+        for ca in ["ca", "other-ca"] {
+            let (pem, private) = (format!("{ca}.pem"), format!("{ca}.key"));
+            let subject = format!("/CN=bb-test {ca}");
+            let mut args = vec![
+                "req",
+                "-x509",
+                "-config",
+                "openssl.cnf",
+                "-extensions",
+                "ca_ext",
+            ];
+            args.extend(key);
+            args.extend([
+                "-keyout", &private, "-out", &pem, "-days", "2", "-subj", &subject,
+            ]);
+            openssl(&args);
+        }
+        let mut args = vec![
+            "req",
+            "-new",
+            "-config",
+            "openssl.cnf",
+            "-subj",
+            "/CN=localhost",
+        ];
+        args.extend(key);
+        args.extend(["-keyout", "server.key", "-out", "server.csr"]);
+        openssl(&args);
+        for (pem, dates) in [
+            ("server.pem", &["-days", "2"][..]),
+            (
+                "expired.pem",
+                &[
+                    "-startdate",
+                    "20200101000000Z",
+                    "-enddate",
+                    "20200102000000Z",
+                ],
+            ),
+        ] {
+            let mut args = vec![
+                "ca",
+                "-batch",
+                "-notext",
+                "-config",
+                "openssl.cnf",
+                "-extensions",
+                "server_ext",
+                "-cert",
+                "ca.pem",
+                "-keyfile",
+                "ca.key",
+                "-in",
+                "server.csr",
+                "-out",
+                pem,
+            ];
+            args.extend(dates);
+            openssl(&args);
+        }
+        std::fs::create_dir(dir.join("empty")).unwrap();
+        Certificates(dir)
+    }
+
+    fn path(&self, name: &str) -> String {
+        self.0.join(name).to_str().unwrap().to_string()
+    }
+
+    /// An nginx serving with certificate `pem`.
+    fn nginx(&self, pem: &str) -> Nginx {
+        Nginx::start_with(Some((&self.0.join(pem), &self.0.join("server.key"))))
+    }
+}
+
+/// The line of `run`'s stderr about TLS, after checking that the run failed with exit 1.
+#[cfg(feature = "tls")]
+fn tls_failure(run: &Run, what: &str) -> String {
+    assert_eq!(run.code, 1, "{what}: {}", run.stderr);
+    let line = run.stderr.lines().find(|l| l.contains("TLS with "));
+    line.unwrap_or_else(|| panic!("{what}: no TLS error in {}", run.stderr))
+        .to_string()
+}
+
+#[cfg(feature = "tls")]
+#[test]
+fn over_https_from_a_real_nginx_with_a_private_ca() {
+    let certs = Certificates::make();
+    let nginx = certs.nginx("server.pem");
+    let objects = format!("https://localhost:{}/objects/", nginx.port);
+    let ca = certs.path("ca.pem");
+    // Uploads over TLS arrive byte for byte.
+    let up = bb_seek(&[
+        "--ca-file",
+        &ca,
+        "gen",
+        "--dest",
+        &objects,
+        "--sizes",
+        "64k,1m",
+    ]);
+    assert_eq!(
+        up.assert_ok().stdout.matches("uploaded").count(),
+        2,
+        "{}",
+        up.stdout
+    );
+    let local = TempDir::new("seek-https-local");
+    let local_dir = local.path().to_str().unwrap();
+    bb_seek(&["gen", "--dir", local_dir, "--sizes", "64k,1m"]).assert_ok();
+    for name in ["random-64kb.txt", "random-1mb.txt"] {
+        assert!(
+            std::fs::read(nginx.dir.join("www/objects").join(name)).unwrap()
+                == std::fs::read(local.join(name)).unwrap(),
+            "{name} uploaded byte for byte"
+        );
+    }
+    // Every pattern and client, over kept-alive TLS connections.
+    let run = short(&objects, &["--sizes", "64k,1m", "--ca-file", &ca]);
+    run.assert_ok();
+    check_all_patterns(&run.json(), &objects);
+    let log = nginx.log();
+    let gets = log.lines().filter(|l| l.contains(" GET /objects/")).count();
+    assert!(gets > 3 * 256, "three shots of 256 reads, and more: {gets}");
+
+    // Without --ca-file, the system's roots: SSL_CERT_FILE names them.
+    let one = [
+        "--sizes",
+        "64k",
+        "--pattern",
+        "forward",
+        "--client",
+        "plain",
+    ];
+    let empty = certs.path("empty");
+    let system = |roots: &str, source: &str| {
+        let mut args = SHORT.to_vec();
+        args.extend(["--source", source]);
+        args.extend(one);
+        run_with(
+            EXE,
+            &args,
+            &[("SSL_CERT_FILE", roots), ("SSL_CERT_DIR", &empty)],
+        )
+    };
+    system(&ca, &objects).assert_ok();
+
+    // An unknown authority, a name the certificate lacks, an expired certificate: one
+    // clear line naming the host and rustls's reason, exit 1.
+    let other = certs.path("other-ca.pem");
+    let unknown = "TLS with localhost: invalid peer certificate: UnknownIssuer: the certificate's issuer is not trusted here (give its CA with --ca-file)";
+    let line = tls_failure(
+        &short(&objects, &[&one[..], &["--ca-file", &other]].concat()),
+        "other CA",
+    );
+    assert!(line.contains(unknown), "{line}");
+    let line = tls_failure(&system(&other, &objects), "system roots without the CA");
+    assert!(line.contains(unknown), "{line}");
+    let by_ip = format!("https://127.0.0.1:{}/objects/", nginx.port);
+    let line = tls_failure(
+        &short(&by_ip, &[&one[..], &["--ca-file", &ca]].concat()),
+        "name",
+    );
+    assert!(
+        line.contains("TLS with 127.0.0.1: invalid peer certificate: certificate not valid for name \"127.0.0.1\"; certificate is only valid for DnsName(\"localhost\")"),
+        "{line}"
+    );
+    drop(nginx);
+    let expired = certs.nginx("expired.pem");
+    let objects = format!("https://localhost:{}/objects/", expired.port);
+    let line = tls_failure(
+        &short(&objects, &[&one[..], &["--ca-file", &ca]].concat()),
+        "expired",
+    );
+    assert!(
+        line.contains("TLS with localhost: invalid peer certificate: certificate expired"),
+        "{line}"
+    );
+}
+
+#[cfg(feature = "tls")]
+#[test]
+fn a_silent_https_server_is_ended_by_the_request_deadline() {
+    let certs = Certificates::make();
+    // Never accepted: the kernel completes the TCP handshake, nobody answers TLS's.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let start = Instant::now();
+    let run = short(
+        &format!("https://127.0.0.1:{port}/x/"),
+        &[
+            "--sizes",
+            "64k",
+            "--pattern",
+            "forward",
+            "--client",
+            "plain",
+            "--request-timeout",
+            "1s",
+            "--ca-file",
+            &certs.path("ca.pem"),
+        ],
+    );
+    let took = start.elapsed();
+    let line = tls_failure(&run, "silent");
+    assert!(
+        line.contains("TLS with 127.0.0.1: the request was not done within 1s (--request-timeout)"),
+        "{line}"
+    );
+    assert!(
+        took >= Duration::from_secs(1) && took < Duration::from_secs(6),
+        "ended after {took:?}, the deadline is 1s"
+    );
+    drop(listener);
 }
 
 /// How a scripted server misbehaves once a GET comes.
@@ -732,6 +1021,13 @@ fn hostile_http_servers_are_ended_by_the_request_deadline() {
 #[test]
 #[ignore = "needs make cross and qemu-user; run by make test"]
 fn bb_seek_runs_correctly_under_qemu() {
+    // HTTPS too: the cross builds have the tls feature (ring's ARM code, under qemu).
+    let certs = Certificates::make();
+    let nginx = certs.nginx("server.pem");
+    let objects = nginx.dir.join("www/objects");
+    bb_seek(&["gen", "--dir", objects.to_str().unwrap(), "--sizes", "64k"]).assert_ok();
+    let https = format!("https://localhost:{}/objects/", nginx.port);
+    let ca = certs.path("ca.pem");
     for (target, qemu, arch) in [
         ("armv7-unknown-linux-gnueabihf", "qemu-arm-static", "armv7l"),
         (
@@ -781,5 +1077,30 @@ fn bb_seek_runs_correctly_under_qemu() {
         );
         let bad = run_with(qemu, &[exe, "--client", "fast"], &[]);
         assert_eq!(bad.code, 2, "{target}: {}", bad.stderr);
+        let args = [
+            &[
+                exe,
+                "--source",
+                &https,
+                "--ca-file",
+                &ca,
+                "--sizes",
+                "64k",
+                "--pattern",
+                "parquet",
+                "--forks",
+                "0",
+            ],
+            ONE_SHOT,
+        ]
+        .concat();
+        let run = run_with(qemu, &args, &[]);
+        run.assert_ok();
+        let json = run.json();
+        assert_eq!(json.as_array().unwrap().len(), 2, "{target}: plain, stream");
+        for e in json.as_array().unwrap() {
+            assert_eq!(e["params"]["source"], https.as_str());
+            assert!(metric(e, "MB/s") > 0.0, "{target}: {e:#}");
+        }
     }
 }

@@ -15,6 +15,7 @@ use boardbench::seek::http::DEFAULT_REQUEST_TIMEOUT;
 use boardbench::seek::pattern::{self, Read, Reads};
 use boardbench::seek::s3;
 use boardbench::seek::spec::{S3Place, SourceSpec};
+use boardbench::seek::tls;
 use boardbench::seek::workload::{self, Case, SeekOp};
 use boardbench::{Benchmark, Error, Mode, Profiles, Result, Settings, Suite, TimeUnit, Workload};
 use std::path::PathBuf;
@@ -43,7 +44,7 @@ boardbench::bench_args! {
         /// read sizes of the sequential pattern, a list (default 4k,1m)
         #[argh(option, from_str_fn(boardbench::harness::cli::parse_size_list))]
         pub read_size: Option<Vec<u64>>,
-        /// where the objects are, a list of file:DIR, http://HOST:PORT/PREFIX/ and s3://BUCKET/PREFIX/ (default s3://$BUCKET/$PREFIX when BUCKET is set, else file:./data)
+        /// where the objects are, a list of file:DIR, http(s)://HOST:PORT/PREFIX/ and s3://BUCKET/PREFIX/ (default s3://$BUCKET/$PREFIX when BUCKET is set, else file:./data)
         #[argh(option, from_str_fn(boardbench::seek::spec::parse_source_list))]
         pub source: Option<Vec<SourceSpec>>,
         /// drop each object's cached pages before every shot (posix_fadvise DONTNEED), so reads come from the storage
@@ -76,6 +77,9 @@ boardbench::bench_args! {
         /// S3: address the bucket as virtual (BUCKET.HOST/KEY), path (HOST/BUCKET/KEY) or auto (default: the AWS config's addressing_style, else virtual on AWS, path elsewhere)
         #[argh(option, from_str_fn(parse_addressing))]
         pub addressing: Option<Option<Addressing>>,
+        /// HTTPS: trust only the certificate authorities of this PEM file (a private CA), instead of the system's (as curl's --cacert)
+        #[argh(option)]
+        pub ca_file: Option<PathBuf>,
         #[argh(subcommand)]
         pub command: Option<Command>,
     }
@@ -100,7 +104,7 @@ pub struct GenArgs {
     /// the directory to write to (default ./data)
     #[argh(option)]
     pub dir: Option<PathBuf>,
-    /// upload to this http://HOST:PORT/PREFIX/ or s3://BUCKET/PREFIX/ instead, skipping objects already there with the right size
+    /// upload to this http(s)://HOST:PORT/PREFIX/ or s3://BUCKET/PREFIX/ instead, skipping objects already there with the right size
     #[argh(option)]
     pub dest: Option<String>,
     /// S3: objects larger than this are uploaded in parts (default 64m)
@@ -136,6 +140,7 @@ fn parse_clients(s: &str) -> std::result::Result<Vec<String>, String> {
 fn main() {
     boardbench::main_with(|| {
         let args: Args = cli::parse_args();
+        tls::configure(args.ca_file.as_deref())?;
         match &args.command {
             Some(Command::Gen(g)) => generate(g, &args, request_timeout(&args)?),
             None => run(&args),

@@ -7,11 +7,14 @@
 //! server that ignores Range (answers 200), a redirect, an error status, a truncated body
 //! or a connection closed early is a clear error, never a wrong byte; one that is silent or
 //! drips its answer is an error at the request's deadline (`--request-timeout`).
+//! `https://` goes through [`tls`](super::tls) in builds with the `tls` feature.
 
 use crate::error::{Error, Result};
 use crate::output::format::printable;
 use crate::s3::Payload;
 use crate::seek::source::{Buffers, Sink, Source};
+#[cfg(feature = "tls")]
+use crate::seek::tls;
 use std::fmt;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
@@ -111,10 +114,12 @@ impl Origin for Url {
     }
 }
 
-/// `http://HOST[:PORT]/PREFIX/`: where objects live; an object's URL is the prefix
-/// followed by its name.
+/// `http://HOST[:PORT]/PREFIX/` or `https://...`: where objects live; an object's URL is
+/// the prefix followed by its name.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Url {
+    /// Over TLS (`https://`).
+    pub https: bool,
     pub host: String,
     pub port: u16,
     /// The path before object names, starting and ending with `/`.
@@ -123,20 +128,21 @@ pub struct Url {
 
 impl Url {
     pub fn parse(s: &str) -> std::result::Result<Url, String> {
-        let rest = match s.split_once("://") {
-            Some(("http", rest)) => rest,
-            Some(("https", _)) => {
+        let (https, rest) = match s.split_once("://") {
+            Some(("http", rest)) => (false, rest),
+            Some(("https", rest)) if cfg!(feature = "tls") => (true, rest),
+            Some(("https", _)) => return Err(format!("'{s}': {}", super::tls::MISSING)),
+            _ => {
                 return Err(format!(
-                    "'{s}': https is not supported (no TLS in these small static binaries); use http:// or a local TLS proxy"
+                    "invalid URL '{s}' (expected http://HOST:PORT/PREFIX/)"
                 ))
             }
-            _ => return Err(format!("invalid URL '{s}' (expected http://HOST:PORT/PREFIX/)")),
         };
         let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
         let bad = || format!("invalid URL '{s}' (expected http://HOST:PORT/PREFIX/)");
         let (host, port) = match authority.rsplit_once(':') {
             Some((h, p)) if !p.contains(']') => (h, p.parse::<u16>().map_err(|_| bad())?),
-            _ => (authority, 80),
+            _ => (authority, Url::default_port(https)),
         };
         if host.is_empty() || path.contains(['?', '#', ' ']) {
             return Err(bad());
@@ -150,6 +156,7 @@ impl Url {
             prefix.push('/');
         }
         Ok(Url {
+            https,
             host: host.to_string(),
             port,
             prefix,
@@ -162,21 +169,28 @@ impl Url {
         port: u16,
         https: bool,
     ) -> std::result::Result<Url, String> {
-        if https {
-            return Err(format!(
-                "https://{host}: https is not supported (no TLS in these small static binaries); use an http:// endpoint (AWS_ENDPOINT_URL)"
-            ));
+        if https && !cfg!(feature = "tls") {
+            return Err(format!("https://{host}: {}", super::tls::MISSING));
         }
         Ok(Url {
+            https,
             host: host.to_string(),
             port,
             prefix: "/".into(),
         })
     }
 
+    fn default_port(https: bool) -> u16 {
+        if https {
+            443
+        } else {
+            80
+        }
+    }
+
     /// The `Host` header's value.
     fn host_header(&self) -> String {
-        if self.port == 80 {
+        if self.port == Url::default_port(self.https) {
             self.host.clone()
         } else {
             format!("{}:{}", self.host, self.port)
@@ -191,7 +205,8 @@ impl Url {
 
 impl fmt::Display for Url {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "http://{}{}", self.host_header(), self.prefix)
+        let scheme = if self.https { "https" } else { "http" };
+        write!(f, "{scheme}://{}{}", self.host_header(), self.prefix)
     }
 }
 
@@ -605,9 +620,74 @@ impl Write for Deadlined {
     }
 }
 
+/// What a connection's bytes go through: the deadlined socket itself, or a TLS session
+/// over it, each of whose socket reads and writes (the handshake's too) is bounded by the
+/// same deadline.
+enum Transport {
+    Plain(Deadlined),
+    #[cfg(feature = "tls")]
+    Tls(Box<tls::TlsStream<Deadlined>>),
+}
+
+impl Transport {
+    /// Over TLS when `url` is https, with its host's certificate checked.
+    #[cfg(feature = "tls")]
+    fn new(url: &Url, socket: Deadlined) -> std::result::Result<Transport, String> {
+        match url.https {
+            true => Ok(Transport::Tls(Box::new(tls::connect(&url.host, socket)?))),
+            false => Ok(Transport::Plain(socket)),
+        }
+    }
+
+    #[cfg(not(feature = "tls"))]
+    fn new(url: &Url, socket: Deadlined) -> std::result::Result<Transport, String> {
+        match url.https {
+            true => Err(super::tls::MISSING.to_string()),
+            false => Ok(Transport::Plain(socket)),
+        }
+    }
+
+    /// The socket underneath, whose deadline each request sets.
+    fn socket(&mut self) -> &mut Deadlined {
+        match self {
+            Transport::Plain(socket) => socket,
+            #[cfg(feature = "tls")]
+            Transport::Tls(tls) => &mut tls.sock,
+        }
+    }
+}
+
+impl Read for Transport {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Transport::Plain(socket) => socket.read(buf),
+            #[cfg(feature = "tls")]
+            Transport::Tls(tls) => tls.read(buf),
+        }
+    }
+}
+
+impl Write for Transport {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Transport::Plain(socket) => socket.write(buf),
+            #[cfg(feature = "tls")]
+            Transport::Tls(tls) => tls.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Transport::Plain(socket) => socket.flush(),
+            #[cfg(feature = "tls")]
+            Transport::Tls(tls) => tls.flush(),
+        }
+    }
+}
+
 /// One keep-alive connection to a server.
 struct Connection {
-    reader: BufReader<Deadlined>,
+    reader: BufReader<Transport>,
     /// Whether a response has come over it: a reused connection may have been closed by
     /// the server while idle, and a request that fails on it is retried once.
     used: bool,
@@ -635,15 +715,13 @@ impl Connection {
             match TcpStream::connect_timeout(&addr, left) {
                 Ok(stream) => {
                     let _ = stream.set_nodelay(true);
+                    let socket = Deadlined {
+                        stream,
+                        deadline,
+                        allowed,
+                    };
                     return Ok(Connection {
-                        reader: BufReader::with_capacity(
-                            64 << 10,
-                            Deadlined {
-                                stream,
-                                deadline,
-                                allowed,
-                            },
-                        ),
+                        reader: BufReader::with_capacity(64 << 10, Transport::new(url, socket)?),
                         used: false,
                     });
                 }
@@ -659,11 +737,13 @@ impl Connection {
         Err(last)
     }
 
-    /// Sends the request's head, then its body as `body` writes it.
+    /// Sends the request's head, then its body as `body` writes it (and what TLS keeps
+    /// back).
     fn send(&mut self, request: &[u8], body: &mut Body) -> std::io::Result<()> {
         let stream = self.reader.get_mut();
         stream.write_all(request)?;
-        body(stream)
+        body(stream)?;
+        stream.flush()
     }
 }
 
@@ -720,8 +800,8 @@ impl HttpClient {
                 );
             }
             let c = self.connection.as_mut().expect("just opened");
-            c.reader.get_mut().deadline = deadline;
-            c.reader.get_mut().allowed = allowed;
+            c.reader.get_mut().socket().deadline = deadline;
+            c.reader.get_mut().socket().allowed = allowed;
             let reused = c.used;
             let answer = c
                 .send(request.as_bytes(), body)
@@ -1060,6 +1140,33 @@ mod tests {
         ] {
             assert!(Url::parse(bad).unwrap_err().contains(bad), "{bad}");
         }
+    }
+
+    #[cfg(feature = "tls")]
+    #[test]
+    fn https_urls_default_to_port_443() {
+        let u = Url::parse("https://s3.example.com/bucket").unwrap();
+        assert_eq!(
+            (u.https, u.port, u.host_header()),
+            (true, 443, "s3.example.com".into())
+        );
+        assert_eq!(u.object("a.txt"), "https://s3.example.com/bucket/a.txt");
+        let u = Url::parse("https://localhost:8443/").unwrap();
+        assert_eq!(u.to_string(), "https://localhost:8443/");
+        let u = Url::parse("http://x:443/").unwrap();
+        assert_eq!((u.https, u.to_string()), (false, "http://x:443/".into()));
+    }
+
+    #[cfg(not(feature = "tls"))]
+    #[test]
+    fn https_needs_the_tls_feature() {
+        let e = Url::parse("https://x/").unwrap_err();
+        assert!(
+            e.starts_with("'https://x/': this bb-seek was built without TLS")
+                && e.contains("--features tls")
+                && e.contains("make dist"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -1,0 +1,172 @@
+//! HTTPS for bb-seek's HTTP client (cargo feature `tls`): rustls with the ring provider
+//! (no OpenSSL, so the binaries stay static), one client configuration per process.
+//! Trusted roots are the system's (rustls-native-certs: `SSL_CERT_FILE`, `SSL_CERT_DIR`,
+//! else the distribution's bundle), or with `--ca-file` only that file's, as curl's
+//! `--cacert` does. The session runs over the caller's socket, whose every read and write
+//! is bounded by the request's deadline: the handshake is too.
+
+use crate::error::{Error, Result};
+use std::path::Path;
+
+/// Why a build without the `tls` feature cannot do HTTPS, and how to get one that can.
+pub const MISSING: &str = "this bb-seek was built without TLS: rebuild it with \
+    `cargo build --release --features tls`, or use the binaries of `make dist`";
+
+/// Sets the trusted roots of every HTTPS connection of this process: only those of
+/// `ca_file` (PEM) when given, else the system's (loaded at the first connection). Called
+/// once, from main, before anything runs; a file that cannot be read or holds no
+/// certificate is a usage error.
+#[cfg(feature = "tls")]
+pub fn configure(ca_file: Option<&Path>) -> Result<()> {
+    let Some(path) = ca_file else {
+        return Ok(());
+    };
+    let what = format!("--ca-file {}", path.display());
+    let roots = roots_from_file(path).map_err(|e| Error::usage(format!("{what}: {e}")))?;
+    CONFIG
+        .set(Ok(client_config(roots)))
+        .map_err(|_| Error::failed(format!("{what}: TLS was configured already")))
+}
+
+/// Without the `tls` feature, `--ca-file` is refused: nothing here would use it.
+#[cfg(not(feature = "tls"))]
+pub fn configure(ca_file: Option<&Path>) -> Result<()> {
+    match ca_file {
+        Some(path) => Err(Error::usage(format!(
+            "--ca-file {}: {MISSING}",
+            path.display()
+        ))),
+        None => Ok(()),
+    }
+}
+
+#[cfg(feature = "tls")]
+pub(crate) use with_tls::*;
+
+#[cfg(feature = "tls")]
+mod with_tls {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, ServerName};
+    use rustls::{ClientConfig, ClientConnection, RootCertStore, StreamOwned};
+    use std::io::{Read, Write};
+    use std::path::Path;
+    use std::sync::{Arc, OnceLock};
+
+    /// The process's client configuration, or why there is none (no trusted roots).
+    pub(super) static CONFIG: OnceLock<Result<Arc<ClientConfig>, String>> = OnceLock::new();
+
+    /// A TLS session over socket `S`.
+    pub(crate) type TlsStream<S> = StreamOwned<ClientConnection, S>;
+
+    /// Every certificate of a PEM file, as trusted roots.
+    pub(super) fn roots_from_file(path: &Path) -> Result<RootCertStore, String> {
+        // Read first, so that a missing file is the system's own words.
+        let pem = std::fs::read(path).map_err(|e| e.to_string())?;
+        let mut roots = RootCertStore::empty();
+        for (i, cert) in CertificateDer::pem_slice_iter(&pem).enumerate() {
+            let cert = cert.map_err(|e| format!("not a PEM file: {e}"))?;
+            roots
+                .add(cert)
+                .map_err(|e| format!("certificate {}: {e}", i + 1))?;
+        }
+        if roots.is_empty() {
+            return Err("no PEM certificate (-----BEGIN CERTIFICATE-----) in it".into());
+        }
+        Ok(roots)
+    }
+
+    /// The system's trusted roots; none at all is an error that says where to get some.
+    fn system_roots() -> Result<RootCertStore, String> {
+        let found = rustls_native_certs::load_native_certs();
+        let mut roots = RootCertStore::empty();
+        roots.add_parsable_certificates(found.certs);
+        if roots.is_empty() {
+            let why = found
+                .errors
+                .first()
+                .map_or(String::new(), |e| format!(" ({e})"));
+            return Err(format!(
+                "no trusted root certificates in the system store{why}: install ca-certificates, \
+                 set SSL_CERT_FILE, or give --ca-file"
+            ));
+        }
+        Ok(roots)
+    }
+
+    pub(super) fn client_config(roots: RootCertStore) -> Arc<ClientConfig> {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let config = ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .expect("ring supports the default TLS versions")
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        Arc::new(config)
+    }
+
+    fn config() -> Result<Arc<ClientConfig>, String> {
+        CONFIG
+            .get_or_init(|| system_roots().map(client_config))
+            .clone()
+    }
+
+    /// Opens a TLS session with `host` (its certificate checked for that name, which is
+    /// also the SNI) over `socket`, and completes the handshake. An error names the host
+    /// and rustls's reason.
+    pub(crate) fn connect<S: Read + Write>(host: &str, socket: S) -> Result<TlsStream<S>, String> {
+        let fail = |e: String| format!("TLS with {host}: {e}");
+        let name = ServerName::try_from(host.trim_matches(['[', ']']).to_string())
+            .map_err(|e| fail(format!("not a host name for TLS: {e}")))?;
+        let connection = ClientConnection::new(config().map_err(fail)?, name)
+            .map_err(|e| fail(e.to_string()))?;
+        let mut tls = StreamOwned::new(connection, socket);
+        while tls.conn.is_handshaking() {
+            tls.conn
+                .complete_io(&mut tls.sock)
+                .map_err(|e| fail(reason(&e)))?;
+        }
+        Ok(tls)
+    }
+
+    /// rustls's reason for a failed handshake, with what to do about an unknown issuer.
+    fn reason(e: &std::io::Error) -> String {
+        use rustls::{CertificateError, Error as Tls};
+        match e.get_ref().and_then(|inner| inner.downcast_ref::<Tls>()) {
+            Some(Tls::InvalidCertificate(CertificateError::UnknownIssuer)) => format!(
+                "{e}: the certificate's issuer is not trusted here (give its CA with --ca-file)"
+            ),
+            _ if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                "the server closed the connection during the handshake (is it an HTTPS port?)"
+                    .to_string()
+            }
+            _ => e.to_string(),
+        }
+    }
+}
+
+#[cfg(all(test, feature = "tls"))]
+mod tests {
+    use super::*;
+
+    fn temp_file(name: &str, text: &str) -> std::path::PathBuf {
+        let path = std::env::temp_dir().join(format!("bb-tls-{}-{name}", std::process::id()));
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    #[test]
+    fn a_ca_file_that_is_missing_or_has_no_certificate_is_refused() {
+        let e = roots_from_file(Path::new("/nonexistent/ca.pem")).unwrap_err();
+        assert!(e.contains("No such file"), "{e}");
+        let path = temp_file("empty.pem", "not a certificate\n");
+        let e = roots_from_file(&path).unwrap_err();
+        assert!(e.contains("no PEM certificate"), "{e}");
+        let _ = std::fs::remove_file(path);
+        let path = temp_file(
+            "garbage.pem",
+            "-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydA==\n-----END CERTIFICATE-----\n",
+        );
+        let e = roots_from_file(&path).unwrap_err();
+        assert!(e.contains("certificate 1"), "{e}");
+        let _ = std::fs::remove_file(path);
+    }
+}
