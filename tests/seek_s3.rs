@@ -387,6 +387,77 @@ fn armv7_bb_seek_reads_s3_under_qemu() {
     bb_seek(&home, &env, &args).assert_ok();
 }
 
+#[cfg(feature = "tls")]
+#[test]
+#[ignore = "needs moto (scripts/setup.sh test); run by make test"]
+fn s3_over_https_through_nginx_with_a_private_ca() {
+    use common::nginx::{Certificates, Nginx};
+    let moto = Moto::start();
+    let creds = moto.user();
+    let home = TempDir::new("seek-s3-tls");
+    let certs = Certificates::make();
+    // nginx ends TLS and hands S3's requests to moto with their Host, which is signed.
+    let proxy = format!(
+        "    location / {{ proxy_pass http://127.0.0.1:{}; proxy_set_header Host $http_host; }}\n",
+        moto.port
+    );
+    let nginx = Nginx::start_conf(
+        Some((
+            &std::path::PathBuf::from(certs.path("server.pem")),
+            &certs.key(),
+        )),
+        &proxy,
+    );
+    let endpoint = format!("https://localhost:{}", nginx.port);
+    let env = [
+        ("AWS_ACCESS_KEY_ID", creds.access_key_id.as_str()),
+        ("AWS_SECRET_ACCESS_KEY", creds.secret_access_key.as_str()),
+        ("AWS_ENDPOINT_URL", endpoint.as_str()),
+    ];
+    let ca = certs.path("ca.pem");
+    let made = bb_seek(
+        &home,
+        &env,
+        &[
+            "--ca-file",
+            &ca,
+            "gen",
+            "--dest",
+            "s3://secure/",
+            "--sizes",
+            "64k,1m",
+        ],
+    );
+    made.assert_ok();
+    assert!(
+        made.stderr
+            .contains(&format!("s3://secure/ at {endpoint} (path-style)")),
+        "{}",
+        made.stderr
+    );
+    let args = [
+        seek::SHORT,
+        &[
+            "--ca-file",
+            &ca,
+            "--source",
+            "s3://secure/",
+            "--sizes",
+            "64k,1m",
+        ],
+    ]
+    .concat();
+    let run = bb_seek(&home, &env, &args);
+    run.assert_ok();
+    seek::check_all_patterns(&run.json(), "s3://secure/");
+    // Without the private CA, the system's roots do not know the server: one line, exit 1.
+    let args = [seek::SHORT, &["--source", "s3://secure/", "--sizes", "64k"]].concat();
+    assert_refused(
+        &bb_seek(&home, &env, &args),
+        &["TLS with localhost", "UnknownIssuer", "--ca-file"],
+    );
+}
+
 /// A server that answers every request with `answer` (the whole response), then closes.
 fn canned(answer: String) -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();

@@ -4,6 +4,7 @@
 
 pub mod boards;
 pub mod moto;
+pub mod nginx;
 pub mod rpc_server;
 pub mod seek;
 
