@@ -372,6 +372,31 @@ fn a_256_mib_object_is_generated_and_read_in_bounded_memory() {
 }
 
 #[test]
+fn an_upload_larger_than_an_s3_part_streams_to_nginx_in_bounded_memory() {
+    // 40 MiB: more than the 8 MiB part S3 uploads use, sent as one PUT whose body is
+    // generated in chunks as it goes: gen's peak stays well under the object's size.
+    let nginx = Nginx::start();
+    let objects = nginx.url("objects");
+    let (up, rss) = bb_seek_with_peak_rss(&["gen", "--dest", &objects, "--sizes", "40m"]);
+    up.assert_ok();
+    assert!(
+        up.stdout.contains("41943040 bytes  uploaded"),
+        "{}",
+        up.stdout
+    );
+    eprintln!("gen peaked at {rss} KiB uploading 40 MiB");
+    assert!(rss < 24 << 10, "gen peaked at {rss} KiB uploading 40 MiB");
+    let local = TempDir::new("seek-http-large");
+    let dir = local.path().to_str().unwrap();
+    bb_seek(&["gen", "--dir", dir, "--sizes", "40m"]).assert_ok();
+    assert!(
+        std::fs::read(nginx.dir.join("www/objects/random-40mb.txt")).unwrap()
+            == std::fs::read(local.join("random-40mb.txt")).unwrap(),
+        "uploaded byte for byte"
+    );
+}
+
+#[test]
 fn over_http_from_a_real_nginx() {
     let nginx = Nginx::start();
     let objects = nginx.url("objects");
