@@ -74,9 +74,7 @@ impl PipeShared {
 /// A pipelined connection: many calls in flight, replies matched by id on a reader thread.
 pub(crate) struct Pipeline {
     config: ClientConfig,
-    writer: RpcStream,
-    out: Vec<u8>,
-    scratch: Vec<u8>,
+    outgoing: Outgoing,
     shared: Arc<PipeShared>,
     reader: Option<std::thread::JoinHandle<()>>,
 }
@@ -112,11 +110,7 @@ impl Pipeline {
         });
         let s = shared.clone();
         let for_reader = config.clone();
-        let refills = Refiller {
-            writer: writer.try_clone().map_err(|e| config.failed_by("", e))?,
-            out: Vec::new(),
-            scratch: Vec::new(),
-        };
+        let refills = Outgoing::new(writer.try_clone().map_err(|e| config.failed_by("", e))?);
         let thread = std::thread::Builder::new()
             .name("bb-rpc-reader".into())
             .spawn(move || {
@@ -131,9 +125,7 @@ impl Pipeline {
             .map_err(|e| config.failed_by("starting the reader thread", e))?;
         Ok(Pipeline {
             config: config.clone(),
-            writer,
-            out: Vec::new(),
-            scratch: Vec::new(),
+            outgoing: Outgoing::new(writer),
             shared,
             reader: Some(thread),
         })
@@ -172,9 +164,9 @@ impl Pipeline {
     }
 
     fn send(&mut self) -> Result<()> {
-        let r = self.writer.write_all(&self.out);
-        self.out.clear();
-        r.map_err(|e| self.config.failed_by("sending calls", e))
+        self.outgoing
+            .send()
+            .map_err(|e| self.config.failed_by("sending calls", e))
     }
 
     /// Sends `count` calls in one write, completed by the reader thread; the i-th was
@@ -188,15 +180,8 @@ impl Pipeline {
     ) -> Result<Instant> {
         let sent = Instant::now();
         let first = self.shared.lock().record(count, sent, due);
-        let codec = self.config.codec;
-        push_calls(
-            &mut self.out,
-            &mut self.scratch,
-            requests,
-            codec,
-            first,
-            count,
-        );
+        self.outgoing
+            .push(requests, self.config.codec, first, count);
         self.send()?;
         Ok(sent)
     }
@@ -234,18 +219,11 @@ impl Pipeline {
             // Sent under the lock, as the reader thread sends its refills: the two
             // never write at once.
             let first = state.record(count, Instant::now(), None);
-            let codec = self.config.codec;
-            push_calls(
-                &mut self.out,
-                &mut self.scratch,
-                requests,
-                codec,
-                first,
-                count,
-            );
-            let sent = self.writer.write_all(&self.out);
-            self.out.clear();
-            sent.map_err(|e| self.config.failed_by("sending calls", e))?;
+            self.outgoing
+                .push(requests, self.config.codec, first, count);
+            self.outgoing
+                .send()
+                .map_err(|e| self.config.failed_by("sending calls", e))?;
         }
         let done = self.wait_for_room(1).map(|_| ());
         self.shared.lock().refill = None;
@@ -266,14 +244,13 @@ impl Pipeline {
                 due: sent,
             })
         };
-        let call = requests.call(id, &mut self.scratch);
-        protocol::push_request(&mut self.out, id, self.config.codec, &call);
+        self.outgoing.push(requests, self.config.codec, id, 1);
         Ok(Handle { id, sent })
     }
 
     /// Sends the calls buffered by [`Pipeline::call_future`].
     pub(crate) fn flush(&mut self) -> Result<()> {
-        if self.out.is_empty() {
+        if self.outgoing.out.is_empty() {
             return Ok(());
         }
         self.send()
@@ -348,26 +325,10 @@ impl Pipeline {
 impl Drop for Pipeline {
     fn drop(&mut self) {
         self.shared.lock().closing = true;
-        let _ = self.writer.shutdown(std::net::Shutdown::Both);
+        let _ = self.outgoing.writer.shutdown(std::net::Shutdown::Both);
         if let Some(t) = self.reader.take() {
             let _ = t.join();
         }
-    }
-}
-
-/// Appends the requests of calls `first` to `first + count - 1` to `out`.
-fn push_calls(
-    out: &mut Vec<u8>,
-    scratch: &mut Vec<u8>,
-    requests: &Requests,
-    codec: Codec,
-    first: u32,
-    count: usize,
-) {
-    for i in 0..count {
-        let id = first.wrapping_add(i as u32);
-        let call = requests.call(id, scratch);
-        protocol::push_request(out, id, codec, &call);
     }
 }
 
@@ -431,11 +392,39 @@ impl Refill {
     }
 }
 
-/// The reader thread's side of refilling: its own handle on the connection's socket.
-struct Refiller {
+/// Calls on their way out: the socket they are written to, and the buffers they are
+/// encoded in until one write sends them. The sender has one; the reader thread, which
+/// refills, has its own on a clone of the socket.
+struct Outgoing {
     writer: RpcStream,
     out: Vec<u8>,
     scratch: Vec<u8>,
+}
+
+impl Outgoing {
+    fn new(writer: RpcStream) -> Outgoing {
+        Outgoing {
+            writer,
+            out: Vec::new(),
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Appends the requests of calls `first` to `first + count - 1`.
+    fn push(&mut self, requests: &Requests, codec: Codec, first: u32, count: usize) {
+        for i in 0..count {
+            let id = first.wrapping_add(i as u32);
+            let call = requests.call(id, &mut self.scratch);
+            protocol::push_request(&mut self.out, id, codec, &call);
+        }
+    }
+
+    /// Writes what was appended, in one write.
+    fn send(&mut self) -> std::io::Result<()> {
+        let sent = self.writer.write_all(&self.out);
+        self.out.clear();
+        sent
+    }
 }
 
 /// The reader thread: completes calls by id until the connection ends or fails.
@@ -452,7 +441,7 @@ impl Replies<'_> {
     /// socket holds (up to 64 KiB, many replies at a pipeline's depth): the replies read
     /// together are completed under one lock, then their room refilled (async) in one
     /// write, then the sender woken if it waits for that much room.
-    fn read(&self, mut reader: BufReader<DeadlineReader>, mut refiller: Refiller) {
+    fn read(&self, mut reader: BufReader<DeadlineReader>, mut outgoing: Outgoing) {
         let (config, shared) = (self.config, self.shared);
         let mut payload = Vec::new();
         let error = 'connection: loop {
@@ -488,7 +477,7 @@ impl Replies<'_> {
                     break 'connection e;
                 }
             }
-            if let Err(e) = self.refill(&mut state, &mut refiller) {
+            if let Err(e) = self.refill(&mut state, &mut outgoing) {
                 break e;
             }
             let wake = state.in_flight.len() < state.room_wanted
@@ -560,7 +549,7 @@ impl Replies<'_> {
     fn refill(
         &self,
         state: &mut PipeState,
-        refiller: &mut Refiller,
+        outgoing: &mut Outgoing,
     ) -> std::result::Result<(), String> {
         let Some(refill) = &mut state.refill else {
             return Ok(());
@@ -572,15 +561,8 @@ impl Replies<'_> {
         }
         refill.remaining -= count as u64;
         let first = state.record(count, Instant::now(), None);
-        let Refiller {
-            writer,
-            out,
-            scratch,
-        } = refiller;
-        push_calls(out, scratch, self.requests, self.config.codec, first, count);
-        let sent = writer.write_all(out);
-        out.clear();
-        sent.map_err(|e| format!("sending calls: {e}"))
+        outgoing.push(self.requests, self.config.codec, first, count);
+        outgoing.send().map_err(|e| format!("sending calls: {e}"))
     }
 }
 
