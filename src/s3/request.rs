@@ -96,6 +96,15 @@ impl Bucket {
         }
     }
 
+    /// The host requests connect to: the bucket's own name under the endpoint's when
+    /// virtual-hosted, the endpoint's when path-style.
+    pub fn host(&self) -> String {
+        match self.addressing {
+            Addressing::Virtual => format!("{}.{}", self.name, self.endpoint.host),
+            Addressing::Path => self.endpoint.host.clone(),
+        }
+    }
+
     /// GET of `len` bytes of `key` from `offset` (`len` > 0).
     pub fn get_range(&self, key: &str, offset: u64, len: u64, now: SystemTime) -> HttpRequest {
         let range = format!("bytes={offset}-{}", offset + len - 1);
@@ -220,18 +229,11 @@ impl Bucket {
         body: &Payload,
         now: SystemTime,
     ) -> HttpRequest {
-        let (host, path) = match self.addressing {
-            Addressing::Virtual => (
-                format!("{}.{}", self.name, self.endpoint.host),
-                format!("/{}", key.unwrap_or("")),
-            ),
-            Addressing::Path => (
-                self.endpoint.host.clone(),
-                match key {
-                    Some(k) => format!("/{}/{k}", self.name),
-                    None => format!("/{}", self.name),
-                },
-            ),
+        let host = self.host();
+        let path = match (self.addressing, key) {
+            (Addressing::Virtual, _) => format!("/{}", key.unwrap_or("")),
+            (Addressing::Path, Some(k)) => format!("/{}/{k}", self.name),
+            (Addressing::Path, None) => format!("/{}", self.name),
         };
         let query: Vec<(String, String)> = query
             .iter()

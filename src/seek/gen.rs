@@ -1,8 +1,8 @@
 //! The objects made ready before they are read: `bb-seek gen` writes them to a directory
 //! or uploads them to an HTTP server or an S3 bucket (in parts when large), each with its
-//! manifest, in bounded chunks whatever their size; a run makes sure its local directory holds them (generating what is missing
-//! or wrong, after checking that the disk has room) and, with `--cold`, checks once that
-//! their pages can be dropped.
+//! manifest, in bounded chunks whatever their size; a run makes sure its local directory
+//! holds them (generating what is missing or wrong, after checking that the disk has
+//! room) and, with `--cold`, checks once that their pages can be dropped.
 
 use super::data::{self, Object, Outcome};
 use super::file::FileSource;
@@ -119,8 +119,7 @@ pub fn upload(
                     format!("uploaded in {} parts", size.div_ceil(p.part_size))
                 }
                 _ => {
-                    let payload = s3::payload_of(&client, &object, 0, size)?;
-                    client.put(name, payload, &mut |w| object.write_range(0, size, w))?;
+                    client.put(name, size, &mut |w| object.write_range(0, size, w))?;
                     "uploaded".to_string()
                 }
             };
@@ -142,8 +141,7 @@ pub fn upload(
         entries.push((object.name.clone(), size, object.checksum()));
     }
     let manifest = data::manifest(seed, &entries);
-    let payload = crate::s3::Payload::of(manifest.as_bytes());
-    client.put(data::MANIFEST, payload, &mut |w| {
+    client.put(data::MANIFEST, manifest.len() as u64, &mut |w| {
         w.write_all(manifest.as_bytes())
     })?;
     out.push_str(&format!(

@@ -11,6 +11,7 @@
 
 use crate::error::{Error, Result};
 use crate::output::format::printable;
+use crate::s3::sigv4::{Sha256Writer, UNSIGNED_PAYLOAD};
 use crate::s3::Payload;
 use crate::seek::source::{Buffers, Sink, Source};
 #[cfg(feature = "tls")]
@@ -860,11 +861,14 @@ impl HttpClient {
     /// The error for an answer that was not asked for: why, as the origin explains it,
     /// else the status line.
     pub(crate) fn refused(&self, ask: &Ask, answer: &Answer) -> Error {
-        let why = self
-            .origin
+        Error::failed(format!("{}: {}", self.what(ask), self.why(answer)))
+    }
+
+    /// Why `answer` came: as the origin explains it, else its status line.
+    fn why(&self, answer: &Answer) -> String {
+        self.origin
             .explain(&answer.head, &answer.body)
-            .unwrap_or_else(|| unexpected(&answer.head));
-        Error::failed(format!("{}: {why}", self.what(ask)))
+            .unwrap_or_else(|| unexpected(&answer.head))
     }
 
     /// The size of object `name` (HEAD), or None when the server has no such object.
@@ -886,9 +890,10 @@ impl HttpClient {
                 let mut get = Ask::new("GET", Some(name));
                 get.range = Some((0, 1));
                 let why = self.call(&get, &mut |_| Ok(()))?;
-                match why.head.status {
-                    _ if self.origin.is_missing(&why) => Ok(None),
-                    _ => Err(self.refused(&ask, &why)),
+                if self.origin.is_missing(&why) {
+                    Ok(None)
+                } else {
+                    Err(self.refused(&ask, &why))
                 }
             }
             _ if self.origin.is_missing(&answer) => Ok(None),
@@ -913,12 +918,7 @@ impl HttpClient {
         if !matches!(head.status, 200 | 206) {
             let body = read_small_body(&mut c.reader, &head).unwrap_or_default();
             self.done(&head, false);
-            let answer = Answer { head, body };
-            let why = self
-                .origin
-                .explain(&answer.head, &answer.body)
-                .unwrap_or_else(|| unexpected(&answer.head));
-            return Err(fail(why));
+            return Err(fail(self.why(&Answer { head, body })));
         }
         let result = check_range(&head, offset, len, size)
             .and_then(|_| read_body(&mut c.reader, &head, len, true, sink));
@@ -941,12 +941,26 @@ impl HttpClient {
         }
     }
 
-    /// Uploads object `name` with PUT, its body (of the payload's length and hash)
-    /// written by `body`.
-    pub(crate) fn put(&mut self, name: &str, payload: Payload, body: &mut Body) -> Result<()> {
+    /// Uploads object `name` of `len` bytes with PUT, its body written by `body` (in
+    /// pieces: nothing here holds it).
+    pub(crate) fn put(&mut self, name: &str, len: u64, body: &mut Body) -> Result<()> {
         let mut ask = Ask::new("PUT", Some(name));
-        ask.body = Some(payload);
+        ask.body = Some(self.payload(len, body)?);
         self.send_body(&ask, body).map(|_| ())
+    }
+
+    /// The payload of a body of `len` bytes that `body` writes: hashed when the origin
+    /// signs bodies (the body written once into the hash, so not held, and once more
+    /// when it is sent), else `UNSIGNED-PAYLOAD`.
+    pub(crate) fn payload(&self, len: u64, body: &mut Body) -> Result<Payload> {
+        let sha256 = if self.origin.hashes_bodies() {
+            let mut hasher = Sha256Writer::default();
+            body(&mut hasher).map_err(|e| Error::io("hashing a body", e))?;
+            hasher.hex()
+        } else {
+            UNSIGNED_PAYLOAD.to_string()
+        };
+        Ok(Payload { len, sha256 })
     }
 }
 

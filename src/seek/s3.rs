@@ -8,8 +8,8 @@ use super::http::{Answer, Ask, Head, HttpClient, Origin, Url};
 use crate::error::{Error, Result};
 use crate::output::format::printable;
 use crate::s3::request::complete_multipart_body;
-use crate::s3::sigv4::{Sha256Writer, UNSIGNED_PAYLOAD};
 use crate::s3::{xml, Addressing, Bucket, Location, Payload, Settings};
+use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -40,8 +40,7 @@ impl S3Objects {
         addressing: Option<Addressing>,
     ) -> Result<S3Objects> {
         let bucket = Bucket::new(&location.bucket, settings, addressing);
-        let probe = bucket.head_bucket(SystemTime::now());
-        let server = Url::for_server(&probe.host, probe.port, probe.https)
+        let server = Url::for_server(&bucket.host(), bucket.endpoint.port, bucket.endpoint.https)
             .map_err(|e| Error::usage(format!("{location}: {e}")))?;
         Ok(S3Objects {
             location,
@@ -280,12 +279,13 @@ fn send_parts(
     while offset < object.size {
         let len = part_size.min(object.size - offset);
         let number = (etags.len() + 1).to_string();
+        let mut part = |w: &mut dyn Write| object.write_range(offset, len, w);
         let ask = Ask {
             query: &[("partNumber", number.as_str()), ("uploadId", upload_id)],
-            body: Some(payload_of(client, object, offset, len)?),
+            body: Some(client.payload(len, &mut part)?),
             ..Ask::new("PUT", Some(object.name.as_str()))
         };
-        let answer = client.send_body(&ask, &mut |w| object.write_range(offset, len, w))?;
+        let answer = client.send_body(&ask, &mut part)?;
         let etag = answer.head.header("etag").ok_or_else(|| {
             Error::failed(format!(
                 "PUT {} part {number}: the answer has no ETag",
@@ -296,24 +296,4 @@ fn send_parts(
         offset += len;
     }
     Ok(etags)
-}
-
-/// The payload of `len` bytes of `object` from `offset`: hashed when the origin signs
-/// bodies (the bytes generated into the hash, not held).
-pub(crate) fn payload_of(
-    client: &HttpClient,
-    object: &Object,
-    offset: u64,
-    len: u64,
-) -> Result<Payload> {
-    let sha256 = if client.origin().hashes_bodies() {
-        let mut hasher = Sha256Writer::default();
-        object
-            .write_range(offset, len, &mut hasher)
-            .map_err(|e| Error::io("hashing a generated object", e))?;
-        hasher.hex()
-    } else {
-        UNSIGNED_PAYLOAD.to_string()
-    };
-    Ok(Payload { len, sha256 })
 }
