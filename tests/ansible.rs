@@ -5,10 +5,10 @@
 
 mod common;
 use common::boards::{
-    check_default_suite, check_zstd_results, free_port, start_boards, user, x86_musl_bb_zstd,
-    Boards, REPO, SHORT_TIMING, ZSTD_FLAGS,
+    check_default_suite, check_zstd_results, start_boards, user, x86_musl_bb_zstd, Boards, REPO,
+    SHORT_TIMING, ZSTD_FLAGS,
 };
-use common::{run_in, Run, TempDir};
+use common::{free_port, run_in, Run, TempDir};
 use std::path::{Path, PathBuf};
 
 /// The venv's bin directory, where setup.sh installs ansible-core and ansible-lint.

@@ -5,7 +5,7 @@
 //! test files one after the other, and the tests of one file here one at a time.
 
 mod common;
-use common::{planned_labels, reported_labels, run_in, Run, TempDir};
+use common::{estimated_seconds, planned_labels, reported_labels, run_in, Run, TempDir};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -26,16 +26,6 @@ const SHORT: [&str; 10] = [
 
 /// One timed test at a time, whatever the test harness's threads.
 static ALONE: Mutex<()> = Mutex::new(());
-
-/// The seconds of the plan's last line, `estimated duration: ... (N s)`.
-fn estimated_seconds(plan: &str) -> f64 {
-    let last = plan.lines().last().unwrap_or("");
-    let inner = last
-        .rsplit_once('(')
-        .and_then(|(_, s)| s.strip_suffix(" s)"))
-        .unwrap_or_else(|| panic!("no estimate on the last line:\n{plan}"));
-    inner.parse().unwrap()
-}
 
 /// Tries a plan and its real run this many times before the estimate counts as wrong:
 /// this machine is shared, and a neighbour's burst stretches a CPU-bound run.

@@ -34,9 +34,9 @@ fn work_calls(server: &Server) -> u64 {
     client.stats().unwrap().work_calls()
 }
 
-/// Runs bb-rpc against `server` with `args` (JSON on stdout) and stops the server for
-/// `stall` once the measured calls have begun, `after` into them.
-fn run_with_a_stall(server: &Server, args: &[&str], after: Duration, stall: Duration) -> String {
+/// Runs bb-rpc against `server` with `args` and stops the server for `stall` once the
+/// measured calls have begun, 300 ms into them; the report, in JSON.
+fn run_with_a_stall(server: &Server, args: &[&str], stall: Duration) -> serde_json::Value {
     let addr = server.addr.to_string();
     let client = Command::new(EXE)
         .args(["--connect", &addr, "--format", "json"])
@@ -48,22 +48,13 @@ fn run_with_a_stall(server: &Server, args: &[&str], after: Duration, stall: Dura
         .unwrap();
     let began = common::wait_for(Duration::from_secs(30), || work_calls(server) > 0);
     assert!(began, "no call reached the server");
-    std::thread::sleep(after);
+    std::thread::sleep(Duration::from_millis(300));
     server.signal(nix::sys::signal::Signal::SIGSTOP);
     std::thread::sleep(stall);
     server.signal(nix::sys::signal::Signal::SIGCONT);
-    // Its output is read while it runs: a report larger than a pipe's buffer (a sample
-    // histogram of many buckets, 64 KiB) would otherwise block it before it exits.
-    let pid = nix::unistd::Pid::from_raw(client.id() as i32);
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || tx.send(client.wait_with_output()));
-    let Ok(out) = rx.recv_timeout(Duration::from_secs(60)) else {
-        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
-        panic!("the run did not end within 60 s");
-    };
-    let run = common::Run::from(out.unwrap());
+    let run = common::finish_within(client, Duration::from_secs(60), "the stalled run");
     run.assert_ok();
-    run.stdout
+    run.json()
 }
 
 /// Samples of a sample-mode entry at or above `us` microseconds, from its
@@ -97,13 +88,7 @@ fn a_stall_counts_for_every_call_it_held_back_only_in_the_corrected_latencies() 
         &once("2s"),
     ]
     .concat();
-    let json: serde_json::Value = serde_json::from_str(&run_with_a_stall(
-        &server,
-        &args,
-        Duration::from_millis(300),
-        stall,
-    ))
-    .unwrap();
+    let json = run_with_a_stall(&server, &args, stall);
     let e = common::entry(&json, "bb.rpc.open", &[("rate", "500"), ("depth", DEPTH)]);
     assert_eq!(e["mode"], "sample");
     let corrected_max = e["primaryMetric"]["scorePercentiles"]["100.0"]
@@ -136,13 +121,7 @@ fn a_stall_counts_for_every_call_it_held_back_only_in_the_corrected_latencies() 
         &once("2s"),
     ]
     .concat();
-    let json: serde_json::Value = serde_json::from_str(&run_with_a_stall(
-        &server,
-        &args,
-        Duration::from_millis(300),
-        stall,
-    ))
-    .unwrap();
+    let json = run_with_a_stall(&server, &args, stall);
     let e = common::entry(&json, "bb.rpc.sync", &[]);
     let max = e["primaryMetric"]["scorePercentiles"]["100.0"]
         .as_f64()

@@ -6,7 +6,7 @@
 //! with numbers. Behaviour only: no test asserts a speed, and the 100% row may saturate.
 
 mod common;
-use common::{run_bounded, TempDir};
+use common::{estimated_seconds, run_bounded, TempDir};
 use std::time::Duration;
 
 const EXE: &str = env!("CARGO_BIN_EXE_bb-rpc");
@@ -24,16 +24,6 @@ const SHORT: [&str; 8] = [
     "--forks",
     "1",
 ];
-
-/// The seconds of a plan's last line, `estimated duration: ... (N s)`.
-fn estimated_seconds(plan: &str) -> f64 {
-    let last = plan.lines().last().unwrap_or("");
-    let inner = last
-        .rsplit_once('(')
-        .and_then(|(_, s)| s.strip_suffix(" s)"))
-        .unwrap_or_else(|| panic!("no estimate on the last line:\n{plan}"));
-    inner.parse().unwrap()
-}
 
 #[test]
 fn the_plan_lists_each_groups_six_shares_and_counts_the_probe() {

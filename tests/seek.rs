@@ -494,11 +494,7 @@ fn over_http_from_a_real_nginx() {
 
 #[test]
 fn a_dead_server_is_a_clear_error() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = common::free_port();
     let run = short(
         &format!("http://127.0.0.1:{port}/x/"),
         &["--sizes", "64k", "--pattern", "forward"],

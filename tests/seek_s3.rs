@@ -6,6 +6,7 @@
 //! another region, a server that drops the connection.
 
 mod common;
+use boardbench::s3::sigv4::Credentials;
 use common::moto::Moto;
 use common::{seek, Run, TempDir};
 use std::io::{BufRead, BufReader, Write};
@@ -22,15 +23,30 @@ fn bb_seek(home: &TempDir, env: &[(&str, &str)], args: &[&str]) -> Run {
 
 /// The same with `exe` run (a qemu-user, with bb-seek's path first in `args`).
 fn bb_seek_as(exe: &str, home: &TempDir, env: &[(&str, &str)], args: &[&str]) -> Run {
+    alone(exe, home, env)
+        .args(args)
+        .output()
+        .expect("running bb-seek")
+        .into()
+}
+
+/// `exe` with only `env`, PATH and `home` as HOME in its environment.
+fn alone(exe: &str, home: &TempDir, env: &[(&str, &str)]) -> Command {
     let mut c = Command::new(exe);
-    c.args(args)
-        .env_clear()
+    c.env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home.path());
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    c.output().expect("running bb-seek").into()
+        .env("HOME", home.path())
+        .envs(env.iter().copied());
+    c
+}
+
+/// The keys of moto's user and the endpoint that reaches it (moto itself or a proxy).
+fn keys_for<'a>(creds: &'a Credentials, endpoint: &'a str) -> Vec<(&'static str, &'a str)> {
+    vec![
+        ("AWS_ACCESS_KEY_ID", creds.access_key_id.as_str()),
+        ("AWS_SECRET_ACCESS_KEY", creds.secret_access_key.as_str()),
+        ("AWS_ENDPOINT_URL", endpoint),
+    ]
 }
 
 fn assert_refused(run: &Run, needles: &[&str]) {
@@ -52,11 +68,10 @@ fn gen_and_every_pattern_on_s3_with_clear_refusals() {
     let home = TempDir::new("seek-s3");
     let endpoint = moto.endpoint();
     let env = [
-        ("AWS_ACCESS_KEY_ID", creds.access_key_id.as_str()),
-        ("AWS_SECRET_ACCESS_KEY", creds.secret_access_key.as_str()),
-        ("AWS_ENDPOINT_URL", endpoint.as_str()),
-        ("AWS_REGION", "eu-west-1"),
-    ];
+        keys_for(&creds, &endpoint),
+        vec![("AWS_REGION", "eu-west-1")],
+    ]
+    .concat();
     let gen = [
         "gen",
         "--dest",
@@ -187,21 +202,14 @@ fn seek_s3_sh_makes_the_bucket_and_the_data_then_runs() {
         .to_str()
         .unwrap();
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/seek-s3.sh");
+    let env = [keys_for(&creds, &endpoint), vec![("BB_BIN_DIR", bin_dir)]].concat();
     let sh = |args: &[&str], extra: &[(&str, &str)]| -> Run {
-        let mut c = Command::new(script);
-        c.args(args)
+        alone(script, &home, &[&env[..], extra].concat())
+            .args(args)
             .current_dir(home.path())
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", home.path())
-            .env("BB_BIN_DIR", bin_dir)
-            .env("AWS_ACCESS_KEY_ID", &creds.access_key_id)
-            .env("AWS_SECRET_ACCESS_KEY", &creds.secret_access_key)
-            .env("AWS_ENDPOINT_URL", &endpoint);
-        for (k, v) in extra {
-            c.env(k, v);
-        }
-        c.output().expect("running seek-s3.sh").into()
+            .output()
+            .expect("running seek-s3.sh")
+            .into()
     };
     // With no arguments: which bucket, and exit 2.
     let none = sh(&[], &[]);
@@ -299,11 +307,7 @@ fn the_latency_proxy_delays_every_request_and_the_bytes_stay_right() {
     let home = TempDir::new("seek-s3-latency");
     let proxy = LatencyProxy::start(moto.port, 40);
     let endpoint = format!("http://127.0.0.1:{}", proxy.port);
-    let env = [
-        ("AWS_ACCESS_KEY_ID", creds.access_key_id.as_str()),
-        ("AWS_SECRET_ACCESS_KEY", creds.secret_access_key.as_str()),
-        ("AWS_ENDPOINT_URL", endpoint.as_str()),
-    ];
+    let env = keys_for(&creds, &endpoint);
     // Through the proxy: a PUT's body is not held back, only each request's start.
     bb_seek(
         &home,
@@ -357,11 +361,10 @@ fn armv7_bb_seek_reads_s3_under_qemu() {
     let home = TempDir::new("seek-s3-qemu");
     let endpoint = moto.endpoint();
     let env = [
-        ("AWS_ACCESS_KEY_ID", creds.access_key_id.as_str()),
-        ("AWS_SECRET_ACCESS_KEY", creds.secret_access_key.as_str()),
-        ("AWS_ENDPOINT_URL", endpoint.as_str()),
-        ("AWS_REGION", "eu-west-1"),
-    ];
+        keys_for(&creds, &endpoint),
+        vec![("AWS_REGION", "eu-west-1")],
+    ]
+    .concat();
     // The armv7 build makes the bucket and uploads, then reads every pattern back, its
     // bytes checked against what it generated.
     let qemu = |args: &[&str]| bb_seek_as("qemu-arm-static", &home, &env, &[&[exe], args].concat());
@@ -409,11 +412,7 @@ fn s3_over_https_through_nginx_with_a_private_ca() {
         &proxy,
     );
     let endpoint = format!("https://localhost:{}", nginx.port);
-    let env = [
-        ("AWS_ACCESS_KEY_ID", creds.access_key_id.as_str()),
-        ("AWS_SECRET_ACCESS_KEY", creds.secret_access_key.as_str()),
-        ("AWS_ENDPOINT_URL", endpoint.as_str()),
-    ];
+    let env = keys_for(&creds, &endpoint);
     let ca = certs.path("ca.pem");
     let made = bb_seek(
         &home,

@@ -4,10 +4,10 @@
 
 mod common;
 use common::boards::{
-    check_default_suite, check_zstd_results, free_port, results_dir, start_boards, user,
-    x86_musl_bb_zstd, Boards, Sshd, REPO, SHORT_TIMING, ZSTD_FLAGS,
+    check_default_suite, check_zstd_results, results_dir, start_boards, user, x86_musl_bb_zstd,
+    Boards, Sshd, REPO, SHORT_TIMING, ZSTD_FLAGS,
 };
-use common::{run_with, Run, TempDir};
+use common::{free_port, run_with, Run, TempDir};
 use std::path::{Path, PathBuf};
 
 fn script(name: &str) -> String {

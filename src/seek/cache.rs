@@ -233,6 +233,7 @@ impl BlockCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::seek::source::tests::copy_at;
 
     fn object(len: usize) -> Vec<u8> {
         (0..len).map(|i| (i * 7 % 256) as u8).collect()
@@ -244,11 +245,7 @@ mod tests {
                 let Destination::Buffers(bufs) = dest else {
                     unreachable!("an arena")
                 };
-                let mut at = offset as usize;
-                for b in bufs.iter_mut() {
-                    b.copy_from_slice(&data[at..at + b.len()]);
-                    at += b.len();
-                }
+                copy_at(data, offset, bufs);
                 Ok(())
             })
             .unwrap();
@@ -312,11 +309,7 @@ mod tests {
             .fill(first, count, data.len() as u64, |offset, dest| match dest {
                 Destination::Mapped(m, n) => m.populate(offset, n),
                 Destination::Buffers(bufs) => {
-                    let mut at = offset as usize;
-                    for b in bufs.iter_mut() {
-                        b.copy_from_slice(&data[at..at + b.len()]);
-                        at += b.len();
-                    }
+                    copy_at(data, offset, bufs);
                     Ok(())
                 }
             })

@@ -175,12 +175,17 @@ pub(crate) mod tests {
             self.0.len() as u64
         }
         fn read_at(&mut self, offset: u64, bufs: &mut [&mut [u8]]) -> Result<()> {
-            let mut at = offset as usize;
-            for b in bufs.iter_mut() {
-                b.copy_from_slice(&self.0[at..at + b.len()]);
-                at += b.len();
-            }
+            copy_at(&self.0, offset, bufs);
             Ok(())
+        }
+    }
+
+    /// Fills `bufs`, in order, with the bytes of `data` from `offset` on.
+    pub fn copy_at(data: &[u8], offset: u64, bufs: &mut [&mut [u8]]) {
+        let mut at = offset as usize;
+        for b in bufs.iter_mut() {
+            b.copy_from_slice(&data[at..at + b.len()]);
+            at += b.len();
         }
     }
 

@@ -2,7 +2,7 @@
 //! home), and the checks of what run-all.sh leaves in a results directory, shared by the
 //! tests of deploy.sh, fleet.sh and the Ansible playbook.
 
-use super::{run_with, Run, TempDir};
+use super::{free_port, run_with, Run, TempDir};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -140,14 +140,6 @@ impl Drop for Sshd {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 pub fn user() -> String {

@@ -88,6 +88,16 @@ pub fn run_in(cwd: &Path, exe: &str, args: &[&str], env: &[(&str, &str)]) -> Run
         .into()
 }
 
+/// The seconds of a plan's last line, `estimated duration: ... (N s)`.
+pub fn estimated_seconds(plan: &str) -> f64 {
+    let last = plan.lines().last().unwrap_or("");
+    let inner = last
+        .rsplit_once('(')
+        .and_then(|(_, s)| s.strip_suffix(" s)"))
+        .unwrap_or_else(|| panic!("no estimate on the last line:\n{plan}"));
+    inner.parse().unwrap()
+}
+
 /// The benchmarks of a `--dry-run` plan, one per line, as `name (k=v, ...)` with the
 /// params sorted (as [`reported_labels`] writes them).
 pub fn planned_labels(plan: &str) -> Vec<String> {
@@ -149,20 +159,39 @@ pub fn run_bounded(
     for (k, v) in env {
         c.env(k, v);
     }
-    let mut child = c.spawn().unwrap_or_else(|e| panic!("running {exe}: {e}"));
-    let until = std::time::Instant::now() + limit;
-    while child.try_wait().unwrap().is_none() {
-        if std::time::Instant::now() > until {
-            let _ = child.kill();
-            let run: Run = child.wait_with_output().unwrap().into();
+    let child = c.spawn().unwrap_or_else(|e| panic!("running {exe}: {e}"));
+    finish_within(child, limit, &format!("{exe} {args:?}"))
+}
+
+/// Waits for `child`, reading its output as it runs (a report larger than a pipe's
+/// buffer would otherwise block it before it exits); one still going after `limit` is
+/// killed and fails the test with what it wrote. `what` names it in that message.
+pub fn finish_within(child: std::process::Child, limit: std::time::Duration, what: &str) -> Run {
+    let pid = child.id() as i32;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(child.wait_with_output()));
+    match rx.recv_timeout(limit) {
+        Ok(out) => out.unwrap().into(),
+        Err(_) => {
+            // SAFETY: kill(2) on the pid of a child not yet reaped (its waiter still waits).
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            let run: Run = rx.recv().unwrap().unwrap().into();
             panic!(
-                "{exe} {args:?} still ran after {limit:?}\nstdout:\n{}\nstderr:\n{}",
+                "{what} still ran after {limit:?}\nstdout:\n{}\nstderr:\n{}",
                 run.stdout, run.stderr
             );
         }
-        std::thread::sleep(std::time::Duration::from_millis(10));
     }
-    child.wait_with_output().unwrap().into()
+}
+
+/// A port on 127.0.0.1 that nothing listens on just now (a server started on it may
+/// still lose it to another; the servers here retry).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 /// A fresh temporary directory, removed when dropped.

@@ -24,11 +24,7 @@ impl Moto {
     /// the IAM user whose keys sign everything else.
     pub fn start() -> Moto {
         for _ in 0..3 {
-            let port = std::net::TcpListener::bind("127.0.0.1:0")
-                .unwrap()
-                .local_addr()
-                .unwrap()
-                .port();
+            let port = super::free_port();
             let child = Command::new(moto_server())
                 .args(["-H", "127.0.0.1", "-p", &port.to_string()])
                 .env("INITIAL_NO_AUTH_ACTION_COUNT", "3")

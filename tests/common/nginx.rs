@@ -52,11 +52,7 @@ impl Nginx {
         let root = dir.join("www");
         std::fs::create_dir_all(root.join("objects")).unwrap();
         for attempt in 0..5 {
-            let port = std::net::TcpListener::bind("127.0.0.1:0")
-                .unwrap()
-                .local_addr()
-                .unwrap()
-                .port();
+            let port = super::free_port();
             let d = dir.path().display();
             let conf = format!(
                 "daemon off;\nmaster_process off;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
