@@ -34,6 +34,4 @@ pub use harness::benchmark::{
     Benchmark, Metric, PairedBaseline, Settings, Setup, TimeUnit, Workload,
 };
 pub use harness::cli::{CommonArgs, Format, Mode, Profile};
-pub use harness::{
-    main_with, pin_process, run_suite, run_suite_with_prelude, Prelude, Profiles, Suite,
-};
+pub use harness::{main_with, pin_process, run_suite, Prelude, Profiles, Suite};

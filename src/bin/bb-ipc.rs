@@ -135,6 +135,9 @@ fn run(args: &Args) -> Result<()> {
             profiles,
             benchmarks,
             pin_process: false,
+            notes: vec![],
+            prepare: vec![],
+            prelude: None,
         },
         &flags,
     )

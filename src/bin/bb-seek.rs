@@ -424,6 +424,9 @@ fn run(args: &Args) -> Result<()> {
             profiles,
             benchmarks,
             pin_process: true,
+            notes: vec![],
+            prepare: vec![],
+            prelude: None,
         },
         &flags,
     )

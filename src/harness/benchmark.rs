@@ -250,8 +250,14 @@ pub struct Benchmark {
     /// How long one invocation takes, where the binary can tell before measuring (a
     /// single shot of a fixed batch); for the plan's estimate.
     pub invocation_estimate: Option<Duration>,
+    /// Works out [`Benchmark::invocation_estimate`] where that costs work (a job run and
+    /// timed): the harness calls it in the parent before the plan, never in a fork.
+    pub estimate_invocation: Option<EstimateInvocation>,
     pub setup: Setup,
 }
+
+/// A lazy [`Benchmark::invocation_estimate`].
+pub type EstimateInvocation = Box<dyn FnOnce() -> Result<Duration>>;
 
 impl Benchmark {
     pub fn new(name: impl Into<String>, setup: Setup) -> Benchmark {
@@ -269,8 +275,18 @@ impl Benchmark {
             paired: None,
             constants: Vec::new(),
             invocation_estimate: None,
+            estimate_invocation: None,
             setup,
         }
+    }
+
+    /// Fills [`Benchmark::invocation_estimate`] from [`Benchmark::estimate_invocation`],
+    /// once.
+    pub(crate) fn resolve_estimate(&mut self) -> Result<()> {
+        if let Some(estimate) = self.estimate_invocation.take() {
+            self.invocation_estimate = Some(estimate()?);
+        }
+        Ok(())
     }
 
     /// The settings and unit this benchmark runs with, given the suite's.
@@ -363,5 +379,19 @@ mod tests {
         let s = Settings::quick().with_flags(&flags);
         assert_eq!((s.iterations, s.mode, s.forks), (7, Mode::Sample, 1));
         assert_eq!(label("bb.x", &[("a".into(), "1".into())]), "bb.x (a=1)");
+    }
+
+    #[test]
+    fn a_lazy_estimate_is_worked_out_once() {
+        let mut b = Benchmark::new("bb.x", Box::new(|| unreachable!("nothing runs")));
+        b.estimate_invocation = Some(Box::new(|| Ok(Duration::from_millis(7))));
+        b.resolve_estimate().unwrap();
+        assert_eq!(b.invocation_estimate, Some(Duration::from_millis(7)));
+        assert!(b.estimate_invocation.is_none());
+        b.invocation_estimate = Some(Duration::from_millis(1));
+        b.resolve_estimate().unwrap();
+        assert_eq!(b.invocation_estimate, Some(Duration::from_millis(1)));
+        b.estimate_invocation = Some(Box::new(|| Err(crate::Error::failed("timing a job"))));
+        assert!(b.resolve_estimate().is_err());
     }
 }

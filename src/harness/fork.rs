@@ -21,17 +21,49 @@ pub fn is_child() -> bool {
     std::env::var_os(CHILD_ENV).is_some()
 }
 
-/// In a fork child: the index of the benchmark to run and the pipe to report on.
-pub fn child_request() -> Option<(usize, std::fs::File)> {
+/// What the parent asks of a fork child: the benchmark to run, the values its prelude
+/// measured (empty without one; see [`crate::harness::Prelude`]), and the pipe to report on.
+pub(crate) struct ChildRequest {
+    pub index: usize,
+    pub values: Vec<f64>,
+    pub pipe: std::fs::File,
+}
+
+/// In a fork child: what its parent asks of it.
+pub(crate) fn child_request() -> Option<ChildRequest> {
     let value = std::env::var(CHILD_ENV).ok()?;
     std::env::remove_var(CHILD_ENV);
-    let (index, fd) = value.split_once(':')?;
-    let fd: i32 = fd.parse().ok()?;
+    let (index, fd, values) = decode_request(&value)?;
     // SAFETY: the parent passed this descriptor, the write end of a pipe it made for
     // this child alone; nothing else in this process owns it.
-    let file = unsafe { std::fs::File::from_raw_fd(fd) };
-    set_cloexec(file.as_raw_fd());
-    Some((index.parse().ok()?, file))
+    let pipe = unsafe { std::fs::File::from_raw_fd(fd) };
+    set_cloexec(pipe.as_raw_fd());
+    Some(ChildRequest {
+        index,
+        values,
+        pipe,
+    })
+}
+
+/// `INDEX:FD:VALUES`, the values comma-separated in Rust's shortest round-trip form, so
+/// that the fork rebuilds its benchmarks from exactly what the parent measured.
+fn encode_request(index: usize, fd: i32, values: &[f64]) -> String {
+    let values: Vec<String> = values.iter().map(f64::to_string).collect();
+    format!("{index}:{fd}:{}", values.join(","))
+}
+
+fn decode_request(text: &str) -> Option<(usize, i32, Vec<f64>)> {
+    let mut parts = text.splitn(3, ':');
+    let index = parts.next()?.parse().ok()?;
+    let fd = parts.next()?.parse().ok()?;
+    let values = match parts.next()? {
+        "" => Vec::new(),
+        list => list
+            .split(',')
+            .map(|v| v.parse().ok())
+            .collect::<Option<_>>()?,
+    };
+    Some((index, fd, values))
 }
 
 fn set_cloexec(fd: i32) {
@@ -40,8 +72,13 @@ fn set_cloexec(fd: i32) {
 }
 
 /// Runs fork `fork` (1-based) of benchmark `index` in a fresh copy of this binary with the
-/// same arguments.
-pub(crate) fn run_child(index: usize, fork: u32, label: &str) -> Result<ForkResult> {
+/// same arguments, passing it the prelude's `values`.
+pub(crate) fn run_child(
+    index: usize,
+    fork: u32,
+    label: &str,
+    values: &[f64],
+) -> Result<ForkResult> {
     // Errno is named, not kept as the cause: its Debug (every errno's name) would double
     // the binaries' error tables.
     let (read_end, write_end) = nix::unistd::pipe()
@@ -50,7 +87,10 @@ pub(crate) fn run_child(index: usize, fork: u32, label: &str) -> Result<ForkResu
     let (mut command, exe) = command_for_self(Purpose::Fork)?;
     command
         .args(std::env::args_os().skip(1))
-        .env(CHILD_ENV, format!("{index}:{}", write_end.as_raw_fd()))
+        .env(
+            CHILD_ENV,
+            encode_request(index, write_end.as_raw_fd(), values),
+        )
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null());
     let (mut child, hook) = spawn(
@@ -393,6 +433,18 @@ mod tests {
         let status = child.wait().unwrap();
         use std::os::unix::process::ExitStatusExt;
         assert_eq!(status.signal(), Some(libc::SIGKILL), "{status:?}");
+    }
+
+    #[test]
+    fn a_request_carries_the_prelude_values_exactly() {
+        let values = [123456.789, 1.0 / 3.0, 5e-324];
+        let text = encode_request(3, 7, &values);
+        assert_eq!(decode_request(&text), Some((3, 7, values.to_vec())));
+        assert_eq!(encode_request(0, 4, &[]), "0:4:");
+        assert_eq!(decode_request("0:4:"), Some((0, 4, vec![])));
+        for bad in ["", "1", "1:x:", "x:3:", "1:3", "1:3:1,y", "1:3:1,"] {
+            assert_eq!(decode_request(bad), None, "{bad}");
+        }
     }
 
     #[test]

@@ -37,6 +37,30 @@ pub struct Suite {
     /// Whether the harness pins the whole process to `--pin`'s CPUs; false where the
     /// binary uses the CPUs itself (one per process, say).
     pub pin_process: bool,
+    /// Lines the parent prints on stderr after the header line (in a `--dry-run` too),
+    /// never a fork.
+    pub notes: Vec<String>,
+    /// Work the parent does before the plan and the header, never in a fork and never in
+    /// a `--dry-run`.
+    pub prepare: Vec<Box<dyn FnOnce() -> Result<()>>>,
+    /// Work done once in the parent before the benchmarks, whose outcome decides them.
+    pub prelude: Option<Prelude>,
+}
+
+impl Suite {
+    /// A suite of `benchmarks` that the harness pins to `--pin`, with no notes, nothing to
+    /// prepare and no prelude: set those fields after.
+    pub fn new(unit: TimeUnit, profiles: Profiles, benchmarks: Vec<Benchmark>) -> Suite {
+        Suite {
+            unit,
+            profiles,
+            benchmarks,
+            pin_process: true,
+            notes: vec![],
+            prepare: vec![],
+            prelude: None,
+        }
+    }
 }
 
 /// A binary's settings for each of the three profiles (`--quick`, `--standard`, `--full`).
@@ -59,52 +83,80 @@ impl Profiles {
 /// Work a binary does once, in the parent, before its benchmarks, whose outcome decides
 /// them: bb-rpc's `--rate sweep` probes the closed-loop maximum and sets its rows' rates
 /// from it. The plan counts its time and lists the benchmarks as they are before it; a
-/// `--dry-run` does not run it, and neither does a fork child (the binary passes the
-/// outcome on to its forks itself).
+/// `--dry-run` does not run it, and neither does a fork, which gets the values the parent
+/// measured in its fork request and rebuilds its benchmarks from them.
 pub struct Prelude {
     /// What it does, for the plan and the progress line.
     pub what: String,
     pub estimate: std::time::Duration,
-    /// Runs it; returns the benchmarks to run instead, as many, in the same order.
-    pub run: Box<dyn FnOnce() -> Result<Vec<Benchmark>>>,
+    /// Runs it, in the parent: the values the benchmarks are rebuilt from.
+    pub measure: Box<dyn FnOnce() -> Result<Vec<f64>>>,
+    /// The benchmarks to run instead, from `measure`'s values: as many, in the same
+    /// order. Called in the parent, and in each fork with the same values.
+    pub rebuild: Box<dyn Fn(&[f64]) -> Result<Vec<Benchmark>>>,
+}
+
+/// The benchmarks `rebuild` makes from `values` in place of the suite's `before`,
+/// checked to be as many.
+fn rebuilt(
+    what: &str,
+    rebuild: &dyn Fn(&[f64]) -> Result<Vec<Benchmark>>,
+    values: &[f64],
+    before: usize,
+) -> Result<Vec<Benchmark>> {
+    let benchmarks = rebuild(values)?;
+    if benchmarks.len() != before {
+        return Err(Error::failed(format!(
+            "{what} changed the number of benchmarks from {before} to {}",
+            benchmarks.len()
+        )));
+    }
+    Ok(benchmarks)
 }
 
 /// Runs every benchmark of the suite and writes the report. In a fork child, runs only
 /// the benchmark the parent asked for and reports back over the pipe.
 pub fn run_suite(suite: Suite, flags: &CommonArgs) -> Result<()> {
-    run_suite_with_prelude(suite, None, flags)
-}
-
-/// [`run_suite`], with `prelude` run first, after the plan is printed.
-pub fn run_suite_with_prelude(
-    mut suite: Suite,
-    prelude: Option<Prelude>,
-    flags: &CommonArgs,
-) -> Result<()> {
     let settings = suite.profiles.pick(flags.profile).with_flags(flags);
     validate(&settings)?;
     if let Some(path) = &flags.output {
         crate::output::check_output("--output", path)?;
     }
     signals::exit_on_signals();
-    if let Some((index, pipe)) = fork::child_request() {
-        let bench = suite.benchmarks.get(index).ok_or_else(|| {
-            Error::failed(format!(
-                "fork asked for benchmark {index}, which does not exist"
-            ))
-        })?;
-        let (settings, unit) = bench.effective(&settings, suite.unit);
-        let result = runner::run_in_process(bench, &settings, unit)?;
-        fork::send(pipe, &result)?;
-        return Ok(());
+    match fork::child_request() {
+        Some(request) => run_fork(suite, &settings, request),
+        None => run_parent(suite, settings, flags),
     }
+}
+
+/// A fork child's part: the one benchmark asked for, rebuilt from the parent's prelude
+/// values where there is a prelude.
+fn run_fork(mut suite: Suite, settings: &Settings, request: fork::ChildRequest) -> Result<()> {
+    if let Some(prelude) = suite.prelude.take() {
+        let before = suite.benchmarks.len();
+        suite.benchmarks = rebuilt(&prelude.what, &*prelude.rebuild, &request.values, before)?;
+    }
+    let index = request.index;
+    let bench = suite.benchmarks.get(index).ok_or_else(|| {
+        Error::failed(format!(
+            "fork asked for benchmark {index}, which does not exist"
+        ))
+    })?;
+    let (settings, unit) = bench.effective(settings, suite.unit);
+    let result = runner::run_in_process(bench, &settings, unit)?;
+    fork::send(request.pipe, &result)
+}
+
+/// The parent's part: every benchmark, each in its forks, and the report.
+fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Result<()> {
     if suite.pin_process {
         if let Some(cpus) = &flags.pin {
             pin_process(cpus)?;
         }
     }
+    resolve_estimates(&mut suite.benchmarks)?;
     let mut plan = plan::Plan::new(flags.profile, &settings, suite.unit, &suite.benchmarks);
-    plan.prelude = prelude.as_ref().map(|p| (p.what.clone(), p.estimate));
+    plan.prelude = suite.prelude.as_ref().map(|p| (p.what.clone(), p.estimate));
     if flags.dry_run {
         print!("{}", plan.render(&program_name()));
         return Ok(());
@@ -119,22 +171,23 @@ pub fn run_suite_with_prelude(
         warn(&w);
     }
     let mut progress = Progress::new(plan.total());
-    if let Some(prelude) = prelude {
-        progress.step(&prelude.what, prelude.estimate);
+    let mut values = Vec::new();
+    if let Some(Prelude {
+        what,
+        estimate,
+        measure,
+        rebuild,
+    }) = suite.prelude.take()
+    {
+        progress.step(&what, estimate);
         // The prelude may print what it found: on a line of its own.
         progress.finish();
-        watchdog::arm(settings.timeout, prelude.what.clone());
-        let benchmarks = (prelude.run)()?;
+        watchdog::arm(settings.timeout, what.clone());
+        values = measure()?;
         watchdog::disarm();
-        if benchmarks.len() != suite.benchmarks.len() {
-            return Err(Error::failed(format!(
-                "{} changed the number of benchmarks from {} to {}",
-                prelude.what,
-                suite.benchmarks.len(),
-                benchmarks.len()
-            )));
-        }
-        suite.benchmarks = benchmarks;
+        suite.benchmarks = rebuilt(&what, &*rebuild, &values, suite.benchmarks.len())?;
+        // The progress line's estimates.
+        resolve_estimates(&mut suite.benchmarks)?;
     }
     let mut cooler = flags.cooldown.map(cooldown::Cooler::new);
     let mut results = Vec::new();
@@ -165,7 +218,7 @@ pub fn run_suite_with_prelude(
                 ),
                 fork_estimate,
             );
-            forks.push(fork::run_child(index, fork, &label)?);
+            forks.push(fork::run_child(index, fork, &label, &values)?);
         }
         let throttle = ThrottleReport::between(&before, &Snapshot::take());
         if throttle.throttled {
@@ -186,6 +239,13 @@ pub fn run_suite_with_prelude(
     result::add_scaling(&mut results);
     result::add_ratios(&mut results);
     crate::output::emit(&results, &env, flags)
+}
+
+/// Works out every lazy invocation estimate (see [`Benchmark::estimate_invocation`]).
+fn resolve_estimates(benchmarks: &mut [Benchmark]) -> Result<()> {
+    benchmarks
+        .iter_mut()
+        .try_for_each(Benchmark::resolve_estimate)
 }
 
 fn validate(s: &Settings) -> Result<()> {

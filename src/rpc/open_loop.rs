@@ -4,7 +4,8 @@
 //! with the schedule's lag (how late each send was) so that a client too slow for its
 //! schedule shows as such.
 
-use super::client::{Pipeline, ReplyTimes, Requests};
+use super::pipeline::{Pipeline, ReplyTimes};
+use super::requests::Requests;
 use crate::error::Result;
 use crate::stats::histogram::Histogram;
 use std::sync::{Arc, Mutex};
@@ -13,6 +14,13 @@ use std::time::{Duration, Instant};
 /// The highest `--rate`, calls per second per connection: a call every 100 ns is already
 /// beyond any client here; beyond it, the schedule's arithmetic would mean nothing.
 pub const MAX_RATE: f64 = 1e7;
+
+/// A rate as the `rate` parameter (and `--rate`'s message) shows it: calls per second,
+/// at most three decimals.
+pub(crate) fn rate_param(rate: f64) -> String {
+    let text = format!("{rate:.3}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
 
 /// Calls per invocation per connection: as many as fall due in this time, so that the
 /// harness's loop checks the iteration's end often, and at most [`MAX_BATCH`].

@@ -4,10 +4,11 @@
 //! caller waits on later (future). The oldest call in flight is held to its deadline.
 
 use super::addr::RpcStream;
-use super::client::{check_header, ClientConfig, Requests};
+use super::config::{check_header, ClientConfig};
 use super::deadline::DeadlineReader;
 use super::in_flight::InFlight;
 use super::protocol::{self, Codec};
+use super::requests::Requests;
 use crate::error::Result;
 use crate::wire::{self, Header, WireError, HEADER_LEN};
 use std::io::{BufRead, BufReader, Write};
@@ -85,11 +86,29 @@ pub(crate) struct Handle {
     sent: Instant,
 }
 
+impl ClientConfig {
+    /// Connects a pipeline whose replies are checked by `requests`.
+    pub(crate) fn pipeline(&self, requests: Arc<Requests>) -> Result<Pipeline> {
+        self.timed_pipeline(requests, None)
+    }
+
+    /// Connects a pipeline whose replies are checked by `requests` and, with `times`,
+    /// timed as they come in.
+    pub(crate) fn timed_pipeline(
+        &self,
+        requests: Arc<Requests>,
+        times: Option<Arc<dyn ReplyTimes>>,
+    ) -> Result<Pipeline> {
+        let (writer, reader) = self.open()?;
+        Pipeline::start(self, writer, reader, requests, times)
+    }
+}
+
 impl Pipeline {
     /// Starts the reader thread of a connection opened by `config` (hellos exchanged):
     /// `writer` to send on, `reader` to read replies from, checked by `requests` and,
     /// with `times`, timed as they come in.
-    pub(super) fn start(
+    fn start(
         config: &ClientConfig,
         writer: RpcStream,
         reader: BufReader<DeadlineReader>,

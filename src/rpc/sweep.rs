@@ -1,20 +1,18 @@
 //! `--rate sweep`: the open loop at fixed shares of what the same client reaches in a
 //! closed loop. The maximum of each group of rows (one transport, payload, codec, depth
 //! and connection count) is probed once, in the parent before any fork, by a short closed
-//! loop of the pipelined client the open loop drives; the forks get the maxima from the
-//! parent through the environment, so every fork of a row offers the same rate.
+//! loop of the pipelined client the open loop drives (the harness's prelude); the forks
+//! get the maxima from the parent in their fork request, so every fork of a row offers
+//! the same rate.
 
-use super::workload::{Plan, RpcWorkload, Style};
+use super::plan::{Plan, Style};
+use super::workload::RpcWorkload;
 use crate::error::{Error, Result};
 use crate::Workload;
 use std::time::{Duration, Instant};
 
 /// The shares of the closed-loop maximum a sweep offers, one row each.
 pub const LOADS: [f64; 6] = [0.10, 0.25, 0.50, 0.75, 0.90, 1.00];
-
-/// Where a parent leaves the probed maxima for its forks: calls per second, over all
-/// connections, one per group in the order the rows name them, comma-separated.
-const MAXIMA_ENV: &str = "BB_RPC_SWEEP_MAXIMA";
 
 /// A share of the maximum as the `load` parameter shows it: `10%`.
 pub fn load_param(load: f64) -> String {
@@ -32,6 +30,30 @@ pub fn probe_estimate(groups: usize, time: Duration) -> Duration {
     (time + time / WARMUP_SHARE + PROBE_START) * groups as u32
 }
 
+/// The rows of a sweep that share one closed-loop maximum, and how to probe it.
+pub(crate) struct Group {
+    /// The open loop's label without its rate and load: `bb.rpc.open (transport=unix, ...)`.
+    pub label: String,
+    pub plan: Plan,
+}
+
+/// Each group's closed-loop maximum, calls per second over its connections, each printed
+/// on stderr as it is found; every probe runs for `time`.
+pub(crate) fn probe_maxima(groups: &[Group], time: Duration) -> Result<Vec<f64>> {
+    let mut maxima = Vec::new();
+    for g in groups {
+        let max = closed_loop_max(&g.plan, time)?;
+        crate::stderr!(
+            "bb-rpc: closed-loop maximum {max:.0} calls/s for {}; the sweep offers {} to {} of it",
+            g.label,
+            load_param(LOADS[0]),
+            load_param(LOADS[LOADS.len() - 1]),
+        );
+        maxima.push(max);
+    }
+    Ok(maxima)
+}
+
 /// The probe's measured time is split in this many windows, and its rate is their median:
 /// a burst of other work on a shared machine slows one window, not the maximum.
 const WINDOWS: u32 = 3;
@@ -41,7 +63,7 @@ const WINDOWS: u32 = 3;
 /// of [`WINDOWS`] windows over `time`, after a warm-up of a quarter of it; the server's
 /// count of the calls is checked as in any benchmark. It runs on a thread of its own, so
 /// that `--pin` pins that thread, not the parent that starts the forks after it.
-pub fn closed_loop_max(plan: &Plan, time: Duration) -> Result<f64> {
+fn closed_loop_max(plan: &Plan, time: Duration) -> Result<f64> {
     std::thread::scope(|s| {
         s.spawn(|| probe(plan, time))
             .join()
@@ -83,38 +105,6 @@ fn calls_for(workload: &mut RpcWorkload, batch: u64, time: Duration) -> Result<(
     }
 }
 
-/// Leaves `maxima` in the environment for the forks this process starts next.
-pub fn pass_to_forks(maxima: &[f64]) {
-    let text: Vec<String> = maxima.iter().map(|m| m.to_string()).collect();
-    // Set once, in the parent, between the probes and the first fork: no other thread
-    // reads the environment then.
-    std::env::set_var(MAXIMA_ENV, text.join(","));
-}
-
-/// In a fork: the maxima its parent probed, one per group (`groups` of them).
-pub fn from_parent(groups: usize) -> Result<Vec<f64>> {
-    let text = std::env::var(MAXIMA_ENV).map_err(|_| {
-        Error::failed(format!(
-            "{MAXIMA_ENV} is not set: a sweep's fork needs its parent's closed-loop maxima"
-        ))
-    })?;
-    parse_maxima(&text, groups)
-}
-
-fn parse_maxima(text: &str, groups: usize) -> Result<Vec<f64>> {
-    let maxima: Vec<f64> = text
-        .split(',')
-        .map(|m| m.parse::<f64>())
-        .collect::<std::result::Result<_, _>>()
-        .map_err(|_| Error::failed(format!("{MAXIMA_ENV}: not a list of numbers: '{text}'")))?;
-    if maxima.len() != groups || maxima.iter().any(|m| !(m.is_finite() && *m > 0.0)) {
-        return Err(Error::failed(format!(
-            "{MAXIMA_ENV}: expected {groups} positive rates, found '{text}'"
-        )));
-    }
-    Ok(maxima)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -127,15 +117,5 @@ mod tests {
             probe_estimate(2, Duration::from_millis(400)),
             Duration::from_millis(2 * (400 + 100 + 40))
         );
-    }
-
-    #[test]
-    fn forks_read_back_exactly_the_maxima_their_parent_probed() {
-        let maxima = [123456.789, 0.5];
-        let text: Vec<String> = maxima.iter().map(|m| m.to_string()).collect();
-        assert_eq!(parse_maxima(&text.join(","), 2).unwrap(), maxima);
-        for bad in ["", "1,x", "1,0", "1,NaN", "1"] {
-            assert!(parse_maxima(bad, 2).is_err(), "{bad}");
-        }
     }
 }

@@ -1,16 +1,28 @@
 //! bb-zstd's workload: a queue of jobs consumed by THREADS threads ([`Pool`]), each job a
 //! streaming compress (write, flush, write, finish) or a streaming decompress (a frame
 //! decoded twice) done by a worker with its buffers and contexts, every result checked;
-//! and the generated JSON corpus ([`corpus`]) used when no input is given.
+//! and the generated JSON corpus ([`corpus`]) used when no input is given; the binary's
+//! flags ([`args`]), their checks (`options`) and its suite (`suite`).
 
+pub mod args;
 pub mod corpus;
+mod options;
 mod pool;
+mod suite;
 mod worker;
 
 pub use self::pool::Pool;
 pub use self::worker::{compress_whole, job_time};
 
+use self::args::Args;
+use crate::error::Result;
 use std::sync::Arc;
+
+/// bb-zstd: the benchmarks its flags ask for.
+pub fn run(args: &Args) -> Result<()> {
+    let options = options::Options::from_args(args)?;
+    crate::run_suite(suite::suite(&options)?, &options.common)
+}
 
 /// What a job does.
 #[derive(Debug, Clone, Copy, PartialEq)]

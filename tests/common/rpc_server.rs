@@ -3,7 +3,7 @@
 
 use super::TempDir;
 use boardbench::rpc::addr::Addr;
-use boardbench::rpc::client::ClientConfig;
+use boardbench::rpc::config::ClientConfig;
 use boardbench::rpc::protocol::Codec;
 use boardbench::wire;
 use std::io::{BufRead, BufReader, Read};

@@ -1,0 +1,233 @@
+//! The ways one connection makes calls, each a [`Driver`]: the blocking stub (sync), the
+//! pipeline completing by callback (async) or by handle (future), the open loop, and the
+//! floor, plain length-prefixed echo with no RPC layer.
+
+use super::addr::{Addr, RpcStream};
+use super::client::SyncClient;
+use super::config::ClientConfig;
+use super::open_loop::{OpenLoop, Recorder};
+use super::pipeline::{Pipeline, ReplyTimes};
+use super::plan::{Plan, Style};
+use super::requests::Requests;
+use crate::error::{Error, Result};
+use std::io::{Read, Write};
+use std::sync::Arc;
+
+/// Connects one of `plan`'s connections to the server `config` names: its driver, and an
+/// open loop's recorder of latencies.
+pub(crate) fn connect(
+    plan: &Plan,
+    config: &ClientConfig,
+    requests: &Arc<Requests>,
+) -> Result<(Box<dyn Driver>, Option<Arc<Recorder>>)> {
+    if let Some(rate) = plan.rate {
+        let recorder = Arc::new(Recorder::default());
+        let times = recorder.clone() as Arc<dyn ReplyTimes>;
+        let pipeline = config.timed_pipeline(requests.clone(), Some(times))?;
+        let open = OpenLoop::new(
+            pipeline,
+            requests.clone(),
+            plan.depth,
+            rate,
+            recorder.clone(),
+        );
+        return Ok((Box::new(open), Some(recorder)));
+    }
+    let driver: Box<dyn Driver> = match plan.style {
+        Style::Sync => Box::new(SyncDriver(config.connect()?, requests.clone())),
+        Style::Async => Box::new(AsyncDriver(
+            config.pipeline(requests.clone())?,
+            requests.clone(),
+            plan.depth,
+        )),
+        Style::Future => Box::new(FutureDriver(
+            config.pipeline(requests.clone())?,
+            requests.clone(),
+            plan.depth,
+        )),
+        Style::Floor => {
+            let addr = &config.addr;
+            let stream = addr
+                .connect(config.timeout)
+                .and_then(|s| s.set_timeouts(Some(config.timeout)).map(|_| s))
+                .map_err(|e| Error::failed(format!("echo floor on {addr}: connecting: {e}")))?;
+            let mut payload = vec![0u8; plan.payload];
+            crate::rng::Rng::new(plan.seed).fill(&mut payload);
+            Box::new(FloorDriver::new(stream, addr.clone(), &payload, plan.depth))
+        }
+    };
+    Ok((driver, None))
+}
+
+/// One connection's way of making calls.
+pub(crate) trait Driver: Send {
+    fn calls(&mut self, n: u64) -> Result<()>;
+}
+
+struct SyncDriver(SyncClient, Arc<Requests>);
+struct AsyncDriver(Pipeline, Arc<Requests>, usize);
+struct FutureDriver(Pipeline, Arc<Requests>, usize);
+
+impl Driver for SyncDriver {
+    fn calls(&mut self, n: u64) -> Result<()> {
+        self.0.calls(&self.1, n)
+    }
+}
+
+impl Driver for AsyncDriver {
+    fn calls(&mut self, n: u64) -> Result<()> {
+        self.0.calls_async(&self.1, n, self.2)
+    }
+}
+
+impl Driver for OpenLoop {
+    fn calls(&mut self, n: u64) -> Result<()> {
+        OpenLoop::calls(self, n)
+    }
+}
+
+impl Driver for FutureDriver {
+    fn calls(&mut self, n: u64) -> Result<()> {
+        self.0.calls_future(&self.1, n, self.2)
+    }
+}
+
+/// The floor: each call a message (the payload's length as a u32, then the payload)
+/// written and read back from a plain echo server, checked, without ids or a codec. Up
+/// to `depth` are in flight: the room freed by each read is refilled in one write, and
+/// each read parses every message it completed, as a pipelined client at its best would.
+/// At depth 1 it is a blocking round trip per call.
+struct FloorDriver {
+    stream: RpcStream,
+    addr: Addr,
+    /// `depth` messages back to back: a write of any number of calls is a slice of it.
+    messages: Vec<u8>,
+    message_len: usize,
+    depth: usize,
+    /// Bytes read; `buffered` of them not yet parsed, a partial message at most.
+    back: Vec<u8>,
+    buffered: usize,
+}
+
+impl FloorDriver {
+    fn new(stream: RpcStream, addr: Addr, payload: &[u8], depth: usize) -> FloorDriver {
+        let mut message = (payload.len() as u32).to_le_bytes().to_vec();
+        message.extend_from_slice(payload);
+        FloorDriver {
+            stream,
+            addr,
+            messages: message.repeat(depth),
+            message_len: message.len(),
+            depth,
+            back: vec![0u8; message.len().max(FLOOR_READ)],
+            buffered: 0,
+        }
+    }
+
+    fn fail(&self, what: impl std::fmt::Display) -> Error {
+        Error::failed(format!("echo floor on {}: {what}", self.addr))
+    }
+
+    /// Parses the whole messages buffered, checking each; returns how many there were.
+    fn parse(&mut self) -> Result<usize> {
+        let message = &self.messages[..self.message_len];
+        let mut at = 0;
+        while self.buffered - at >= self.message_len {
+            if self.back[at..at + self.message_len] != *message {
+                return Err(self.fail("the bytes came back changed"));
+            }
+            at += self.message_len;
+        }
+        self.back.copy_within(at..self.buffered, 0);
+        self.buffered -= at;
+        Ok(at / self.message_len)
+    }
+}
+
+/// The floor's reads: many messages at a time, as the RPC client's reader reads.
+const FLOOR_READ: usize = 64 << 10;
+
+impl Driver for FloorDriver {
+    fn calls(&mut self, n: u64) -> Result<()> {
+        let (mut sent, mut done) = (0u64, 0u64);
+        while done < n {
+            let room = (self.depth as u64 - (sent - done)).min(n - sent) as usize;
+            if room > 0 {
+                let calls = &self.messages[..room * self.message_len];
+                self.stream.write_all(calls).map_err(|e| self.fail(e))?;
+                sent += room as u64;
+            }
+            let got = match self.stream.read(&mut self.back[self.buffered..]) {
+                Ok(0) => return Err(self.fail("the server closed the connection")),
+                Ok(got) => got,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(self.fail(e)),
+            };
+            self.buffered += got;
+            done += self.parse()? as u64;
+            if done > sent {
+                return Err(self.fail("more bytes came back than were sent"));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+    use std::time::Duration;
+
+    /// A floor driver on one end of a socket pair whose other end answers through
+    /// `serve`; the driver's result for `n` calls, and the bytes the server read.
+    fn floor_against(
+        depth: usize,
+        n: u64,
+        serve: fn(&mut [u8]),
+    ) -> (Result<()>, std::thread::JoinHandle<usize>) {
+        let (mine, mut theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+        let server = std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            let mut total = 0;
+            loop {
+                match theirs.read(&mut buf) {
+                    Ok(0) | Err(_) => return total,
+                    Ok(got) => {
+                        total += got;
+                        serve(&mut buf[..got]);
+                        if theirs.write_all(&buf[..got]).is_err() {
+                            return total;
+                        }
+                    }
+                }
+            }
+        });
+        let stream = RpcStream::Unix(mine);
+        stream.set_timeouts(Some(Duration::from_secs(5))).unwrap();
+        let addr = Addr::Unix(PathBuf::from("pair"));
+        let mut driver = FloorDriver::new(stream, addr, b"0123456789abcdef", depth);
+        let result = driver.calls(n);
+        drop(driver);
+        (result, server)
+    }
+
+    #[test]
+    fn the_floor_pipelines_length_prefixed_messages_and_checks_each() {
+        for depth in [1, 4, 64] {
+            let (result, server) = floor_against(depth, 100, |_| {});
+            result.unwrap();
+            assert_eq!(server.join().unwrap(), 100 * (4 + 16), "depth {depth}");
+        }
+        let (result, server) = floor_against(8, 100, |b| b[b.len() - 1] ^= 1);
+        let e = result.unwrap_err().to_string();
+        assert!(
+            e.contains("echo floor on unix:pair: the bytes came back changed"),
+            "{e}"
+        );
+        server.join().unwrap();
+        let (result, server) = floor_against(8, 100, |b| b.fill(0));
+        assert!(result.is_err());
+        server.join().unwrap();
+    }
+}

@@ -1,0 +1,491 @@
+//! bb-rpc's suite: the benchmark matrix built from the checked options axis by axis (a
+//! [`Row`] per combination), each row's benchmark (its plan, parameters, paired floor and
+//! offered rate), the sweep's groups and the prelude that probes them, and the profiles.
+
+use super::open_loop::{calls_per_invocation, rate_param, MAX_RATE};
+use super::options::{Offered, Options};
+use super::plan::{Plan, Style, Target};
+use super::protocol::Codec;
+use super::sweep::{self, Group};
+use super::workload::RpcWorkload;
+use crate::error::{Error, Result};
+use crate::harness::benchmark;
+use crate::Workload;
+use crate::{Benchmark, Mode, PairedBaseline, Prelude, Profiles, Settings, Suite, TimeUnit};
+use std::time::Duration;
+
+/// The suite `options` ask for; with `--rate sweep`, a prelude probes each group's
+/// closed-loop maximum and the rows are rebuilt with their rates.
+pub(crate) fn suite(options: &Options) -> Result<Suite> {
+    let (rows, groups) = benchmarks(options, None)?;
+    let mut suite = Suite::new(TimeUnit::Micros, profiles(), rows);
+    // Each benchmark pins its client and its server itself.
+    suite.pin_process = false;
+    if !groups.is_empty() {
+        let common = &options.common;
+        // The probe runs as long as an iteration of the rows it sizes.
+        let time = suite.profiles.pick(common.profile).with_flags(common).time;
+        let options = options.clone();
+        suite.prelude = Some(Prelude {
+            what: format!(
+                "probing the closed-loop maximum of {} sweep group{}",
+                groups.len(),
+                if groups.len() == 1 { "" } else { "s" }
+            ),
+            estimate: sweep::probe_estimate(groups.len(), time),
+            measure: Box::new(move || sweep::probe_maxima(&groups, time)),
+            rebuild: Box::new(move |maxima| Ok(benchmarks(&options, Some(maxima))?.0)),
+        });
+    }
+    Ok(suite)
+}
+
+fn profiles() -> Profiles {
+    Profiles {
+        quick: Settings {
+            warmup_time: Duration::from_millis(200),
+            time: Duration::from_millis(300),
+            ..Settings::quick()
+        },
+        standard: Settings {
+            warmup_iterations: 2,
+            warmup_time: Duration::from_millis(300),
+            iterations: 5,
+            time: Duration::from_millis(500),
+            forks: 1,
+            ..Settings::full()
+        },
+        full: Settings::full(),
+    }
+}
+
+/// An open-loop invocation's length where its rate is not known yet (a sweep's plan):
+/// the slice of the schedule each holds, at rates above 100 calls/s.
+const OPEN_LOOP_INVOCATION: Duration = Duration::from_millis(10);
+
+/// One benchmark's place on every axis of the matrix.
+#[derive(Debug, Clone)]
+struct Row {
+    target: Target,
+    payload: u64,
+    style: Style,
+    /// None for the floor, which has no codec.
+    codec: Option<Codec>,
+    depth: usize,
+    connections: usize,
+    offered: Offered,
+}
+
+/// Every combination of the options' axes, in the order of the loops it replaces: target,
+/// payload, style, codec, depth, connections, offered load (the last varies fastest).
+fn rows(o: &Options) -> Vec<Row> {
+    let rows = o.targets.iter().map(Row::at).collect();
+    let rows = along(rows, |_| o.payloads.clone(), |r, p| r.payload = p);
+    let rows = along(rows, |_| o.styles.clone(), |r, s| r.style = s);
+    let rows = along(rows, |r| codecs(o, r.style), |r, c| r.codec = c);
+    let rows = along(rows, |r| depths(o, r.style), |r, d| r.depth = d);
+    let rows = along(rows, |_| o.connections.clone(), |r, c| r.connections = c);
+    along(rows, |_| o.offered.clone(), |r, x| r.offered = x)
+}
+
+/// Each of `rows` once for every value `values` gives it on one more axis, set by `set`.
+fn along<T>(
+    rows: Vec<Row>,
+    values: impl Fn(&Row) -> Vec<T>,
+    set: impl Fn(&mut Row, T),
+) -> Vec<Row> {
+    let mut out = Vec::new();
+    for row in rows {
+        for value in values(&row) {
+            let mut next = row.clone();
+            set(&mut next, value);
+            out.push(next);
+        }
+    }
+    out
+}
+
+/// The codecs `style` runs with: none for the floor.
+fn codecs(o: &Options, style: Style) -> Vec<Option<Codec>> {
+    match style {
+        Style::Floor => vec![None],
+        _ => o.codecs.iter().map(|&c| Some(c)).collect(),
+    }
+}
+
+/// The depths `style` runs at: sync one call in flight.
+fn depths(o: &Options, style: Style) -> Vec<usize> {
+    match style {
+        Style::Floor => o.floor_depths.clone(),
+        s if s.pipelined() => o.depths.clone(),
+        _ => vec![1],
+    }
+}
+
+/// Operations per invocation where the workload fixes them: timed pipelines (and many
+/// connections) drain at each invocation's end, so it is long enough that this is noise.
+fn ops_per_invocation(o: &Options, style: Style, depth: usize, connections: usize) -> Option<u64> {
+    (o.timed && (style.pipelined() || depth > 1 || connections > 1))
+        .then_some((64 * depth * connections) as u64)
+}
+
+impl Row {
+    /// A row on `target`, its other axes to be set.
+    fn at(target: &Target) -> Row {
+        Row {
+            target: target.clone(),
+            payload: 0,
+            style: Style::Sync,
+            codec: None,
+            depth: 1,
+            connections: 1,
+            offered: Offered::Closed,
+        }
+    }
+
+    fn name(&self) -> String {
+        match self.offered {
+            Offered::Closed => format!("bb.rpc.{}", self.style.name()),
+            _ => "bb.rpc.open".to_string(),
+        }
+    }
+
+    /// The parameters every row has; a sweep's group is the rows that share them.
+    fn params(&self) -> Vec<(String, String)> {
+        let transport = match &self.target {
+            Target::Local { transport } => transport.to_string(),
+            Target::Remote(a) => a.transport().to_string(),
+        };
+        [
+            ("transport", transport),
+            ("codec", self.codec.map_or("none", |c| c.name()).to_string()),
+            ("payload", self.payload.to_string()),
+            ("depth", self.depth.to_string()),
+            ("connections", self.connections.to_string()),
+        ]
+        .map(|(k, v)| (k.to_string(), v))
+        .into()
+    }
+
+    /// What the row's process sets up, in a closed loop.
+    fn plan(&self, o: &Options) -> Plan {
+        Plan {
+            target: self.target.clone(),
+            style: self.style,
+            client: super::config::ClientConfig {
+                codec: self.codec.unwrap_or(Codec::Raw),
+                ..o.client.clone()
+            },
+            payload: self.payload as usize,
+            depth: self.depth,
+            connections: self.connections,
+            seed: o.common.seed,
+            pin: o.common.pin.clone(),
+            rate: None,
+        }
+    }
+}
+
+/// The sweep groups among `rows`, in the order the rows first name them, and each row's
+/// group (None for a row outside the sweep).
+fn groups(o: &Options, rows: &[Row]) -> (Vec<Group>, Vec<Option<usize>>) {
+    let mut groups: Vec<Group> = Vec::new();
+    let of_row = rows
+        .iter()
+        .map(|row| {
+            if !matches!(row.offered, Offered::Share(_)) {
+                return None;
+            }
+            let label = benchmark::label("bb.rpc.open", &row.params());
+            Some(match groups.iter().position(|g| g.label == label) {
+                Some(i) => i,
+                None => {
+                    groups.push(Group {
+                        label,
+                        plan: row.plan(o),
+                    });
+                    groups.len() - 1
+                }
+            })
+        })
+        .collect();
+    (groups, of_row)
+}
+
+/// The rows of `o`, and the groups of its sweep rows; without `maxima` (one per group),
+/// a sweep row's rate shows as its share (`rate=50% of max`).
+fn benchmarks(o: &Options, maxima: Option<&[f64]>) -> Result<(Vec<Benchmark>, Vec<Group>)> {
+    let rows = rows(o);
+    let (groups, of_row) = groups(o, &rows);
+    if let Some(maxima) = maxima.filter(|m| m.len() != groups.len()) {
+        return Err(Error::failed(format!(
+            "{} closed-loop maxima for {} sweep groups",
+            maxima.len(),
+            groups.len()
+        )));
+    }
+    let benchmarks = rows
+        .iter()
+        .zip(of_row)
+        .map(|(row, group)| {
+            // A share's rate per connection, once its group's maximum is known.
+            let rate = match (row.offered, group, maxima) {
+                (Offered::Rate(rate), _, _) => Some(rate),
+                (Offered::Share(share), Some(g), Some(all)) => Some(
+                    (share * all[g] / row.connections as f64)
+                        .round()
+                        .clamp(1.0, MAX_RATE),
+                ),
+                _ => None,
+            };
+            row_benchmark(o, row, rate)
+        })
+        .collect();
+    Ok((benchmarks, groups))
+}
+
+/// The benchmark of `row`, offering `rate` calls per second per connection where known.
+fn row_benchmark(o: &Options, row: &Row, rate: Option<f64>) -> Benchmark {
+    let plan = row.plan(o);
+    let paired = paired_floor(o, row, &plan);
+    let plan = Plan { rate, ..plan };
+    let mut b = Benchmark::new(
+        row.name(),
+        Box::new(move || Ok(Box::new(RpcWorkload::setup(&plan)?) as Box<dyn Workload>)),
+    );
+    b.params = row.params();
+    b.threads = row.connections;
+    b.ops_per_invocation = ops_per_invocation(o, row.style, row.depth, row.connections);
+    b.paired = paired;
+    match row.offered {
+        Offered::Closed => b,
+        _ => open_loop(b, row, rate),
+    }
+}
+
+/// With the floor asked for, every RPC row also measures it in interleaved iterations,
+/// on a floor server of its own with the same transport, payload, depth, connections and
+/// pinning.
+fn paired_floor(o: &Options, row: &Row, plan: &Plan) -> Option<PairedBaseline> {
+    if !o.styles.contains(&Style::Floor) || row.style == Style::Floor {
+        return None;
+    }
+    let floor = plan.floor();
+    Some(PairedBaseline {
+        metric: "vs floor".into(),
+        setup: Box::new(move || Ok(Box::new(RpcWorkload::setup(&floor)?) as Box<dyn Workload>)),
+        ops_per_invocation: ops_per_invocation(o, Style::Floor, row.depth, row.connections),
+    })
+}
+
+/// An open-loop row: sample mode, the achieved rate beside the latencies, and its offered
+/// rate (a sweep's share of the maximum before the probe).
+fn open_loop(mut b: Benchmark, row: &Row, rate: Option<f64>) -> Benchmark {
+    b.mode = Some(Mode::Sample);
+    // The achieved rate, over all connections, beside the latencies.
+    b.rate = Some("calls".into());
+    let connections = row.connections as u64;
+    match (rate, row.offered) {
+        (Some(rate), _) => {
+            let per_connection = calls_per_invocation(rate);
+            b = b.param("rate", rate_param(rate));
+            b.ops_per_invocation = Some(per_connection * connections);
+            b.offered_rate = Some(rate * connections as f64);
+            b.invocation_estimate = Some(Duration::from_secs_f64(per_connection as f64 / rate));
+        }
+        // Before the probe: the plan shows the share.
+        (None, Offered::Share(share)) => {
+            b = b.param("rate", format!("{} of max", sweep::load_param(share)));
+            b.invocation_estimate = Some(OPEN_LOOP_INVOCATION);
+        }
+        (None, _) => {}
+    }
+    if let Offered::Share(share) = row.offered {
+        b = b.param("load", sweep::load_param(share));
+    }
+    b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::cli;
+
+    fn options(argv: &[&str]) -> Options {
+        Options::from_args(&cli::parse_from(argv).unwrap()).unwrap()
+    }
+
+    fn labels(benchmarks: &[Benchmark]) -> Vec<String> {
+        benchmarks.iter().map(Benchmark::label).collect()
+    }
+
+    #[test]
+    fn the_default_matrix_runs_every_style_codec_depth_payload_and_transport() {
+        let (b, groups) = benchmarks(&options(&[]), None).unwrap();
+        // 2 transports × 2 payloads × (sync × 2 codecs + (async, future) × 2 codecs × 2 depths).
+        assert_eq!(b.len(), 40);
+        assert!(groups.is_empty());
+        assert_eq!(
+            labels(&b[..4]),
+            [
+                "bb.rpc.sync (transport=unix, codec=raw, payload=16, depth=1, connections=1)",
+                "bb.rpc.sync (transport=unix, codec=msgpack, payload=16, depth=1, connections=1)",
+                "bb.rpc.async (transport=unix, codec=raw, payload=16, depth=1, connections=1)",
+                "bb.rpc.async (transport=unix, codec=raw, payload=16, depth=64, connections=1)",
+            ]
+        );
+        assert_eq!(
+            b[39].label(),
+            "bb.rpc.future (transport=tcp, codec=msgpack, payload=1024, depth=64, connections=1)"
+        );
+        // Sync at depth 1 with one connection is timed call by call; pipelines in batches.
+        assert_eq!(b[0].ops_per_invocation, None);
+        assert_eq!(b[2].ops_per_invocation, Some(64));
+        assert_eq!(b[3].ops_per_invocation, Some(64 * 64));
+        assert!(b.iter().all(|b| b.paired.is_none() && b.mode.is_none()));
+        let suite = suite(&options(&[])).unwrap();
+        assert!(!suite.pin_process && suite.prelude.is_none());
+    }
+
+    #[test]
+    fn with_the_floor_each_rpc_row_is_paired_with_it_at_its_own_depth() {
+        let o = options(&[
+            "--client",
+            "sync,async,floor",
+            "--depth",
+            "8",
+            "--transport",
+            "unix",
+            "--codec",
+            "raw",
+            "--payload",
+            "16",
+            "--connections",
+            "1,2",
+        ]);
+        let (b, _) = benchmarks(&o, None).unwrap();
+        let shown: Vec<String> = b
+            .iter()
+            .map(|b| format!("{} {}", b.name, benchmark::params_text(&b.params[1..])))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                "bb.rpc.sync codec=raw, payload=16, depth=1, connections=1",
+                "bb.rpc.sync codec=raw, payload=16, depth=1, connections=2",
+                "bb.rpc.async codec=raw, payload=16, depth=8, connections=1",
+                "bb.rpc.async codec=raw, payload=16, depth=8, connections=2",
+                "bb.rpc.floor codec=none, payload=16, depth=1, connections=1",
+                "bb.rpc.floor codec=none, payload=16, depth=1, connections=2",
+                "bb.rpc.floor codec=none, payload=16, depth=8, connections=1",
+                "bb.rpc.floor codec=none, payload=16, depth=8, connections=2",
+            ]
+        );
+        let paired: Vec<Option<u64>> = b
+            .iter()
+            .map(|b| b.paired.as_ref().map(|p| p.ops_per_invocation.unwrap_or(0)))
+            .collect();
+        assert_eq!(
+            paired,
+            [
+                Some(0),
+                Some(128),
+                Some(512),
+                Some(1024),
+                None,
+                None,
+                None,
+                None
+            ]
+        );
+        assert_eq!(b[3].threads, 2);
+    }
+
+    #[test]
+    fn fixed_rates_run_the_open_loop_in_sample_mode() {
+        let o = options(&[
+            "--rate",
+            "1k,2.5k",
+            "--transport",
+            "tcp",
+            "--codec",
+            "raw",
+            "--quick",
+            "--connections",
+            "2",
+        ]);
+        let (b, groups) = benchmarks(&o, None).unwrap();
+        assert!(groups.is_empty());
+        assert_eq!(
+            labels(&b),
+            [
+                "bb.rpc.open (transport=tcp, codec=raw, payload=16, depth=64, connections=2, rate=1000)",
+                "bb.rpc.open (transport=tcp, codec=raw, payload=16, depth=64, connections=2, rate=2500)",
+            ]
+        );
+        assert_eq!(b[0].mode, Some(Mode::Sample));
+        assert_eq!(b[0].rate.as_deref(), Some("calls"));
+        assert_eq!(b[0].offered_rate, Some(2000.0));
+        assert_eq!(
+            b[0].ops_per_invocation,
+            Some(2 * calls_per_invocation(1000.0))
+        );
+    }
+
+    #[test]
+    fn a_sweep_shows_its_shares_until_the_maxima_give_its_rates() {
+        let o = options(&[
+            "--rate",
+            "sweep",
+            "--transport",
+            "unix",
+            "--codec",
+            "raw",
+            "--quick",
+            "--connections",
+            "1,2",
+        ]);
+        let (before, groups) = benchmarks(&o, None).unwrap();
+        assert_eq!(before.len(), 2 * sweep::LOADS.len());
+        assert_eq!(
+            groups.iter().map(|g| g.label.as_str()).collect::<Vec<_>>(),
+            [
+                "bb.rpc.open (transport=unix, codec=raw, payload=16, depth=64, connections=1)",
+                "bb.rpc.open (transport=unix, codec=raw, payload=16, depth=64, connections=2)",
+            ]
+        );
+        assert_eq!(
+            before[2].label(),
+            "bb.rpc.open (transport=unix, codec=raw, payload=16, depth=64, connections=1, rate=50% of max, load=50%)"
+        );
+        assert_eq!(before[2].invocation_estimate, Some(OPEN_LOOP_INVOCATION));
+        let (after, _) = benchmarks(&o, Some(&[1000.0, 3000.0])).unwrap();
+        assert_eq!(after.len(), before.len());
+        let rate = |b: &Benchmark| {
+            benchmark::param_value(&b.params, "rate")
+                .unwrap()
+                .to_string()
+        };
+        // 50% of 1000 on one connection; 50% of 3000 over two.
+        assert_eq!(
+            (rate(&after[2]), rate(&after[8])),
+            ("500".into(), "750".into())
+        );
+        assert_eq!(after[8].offered_rate, Some(1500.0));
+        assert_eq!(
+            benchmark::param_value(&after[8].params, "load"),
+            Some("50%")
+        );
+        assert!(benchmarks(&o, Some(&[1000.0])).is_err());
+        let suite = suite(&o).unwrap();
+        let prelude = suite.prelude.expect("a sweep probes first");
+        assert_eq!(
+            prelude.what,
+            "probing the closed-loop maximum of 2 sweep groups"
+        );
+        assert_eq!(
+            labels(&(prelude.rebuild)(&[1000.0, 3000.0]).unwrap()),
+            labels(&after)
+        );
+    }
+}

@@ -1,0 +1,150 @@
+//! bb-zstd's suite: a benchmark per thread count and operation, each with the input's
+//! compression ratio and, for single shots, an estimate of their length that the
+//! harness works out in the parent; and the profiles.
+
+use super::options::Options;
+use super::{compress_whole, job_time, Config, Pool};
+use crate::error::Result;
+use crate::{Benchmark, Metric, Profiles, Settings, Suite, TimeUnit, Workload};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The suite `options` ask for.
+pub(crate) fn suite(options: &Options) -> Result<Suite> {
+    // The compression ratio of the input, a property of the data and the level, not a
+    // measurement: reported once per benchmark.
+    let frame = Arc::new(compress_whole(&options.input, options.level)?);
+    let ratio = options.input.len() as f64 / frame.len() as f64;
+    let mut benchmarks = Vec::new();
+    for &threads in &options.threads {
+        for &op in &options.ops {
+            let config = Config {
+                op,
+                threads,
+                level: options.level,
+                reuse_context: options.reuse_context,
+                input: options.input.clone(),
+                keep_busy: options.keep_busy,
+            };
+            benchmarks.push(benchmark(options, config, &frame, ratio));
+        }
+    }
+    Ok(Suite::new(TimeUnit::Millis, profiles(), benchmarks))
+}
+
+fn benchmark(options: &Options, config: Config, frame: &Arc<Vec<u8>>, ratio: f64) -> Benchmark {
+    let threads = config.threads;
+    let mut b = Benchmark::new(
+        format!("bb.zstd.{}", config.op.name()),
+        Box::new({
+            let config = config.clone();
+            move || Ok(Box::new(Pool::start(&config)?) as Box<dyn Workload>)
+        }),
+    )
+    .param("input", &options.input_name)
+    .param("level", options.level)
+    .param(
+        "context",
+        if options.reuse_context {
+            "thread"
+        } else {
+            "job"
+        },
+    )
+    .param("threads", threads);
+    b.threads = threads;
+    if !options.keep_busy {
+        let jobs = options.jobs;
+        b.ops_per_invocation = Some(jobs);
+        // A single shot's length, for the plan: each thread's share of the jobs.
+        let frame = frame.clone();
+        b.estimate_invocation = Some(Box::new(move || {
+            Ok(job_time(&config, &frame)? * jobs.div_ceil(threads as u64) as u32)
+        }));
+    }
+    b.bytes_per_op = Some(2.0 * options.input.len() as f64);
+    b.constants.push(Metric {
+        name: "ratio".into(),
+        unit: "x".into(),
+        value: ratio,
+    });
+    b
+}
+
+fn profiles() -> Profiles {
+    Profiles {
+        quick: Settings::quick(),
+        standard: Settings {
+            warmup_iterations: 1,
+            warmup_time: Duration::from_secs(1),
+            iterations: 5,
+            time: Duration::from_secs(1),
+            forks: 2,
+            ..Settings::full()
+        },
+        full: Settings::full(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::cli;
+
+    fn suite_of(argv: &[&str]) -> Suite {
+        let options = Options::from_args_with(&cli::parse_from(argv).unwrap(), &|_| None).unwrap();
+        suite(&options).unwrap()
+    }
+
+    #[test]
+    fn a_benchmark_per_thread_count_and_operation() {
+        let s = suite_of(&[
+            "--size",
+            "4k",
+            "--threads",
+            "1,2",
+            "--reuse-context",
+            "--level",
+            "5",
+        ]);
+        let labels: Vec<String> = s.benchmarks.iter().map(Benchmark::label).collect();
+        assert_eq!(
+            labels,
+            [
+                "bb.zstd.compress (input=generated-4096, level=5, context=thread, threads=1)",
+                "bb.zstd.decompress (input=generated-4096, level=5, context=thread, threads=1)",
+                "bb.zstd.compress (input=generated-4096, level=5, context=thread, threads=2)",
+                "bb.zstd.decompress (input=generated-4096, level=5, context=thread, threads=2)",
+            ]
+        );
+        let b = &s.benchmarks[3];
+        assert_eq!(b.threads, 2);
+        // A job compresses or decompresses the input twice.
+        assert!(b.bytes_per_op.unwrap() > 4096.0, "{:?}", b.bytes_per_op);
+        assert!(b.constants[0].value > 1.0, "the corpus compresses");
+        // Timed modes keep the threads busy: no batch, nothing to estimate.
+        assert!(b.ops_per_invocation.is_none() && b.estimate_invocation.is_none());
+        assert!(s.pin_process);
+    }
+
+    #[test]
+    fn a_single_shot_runs_its_jobs_and_leaves_its_estimate_to_the_harness() {
+        let mut s = suite_of(&[
+            "--size",
+            "4k",
+            "--threads",
+            "2",
+            "--mode",
+            "ss",
+            "--jobs",
+            "5",
+            "--op",
+            "decompress",
+        ]);
+        let b = &mut s.benchmarks[0];
+        assert_eq!(b.ops_per_invocation, Some(5));
+        assert!(b.invocation_estimate.is_none());
+        let estimate = b.estimate_invocation.take().expect("a lazy estimate");
+        assert!(estimate().unwrap() > Duration::ZERO);
+    }
+}
