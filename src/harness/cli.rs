@@ -449,6 +449,19 @@ pub fn check_positive(flag: &str, value: u64) -> Result<()> {
     }
 }
 
+/// In tests: the message of `result`'s usage error (exit code 2), where `what` (the
+/// arguments given) must be refused.
+#[cfg(test)]
+pub(crate) fn usage_message<T>(result: Result<T>, what: &dyn std::fmt::Debug) -> String {
+    match result {
+        Ok(_) => panic!("{what:?} passed"),
+        Err(e) => {
+            assert_eq!(e.exit_code(), 2, "{what:?}: {e}");
+            e.to_string()
+        }
+    }
+}
+
 /// Rejects a value above `max` before anything is allocated for it:
 /// `check_at_most("--depth", d, 65536, "calls in flight per connection")`.
 pub fn check_at_most(flag: &str, value: u64, max: u64, what: &str) -> Result<()> {

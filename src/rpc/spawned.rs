@@ -45,12 +45,9 @@ impl LocalServer {
             }));
             std::fs::create_dir_all(&dir)
                 .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
-            (
-                format!("unix:{}", dir.join("rpc.sock").display()),
-                Some(dir),
-            )
+            (Addr::Unix(dir.join("rpc.sock")), Some(dir))
         } else {
-            ("tcp:127.0.0.1:0".to_string(), None)
+            (Addr::Tcp("127.0.0.1:0".into()), None)
         };
         let mut server = LocalServer {
             child: None,
@@ -63,7 +60,7 @@ impl LocalServer {
             command.args(["--pin", &cpu.to_string()]);
         }
         let serve = ServeArgs {
-            listen: Addr::parse(&listen).map_err(Error::failed)?,
+            listen: listen.clone(),
             max_frame: Some(max_frame.into()),
             // No idle timeout: its connections, the control connection above all, wait
             // through calibration and warm-up however long they take, and the server dies

@@ -311,8 +311,10 @@ mod tests {
     use super::*;
     use crate::harness::cli;
 
-    fn options(argv: &[&str]) -> Options {
-        Options::from_args(&cli::parse_from(argv).unwrap()).unwrap()
+    /// The options of a command line's flags, `--depth 8 --quick`.
+    fn options(line: &str) -> Options {
+        let argv: Vec<&str> = line.split_whitespace().collect();
+        Options::from_args(&cli::parse_from(&argv).unwrap()).unwrap()
     }
 
     fn labels(benchmarks: &[Benchmark]) -> Vec<String> {
@@ -321,7 +323,7 @@ mod tests {
 
     #[test]
     fn the_default_matrix_runs_every_style_codec_depth_payload_and_transport() {
-        let (b, groups) = benchmarks(&options(&[]), None).unwrap();
+        let (b, groups) = benchmarks(&options(""), None).unwrap();
         // 2 transports × 2 payloads × (sync × 2 codecs + (async, future) × 2 codecs × 2 depths).
         assert_eq!(b.len(), 40);
         assert!(groups.is_empty());
@@ -343,26 +345,15 @@ mod tests {
         assert_eq!(b[2].ops_per_invocation, Some(64));
         assert_eq!(b[3].ops_per_invocation, Some(64 * 64));
         assert!(b.iter().all(|b| b.paired.is_none() && b.mode.is_none()));
-        let suite = suite(&options(&[])).unwrap();
+        let suite = suite(&options("")).unwrap();
         assert!(!suite.pin_process && suite.prelude.is_none());
     }
 
     #[test]
     fn with_the_floor_each_rpc_row_is_paired_with_it_at_its_own_depth() {
-        let o = options(&[
-            "--client",
-            "sync,async,floor",
-            "--depth",
-            "8",
-            "--transport",
-            "unix",
-            "--codec",
-            "raw",
-            "--payload",
-            "16",
-            "--connections",
-            "1,2",
-        ]);
+        let o = options(
+            "--client sync,async,floor --depth 8 --transport unix --codec raw --payload 16 --connections 1,2",
+        );
         let (b, _) = benchmarks(&o, None).unwrap();
         let shown: Vec<String> = b
             .iter()
@@ -403,17 +394,7 @@ mod tests {
 
     #[test]
     fn fixed_rates_run_the_open_loop_in_sample_mode() {
-        let o = options(&[
-            "--rate",
-            "1k,2.5k",
-            "--transport",
-            "tcp",
-            "--codec",
-            "raw",
-            "--quick",
-            "--connections",
-            "2",
-        ]);
+        let o = options("--rate 1k,2.5k --transport tcp --codec raw --quick --connections 2");
         let (b, groups) = benchmarks(&o, None).unwrap();
         assert!(groups.is_empty());
         assert_eq!(
@@ -434,17 +415,7 @@ mod tests {
 
     #[test]
     fn a_sweep_shows_its_shares_until_the_maxima_give_its_rates() {
-        let o = options(&[
-            "--rate",
-            "sweep",
-            "--transport",
-            "unix",
-            "--codec",
-            "raw",
-            "--quick",
-            "--connections",
-            "1,2",
-        ]);
+        let o = options("--rate sweep --transport unix --codec raw --quick --connections 1,2");
         let (before, groups) = benchmarks(&o, None).unwrap();
         assert_eq!(before.len(), 2 * sweep::LOADS.len());
         assert_eq!(
