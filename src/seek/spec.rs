@@ -6,7 +6,7 @@ use super::file::FileSource;
 use super::http::{HttpSource, Origin, Url};
 use super::s3::S3Objects;
 use super::source::Source;
-use crate::error::{Error, Result};
+use crate::util::error::{Error, Result};
 use crate::s3::{Addressing, Location, Settings};
 use std::fmt;
 use std::path::PathBuf;
