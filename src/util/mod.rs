@@ -10,3 +10,4 @@ pub mod parse;
 pub mod progress;
 pub mod rng;
 pub mod terminal;
+pub mod xml;
