@@ -1,3 +1,5 @@
-//! The network below the measurements: TLS for HTTPS (`tls`, behind the feature `tls`).
+//! The network below the measurements: the sinks received bytes go into (`sink`), and
+//! TLS for HTTPS (`tls`, behind the feature `tls`).
 
+pub mod sink;
 pub mod tls;
