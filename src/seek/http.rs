@@ -11,8 +11,6 @@
 
 use crate::util::error::{Error, Result};
 use crate::util::format::printable;
-use crate::s3::sigv4::{Sha256Writer, UNSIGNED_PAYLOAD};
-use crate::s3::Payload;
 use crate::seek::source::{Buffers, Sink, Source};
 #[cfg(feature = "tls")]
 use crate::net::tls;
@@ -56,6 +54,15 @@ impl<'a> Ask<'a> {
     }
 }
 
+/// The body a request sends, as its head describes it: its length and, from an origin
+/// that makes one, a digest of its bytes (see [`Origin::digest`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Payload {
+    pub len: u64,
+    /// `None`: the origin made none (the body is written only when it is sent).
+    pub digest: Option<String>,
+}
+
 /// Where requests go and what they look like: a plain URL prefix, or an S3 bucket whose
 /// requests are signed.
 pub(crate) trait Origin: Send + Sync {
@@ -65,9 +72,11 @@ pub(crate) trait Origin: Send + Sync {
     fn head(&self, ask: &Ask) -> String;
     /// Object `name` (`None`: the place itself) as messages name it.
     fn describe(&self, name: Option<&str>) -> String;
-    /// Whether a body's SHA-256 goes into the request (else `UNSIGNED-PAYLOAD` will do).
-    fn hashes_bodies(&self) -> bool {
-        false
+    /// What the request's head says of the body `body` writes, made before it is sent
+    /// (an S3 origin that signs puts its SHA-256 there); `None`, by default: nothing, and
+    /// the body is written only when it is sent.
+    fn digest(&self, _body: &mut Body) -> std::io::Result<Option<String>> {
+        Ok(None)
     }
     /// Why a response that was not asked for came, from its head and body, when the
     /// origin knows more than the status line says.
@@ -949,18 +958,15 @@ impl HttpClient {
         self.send_body(&ask, body).map(|_| ())
     }
 
-    /// The payload of a body of `len` bytes that `body` writes: hashed when the origin
-    /// signs bodies (the body written once into the hash, so not held, and once more
-    /// when it is sent), else `UNSIGNED-PAYLOAD`.
+    /// The payload of a body of `len` bytes that `body` writes, with the origin's digest
+    /// of it when it makes one (S3's signed SHA-256: the body written once into the hash,
+    /// so not held, and once more when it is sent).
     pub(crate) fn payload(&self, len: u64, body: &mut Body) -> Result<Payload> {
-        let sha256 = if self.origin.hashes_bodies() {
-            let mut hasher = Sha256Writer::default();
-            body(&mut hasher).map_err(|e| Error::io("hashing a body", e))?;
-            hasher.hex()
-        } else {
-            UNSIGNED_PAYLOAD.to_string()
-        };
-        Ok(Payload { len, sha256 })
+        let digest = self
+            .origin
+            .digest(body)
+            .map_err(|e| Error::io("hashing a body", e))?;
+        Ok(Payload { len, digest })
     }
 }
 
