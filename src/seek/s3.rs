@@ -4,7 +4,7 @@
 //! made when it is missing, and multipart uploads for large objects, streamed in parts.
 
 use super::data::Object;
-use super::http::{Answer, Ask, Body, Head, HttpClient, Origin, Payload, Url};
+use crate::net::http::{Answer, Ask, Body, Head, HttpClient, Origin, Payload, Url};
 use crate::util::error::{Error, Result};
 use crate::util::format::printable;
 use crate::s3::request::complete_multipart_body;
