@@ -1,6 +1,6 @@
 //! What a connection's bytes go through: plain TCP, or TLS over it for `https://`
-//! ([`tls`], with the feature `tls`), every socket read and write within the request's
-//! deadline.
+//! ([`tls`](crate::net::tls), with the feature `tls`), every socket read and write within
+//! the request's deadline.
 
 use super::url::Url;
 use crate::net::deadline::Deadlined;
