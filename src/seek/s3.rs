@@ -128,7 +128,10 @@ impl Origin for S3Objects {
         let body = match &ask.body {
             Some(p) => s3::Payload {
                 len: p.len,
-                sha256: p.digest.clone().unwrap_or_else(|| UNSIGNED_PAYLOAD.to_string()),
+                sha256: p
+                    .digest
+                    .clone()
+                    .unwrap_or_else(|| UNSIGNED_PAYLOAD.to_string()),
             },
             None => s3::Payload::empty(),
         };

@@ -167,7 +167,10 @@ impl Sink for Growing {
 }
 
 /// Reads a body of at most [`MAX_SMALL_BODY`] bytes whole.
-pub(crate) fn read_small_body<R: BufRead>(r: &mut R, head: &Head) -> std::result::Result<Vec<u8>, String> {
+pub(crate) fn read_small_body<R: BufRead>(
+    r: &mut R,
+    head: &Head,
+) -> std::result::Result<Vec<u8>, String> {
     let max = match head.content_length()? {
         Some(n) if n > MAX_SMALL_BODY => {
             return Err(format!(

@@ -153,7 +153,12 @@ fn read_one_head<R: BufRead>(r: &mut R) -> std::result::Result<Head, String> {
 }
 
 /// Checks that `head` answers a GET of `len` bytes from `offset` with exactly that range.
-pub(crate) fn check_range(head: &Head, offset: u64, len: u64, size: u64) -> std::result::Result<(), String> {
+pub(crate) fn check_range(
+    head: &Head,
+    offset: u64,
+    len: u64,
+    size: u64,
+) -> std::result::Result<(), String> {
     match head.status {
         206 => {}
         200 => {
