@@ -6,9 +6,9 @@
 
 use super::data::{self, Object, Outcome};
 use super::file::FileSource;
-use super::http::HttpClient;
 use super::s3;
 use super::spec::SourceSpec;
+use crate::net::http::HttpClient;
 use crate::util::error::{Error, Result};
 use crate::util::terminal::{program_name, warn};
 use std::path::Path;
