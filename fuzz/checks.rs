@@ -5,7 +5,7 @@
 
 #![allow(dead_code)] // each fuzz target uses one of these checks
 
-use boardbench::output::json_value::Json;
+use boardbench::util::json::Json;
 use boardbench::rpc::protocol::{self, Codec};
 use boardbench::wire::{self, msgpack, Header, HEADER_LEN};
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -170,7 +170,7 @@ pub fn http_response(data: &[u8]) {
         return;
     };
     let want = u16::from_le_bytes(*want) as usize;
-    let (read, held) = peak_during(|| boardbench::seek::http::read_response(response, want));
+    let (read, held) = peak_during(|| boardbench::net::http::read_response(response, want));
     assert_bounded("read_response", held, data.len(), 4, want + (64 << 10));
     match read {
         Ok((status, body)) => {

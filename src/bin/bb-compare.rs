@@ -4,7 +4,8 @@
 
 use boardbench::compare::{self, load, svg, table, Options};
 use boardbench::harness::cli;
-use boardbench::output::{self, print_stdout, write_output};
+use boardbench::report::{self, print_stdout};
+use boardbench::util::file::{self as output_file, write_output};
 use boardbench::{Error, Result};
 use std::path::PathBuf;
 
@@ -32,10 +33,10 @@ struct Args {
     #[argh(option, from_str_fn(table::parse_table_format))]
     format: Option<table::TableFormat>,
     /// write the report to this file (atomically); the text table still goes to stdout
-    #[argh(option, from_str_fn(output::parse_output))]
+    #[argh(option, from_str_fn(output_file::parse_output))]
     output: Option<PathBuf>,
     /// write a chart to this SVG file (atomically)
-    #[argh(option, from_str_fn(output::parse_output))]
+    #[argh(option, from_str_fn(output_file::parse_output))]
     svg: Option<PathBuf>,
     /// params left out of matching, a list (threads,input): boards with other core counts;
     /// threads covers JMH's top-level threads too
@@ -92,7 +93,7 @@ fn main() {
 
 fn run(args: &Args) -> Result<()> {
     if args.env {
-        return print_stdout(&output::environment_document());
+        return print_stdout(&report::environment_document());
     }
     if args.files.is_empty() {
         return Err(Error::usage(
@@ -121,7 +122,7 @@ fn run(args: &Args) -> Result<()> {
     if let Some(path) = &args.svg {
         write_output(path, svg::render(&comparison).as_bytes())?;
     }
-    output::deliver(args.format, args.output.as_deref(), |format| {
+    report::deliver(args.format, args.output.as_deref(), |format| {
         table::render(format, &comparison)
     })?;
     if comparison.has_regression() {

@@ -6,7 +6,7 @@
 
 use boardbench::harness::cli::{self, HasCommon};
 use boardbench::harness::fork;
-use boardbench::output::print_stdout;
+use boardbench::report::print_stdout;
 use boardbench::s3::{Addressing, Location};
 use boardbench::seek::client::{self, StreamConfig};
 use boardbench::seek::data::Object;
@@ -15,7 +15,7 @@ use boardbench::seek::http::DEFAULT_REQUEST_TIMEOUT;
 use boardbench::seek::pattern::{self, Read, Reads};
 use boardbench::seek::s3;
 use boardbench::seek::spec::{S3Place, SourceSpec};
-use boardbench::seek::tls;
+use boardbench::net::tls;
 use boardbench::seek::workload::{self, Case, SeekOp};
 use boardbench::{Benchmark, Error, Mode, Profiles, Result, Settings, Suite, TimeUnit, Workload};
 use std::path::PathBuf;

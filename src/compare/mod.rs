@@ -11,8 +11,8 @@ pub mod samples;
 pub mod svg;
 pub mod table;
 
-use crate::harness::benchmark::{label, param_value, params_text};
-pub use crate::harness::result::OfferedLoad;
+use crate::model::params::{label, param_value, params_text};
+pub use crate::model::result::OfferedLoad;
 pub use samples::{Samples, Test};
 
 /// One benchmark entry of a result file (JMH's primary metric).

@@ -7,7 +7,7 @@ use super::config::{check_header, ClientConfig};
 use super::deadline::DeadlineReader;
 use super::protocol::{self, Call, Reply, ServerStats};
 use super::requests::Requests;
-use crate::error::{Error, Result};
+use crate::util::error::{Error, Result};
 use crate::wire;
 use std::io::{BufReader, Write};
 use std::time::Instant;

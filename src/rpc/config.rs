@@ -6,7 +6,7 @@
 use super::addr::{Addr, RpcStream};
 use super::deadline::DeadlineReader;
 use super::protocol::Codec;
-use crate::error::{Cause, Error, Result};
+use crate::util::error::{Cause, Error, Result};
 use crate::wire::{self, Header, WireError};
 use std::io::BufReader;
 use std::time::{Duration, Instant};
@@ -42,7 +42,7 @@ impl ClientConfig {
 
     /// Why a reply did not come in time: nothing of it, or how much of it.
     pub(super) fn late(&self, what: &str, e: WireError) -> Error {
-        let within = crate::output::format::format_duration(self.timeout);
+        let within = crate::util::format::format_duration(self.timeout);
         match e {
             WireError::Io(io) if wire::is_timeout(&io) => {
                 self.fail(format!("no {what} within {within} (--call-timeout)"))

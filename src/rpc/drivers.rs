@@ -9,7 +9,7 @@ use super::open_loop::{OpenLoop, Recorder};
 use super::pipeline::{Pipeline, ReplyTimes};
 use super::plan::{Plan, Style};
 use super::requests::Requests;
-use crate::error::{Error, Result};
+use crate::util::error::{Error, Result};
 use std::io::{Read, Write};
 use std::sync::Arc;
 
@@ -52,7 +52,7 @@ pub(crate) fn connect(
                 .and_then(|s| s.set_timeouts(Some(config.timeout)).map(|_| s))
                 .map_err(|e| Error::failed(format!("echo floor on {addr}: connecting: {e}")))?;
             let mut payload = vec![0u8; plan.payload];
-            crate::rng::Rng::new(plan.seed).fill(&mut payload);
+            crate::util::rng::Rng::new(plan.seed).fill(&mut payload);
             Box::new(FloorDriver::new(stream, addr.clone(), &payload, plan.depth))
         }
     };

@@ -2,7 +2,7 @@
 //! others, and a run's calls are split evenly between them.
 
 use super::drivers::Driver;
-use crate::error::{Error, Result};
+use crate::util::error::{Error, Result};
 use crossbeam_channel::{unbounded, Receiver, Sender};
 
 /// Connections driven together: the calling thread drives the first, a thread each the

@@ -24,7 +24,7 @@ pub(crate) mod workload;
 
 use self::args::{Args, Command, ServeArgs};
 use self::options::{Options, ServeOptions};
-use crate::error::Result;
+use crate::util::error::Result;
 
 /// bb-rpc: the benchmarks its flags ask for, or `bb-rpc serve`.
 pub fn run(args: &Args) -> Result<()> {
@@ -32,7 +32,7 @@ pub fn run(args: &Args) -> Result<()> {
         Some(Command::Serve(serve_args)) => serve(args, serve_args),
         None => {
             let options = Options::from_args(args)?;
-            crate::run_suite(suite::suite(&options)?, &options.common)
+            crate::harness::run_suite(suite::suite(&options)?, &options.common)
         }
     }
 }
@@ -41,7 +41,7 @@ pub fn run(args: &Args) -> Result<()> {
 fn serve(args: &Args, serve_args: &ServeArgs) -> Result<()> {
     let options = ServeOptions::from_args(args, serve_args)?;
     if let Some(cpus) = &options.pin {
-        crate::pin_process(cpus)?;
+        crate::harness::pin_process(cpus)?;
     }
     server::serve(&options.listen, options.server)
 }

@@ -6,8 +6,8 @@
 
 use super::pipeline::{Pipeline, ReplyTimes};
 use super::requests::Requests;
-use crate::error::Result;
 use crate::stats::histogram::Histogram;
+use crate::util::error::Result;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 

@@ -9,9 +9,9 @@ use super::plan::{Style, Target};
 use super::protocol::Codec;
 use super::server::ServerConfig;
 use super::sweep::LOADS;
-use crate::error::{Error, Result};
 use crate::harness::cli::{self, CommonArgs, HasCommon};
-use crate::Mode;
+use crate::model::modes::Mode;
+use crate::util::error::{Error, Result};
 use std::time::Duration;
 
 /// Calls in flight per connection at most: each holds a request and its reply.
@@ -240,7 +240,7 @@ mod tests {
 
     /// The message of the usage error `argv` gives.
     fn refused(argv: &[&str]) -> String {
-        cli::usage_message(options(argv), &argv)
+        crate::harness::checks::usage_message(options(argv), &argv)
     }
 
     #[test]

@@ -9,7 +9,7 @@ use super::deadline::DeadlineReader;
 use super::in_flight::InFlight;
 use super::protocol::{self, Codec};
 use super::requests::Requests;
-use crate::error::Result;
+use crate::util::error::Result;
 use crate::wire::{self, Header, WireError, HEADER_LEN};
 use std::io::{BufRead, BufReader, Write};
 use std::sync::{Arc, Condvar, Mutex};
@@ -167,7 +167,7 @@ impl Pipeline {
             if now >= deadline {
                 return Err(self.config.fail(format!(
                     "no reply to call {oldest} within {} (--call-timeout), {} calls in flight",
-                    crate::output::format::format_duration(self.config.timeout),
+                    crate::util::format::format_duration(self.config.timeout),
                     state.in_flight.len()
                 )));
             }
@@ -291,7 +291,7 @@ impl Pipeline {
                 return Err(self.config.fail(format!(
                     "no reply to call {} within {} (--call-timeout)",
                     handle.id,
-                    crate::output::format::format_duration(self.config.timeout)
+                    crate::util::format::format_duration(self.config.timeout)
                 )));
             }
             state.reply_wanted = Some(handle.id);

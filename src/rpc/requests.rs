@@ -15,7 +15,7 @@ pub(crate) struct Requests {
 impl Requests {
     pub(crate) fn echo(size: usize, seed: u64) -> Requests {
         let mut base = vec![0u8; size];
-        crate::rng::Rng::new(seed).fill(&mut base);
+        crate::util::rng::Rng::new(seed).fill(&mut base);
         Requests {
             method: protocol::ECHO,
             base,

@@ -5,8 +5,8 @@
 
 use super::addr::Addr;
 use super::args::{ServeArgs, DEFAULT_MAX_CONNECTIONS};
-use crate::error::{Error, Result};
 use crate::harness::fork::Purpose;
+use crate::util::error::{Error, Result};
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Stdio};

@@ -8,10 +8,10 @@ use super::plan::{Plan, Style, Target};
 use super::protocol::Codec;
 use super::sweep::{self, Group};
 use super::workload::RpcWorkload;
-use crate::error::{Error, Result};
-use crate::harness::benchmark;
-use crate::Workload;
-use crate::{Benchmark, Mode, PairedBaseline, Prelude, Profiles, Settings, Suite, TimeUnit};
+use crate::harness::benchmark::{self, Benchmark, PairedBaseline, Settings, TimeUnit, Workload};
+use crate::harness::{Prelude, Profiles, Suite};
+use crate::model::modes::Mode;
+use crate::util::error::{Error, Result};
 use std::time::Duration;
 
 /// The suite `options` ask for; with `--rate sweep`, a prelude probes each group's

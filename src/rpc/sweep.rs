@@ -7,8 +7,8 @@
 
 use super::plan::{Plan, Style};
 use super::workload::RpcWorkload;
-use crate::error::{Error, Result};
-use crate::Workload;
+use crate::harness::benchmark::Workload;
+use crate::util::error::{Error, Result};
 use std::time::{Duration, Instant};
 
 /// The shares of the closed-loop maximum a sweep offers, one row each.

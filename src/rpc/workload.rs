@@ -12,10 +12,10 @@ use super::plan::{Plan, Style, Target};
 use super::protocol::ServerStats;
 use super::requests::Requests;
 use super::spawned::LocalServer;
-use crate::error::{Error, Result};
+use crate::harness::benchmark::{Metric, Workload};
 use crate::stats::histogram::Histogram;
 use crate::system::cpu::CpuTime;
-use crate::{Metric, Workload};
+use crate::util::error::{Error, Result};
 use std::sync::Arc;
 
 /// What the harness measures.
@@ -43,7 +43,7 @@ pub struct RpcWorkload {
 impl RpcWorkload {
     pub fn setup(plan: &Plan) -> Result<RpcWorkload> {
         if let Some(cpu) = plan.pin.as_ref().and_then(|p| p.first()) {
-            crate::pin_process(&[*cpu])?;
+            crate::harness::pin_process(&[*cpu])?;
         }
         let floor = plan.style == Style::Floor;
         let (server, addr) = match &plan.target {
@@ -153,9 +153,7 @@ impl Workload for RpcWorkload {
     fn iteration_metrics(&mut self) -> Vec<Metric> {
         let cpu = CpuTime::of_self();
         let stats = self.server_stats().unwrap_or_else(|e| {
-            crate::output::warnings::warn(&crate::output::warnings::Warning::Note(format!(
-                "server-cpu is missing from an iteration: {e}"
-            )));
+            crate::util::terminal::warn(&format!("server-cpu is missing from an iteration: {e}"));
             None
         });
         let calls = (self.calls - self.last.2).max(1) as f64;

@@ -6,11 +6,11 @@
 
 use super::data::{self, Object, Outcome};
 use super::file::FileSource;
-use super::http::HttpClient;
 use super::s3;
 use super::spec::SourceSpec;
-use crate::error::{Error, Result};
-use crate::output::warnings::{program_name, warn, Warning};
+use crate::net::http::HttpClient;
+use crate::util::error::{Error, Result};
+use crate::util::terminal::{program_name, warn};
 use std::path::Path;
 use std::time::Duration;
 
@@ -170,15 +170,15 @@ pub fn prepare_dir(dir: &Path, sizes: &[u64], seed: u64, cold: bool) -> Result<(
         let object = Object::new(sizes[0], seed);
         let path = dir.join(&object.name);
         match FileSource::open(&path, object.size).and_then(|f| f.drop_cache()) {
-            Ok(cached) if cached > 0.1 => warn(&Warning::Note(format!(
+            Ok(cached) if cached > 0.1 => warn(&format!(
                 "--cold: {:.0}% of {}'s pages stay cached after posix_fadvise DONTNEED (tmpfs keeps files in memory): its reads are not cold",
                 cached * 100.0,
                 path.display()
-            ))),
+            )),
             Ok(_) => {}
-            Err(e) => warn(&Warning::Note(format!(
+            Err(e) => warn(&format!(
                 "--cold: could not drop the cache ({e}): reads are not cold"
-            ))),
+            )),
         }
     }
     Ok(())
@@ -186,7 +186,7 @@ pub fn prepare_dir(dir: &Path, sizes: &[u64], seed: u64, cold: bool) -> Result<(
 
 /// Warns that `--cold` cannot drop the page cache of a server (once, in the parent).
 pub fn warn_remote_cold(place: &str) {
-    warn(&Warning::Note(format!(
+    warn(&format!(
         "--cold: the page cache of the server behind {place} cannot be dropped from here; its reads are as warm as the server keeps them"
-    )));
+    ));
 }

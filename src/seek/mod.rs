@@ -18,5 +18,4 @@ pub mod pattern;
 pub mod s3;
 pub(crate) mod source;
 pub mod spec;
-pub mod tls;
 pub mod workload;

@@ -15,13 +15,13 @@ pub use self::pool::Pool;
 pub use self::worker::{compress_whole, job_time};
 
 use self::args::Args;
-use crate::error::Result;
+use crate::util::error::Result;
 use std::sync::Arc;
 
 /// bb-zstd: the benchmarks its flags ask for.
 pub fn run(args: &Args) -> Result<()> {
     let options = options::Options::from_args(args)?;
-    crate::run_suite(suite::suite(&options)?, &options.common)
+    crate::harness::run_suite(suite::suite(&options)?, &options.common)
 }
 
 /// What a job does.

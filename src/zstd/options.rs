@@ -5,9 +5,9 @@
 use super::args::Args;
 use super::corpus::{self, CITY_JSON_SIZE};
 use super::Op;
-use crate::error::{Error, Result};
 use crate::harness::cli::{self, CommonArgs, HasCommon};
-use crate::Mode;
+use crate::model::modes::Mode;
+use crate::util::error::{Error, Result};
 use std::sync::Arc;
 
 /// Threads per online CPU allowed without --oversubscribe.
@@ -178,7 +178,7 @@ mod tests {
     }
 
     fn refused(argv: &[&str], vars: &[(&str, &str)]) -> String {
-        cli::usage_message(with_env(argv, vars), &(argv, vars))
+        crate::harness::checks::usage_message(with_env(argv, vars), &(argv, vars))
     }
 
     #[test]

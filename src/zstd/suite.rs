@@ -4,8 +4,9 @@
 
 use super::options::Options;
 use super::{compress_whole, job_time, Config, Pool};
-use crate::error::Result;
-use crate::{Benchmark, Metric, Profiles, Settings, Suite, TimeUnit, Workload};
+use crate::harness::benchmark::{Benchmark, Metric, Settings, TimeUnit, Workload};
+use crate::harness::{Profiles, Suite};
+use crate::util::error::Result;
 use std::sync::Arc;
 use std::time::Duration;
 
