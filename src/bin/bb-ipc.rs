@@ -129,18 +129,9 @@ fn run(args: &Args) -> Result<()> {
         standard: settings(2, 200, 5, 300, 2),
         full: settings(3, 1000, 5, 1000, 2),
     };
-    boardbench::run_suite(
-        Suite {
-            unit: TimeUnit::Micros,
-            profiles,
-            benchmarks,
-            pin_process: false,
-            notes: vec![],
-            prepare: vec![],
-            prelude: None,
-        },
-        &flags,
-    )
+    let mut suite = Suite::new(TimeUnit::Micros, profiles, benchmarks);
+    suite.pin_process = false;
+    boardbench::run_suite(suite, &flags)
 }
 
 /// The floor of `transport`: a 1-byte ping-pong with a server child of its own.

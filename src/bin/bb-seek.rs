@@ -418,18 +418,7 @@ fn run(args: &Args) -> Result<()> {
             }
         }
     }
-    boardbench::run_suite(
-        Suite {
-            unit: TimeUnit::Millis,
-            profiles,
-            benchmarks,
-            pin_process: true,
-            notes: vec![],
-            prepare: vec![],
-            prelude: None,
-        },
-        &flags,
-    )
+    boardbench::run_suite(Suite::new(TimeUnit::Millis, profiles, benchmarks), &flags)
 }
 
 /// `4k`, `1m`, `1g`, or bytes.

@@ -8,9 +8,10 @@ use super::plan::{Plan, Style, Target};
 use super::protocol::Codec;
 use super::sweep::{self, Group};
 use super::workload::RpcWorkload;
-use crate::harness::benchmark::{self, Benchmark, PairedBaseline, Settings, TimeUnit, Workload};
+use crate::harness::benchmark::{Benchmark, PairedBaseline, Settings, TimeUnit, Workload};
 use crate::harness::{Prelude, Profiles, Suite};
 use crate::model::modes::Mode;
+use crate::model::params;
 use crate::util::error::{Error, Result};
 use std::time::Duration;
 
@@ -196,7 +197,7 @@ fn groups(o: &Options, rows: &[Row]) -> (Vec<Group>, Vec<Option<usize>>) {
             if !matches!(row.offered, Offered::Share(_)) {
                 return None;
             }
-            let label = benchmark::label("bb.rpc.open", &row.params());
+            let label = params::label("bb.rpc.open", &row.params());
             Some(match groups.iter().position(|g| g.label == label) {
                 Some(i) => i,
                 None => {
@@ -357,7 +358,7 @@ mod tests {
         let (b, _) = benchmarks(&o, None).unwrap();
         let shown: Vec<String> = b
             .iter()
-            .map(|b| format!("{} {}", b.name, benchmark::params_text(&b.params[1..])))
+            .map(|b| format!("{} {}", b.name, params::params_text(&b.params[1..])))
             .collect();
         assert_eq!(
             shown,
@@ -432,21 +433,14 @@ mod tests {
         assert_eq!(before[2].invocation_estimate, Some(OPEN_LOOP_INVOCATION));
         let (after, _) = benchmarks(&o, Some(&[1000.0, 3000.0])).unwrap();
         assert_eq!(after.len(), before.len());
-        let rate = |b: &Benchmark| {
-            benchmark::param_value(&b.params, "rate")
-                .unwrap()
-                .to_string()
-        };
+        let rate = |b: &Benchmark| params::param_value(&b.params, "rate").unwrap().to_string();
         // 50% of 1000 on one connection; 50% of 3000 over two.
         assert_eq!(
             (rate(&after[2]), rate(&after[8])),
             ("500".into(), "750".into())
         );
         assert_eq!(after[8].offered_rate, Some(1500.0));
-        assert_eq!(
-            benchmark::param_value(&after[8].params, "load"),
-            Some("50%")
-        );
+        assert_eq!(params::param_value(&after[8].params, "load"), Some("50%"));
         assert!(benchmarks(&o, Some(&[1000.0])).is_err());
         let suite = suite(&o).unwrap();
         let prelude = suite.prelude.expect("a sweep probes first");
