@@ -93,14 +93,17 @@ pub struct Prelude {
     pub measure: Box<dyn FnOnce() -> Result<Vec<f64>>>,
     /// The benchmarks to run instead, from `measure`'s values: as many, in the same
     /// order. Called in the parent, and in each fork with the same values.
-    pub rebuild: Box<dyn Fn(&[f64]) -> Result<Vec<Benchmark>>>,
+    pub rebuild: Rebuild,
 }
+
+/// A prelude's [`Prelude::rebuild`].
+pub type Rebuild = Box<dyn Fn(&[f64]) -> Result<Vec<Benchmark>>>;
 
 /// The benchmarks `rebuild` makes from `values` in place of the suite's `before`,
 /// checked to be as many.
 fn rebuilt(
     what: &str,
-    rebuild: &dyn Fn(&[f64]) -> Result<Vec<Benchmark>>,
+    rebuild: &Rebuild,
     values: &[f64],
     before: usize,
 ) -> Result<Vec<Benchmark>> {
@@ -134,7 +137,7 @@ pub fn run_suite(suite: Suite, flags: &CommonArgs) -> Result<()> {
 fn run_fork(mut suite: Suite, settings: &Settings, request: fork::ChildRequest) -> Result<()> {
     if let Some(prelude) = suite.prelude.take() {
         let before = suite.benchmarks.len();
-        suite.benchmarks = rebuilt(&prelude.what, &*prelude.rebuild, &request.values, before)?;
+        suite.benchmarks = rebuilt(&prelude.what, &prelude.rebuild, &request.values, before)?;
     }
     let index = request.index;
     let bench = suite.benchmarks.get(index).ok_or_else(|| {
@@ -185,7 +188,7 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
         watchdog::arm(settings.timeout, what.clone());
         values = measure()?;
         watchdog::disarm();
-        suite.benchmarks = rebuilt(&what, &*rebuild, &values, suite.benchmarks.len())?;
+        suite.benchmarks = rebuilt(&what, &rebuild, &values, suite.benchmarks.len())?;
         // The progress line's estimates.
         resolve_estimates(&mut suite.benchmarks)?;
     }

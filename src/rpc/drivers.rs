@@ -13,13 +13,16 @@ use crate::util::error::{Error, Result};
 use std::io::{Read, Write};
 use std::sync::Arc;
 
+/// A connection's driver, and an open loop's recorder of latencies.
+pub(crate) type Connected = (Box<dyn Driver>, Option<Arc<Recorder>>);
+
 /// Connects one of `plan`'s connections to the server `config` names: its driver, and an
 /// open loop's recorder of latencies.
 pub(crate) fn connect(
     plan: &Plan,
     config: &ClientConfig,
     requests: &Arc<Requests>,
-) -> Result<(Box<dyn Driver>, Option<Arc<Recorder>>)> {
+) -> Result<Connected> {
     if let Some(rate) = plan.rate {
         let recorder = Arc::new(Recorder::default());
         let times = recorder.clone() as Arc<dyn ReplyTimes>;
