@@ -101,12 +101,7 @@ pub type Rebuild = Box<dyn Fn(&[f64]) -> Result<Vec<Benchmark>>>;
 
 /// The benchmarks `rebuild` makes from `values` in place of the suite's `before`,
 /// checked to be as many.
-fn rebuilt(
-    what: &str,
-    rebuild: &Rebuild,
-    values: &[f64],
-    before: usize,
-) -> Result<Vec<Benchmark>> {
+fn rebuilt(what: &str, rebuild: &Rebuild, values: &[f64], before: usize) -> Result<Vec<Benchmark>> {
     let benchmarks = rebuild(values)?;
     if benchmarks.len() != before {
         return Err(Error::failed(format!(
