@@ -7,6 +7,7 @@ pub mod moto;
 pub mod nginx;
 pub mod rpc_server;
 pub mod seek;
+pub mod timing;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
