@@ -3,7 +3,10 @@
 //! and `cargo test -- --skip timing::` none), and its timed part goes through [`retry`]:
 //! one such test at a time, and a failing attempt tried again, [`TRIES`] in all, since
 //! this machine is shared and a neighbour's burst stretches a run. The assertions are the
-//! same on every try; a real fault fails all of them.
+//! same on every try; a real fault fails all of them. While an attempt runs, the other
+//! tests' runs of a binary through [`super::run_with`], [`super::run_in`] and
+//! [`super::run_bounded`] wait (see [`shared`]): one test crate runs every area's tests
+//! side by side, where each file's binary used to run alone.
 //!
 //! - `plan::timing`: `bb_zstd_plan_and_estimate_hold`,
 //!   `bb_zstd_single_shots_are_estimated_from_a_calibration`, `bb_ipc_plan_and_estimate_hold`,
@@ -26,14 +29,45 @@
 //!   `bb_compare_refuses_a_directory_or_a_missing_one_before_comparing` (refused within
 //!   3 s, where measuring would take 4)
 
+use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::Mutex;
+use std::sync::{Mutex, RwLock, RwLockReadGuard, TryLockError};
+use std::time::{Duration, Instant};
 
 /// Attempts before a timing test counts as failed.
-pub const TRIES: usize = 3;
+pub const TRIES: usize = 5;
 
 /// One timed attempt at a time, whatever the test harness's threads.
 static ALONE: Mutex<()> = Mutex::new(());
+
+/// Held shared by every run of a binary through the helpers, and exclusively by a timed
+/// attempt.
+static GATE: RwLock<()> = RwLock::new(());
+
+thread_local! {
+    /// Whether this thread is making a timed attempt (its own runs pass the gate).
+    static TIMED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// What a run of a binary holds while its child runs, so that a timed attempt of another
+/// test waits for it and it for the attempt. It waits a minute at most, then runs anyway:
+/// a thread that a timing test starts must not wait for that test forever.
+pub fn shared() -> Option<RwLockReadGuard<'static, ()>> {
+    if TIMED.with(Cell::get) {
+        return None;
+    }
+    let until = Instant::now() + Duration::from_secs(60);
+    loop {
+        match GATE.try_read() {
+            Ok(guard) => return Some(guard),
+            Err(TryLockError::Poisoned(e)) => return Some(e.into_inner()),
+            Err(TryLockError::WouldBlock) if Instant::now() < until => {
+                std::thread::sleep(Duration::from_millis(10))
+            }
+            Err(TryLockError::WouldBlock) => return None,
+        }
+    }
+}
 
 /// Runs `attempt` until it returns without panicking, at most [`TRIES`] times, holding
 /// the lock that keeps timing tests apart; when every try fails, fails with each try's
@@ -42,7 +76,12 @@ pub fn retry<T>(what: &str, mut attempt: impl FnMut() -> T) -> T {
     let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
     let mut failures = Vec::new();
     for n in 1..=TRIES {
-        match catch_unwind(AssertUnwindSafe(&mut attempt)) {
+        let exclusive = GATE.write().unwrap_or_else(|e| e.into_inner());
+        TIMED.with(|t| t.set(true));
+        let result = catch_unwind(AssertUnwindSafe(&mut attempt));
+        TIMED.with(|t| t.set(false));
+        drop(exclusive);
+        match result {
             Ok(value) => {
                 if n > 1 {
                     eprintln!("{what}: passed on try {n} of {TRIES}");
