@@ -128,17 +128,26 @@ test: test-cargo test-cross
 
 # fault-injection: the test-only BB_IPC_FAULT hooks, compiled into the debug binaries
 # the cargo tests run, never into release or cross builds. With tls, as boards get it;
-# then bb-seek's own tests again without, as a bare cargo build is (https refused).
+# then bb-seek's own unit tests again without, as a bare cargo build is (https refused):
+# --lib alone, which builds the library's test harness and no binaries (bb-seek's
+# bad_flags tests without tls run in test-cross, on the build it makes anyway).
+# The integration tests are one crate, tests/it (modules per area, support/ shared).
 test-cargo:
 	@scripts/setup.sh test
 	$(CARGO) test --features fault-injection,tls
-	$(CARGO) test --lib --test seek -- seek:: bad_flags
+	$(CARGO) test --lib -- seek:: bad_flags
 
 # The zig path's armv7 too, into target/zig, so the Debian build stays as it is.
+# Then the ignored tests, which need the cross builds (and qemu-user, nginx, moto, sshd,
+# ansible, chromium): in the release profile, since run-all's and the fleet's default
+# binaries are target/release. Only tests/it has ignored tests, so --test it: no release
+# (fat LTO) build of the library's and the binaries' empty unit-test harnesses. The same
+# build, without features, then runs bb-seek's bad_flags tests as a bare cargo build is.
 test-cross: cross
 	$(MAKE) cross-armv7 CROSS=zig
 	@scripts/setup.sh test
-	$(CARGO) test --release -- --ignored --test-threads 1
+	$(CARGO) test --release --test it -- --ignored --test-threads 1
+	$(CARGO) test --release --test it -- seek::bad_flags
 
 # Sizes of the stripped release binaries per target, for docs/building.md.
 sizes: cross

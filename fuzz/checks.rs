@@ -1,6 +1,6 @@
 //! The invariants each fuzz target asserts, shared by the cargo-fuzz targets
 //! (fuzz/fuzz_targets/) and by the replay of their corpora that `make test` runs on
-//! stable Rust (tests/fuzz_corpus.rs): decoded lengths within the input, memory bounded
+//! stable Rust (tests/it/fuzz_corpus.rs): decoded lengths within the input, memory bounded
 //! by a multiple of the input (a counting allocator), and encode → decode round trips.
 
 #![allow(dead_code)] // each fuzz target uses one of these checks

@@ -14,7 +14,7 @@
 #                             ruby, whose Benchmark.bm the bm format is checked against;
 #                             Python's msgpack, for bb-rpc's interop test;
 #                             ansible-core, ansible-lint and moto's S3 server, for the
-#                             fleet playbook's tests and tests/s3.rs
+#                             fleet playbook's tests and tests/it/s3.rs
 #   scripts/setup.sh bench    + the zstd CLI, the reference of scripts/bench-zstd.sh;
 #                             nginx, the HTTP server of scripts/bench-seek.sh
 #   scripts/setup.sh fuzz     a C++ compiler, the nightly and cargo-fuzz

@@ -1,6 +1,6 @@
 //! boardbench: small benchmark binaries over one harness. Each folder is one layer, and
 //! imports run one way, from the binaries down (ARCHITECTURE.md draws the order, and
-//! `tests/architecture.rs` holds the code to it):
+//! `tests/it/architecture.rs` holds the code to it):
 //!
 //! - One folder per measurement: [`zstd`], [`ipc`], [`rpc`], [`seek`], and [`compare`]
 //!   for bb-compare.

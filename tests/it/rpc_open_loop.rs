@@ -5,10 +5,9 @@
 //! rate held within 1%, its row JMH's sample mode with `rate` as a param, which
 //! bb-compare reads. Behaviour only: no test asserts a speed.
 
-mod common;
+use crate::support::rpc_server::Server;
+use crate::support::TempDir;
 use boardbench::rpc::protocol::Codec;
-use common::rpc_server::Server;
-use common::TempDir;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -46,13 +45,13 @@ fn run_with_a_stall(server: &Server, args: &[&str], stall: Duration) -> serde_js
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let began = common::wait_for(Duration::from_secs(30), || work_calls(server) > 0);
+    let began = crate::support::wait_for(Duration::from_secs(30), || work_calls(server) > 0);
     assert!(began, "no call reached the server");
     std::thread::sleep(Duration::from_millis(300));
     server.signal(nix::sys::signal::Signal::SIGSTOP);
     std::thread::sleep(stall);
     server.signal(nix::sys::signal::Signal::SIGCONT);
-    let run = common::finish_within(client, Duration::from_secs(60), "the stalled run");
+    let run = crate::support::finish_within(client, Duration::from_secs(60), "the stalled run");
     run.assert_ok();
     run.json()
 }
@@ -89,7 +88,7 @@ fn a_stall_counts_for_every_call_it_held_back_only_in_the_corrected_latencies() 
     ]
     .concat();
     let json = run_with_a_stall(&server, &args, stall);
-    let e = common::entry(&json, "bb.rpc.open", &[("rate", "500"), ("depth", DEPTH)]);
+    let e = crate::support::entry(&json, "bb.rpc.open", &[("rate", "500"), ("depth", DEPTH)]);
     assert_eq!(e["mode"], "sample");
     let corrected_max = e["primaryMetric"]["scorePercentiles"]["100.0"]
         .as_f64()
@@ -122,7 +121,7 @@ fn a_stall_counts_for_every_call_it_held_back_only_in_the_corrected_latencies() 
     ]
     .concat();
     let json = run_with_a_stall(&server, &args, stall);
-    let e = common::entry(&json, "bb.rpc.sync", &[]);
+    let e = crate::support::entry(&json, "bb.rpc.sync", &[]);
     let max = e["primaryMetric"]["scorePercentiles"]["100.0"]
         .as_f64()
         .unwrap();
@@ -136,10 +135,14 @@ fn a_stall_counts_for_every_call_it_held_back_only_in_the_corrected_latencies() 
 
 /// Runs bb-rpc with `flags` for one iteration of `time`, its report written to
 /// `report.json` in `dir` too; returns the run (the text table on stdout) and the report.
-fn run_reported(dir: &TempDir, flags: &[&str], time: &str) -> (common::Run, serde_json::Value) {
+fn run_reported(
+    dir: &TempDir,
+    flags: &[&str],
+    time: &str,
+) -> (crate::support::Run, serde_json::Value) {
     let out = dir.join("report.json");
     let args = [flags, &["--output", out.to_str().unwrap()], &once(time)].concat();
-    let run = common::run_bounded(EXE, &args, &[], Duration::from_secs(60));
+    let run = crate::support::run_bounded(EXE, &args, &[], Duration::from_secs(60));
     run.assert_ok();
     let json = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     (run, json)
@@ -201,7 +204,7 @@ fn a_modest_rate_is_held_and_reported_as_jmh_sample_mode_that_bb_compare_reads()
         "16",
     ];
     let (_, json) = run_reported(&dir, &flags, "1s");
-    let e = common::entry(
+    let e = crate::support::entry(
         &json,
         "bb.rpc.open",
         &[("rate", "100"), ("connections", "2"), ("codec", "msgpack")],
@@ -246,7 +249,7 @@ fn a_modest_rate_is_held_and_reported_as_jmh_sample_mode_that_bb_compare_reads()
 
     // bb-compare reads it and matches the row with itself, rate and all.
     let report = dir.join("report.json").to_str().unwrap().to_string();
-    let compare = common::run_bounded(
+    let compare = crate::support::run_bounded(
         env!("CARGO_BIN_EXE_bb-compare"),
         &[&report, &report],
         &[],

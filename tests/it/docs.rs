@@ -3,10 +3,9 @@
 //! README's table of binaries, is run with `--dry-run` (its flags parsed and checked, its
 //! plan made, nothing measured). Invocations that need a peer (a server to `--connect`
 //! to, `serve`, `gen --dest`) or result files (bb-compare) are parsed by `--help`-free
-//! means elsewhere: tests/rpc.rs, tests/seek.rs and tests/compare.rs run them for real.
+//! means elsewhere: tests/it/rpc.rs, tests/it/seek.rs and tests/it/compare.rs run them for real.
 
-mod common;
-use common::{run_in, TempDir};
+use crate::support::{run_in, TempDir};
 use std::path::Path;
 
 const REPO: &str = env!("CARGO_MANIFEST_DIR");

@@ -7,6 +7,7 @@ pub mod moto;
 pub mod nginx;
 pub mod rpc_server;
 pub mod seek;
+pub mod timing;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -64,8 +65,10 @@ impl From<Output> for Run {
     }
 }
 
-/// Runs `exe` with `args` and extra environment variables.
+/// Runs `exe` with `args` and extra environment variables (after a timed attempt of
+/// another test, should one be running: [`timing::shared`]; as for the other runs here).
 pub fn run_with(exe: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let _gate = timing::shared();
     let mut c = Command::new(exe);
     c.args(args);
     for (k, v) in env {
@@ -78,6 +81,7 @@ pub fn run_with(exe: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
 
 /// Runs `exe` with `args` in the directory `cwd`.
 pub fn run_in(cwd: &Path, exe: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let _gate = timing::shared();
     let mut c = Command::new(exe);
     c.args(args).current_dir(cwd);
     for (k, v) in env {
@@ -159,6 +163,7 @@ pub fn run_bounded(
     for (k, v) in env {
         c.env(k, v);
     }
+    let _gate = timing::shared();
     let child = c.spawn().unwrap_or_else(|e| panic!("running {exe}: {e}"));
     finish_within(child, limit, &format!("{exe} {args:?}"))
 }

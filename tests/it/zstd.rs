@@ -1,11 +1,10 @@
 //! Integration tests of bb-zstd: the real binary, run in quick mode on small inputs;
 //! its reports parsed and checked, its bad input answered with exit code 2.
 
-mod common;
-use common::{entry, run_with, Run, TempDir};
+use crate::support::{entry, run_with, Run, TempDir};
 
 const EXE: &str = env!("CARGO_BIN_EXE_bb-zstd");
-const SMALL: &[&str] = common::ZSTD_SMALL;
+const SMALL: &[&str] = crate::support::ZSTD_SMALL;
 
 fn bb_zstd(extra: &[&str], env: &[(&str, &str)]) -> Run {
     let mut args = SMALL.to_vec();
@@ -463,8 +462,8 @@ fn start_stuck_run(extra: &[&str]) -> (std::process::Child, Vec<u32>) {
         .spawn()
         .unwrap();
     let mut forks = Vec::new();
-    let started = common::wait_for(std::time::Duration::from_secs(10), || {
-        forks = common::children_of(parent.id());
+    let started = crate::support::wait_for(std::time::Duration::from_secs(10), || {
+        forks = crate::support::children_of(parent.id());
         !forks.is_empty()
     });
     assert!(started, "the fork started");
@@ -473,8 +472,8 @@ fn start_stuck_run(extra: &[&str]) -> (std::process::Child, Vec<u32>) {
 
 /// Whether every one of `pids` is gone within five seconds.
 fn all_gone(pids: &[u32]) -> bool {
-    common::wait_for(std::time::Duration::from_secs(5), || {
-        pids.iter().all(|&p| !common::alive(p))
+    crate::support::wait_for(std::time::Duration::from_secs(5), || {
+        pids.iter().all(|&p| !crate::support::alive(p))
     })
 }
 
@@ -525,7 +524,7 @@ fn the_timeout_ends_the_run_even_when_stderr_is_closed() {
     // A reader that went away (a test that failed, `| head`) must not keep a stuck run alive.
     let (mut parent, forks) = start_stuck_run(&["--timeout", "1s"]);
     drop(parent.stderr.take());
-    let ended = common::wait_for(std::time::Duration::from_secs(20), || {
+    let ended = crate::support::wait_for(std::time::Duration::from_secs(20), || {
         matches!(parent.try_wait(), Ok(Some(_)))
     });
     if !ended {

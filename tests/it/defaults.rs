@@ -3,8 +3,7 @@
 //! the objects), and `--dry-run`, whose plan must name exactly the benchmarks that run.
 //! The four measurements run at once here, so this file takes as long as the longest.
 
-mod common;
-use common::{planned_labels, run_in, Run, TempDir};
+use crate::support::{planned_labels, run_in, Run, TempDir};
 
 /// Runs `exe` with no flags in a fresh directory, and its `--dry-run` there first.
 fn run_with_no_flags(name: &str, exe: &str) -> (Run, Vec<String>, TempDir) {

@@ -9,10 +9,9 @@
 //! trailers) ended by the request's deadline; and the cross-built binaries under
 //! qemu-user (ignored: run by make test after make cross).
 
-mod common;
-use common::nginx::{Certificates, Nginx};
-use common::seek::{check_all_patterns, metric, SHORT};
-use common::{entry, run_with, Run, TempDir};
+use crate::support::nginx::{Certificates, Nginx};
+use crate::support::seek::{check_all_patterns, metric, SHORT};
+use crate::support::{entry, run_with, Run, TempDir};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -494,7 +493,7 @@ fn over_http_from_a_real_nginx() {
 
 #[test]
 fn a_dead_server_is_a_clear_error() {
-    let port = common::free_port();
+    let port = crate::support::free_port();
     let run = short(
         &format!("http://127.0.0.1:{port}/x/"),
         &["--sizes", "64k", "--pattern", "forward"],
@@ -611,42 +610,6 @@ fn over_https_from_a_real_nginx_with_a_private_ca() {
         line.contains("TLS with localhost: invalid peer certificate: certificate expired"),
         "{line}"
     );
-}
-
-#[cfg(feature = "tls")]
-#[test]
-fn a_silent_https_server_is_ended_by_the_request_deadline() {
-    let certs = Certificates::make();
-    // Never accepted: the kernel completes the TCP handshake, nobody answers TLS's.
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let start = Instant::now();
-    let run = short(
-        &format!("https://127.0.0.1:{port}/x/"),
-        &[
-            "--sizes",
-            "64k",
-            "--pattern",
-            "forward",
-            "--client",
-            "plain",
-            "--request-timeout",
-            "1s",
-            "--ca-file",
-            &certs.path("ca.pem"),
-        ],
-    );
-    let took = start.elapsed();
-    let line = tls_failure(&run, "silent");
-    assert!(
-        line.contains("TLS with 127.0.0.1: the request was not done within 1s (--request-timeout)"),
-        "{line}"
-    );
-    assert!(
-        took >= Duration::from_secs(1) && took < Duration::from_secs(6),
-        "ended after {took:?}, the deadline is 1s"
-    );
-    drop(listener);
 }
 
 /// How a scripted server misbehaves once a GET comes.
@@ -771,56 +734,6 @@ fn serve_hostile(stream: TcpStream, size: u64, how: Hostile, connection: usize, 
 }
 
 #[test]
-fn hostile_http_servers_are_ended_by_the_request_deadline() {
-    for how in [
-        Hostile::Silent,
-        Hostile::Drip,
-        Hostile::EndlessTrailers,
-        Hostile::CloseThenSilent,
-    ] {
-        let port = hostile_server(64 << 10, how);
-        let start = Instant::now();
-        let run = short(
-            &format!("http://127.0.0.1:{port}/x/"),
-            &[
-                "--sizes",
-                "64k",
-                "--pattern",
-                "forward",
-                "--client",
-                "plain",
-                "--request-timeout",
-                "1s",
-            ],
-        );
-        let took = start.elapsed();
-        assert_eq!(run.code, 1, "{how:?}: {}", run.stderr);
-        assert!(
-            took >= Duration::from_secs(1) && took < Duration::from_secs(6),
-            "{how:?}: ended after {took:?}, the deadline is 1s: {}",
-            run.stderr
-        );
-        let line = run
-            .stderr
-            .lines()
-            .find(|l| l.contains("GET "))
-            .unwrap_or("");
-        assert!(
-            line.contains("bytes 0+6553")
-                && line.contains("was not done within 1s (--request-timeout)"),
-            "{how:?}: {}",
-            run.stderr
-        );
-        if let Hostile::CloseThenSilent = how {
-            assert!(
-                line.contains("on a retry on a fresh connection, after: "),
-                "{line}"
-            );
-        }
-    }
-}
-
-#[test]
 #[ignore = "needs make cross and qemu-user; run by make test"]
 fn bb_seek_runs_correctly_under_qemu() {
     // HTTPS too: the cross builds have the tls feature (ring's ARM code, under qemu).
@@ -904,5 +817,108 @@ fn bb_seek_runs_correctly_under_qemu() {
             assert_eq!(e["params"]["source"], https.as_str());
             assert!(metric(e, "MB/s") > 0.0, "{target}: {e:#}");
         }
+    }
+}
+
+/// The tests of seek whose pass depends on this machine's speed (a deadline, a time
+/// bound or a ratio of two timings): retried, one at a time ([`crate::support::timing`]).
+mod timing {
+    use super::*;
+    use crate::support::timing::retry;
+
+    #[cfg(feature = "tls")]
+    #[test]
+    fn a_silent_https_server_is_ended_by_the_request_deadline() {
+        retry(
+            "seek::timing::a_silent_https_server_is_ended_by_the_request_deadline",
+            || {
+                let certs = Certificates::make();
+                // Never accepted: the kernel completes the TCP handshake, nobody answers TLS's.
+                let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+                let port = listener.local_addr().unwrap().port();
+                let start = Instant::now();
+                let run = short(
+                    &format!("https://127.0.0.1:{port}/x/"),
+                    &[
+                        "--sizes",
+                        "64k",
+                        "--pattern",
+                        "forward",
+                        "--client",
+                        "plain",
+                        "--request-timeout",
+                        "1s",
+                        "--ca-file",
+                        &certs.path("ca.pem"),
+                    ],
+                );
+                let took = start.elapsed();
+                let line = tls_failure(&run, "silent");
+                assert!(
+        line.contains("TLS with 127.0.0.1: the request was not done within 1s (--request-timeout)"),
+        "{line}"
+    );
+                assert!(
+                    took >= Duration::from_secs(1) && took < Duration::from_secs(6),
+                    "ended after {took:?}, the deadline is 1s"
+                );
+                drop(listener);
+            },
+        );
+    }
+
+    #[test]
+    fn hostile_http_servers_are_ended_by_the_request_deadline() {
+        retry(
+            "seek::timing::hostile_http_servers_are_ended_by_the_request_deadline",
+            || {
+                for how in [
+                    Hostile::Silent,
+                    Hostile::Drip,
+                    Hostile::EndlessTrailers,
+                    Hostile::CloseThenSilent,
+                ] {
+                    let port = hostile_server(64 << 10, how);
+                    let start = Instant::now();
+                    let run = short(
+                        &format!("http://127.0.0.1:{port}/x/"),
+                        &[
+                            "--sizes",
+                            "64k",
+                            "--pattern",
+                            "forward",
+                            "--client",
+                            "plain",
+                            "--request-timeout",
+                            "1s",
+                        ],
+                    );
+                    let took = start.elapsed();
+                    assert_eq!(run.code, 1, "{how:?}: {}", run.stderr);
+                    assert!(
+                        took >= Duration::from_secs(1) && took < Duration::from_secs(6),
+                        "{how:?}: ended after {took:?}, the deadline is 1s: {}",
+                        run.stderr
+                    );
+                    let line = run
+                        .stderr
+                        .lines()
+                        .find(|l| l.contains("GET "))
+                        .unwrap_or("");
+                    assert!(
+                        line.contains("bytes 0+6553")
+                            && line.contains("was not done within 1s (--request-timeout)"),
+                        "{how:?}: {}",
+                        run.stderr
+                    );
+                    if let Hostile::CloseThenSilent = how {
+                        assert!(
+                            line.contains("on a retry on a fresh connection, after: "),
+                            "{line}"
+                        );
+                    }
+                }
+            },
+        );
     }
 }

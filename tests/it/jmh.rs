@@ -2,13 +2,12 @@
 //! next to the real JMH files kept in tests/data/jmh (their origin in SOURCES.md), read
 //! the way JMH Visualizer reads them; and its bm output against Ruby's Benchmark.bm.
 
-mod common;
-use common::{run_with, Run};
+use crate::support::{run_with, Run};
 use serde_json::Value;
 use std::path::PathBuf;
 
 const ZSTD: &str = env!("CARGO_BIN_EXE_bb-zstd");
-const SMALL: &[&str] = common::ZSTD_SMALL;
+const SMALL: &[&str] = crate::support::ZSTD_SMALL;
 
 fn bb_zstd(extra: &[&str]) -> Run {
     run_with(ZSTD, &[SMALL, extra].concat(), &[])

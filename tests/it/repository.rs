@@ -58,3 +58,28 @@ fn no_tracked_file_is_larger_than_one_mib_and_no_generated_data_is_tracked() {
         "generated files are tracked: {generated:?}"
     );
 }
+
+/// `make test` runs the ignored tests with `cargo test --release --test it -- --ignored`,
+/// which leaves the library's and the binaries' unit tests out: an ignored one there
+/// would never run.
+#[test]
+fn only_the_integration_tests_have_ignored_tests() {
+    fn visit(dir: &std::path::Path, found: &mut Vec<String>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                visit(&path, found);
+            } else if path.extension().is_some_and(|e| e == "rs")
+                && std::fs::read_to_string(&path).unwrap().contains("#[ignore")
+            {
+                found.push(path.display().to_string());
+            }
+        }
+    }
+    let mut found = Vec::new();
+    visit(&std::path::Path::new(REPO).join("src"), &mut found);
+    assert!(
+        found.is_empty(),
+        "ignored tests outside tests/it, which make test would not run: {found:?}"
+    );
+}

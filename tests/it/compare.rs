@@ -3,8 +3,7 @@
 //! mismatched params, JMH's own files, malformed input), every format, and the SVG chart
 //! rendered by a real headless chromium.
 
-mod common;
-use common::{run_with, Run, TempDir};
+use crate::support::{run_with, Run, TempDir};
 use serde_json::{json, Value};
 
 const EXE: &str = env!("CARGO_BIN_EXE_bb-compare");
@@ -987,7 +986,7 @@ fn boardbench_sample_files_compare_from_their_histograms() {
     let run = run_with(
         env!("CARGO_BIN_EXE_bb-zstd"),
         &[
-            common::ZSTD_SMALL,
+            crate::support::ZSTD_SMALL,
             &[
                 "--op",
                 "decompress",

@@ -1,10 +1,9 @@
 //! The cross-built binaries, checked as a board would run them: each is a static ELF for
 //! its architecture, and runs the quick profile correctly under qemu-user (correctness
 //! only, never a timing). Run by `make test` after the cross builds, with every other
-//! ignored test that needs them: `cargo test --release -- --ignored`.
+//! ignored test that needs them: `cargo test --release --test it -- --ignored`.
 
-mod common;
-use common::{run_with, Run};
+use crate::support::{run_with, Run};
 use std::path::PathBuf;
 
 /// A cross build as the tests find and run it.
@@ -225,7 +224,7 @@ fn bb_zstd_runs_correctly_under_qemu() {
 #[test]
 #[ignore = "needs make cross and qemu-user; run by make test"]
 fn bb_compare_runs_correctly_under_qemu() {
-    let dir = common::TempDir::new("cross-compare");
+    let dir = crate::support::TempDir::new("cross-compare");
     let result = |name: &str, raw: [f64; 4]| {
         let path = dir.join(name);
         let entry = serde_json::json!([{
@@ -265,7 +264,7 @@ fn bb_ipc_runs_correctly_under_qemu() {
     for target in TARGETS {
         let exe = target.built("bb-ipc");
         let exe = exe.to_str().unwrap();
-        let tmp = common::TempDir::new("ipc-qemu");
+        let tmp = crate::support::TempDir::new("ipc-qemu");
         let args = [
             "--quick",
             "--transport",
@@ -312,7 +311,7 @@ fn on_path(name: &str) -> PathBuf {
 #[test]
 #[ignore = "needs make cross and qemu-user; run by make test"]
 fn forks_under_qemu_find_their_qemu_or_say_how_to_set_it() {
-    let no_qemu = common::TempDir::new("cross-no-qemu");
+    let no_qemu = crate::support::TempDir::new("cross-no-qemu");
     for target in TARGETS {
         let Some(qemu) = target.qemu else { continue };
         let qemu_path = on_path(qemu);

@@ -3,12 +3,11 @@
 //! 127.0.0.1 as two boards, with a board that does not answer and one refused for its
 //! architecture; and ansible-lint passes on ansible/ at its default profile.
 
-mod common;
-use common::boards::{
+use crate::support::boards::{
     check_default_suite, check_zstd_results, start_boards, user, x86_musl_bb_zstd, Boards, REPO,
     SHORT_TIMING, ZSTD_FLAGS,
 };
-use common::{free_port, run_in, Run, TempDir};
+use crate::support::{free_port, run_in, Run, TempDir};
 use std::path::{Path, PathBuf};
 
 /// The venv's bin directory, where setup.sh installs ansible-core and ansible-lint.

@@ -3,8 +3,7 @@
 //! run with exit code 1 and stays a device; a symlink is followed and kept; stdout given
 //! as a path gets the report alone.
 
-mod common;
-use common::{run_with, Run, TempDir};
+use crate::support::{run_with, Run, TempDir};
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -59,43 +58,6 @@ fn assert_refused_at_once(run: &Run, took: Duration, flag: &str, path: &str) {
     );
     assert!(run.stdout.is_empty(), "nothing on stdout: {}", run.stdout);
     assert!(took < Duration::from_secs(3), "refused at once: {took:?}");
-}
-
-#[test]
-fn an_output_that_cannot_be_written_is_refused_before_measuring() {
-    let dir = TempDir::new("out-refused");
-    let missing = dir.join("missing/x.json");
-    for path in [text(&missing), "/", text(dir.path())] {
-        let (run, took) = long_bb_zstd(&["--output", path]);
-        assert_refused_at_once(&run, took, "--output", path);
-    }
-    assert!(!dir.join("missing").exists(), "nothing created");
-}
-
-#[test]
-fn an_output_in_an_unwritable_directory_is_refused_before_measuring() {
-    // Root may write anywhere: run the binary as nobody, where setpriv can.
-    let as_nobody = ["--reuid=65534", "--regid=65534", "--clear-groups", ZSTD];
-    let usable = run_with("setpriv", &[&as_nobody[..], &["--help"]].concat(), &[]);
-    if usable.code != 0 {
-        eprintln!("skipped: cannot run {ZSTD} as nobody with setpriv");
-        return;
-    }
-    let dir = TempDir::new("out-unwritable");
-    let path = dir.join("x.json");
-    let start = Instant::now();
-    let run = run_with(
-        "setpriv",
-        &[
-            &as_nobody[..],
-            SHORT,
-            &["--time", "2s", "--output", text(&path)],
-        ]
-        .concat(),
-        &[],
-    );
-    assert_refused_at_once(&run, start.elapsed(), "--output", text(&path));
-    assert!(run.stderr.contains("Permission denied"), "{}", run.stderr);
 }
 
 /// A character device that fails every write with ENOSPC: a node of /dev/full's numbers
@@ -175,18 +137,77 @@ fn stdout_as_the_output_gets_the_report_alone() {
         .is_symlink());
 }
 
-#[test]
-fn bb_compare_refuses_a_directory_or_a_missing_one_before_comparing() {
-    let dir = TempDir::new("out-compare");
-    // Files bb-compare would fail to load: refusing the output comes first.
-    let base = text(&dir.join("absent-base.json")).to_string();
-    for (flag, path) in [
-        ("--output", text(dir.path()).to_string()),
-        ("--svg", text(dir.path()).to_string()),
-        ("--output", text(&dir.join("missing/r.json")).to_string()),
-    ] {
-        let start = Instant::now();
-        let run = run_with(COMPARE, &[flag, &path, &base, &base], &[]);
-        assert_refused_at_once(&run, start.elapsed(), flag, &path);
+/// The tests of outputs whose pass depends on this machine's speed (a deadline, a time
+/// bound or a ratio of two timings): retried, one at a time ([`crate::support::timing`]).
+mod timing {
+    use super::*;
+    use crate::support::timing::retry;
+
+    #[test]
+    fn an_output_that_cannot_be_written_is_refused_before_measuring() {
+        retry(
+            "outputs::timing::an_output_that_cannot_be_written_is_refused_before_measuring",
+            || {
+                let dir = TempDir::new("out-refused");
+                let missing = dir.join("missing/x.json");
+                for path in [text(&missing), "/", text(dir.path())] {
+                    let (run, took) = long_bb_zstd(&["--output", path]);
+                    assert_refused_at_once(&run, took, "--output", path);
+                }
+                assert!(!dir.join("missing").exists(), "nothing created");
+            },
+        );
+    }
+
+    #[test]
+    fn an_output_in_an_unwritable_directory_is_refused_before_measuring() {
+        retry(
+            "outputs::timing::an_output_in_an_unwritable_directory_is_refused_before_measuring",
+            || {
+                // Root may write anywhere: run the binary as nobody, where setpriv can.
+                let as_nobody = ["--reuid=65534", "--regid=65534", "--clear-groups", ZSTD];
+                let usable = run_with("setpriv", &[&as_nobody[..], &["--help"]].concat(), &[]);
+                if usable.code != 0 {
+                    eprintln!("skipped: cannot run {ZSTD} as nobody with setpriv");
+                    return;
+                }
+                let dir = TempDir::new("out-unwritable");
+                let path = dir.join("x.json");
+                let start = Instant::now();
+                let run = run_with(
+                    "setpriv",
+                    &[
+                        &as_nobody[..],
+                        SHORT,
+                        &["--time", "2s", "--output", text(&path)],
+                    ]
+                    .concat(),
+                    &[],
+                );
+                assert_refused_at_once(&run, start.elapsed(), "--output", text(&path));
+                assert!(run.stderr.contains("Permission denied"), "{}", run.stderr);
+            },
+        );
+    }
+
+    #[test]
+    fn bb_compare_refuses_a_directory_or_a_missing_one_before_comparing() {
+        retry(
+            "outputs::timing::bb_compare_refuses_a_directory_or_a_missing_one_before_comparing",
+            || {
+                let dir = TempDir::new("out-compare");
+                // Files bb-compare would fail to load: refusing the output comes first.
+                let base = text(&dir.join("absent-base.json")).to_string();
+                for (flag, path) in [
+                    ("--output", text(dir.path()).to_string()),
+                    ("--svg", text(dir.path()).to_string()),
+                    ("--output", text(&dir.join("missing/r.json")).to_string()),
+                ] {
+                    let start = Instant::now();
+                    let run = run_with(COMPARE, &[flag, &path, &base, &base], &[]);
+                    assert_refused_at_once(&run, start.elapsed(), flag, &path);
+                }
+            },
+        );
     }
 }

@@ -2,12 +2,11 @@
 //! directory (with a failing binary among the real ones), and scripts/deploy.sh and
 //! scripts/fleet.sh against two OpenSSH servers started on 127.0.0.1 as two boards.
 
-mod common;
-use common::boards::{
+use crate::support::boards::{
     check_default_suite, check_zstd_results, results_dir, start_boards, user, x86_musl_bb_zstd,
     Boards, Sshd, REPO, SHORT_TIMING, ZSTD_FLAGS,
 };
-use common::{free_port, run_with, Run, TempDir};
+use crate::support::{free_port, run_with, Run, TempDir};
 use std::path::{Path, PathBuf};
 
 fn script(name: &str) -> String {
@@ -169,7 +168,7 @@ fn run_all_with_no_arguments_runs_the_standard_suite() {
     let release = Path::new(REPO).join("target/release/bb-zstd");
     assert_eq!(Path::new(env!("CARGO_BIN_EXE_bb-zstd")), release);
     let dir = TempDir::new("run-all-defaults");
-    let run = common::run_in(
+    let run = crate::support::run_in(
         dir.path(),
         "sh",
         &[&script("run-all.sh")],
@@ -310,7 +309,7 @@ fn deploy_copies_runs_and_fetches_results_over_ssh() {
 fn make_deploy_with_only_a_host_runs_the_standard_suite_in_the_boards_home() {
     x86_musl_bb_zstd();
     let boards = start_boards();
-    let run = common::run_in(
+    let run = crate::support::run_in(
         Path::new(REPO),
         "make",
         &["-s", "deploy", "HOST=board1"],
@@ -366,7 +365,7 @@ fn make_deploy_on_an_armv6l_board_chooses_armv6() {
     );
     let host = format!("HOST={}@127.0.0.1", user());
     let ssh_opts = format!("{} -o Port={}", boards.ssh_opts, zero.port);
-    let run = common::run_in(
+    let run = crate::support::run_in(
         Path::new(REPO),
         "make",
         &["-s", "deploy", &host, "PROFILE=quick"],

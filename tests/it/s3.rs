@@ -4,10 +4,9 @@
 //! wired in later): create a bucket outside us-east-1, PUT, HEAD, ranged GET, a multipart
 //! upload of three parts, and a wrong secret and an unknown key refused.
 
-mod common;
+use crate::support::moto::{send, Moto};
 use boardbench::s3::sigv4::{header, Credentials};
 use boardbench::s3::{xml, Bucket, Endpoint, Payload, Settings};
-use common::moto::{send, Moto};
 use std::time::SystemTime;
 
 fn bucket(moto: &Moto, creds: Credentials) -> Bucket {

@@ -5,10 +5,9 @@
 //! object or bucket, a wrong secret, an unknown key, an expired session token, a bucket in
 //! another region, a server that drops the connection.
 
-mod common;
+use crate::support::moto::Moto;
+use crate::support::{seek, Run, TempDir};
 use boardbench::s3::sigv4::Credentials;
-use common::moto::Moto;
-use common::{seek, Run, TempDir};
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::process::Command;
@@ -331,8 +330,8 @@ fn the_latency_proxy_delays_every_request_and_the_bytes_stay_right() {
     let run = bb_seek(&home, &env, &args);
     run.assert_ok();
     let json = run.json();
-    let plain = common::entry(&json, "bb.seek.sequential", &[("client", "plain")]);
-    let stream = common::entry(&json, "bb.seek.sequential", &[("client", "stream")]);
+    let plain = crate::support::entry(&json, "bb.seek.sequential", &[("client", "plain")]);
+    let stream = crate::support::entry(&json, "bb.seek.sequential", &[("client", "stream")]);
     assert_eq!(seek::metric(plain, "requests"), 16.0);
     assert_eq!(seek::metric(stream, "requests"), 1.0);
     // Sixteen requests, each held 40 ms: no shot can be shorter than 640 ms.
@@ -394,7 +393,7 @@ fn armv7_bb_seek_reads_s3_under_qemu() {
 #[test]
 #[ignore = "needs moto (scripts/setup.sh test); run by make test"]
 fn s3_over_https_through_nginx_with_a_private_ca() {
-    use common::nginx::{Certificates, Nginx};
+    use crate::support::nginx::{Certificates, Nginx};
     let moto = Moto::start();
     let creds = moto.user();
     let home = TempDir::new("seek-s3-tls");

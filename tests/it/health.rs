@@ -3,8 +3,7 @@
 //! (and giving up, and doing without a sensor), and the clock and temperatures in every
 //! report format.
 
-mod common;
-use common::{run_with, Run, TempDir};
+use crate::support::{run_with, Run, TempDir};
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -12,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const EXE: &str = env!("CARGO_BIN_EXE_bb-zstd");
-/// With common::ZSTD_SMALL: one benchmark, in this process, in about a second.
+/// With crate::support::ZSTD_SMALL: one benchmark, in this process, in about a second.
 const SMALL: &[&str] = &["--threads", "1", "--forks", "0"];
 
 /// Writes `text` to `path` whole: a temporary file renamed over it, so that the binary
@@ -35,7 +34,7 @@ fn fake_board(dir: &TempDir, millidegrees: u32) -> (PathBuf, PathBuf) {
 }
 
 fn args(extra: &[&str]) -> Vec<String> {
-    common::ZSTD_SMALL
+    crate::support::ZSTD_SMALL
         .iter()
         .chain(SMALL)
         .chain(extra)

@@ -5,8 +5,7 @@
 //! draws the rows as latency against achieved rate on a log axis. `sweep` does not mix
 //! with numbers. Behaviour only: no test asserts a speed, and the 100% row may saturate.
 
-mod common;
-use common::{estimated_seconds, run_bounded, TempDir};
+use crate::support::{estimated_seconds, run_bounded, TempDir};
 use std::time::Duration;
 
 const EXE: &str = env!("CARGO_BIN_EXE_bb-rpc");

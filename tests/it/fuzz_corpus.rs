@@ -2,7 +2,7 @@
 //! once kept (the seeds from real traffic and anything it found) goes through the same
 //! invariants again, so a crash found once stays fixed.
 
-#[path = "../fuzz/checks.rs"]
+#[path = "../../fuzz/checks.rs"]
 mod checks;
 
 use std::path::Path;
