@@ -411,6 +411,8 @@ fn run(args: &Args) -> Result<()> {
             profiles,
             benchmarks,
             pin_process: false,
+            notes: vec![],
+            prepare: vec![],
         },
         prelude,
         &flags,

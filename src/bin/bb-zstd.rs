@@ -196,6 +196,8 @@ fn run(args: &Args) -> Result<()> {
             profiles,
             benchmarks,
             pin_process: true,
+            notes: vec![],
+            prepare: vec![],
         },
         &flags,
     )

@@ -37,6 +37,26 @@ pub struct Suite {
     /// Whether the harness pins the whole process to `--pin`'s CPUs; false where the
     /// binary uses the CPUs itself (one per process, say).
     pub pin_process: bool,
+    /// Lines printed on stderr after the header line (and in a `--dry-run`), never in a
+    /// fork: where the objects are read from and how, say.
+    pub notes: Vec<String>,
+    /// Work done in order before the plan and the header, never in a fork and never in a
+    /// `--dry-run`: inputs checked for room and generated, say. The first error ends the run.
+    pub prepare: Vec<Box<dyn FnOnce() -> Result<()>>>,
+}
+
+impl Suite {
+    /// A suite that pins the process, with no notes and nothing to prepare.
+    pub fn new(unit: TimeUnit, profiles: Profiles, benchmarks: Vec<Benchmark>) -> Suite {
+        Suite {
+            unit,
+            profiles,
+            benchmarks,
+            pin_process: true,
+            notes: vec![],
+            prepare: vec![],
+        }
+    }
 }
 
 /// A binary's settings for each of the three profiles (`--quick`, `--standard`, `--full`).
@@ -98,6 +118,11 @@ pub fn run_suite_with_prelude(
         fork::send(pipe, &result)?;
         return Ok(());
     }
+    if !flags.dry_run {
+        for step in std::mem::take(&mut suite.prepare) {
+            step()?;
+        }
+    }
     if suite.pin_process {
         if let Some(cpus) = &flags.pin {
             pin_process(cpus)?;
@@ -106,6 +131,7 @@ pub fn run_suite_with_prelude(
     let mut plan = plan::Plan::new(flags.profile, &settings, suite.unit, &suite.benchmarks);
     plan.prelude = prelude.as_ref().map(|p| (p.what.clone(), p.estimate));
     if flags.dry_run {
+        print_notes(&suite.notes);
         print!("{}", plan.render(&program_name()));
         return Ok(());
     }
@@ -115,6 +141,7 @@ pub fn run_suite_with_prelude(
         header(&env, &settings, &suite.benchmarks),
         plan.summary()
     );
+    print_notes(&suite.notes);
     for w in environment_warnings(&env) {
         warn(&w);
     }
@@ -186,6 +213,12 @@ pub fn run_suite_with_prelude(
     result::add_scaling(&mut results);
     result::add_ratios(&mut results);
     crate::output::emit(&results, &env, flags)
+}
+
+fn print_notes(notes: &[String]) {
+    for note in notes {
+        crate::stderr!("{note}");
+    }
 }
 
 fn validate(s: &Settings) -> Result<()> {

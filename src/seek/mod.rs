@@ -5,8 +5,10 @@
 //! and where the objects live ([`spec`], above both); the two clients that read through
 //! a source ([`client`]: plain, and the seekable stream with its bounded block `cache`);
 //! the measured operation ([`workload`]) and the objects made ready before a run
-//! ([`gen`]).
+//! ([`gen`]). On top, the binary's flags ([`args`]), checked ([`options`]), and its
+//! benchmarks ([`suite`]), which [`run`] hands to the harness.
 
+pub mod args;
 pub(crate) mod cache;
 pub mod client;
 pub mod data;
@@ -14,9 +16,27 @@ pub(crate) mod file;
 pub mod gen;
 pub mod http;
 pub(crate) mod mapping;
+pub mod options;
 pub mod pattern;
 pub mod s3;
 pub(crate) mod source;
 pub mod spec;
+pub mod suite;
 pub mod tls;
 pub mod workload;
+
+use crate::error::Result;
+use args::{Args, Command};
+use options::{GenOptions, Options};
+
+/// bb-seek: `gen`, or a run of the suite its flags ask for.
+pub fn run(args: &Args) -> Result<()> {
+    tls::configure(args.ca_file.as_deref())?;
+    match &args.command {
+        Some(Command::Gen(gen)) => gen::run(&GenOptions::from_args(gen, args)?),
+        None => {
+            let options = Options::from_args(args)?;
+            crate::harness::run_suite(suite::suite(&options)?, &options.flags)
+        }
+    }
+}
