@@ -13,7 +13,8 @@
 //!   signed request builders, for bb-seek's S3 source.
 //!
 //! The binaries (`src/bin/bb-*.rs`) only turn flags into benchmarks and call
-//! [`run_suite`].
+//! [`run_suite`]; bb-ipc, bb-seek and bb-compare hand their flags to their folder's
+//! `run` (its `args`, `options` and `suite`).
 
 pub mod compare;
 pub mod error;

@@ -312,3 +312,47 @@ pub fn main_with(run: impl FnOnce() -> Result<()>) {
         watchdog::exit_now(e.exit_code());
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    /// A suite of no benchmarks whose prepare steps log 1 and 2, then fail, then log 3.
+    fn failing_suite(log: &Rc<RefCell<Vec<u8>>>) -> Suite {
+        let settings = Settings::full();
+        let profiles = Profiles {
+            quick: settings.clone(),
+            standard: settings.clone(),
+            full: settings,
+        };
+        let mut suite = Suite::new(TimeUnit::Millis, profiles, vec![]);
+        for step in 1..=3 {
+            let log = log.clone();
+            suite.prepare.push(Box::new(move || {
+                log.borrow_mut().push(step);
+                match step {
+                    2 => Err(Error::usage("no room")),
+                    _ => Ok(()),
+                }
+            }));
+        }
+        suite.notes.push("a note".into());
+        suite
+    }
+
+    #[test]
+    fn prepare_runs_in_order_until_an_error_and_never_in_a_dry_run() {
+        let log = Rc::new(RefCell::new(Vec::new()));
+        let dry_run = CommonArgs {
+            dry_run: true,
+            ..CommonArgs::default()
+        };
+        run_suite(failing_suite(&log), &dry_run).unwrap();
+        assert!(log.borrow().is_empty());
+        let e = run_suite(failing_suite(&log), &CommonArgs::default()).unwrap_err();
+        assert_eq!((e.to_string().as_str(), e.exit_code()), ("no room", 2));
+        assert_eq!(*log.borrow(), [1, 2]);
+    }
+}
