@@ -33,7 +33,7 @@ ZIG_STD := env -u CARGO -u RUSTC RUSTFLAGS=-Clink-self-contained=no \
 	cargo zigbuild --release -Zbuild-std=std,panic_abort --target
 # Every build for a board (so make dist) and make build have bb-seek's HTTPS: the cargo
 # feature tls (rustls with ring), not a default one since it takes armv7's bb-seek past
-# 2 MiB (README, Dependencies); a bare cargo build is the small one, without.
+# 2 MiB (docs/building.md, Dependencies); a bare cargo build is the small one, without.
 FEATURES := --features tls
 # make fuzz: each target in fuzz/fuzz_targets for FUZZ_TIME seconds.
 FUZZ_TARGETS := $(patsubst fuzz/fuzz_targets/%.rs,%,$(wildcard fuzz/fuzz_targets/*.rs))
@@ -88,7 +88,7 @@ cross-armv6:
 	$(ZIG_STD) $(ARMV6) $(FEATURES)
 
 # dist/boardbench-<version>-<target>.tar.gz: the binaries in bin/, scripts/run-all.sh,
-# README.md, docs/ and BENCHMARKS.md (scripts/pack.sh, which follows CROSS too).
+# README.md, ARCHITECTURE.md, docs/ and BENCHMARKS.md (scripts/pack.sh, which follows CROSS too).
 dist: dist-armv7 dist-aarch64 dist-x86 dist-armv6
 
 dist-armv7: cross-armv7
@@ -140,7 +140,7 @@ test-cross: cross
 	@scripts/setup.sh test
 	$(CARGO) test --release -- --ignored --test-threads 1
 
-# Sizes of the stripped release binaries per target, for README.
+# Sizes of the stripped release binaries per target, for docs/building.md.
 sizes: cross
 	@for t in $(TARGETS); do for b in $(BINS); do \
 		printf '%-32s %-12s %8s bytes\n' $$t $$b $$(stat -c %s target/$$t/release/$$b); \

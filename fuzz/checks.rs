@@ -5,7 +5,7 @@
 
 #![allow(dead_code)] // each fuzz target uses one of these checks
 
-use boardbench::output::json_value::Json;
+use boardbench::util::json::Json;
 use boardbench::rpc::protocol::{self, Codec};
 use boardbench::wire::{self, msgpack, Header, HEADER_LEN};
 use std::alloc::{GlobalAlloc, Layout, System};

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Packs one target's release binaries with what a board needs (README, docs/,
+# Packs one target's release binaries with what a board needs (README, ARCHITECTURE, docs/,
 # BENCHMARKS, scripts/run-all.sh, scripts/seek-s3.sh) into
 # dist/boardbench-<version>-<target>.tar.gz and prints its path.
 #   scripts/pack.sh TARGET     (after make cross-TARGET; armv7, aarch64, x86, armv6 or a triple)
@@ -35,7 +35,7 @@ for src in src/bin/bb-*.rs; do
     [ -f "$exe" ] || { echo "pack: $exe is missing: build it first (make cross-$1)" >&2; exit 1; }
     cp "$exe" "$dir/bin/"
 done
-cp README.md BENCHMARKS.md "$dir/"
+cp README.md ARCHITECTURE.md BENCHMARKS.md "$dir/"
 cp -R docs "$dir/"
 cp scripts/run-all.sh scripts/seek-s3.sh "$dir/scripts/"
 tar -C "$stage" -czf "$stage/$name.tar.gz" "$name"

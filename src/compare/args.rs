@@ -3,7 +3,7 @@
 
 use super::{load, table};
 use crate::harness::cli;
-use crate::output;
+use crate::util::file as output_file;
 use std::path::PathBuf;
 
 #[derive(argh::FromArgs, Debug)]
@@ -30,10 +30,10 @@ pub struct Args {
     #[argh(option, from_str_fn(table::parse_table_format))]
     pub format: Option<table::TableFormat>,
     /// write the report to this file (atomically); the text table still goes to stdout
-    #[argh(option, from_str_fn(output::parse_output))]
+    #[argh(option, from_str_fn(output_file::parse_output))]
     pub output: Option<PathBuf>,
     /// write a chart to this SVG file (atomically)
-    #[argh(option, from_str_fn(output::parse_output))]
+    #[argh(option, from_str_fn(output_file::parse_output))]
     pub svg: Option<PathBuf>,
     /// params left out of matching, a list (threads,input): boards with other core counts;
     /// threads covers JMH's top-level threads too

@@ -5,8 +5,8 @@
 //! to bb-compare (usually the only one).
 
 use super::{Comparison, Row};
-use crate::output::format::format_score;
-use crate::output::json_value::Json;
+use crate::util::format::format_score;
+use crate::util::json::Json;
 
 /// Which of the action's two custom tools a file is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

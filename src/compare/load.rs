@@ -4,8 +4,8 @@
 //! mark; an empty file or one that is not an array of benchmarks is a clear error.
 
 use super::{Measurement, OfferedLoad, Samples};
-use crate::error::{Error, Result};
-use crate::output::json_value::Json;
+use crate::util::error::{Error, Result};
+use crate::util::json::Json;
 use std::path::{Path, PathBuf};
 
 /// The measurements of one column: a JSON file, or every `*.json` under a directory
@@ -232,7 +232,7 @@ fn parse_doc(doc: &Json, metric: Option<&str>) -> std::result::Result<Vec<Measur
     for (i, e) in entries.iter().enumerate() {
         // Names from the file (a benchmark's, a param's) may hold escaped control
         // characters: every entry's error is made printable here.
-        let at = |why: String| crate::output::format::printable(&format!("entry {}: {why}", i + 1));
+        let at = |why: String| crate::util::format::printable(&format!("entry {}: {why}", i + 1));
         if !matches!(e, Json::Obj(_)) {
             return Err(at(format!(
                 "expected a benchmark object, found {}",

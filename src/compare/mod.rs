@@ -13,10 +13,11 @@ pub mod samples;
 pub mod svg;
 pub mod table;
 
-use crate::error::{Error, Result};
-use crate::harness::benchmark::{label, param_value, params_text};
-pub use crate::harness::result::OfferedLoad;
-use crate::output::{self, print_stdout, write_output};
+use crate::model::params::{label, param_value, params_text};
+pub use crate::model::result::OfferedLoad;
+use crate::report::{self, print_stdout};
+use crate::util::error::{Error, Result};
+use crate::util::file::write_output;
 pub use samples::{Samples, Test};
 
 /// One benchmark entry of a result file (JMH's primary metric).
@@ -217,7 +218,7 @@ impl Comparison {
 pub fn run(args: &args::Args) -> Result<()> {
     let o = options::Options::from_args(args)?;
     if o.env {
-        return print_stdout(&output::environment_document());
+        return print_stdout(&report::environment_document());
     }
     let labels = distinct_labels(load::column_labels(&o.files));
     let runs = o
@@ -235,7 +236,7 @@ pub fn run(args: &args::Args) -> Result<()> {
     if let Some(path) = &o.svg {
         write_output(path, svg::render(&comparison).as_bytes())?;
     }
-    output::deliver(o.format, o.output.as_deref(), |format| {
+    report::deliver(o.format, o.output.as_deref(), |format| {
         table::render(format, &comparison)
     })?;
     if comparison.has_regression() {

@@ -6,7 +6,7 @@
 use super::args::Args;
 use super::table::TableFormat;
 use super::Criteria;
-use crate::error::{Error, Result};
+use crate::util::error::{Error, Result};
 use std::path::PathBuf;
 
 /// A comparison, checked.

@@ -4,6 +4,7 @@
 //! open loops offered several loads (`bb-rpc --rate`), p50, p99 and p99.9 latency against
 //! the achieved rate on a log axis, where the knee shows.
 
+use crate::util::xml::escape;
 use super::{Cell, Comparison, Row};
 use std::fmt::Write;
 
@@ -17,13 +18,6 @@ const MARGIN: f64 = 16.0;
 
 fn color(i: usize) -> &'static str {
     COLORS[i % COLORS.len()]
-}
-
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 /// A short number for axis labels: 1234 → 1.234k; small ones keep their digits

@@ -4,11 +4,11 @@
 
 use super::gab::{self, Direction};
 use super::{Cell, Comparison, Row, Test};
-use crate::harness::benchmark::{param_keys, param_value};
-use crate::output::csv::{num as csv_number, quote as csv_quote};
-use crate::output::format::format_score;
-use crate::output::json_value::Json;
-use crate::output::ReportFormat;
+use crate::model::params::{param_keys, param_value};
+use crate::report::csv::{num as csv_number, quote as csv_quote};
+use crate::util::format::format_score;
+use crate::util::json::Json;
+use crate::report::ReportFormat;
 
 /// bb-compare's report formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -361,6 +361,15 @@ mod tests {
     use super::super::compare;
     use super::super::tests::{criteria, measurement};
     use super::*;
+
+    #[test]
+    fn the_format_follows_the_output_extension_as_the_reports_do() {
+        let md = Some(std::path::Path::new("report.md"));
+        let chosen = |f: Option<TableFormat>, o| crate::report::choose_format(f, o);
+        assert_eq!(chosen(None, md), TableFormat::Markdown);
+        assert_eq!(chosen(Some(TableFormat::Csv), md), TableFormat::Csv);
+        assert_eq!(chosen(None, None), TableFormat::Text);
+    }
 
     fn sample() -> Comparison {
         compare(

@@ -3,52 +3,17 @@
 //! settings it runs with, its unit, and a baseline to pair its iterations with. The
 //! measured loop around these is in `runner`.
 
-use super::cli::{CommonArgs, Mode};
-use crate::error::Result;
+use super::cli::CommonArgs;
+pub use crate::model::params::label;
+pub use crate::model::settings::{Metric, Settings, TimeUnit};
+use crate::model::modes::Mode;
+use crate::util::error::Result;
 use crate::stats::histogram::Histogram;
 use crate::system::cpu::CpuTime;
 use std::time::Duration;
 
-/// How many iterations of what length, in which mode.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Settings {
-    pub mode: Mode,
-    pub warmup_iterations: u32,
-    pub warmup_time: Duration,
-    pub iterations: u32,
-    pub time: Duration,
-    pub forks: u32,
-    pub timeout: Duration,
-}
-
+// Here, not beside `Settings` in the model, since the flags are the harness's.
 impl Settings {
-    /// The quick profile: the whole binary in well under a minute on a board.
-    pub fn quick() -> Settings {
-        Settings {
-            mode: Mode::Throughput,
-            warmup_iterations: 1,
-            warmup_time: Duration::from_millis(500),
-            iterations: 3,
-            time: Duration::from_secs(1),
-            forks: 1,
-            timeout: Duration::from_secs(600),
-        }
-    }
-
-    /// The full profile: what a person leaves running (JMH's `-w 5 -wt 3s -i 10 -mt 3s`,
-    /// two forks instead of JMH's five).
-    pub fn full() -> Settings {
-        Settings {
-            mode: Mode::Throughput,
-            warmup_iterations: 5,
-            warmup_time: Duration::from_secs(3),
-            iterations: 10,
-            time: Duration::from_secs(3),
-            forks: 2,
-            timeout: Duration::from_secs(600),
-        }
-    }
-
     /// These defaults with every flag the person gave applied over them.
     pub fn with_flags(mut self, flags: &CommonArgs) -> Settings {
         if let Some(m) = flags.mode {
@@ -75,82 +40,6 @@ impl Settings {
         self
     }
 
-    /// How long one fork should take: start-up and set-up, then every iteration, each
-    /// timed one running `time` and one more invocation; a single shot runs one
-    /// invocation (`invocation`, where the benchmark can tell, else a guess).
-    pub fn estimated_fork_time(&self, invocation: Option<Duration>) -> Duration {
-        let iterations = self.warmup_iterations + self.iterations;
-        let iterating = match self.mode {
-            Mode::SingleShot => {
-                invocation.unwrap_or(SINGLE_SHOT_GUESS).max(PER_ITERATION) * iterations
-            }
-            _ => {
-                let overrun = invocation.unwrap_or(Duration::ZERO) + PER_ITERATION;
-                self.warmup_time * self.warmup_iterations
-                    + self.time * self.iterations
-                    + overrun * iterations
-            }
-        };
-        FORK_START + iterating
-    }
-}
-
-/// Starting a fork and setting its benchmark up, as measured on a 2-core VM (a server
-/// spawned, a batch calibrated): a constant of the estimate. 40 ms since bb-seek's
-/// checks got cheaper: its runs of twenty short forks took 0.9 to 1.2 s, against 1.6 s
-/// estimated at 60 ms a fork.
-const FORK_START: Duration = Duration::from_millis(40);
-/// What an iteration costs beyond its time: the harness's bookkeeping and the
-/// workload's untimed checks.
-const PER_ITERATION: Duration = Duration::from_millis(2);
-/// A single shot whose length the benchmark cannot tell.
-const SINGLE_SHOT_GUESS: Duration = Duration::from_millis(20);
-
-/// The unit of time-per-operation scores.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TimeUnit {
-    Seconds,
-    Millis,
-    Micros,
-    Nanos,
-}
-
-impl TimeUnit {
-    pub fn label(self) -> &'static str {
-        match self {
-            TimeUnit::Seconds => "s",
-            TimeUnit::Millis => "ms",
-            TimeUnit::Micros => "us",
-            TimeUnit::Nanos => "ns",
-        }
-    }
-
-    /// Converts seconds into this unit.
-    pub fn from_secs(self, s: f64) -> f64 {
-        match self {
-            TimeUnit::Seconds => s,
-            TimeUnit::Millis => s * 1e3,
-            TimeUnit::Micros => s * 1e6,
-            TimeUnit::Nanos => s * 1e9,
-        }
-    }
-
-    /// The unit of the primary score in `mode`: ops/s, or time per op.
-    pub fn score_unit(self, mode: Mode) -> String {
-        match mode {
-            Mode::Throughput => "ops/s".to_string(),
-            _ => format!("{}/op", self.label()),
-        }
-    }
-}
-
-/// One value a workload reports per iteration beside the primary score
-/// (a compression ratio, a server's CPU per call).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Metric {
-    pub name: String,
-    pub unit: String,
-    pub value: f64,
 }
 
 /// The measured operation of a benchmark, set up and ready.
@@ -306,47 +195,6 @@ impl Benchmark {
     pub fn label(&self) -> String {
         label(&self.name, &self.params)
     }
-}
-
-/// `name (k=v, k=v)` for a benchmark name and its parameters. Never inlined: it is called
-/// from many places, and one copy keeps the binaries small.
-#[inline(never)]
-pub fn label(name: &str, params: &[(String, String)]) -> String {
-    if params.is_empty() {
-        return name.to_string();
-    }
-    format!("{name} ({})", params_text(params))
-}
-
-/// `k=v, k=v`: parameters as a label shows them.
-pub fn params_text(params: &[(String, String)]) -> String {
-    params
-        .iter()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// The value of parameter `key` among `params`.
-pub fn param_value<'a>(params: &'a [(String, String)], key: &str) -> Option<&'a str> {
-    params
-        .iter()
-        .find(|(k, _)| k == key)
-        .map(|(_, v)| v.as_str())
-}
-
-/// Parameter names in order of first appearance across benchmarks' parameter lists: the
-/// columns of a table of them.
-pub fn param_keys<'a>(lists: impl IntoIterator<Item = &'a [(String, String)]>) -> Vec<String> {
-    let mut keys: Vec<String> = Vec::new();
-    for params in lists {
-        for (k, _) in params {
-            if !keys.contains(k) {
-                keys.push(k.clone());
-            }
-        }
-    }
-    keys
 }
 
 #[cfg(test)]

@@ -1,222 +1,20 @@
 //! Command-line conventions shared by every binary: the common flags (defined once, in
-//! [`bench_args!`](crate::bench_args)), value parsers for durations, sizes and lists, and argument parsing
-//! that answers a bad flag with one line on stderr and exit code 2.
+//! [`bench_args!`](crate::bench_args)) and argument parsing that answers a bad flag with
+//! one line on stderr and exit code 2. The value parsers (`util::parse`), the modes and
+//! formats (`model::modes`) and the checks (`checks`) are re-exported here, so that a
+//! measurement's flags name one module.
 
-use crate::error::{Error, Result};
-use crate::output::warnings::program_name;
+pub use super::checks::{check_at_most, check_fits_in_memory, check_positive};
+pub use crate::model::modes::{parse_format, parse_mode, Format, Mode, Profile};
 pub use crate::system::cooldown::Cooldown;
+pub use crate::util::parse::{
+    parse_choices, parse_duration, parse_list, parse_size, parse_size_list, parse_temperature,
+    parse_usize_list,
+};
+use crate::util::error::{Error, Result};
+use crate::util::terminal::program_name;
 use std::path::PathBuf;
 use std::time::Duration;
-
-/// How the harness measures, named as in JMH.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    /// Operations per second over a timed iteration.
-    Throughput,
-    /// Time per operation over a timed iteration.
-    AverageTime,
-    /// One invocation per iteration, cold: time per operation.
-    SingleShot,
-    /// Every invocation timed on its own: a latency distribution.
-    Sample,
-}
-
-impl Mode {
-    /// JMH's short name: thrpt, avgt, ss, sample.
-    pub fn short(self) -> &'static str {
-        match self {
-            Mode::Throughput => "thrpt",
-            Mode::AverageTime => "avgt",
-            Mode::SingleShot => "ss",
-            Mode::Sample => "sample",
-        }
-    }
-
-    /// Whether a bigger score is better (throughput) or worse (time per op).
-    pub fn higher_is_better(self) -> bool {
-        self == Mode::Throughput
-    }
-}
-
-/// How long and how thorough a run is; the same three profiles on every binary.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Profile {
-    /// A smoke run: the whole binary in well under a minute.
-    Quick,
-    /// The default: sound statistics, the whole suite within about 15 minutes.
-    #[default]
-    Standard,
-    /// JMH's habits, for a run left overnight.
-    Full,
-}
-
-impl Profile {
-    pub fn name(self) -> &'static str {
-        match self {
-            Profile::Quick => "quick",
-            Profile::Standard => "standard",
-            Profile::Full => "full",
-        }
-    }
-
-    /// This profile's value among the three.
-    pub fn pick<T>(self, quick: T, standard: T, full: T) -> T {
-        match self {
-            Profile::Quick => quick,
-            Profile::Standard => standard,
-            Profile::Full => full,
-        }
-    }
-
-    /// The profile the switches `--quick`, `--standard` and `--full` choose: at most one.
-    pub fn from_switches(quick: bool, standard: bool, full: bool) -> Result<Profile> {
-        match (quick, standard, full) {
-            (false, false, false) | (false, true, false) => Ok(Profile::Standard),
-            (true, false, false) => Ok(Profile::Quick),
-            (false, false, true) => Ok(Profile::Full),
-            _ => Err(Error::usage(
-                "--quick, --standard and --full choose one profile: give at most one",
-            )),
-        }
-    }
-}
-
-/// The report formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    Text,
-    Csv,
-    Json,
-    /// Ruby's Benchmark.bm layout: user, system, total and (real) per benchmark.
-    Bm,
-}
-
-/// Parses `thrpt`, `avgt`, `ss` or `sample` (JMH's long names work too).
-pub fn parse_mode(s: &str) -> std::result::Result<Mode, String> {
-    match s {
-        "thrpt" | "throughput" | "Throughput" => Ok(Mode::Throughput),
-        "avgt" | "AverageTime" => Ok(Mode::AverageTime),
-        "ss" | "SingleShotTime" => Ok(Mode::SingleShot),
-        "sample" | "SampleTime" => Ok(Mode::Sample),
-        _ => Err(format!(
-            "unknown mode '{s}' (expected thrpt, avgt, ss or sample)"
-        )),
-    }
-}
-
-/// Parses `text`, `csv`, `json` or `bm`.
-pub fn parse_format(s: &str) -> std::result::Result<Format, String> {
-    match s {
-        "text" => Ok(Format::Text),
-        "csv" => Ok(Format::Csv),
-        "json" => Ok(Format::Json),
-        "bm" => Ok(Format::Bm),
-        _ => Err(format!(
-            "unknown format '{s}' (expected text, csv, json or bm)"
-        )),
-    }
-}
-
-/// Splits `1.5ms` into 1.5 and `ms`; None when there is no leading number.
-fn number_and_unit(s: &str) -> Option<(f64, &str)> {
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
-    let (number, unit) = s.split_at(split);
-    Some((number.parse().ok()?, unit))
-}
-
-/// Parses a duration such as `500ms`, `3s`, `1.5s`, `1m`, `2h`, `100us`, `0`.
-pub fn parse_duration(s: &str) -> std::result::Result<Duration, String> {
-    let bad = || format!("invalid duration '{s}' (expected a number and a unit: 500ms, 3s, 1m)");
-    let (value, unit) = number_and_unit(s).ok_or_else(bad)?;
-    let seconds = match unit {
-        "ns" => value / 1e9,
-        "us" | "µs" => value / 1e6,
-        "ms" => value / 1e3,
-        "s" => value,
-        "m" | "min" => value * 60.0,
-        "h" => value * 3600.0,
-        "" if value == 0.0 => 0.0,
-        _ => return Err(bad()),
-    };
-    if !seconds.is_finite() || seconds > 1e9 {
-        return Err(bad());
-    }
-    Ok(Duration::from_secs_f64(seconds))
-}
-
-/// Parses a temperature in °C: `60C`, `60`, `62.5°C`.
-pub fn parse_temperature(s: &str) -> std::result::Result<f64, String> {
-    let bad = || format!("invalid temperature '{s}' (expected degrees Celsius up to 150: 60C, 60)");
-    let (value, unit) = number_and_unit(s).ok_or_else(bad)?;
-    let celsius = matches!(unit, "" | "C" | "c" | "°C");
-    if celsius && value > 0.0 && value <= 150.0 {
-        Ok(value)
-    } else {
-        Err(bad())
-    }
-}
-
-/// Parses a size in bytes: `4096`, `4k`, `1m`, `16mb`, `1.5MiB`, `2g` (powers of 1024).
-pub fn parse_size(s: &str) -> std::result::Result<u64, String> {
-    let bad = || format!("invalid size '{s}' (expected bytes or a number with k, m or g: 4k, 1m)");
-    let (value, unit) = number_and_unit(s).ok_or_else(bad)?;
-    let scale = match unit.to_ascii_lowercase().as_str() {
-        "" | "b" => 1u64,
-        "k" | "kb" | "kib" => 1 << 10,
-        "m" | "mb" | "mib" => 1 << 20,
-        "g" | "gb" | "gib" => 1 << 30,
-        _ => return Err(bad()),
-    };
-    let bytes = value * scale as f64;
-    if !bytes.is_finite() || bytes < 0.0 || bytes > u64::MAX as f64 / 2.0 {
-        return Err(bad());
-    }
-    Ok(bytes.round() as u64)
-}
-
-/// Parses a comma-separated list with `item` for each element (`1,2,4`).
-pub fn parse_list<T>(
-    s: &str,
-    item: impl Fn(&str) -> std::result::Result<T, String>,
-) -> std::result::Result<Vec<T>, String> {
-    let items: Vec<T> = s
-        .split(',')
-        .map(|x| item(x.trim()))
-        .collect::<std::result::Result<_, _>>()?;
-    if items.is_empty() {
-        return Err(format!("empty list '{s}'"));
-    }
-    Ok(items)
-}
-
-/// Parses a list of non-negative integers (`1,2,4`).
-pub fn parse_usize_list(s: &str) -> std::result::Result<Vec<usize>, String> {
-    parse_list(s, |x| {
-        x.parse::<usize>()
-            .map_err(|_| format!("invalid number '{x}' in list '{s}'"))
-    })
-}
-
-/// Parses a list of sizes (`16,1k,64k`).
-pub fn parse_size_list(s: &str) -> std::result::Result<Vec<u64>, String> {
-    parse_list(s, parse_size)
-}
-
-/// Parses a list of words (`compress,decompress`), each checked against `allowed`.
-pub fn parse_choices(s: &str, allowed: &[&str]) -> std::result::Result<Vec<String>, String> {
-    parse_list(s, |x| {
-        if allowed.contains(&x) {
-            Ok(x.to_string())
-        } else {
-            Err(format!(
-                "unknown value '{x}' (expected one of {})",
-                allowed.join(", ")
-            ))
-        }
-    })
-}
 
 /// The flags every binary takes, collected from the binary's own argument struct.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -298,7 +96,7 @@ macro_rules! bench_args {
             #[argh(option, from_str_fn($crate::harness::cli::parse_format))]
             pub format: Option<$crate::harness::cli::Format>,
             /// write the report to this file (atomically: a temporary file, then renamed)
-            #[argh(option, from_str_fn($crate::output::file::parse_output))]
+            #[argh(option, from_str_fn($crate::util::file::parse_output))]
             pub output: Option<std::path::PathBuf>,
             /// the quick profile: a smoke run, fewer and shorter iterations, smaller inputs
             #[argh(switch)]
@@ -327,7 +125,7 @@ macro_rules! bench_args {
         }
 
         impl $crate::harness::cli::HasCommon for $name {
-            fn common(&self) -> $crate::Result<$crate::harness::cli::CommonArgs> {
+            fn common(&self) -> $crate::util::error::Result<$crate::harness::cli::CommonArgs> {
                 Ok($crate::harness::cli::CommonArgs {
                     mode: self.mode,
                     warmup: self.warmup,
@@ -440,117 +238,14 @@ fn parse_once<T: argh::FromArgs>(args: &[&str]) -> std::result::Result<T, ParseE
     })
 }
 
-/// Rejects a zero where at least one is needed: `check_positive("--threads", 0)`.
-pub fn check_positive(flag: &str, value: u64) -> Result<()> {
-    if value == 0 {
-        Err(Error::usage(format!("{flag} must be at least 1")))
-    } else {
-        Ok(())
-    }
-}
-
-/// Rejects a value above `max` before anything is allocated for it:
-/// `check_at_most("--depth", d, 65536, "calls in flight per connection")`.
-pub fn check_at_most(flag: &str, value: u64, max: u64, what: &str) -> Result<()> {
-    if value > max {
-        Err(Error::usage(format!(
-            "{flag} {value}: at most {max} {what}"
-        )))
-    } else {
-        Ok(())
-    }
-}
-
-/// Rejects a value whose run would need `needed` bytes of memory when this machine has
-/// less available (MemAvailable), before anything is allocated.
-pub fn check_fits_in_memory(flag: &str, value: &str, needed: u64) -> Result<()> {
-    match crate::system::cpu::available_memory() {
-        Some(available) if needed > available => Err(Error::usage(format!(
-            "{flag} {value}: the run would need about {} MiB of memory and {} MiB are available",
-            needed >> 20,
-            available >> 20
-        ))),
-        _ => Ok(()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn bounds_are_one_clear_usage_error() {
-        assert!(check_at_most("--depth", 65536, 65536, "calls").is_ok());
-        let e = check_at_most("--depth", 65537, 65536, "calls in flight").unwrap_err();
-        assert_eq!(e.exit_code(), 2);
-        assert_eq!(
-            e.to_string(),
-            "--depth 65537: at most 65536 calls in flight"
-        );
-        assert!(check_fits_in_memory("--size", "1k", 1024).is_ok());
-        let e = check_fits_in_memory("--size", "100g", u64::MAX).unwrap_err();
-        assert_eq!(e.exit_code(), 2);
-        assert!(
-            e.to_string().starts_with("--size 100g: the run would need"),
-            "{e}"
-        );
-    }
 
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
-        assert_eq!(parse_duration("3s"), Ok(Duration::from_secs(3)));
-        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
-        assert_eq!(parse_duration("1m"), Ok(Duration::from_secs(60)));
-        assert_eq!(parse_duration("250us"), Ok(Duration::from_micros(250)));
-        assert_eq!(parse_duration("0"), Ok(Duration::ZERO));
-        for bad in ["", "3", "s", "3x", "-1s", "1e3s", "3 s"] {
-            let err = parse_duration(bad).unwrap_err();
-            assert!(err.contains(&format!("'{bad}'")), "{err}");
-        }
-    }
 
-    #[test]
-    fn sizes_and_lists() {
-        assert_eq!(parse_size("4096"), Ok(4096));
-        assert_eq!(parse_size("4k"), Ok(4096));
-        assert_eq!(parse_size("16mb"), Ok(16 << 20));
-        assert_eq!(parse_size("1.5MiB"), Ok(3 << 19));
-        assert!(parse_size("4q").is_err());
-        assert!(parse_size("").is_err());
-        assert_eq!(parse_usize_list("1,2, 4"), Ok(vec![1, 2, 4]));
-        assert!(parse_usize_list("1,,2")
-            .unwrap_err()
-            .contains("invalid number ''"));
-        assert_eq!(parse_size_list("16,1k"), Ok(vec![16, 1024]));
-        assert_eq!(
-            parse_choices("a,b", &["a", "b"]),
-            Ok(vec!["a".to_string(), "b".to_string()])
-        );
-        assert!(parse_choices("a,c", &["a", "b"])
-            .unwrap_err()
-            .contains("'c'"));
-    }
 
-    #[test]
-    fn temperatures() {
-        assert_eq!(parse_temperature("60C"), Ok(60.0));
-        assert_eq!(parse_temperature("60"), Ok(60.0));
-        assert_eq!(parse_temperature("62.5°C"), Ok(62.5));
-        for bad in ["", "hot", "60F", "0", "-5C", "200C", "60 C"] {
-            let err = parse_temperature(bad).unwrap_err();
-            assert!(err.contains(&format!("'{bad}'")), "{err}");
-        }
-    }
 
-    #[test]
-    fn modes_and_formats() {
-        assert_eq!(parse_mode("thrpt"), Ok(Mode::Throughput));
-        assert_eq!(parse_mode("sample"), Ok(Mode::Sample));
-        assert!(parse_mode("fast").is_err());
-        assert_eq!(parse_format("json"), Ok(Format::Json));
-        assert!(parse_format("xml").unwrap_err().contains("'xml'"));
-    }
 
     crate::bench_args! {
         /// Test arguments.

@@ -71,13 +71,13 @@ fn probe(exe: &Path) -> std::io::Result<()> {
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
     exec_directly(&mut command)?;
-    let (mut child, hook) = crate::harness::exit::spawn_with_exit_hook(
+    let (mut child, hook) = crate::system::exit::spawn_with_exit_hook(
         &mut command,
-        crate::harness::exit::Ending::Kill,
+        crate::system::exit::Ending::Kill,
     )?;
     let _ = child.kill();
     let _ = child.wait();
-    crate::harness::exit::remove_exit_hook(hook);
+    crate::system::exit::remove_exit_hook(hook);
     Ok(())
 }
 

@@ -2,10 +2,10 @@
 //! child runs that one benchmark and sends its results back over a pipe, and the parent
 //! only collects. `BB_FORK_RUNNER` names a program to run the child with (qemu-user,
 //! where the kernel cannot execute the foreign binary by itself); without it, such a
-//! qemu is looked for on PATH ([`crate::exec`]). Servers start the same way.
+//! qemu is looked for on PATH (`exec`). Servers start the same way.
 
-use crate::error::{Error, Result};
-use crate::harness::exit::Ending;
+use crate::util::error::{Error, Result};
+use crate::system::exit::Ending;
 use crate::harness::runner::ForkResult;
 use crate::stats::histogram::Histogram;
 use crate::system::cpu::{CpuTime, CpuUsage};
@@ -139,7 +139,7 @@ pub fn spawn(
 ) -> Result<(std::process::Child, u64)> {
     die_with_parent(command, nix::sys::signal::Signal::SIGTERM);
     let started = crate::harness::exec::exec_directly(command)
-        .and_then(|()| crate::harness::exit::spawn_with_exit_hook(command, purpose.ending()));
+        .and_then(|()| crate::system::exit::spawn_with_exit_hook(command, purpose.ending()));
     started.map_err(|e| {
         let program = std::path::Path::new(command.get_program());
         match e.raw_os_error() {

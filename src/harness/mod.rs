@@ -5,24 +5,24 @@
 //! environment and throttling watch, and the reports. No binary prints its own tables or
 //! computes its own statistics.
 
+pub(crate) mod aggregate;
 pub mod benchmark;
+pub mod checks;
 pub mod cli;
 pub(crate) mod exec;
-pub(crate) mod exit;
 pub mod fork;
 pub(crate) mod plan;
-pub(crate) mod result;
 pub(crate) mod runner;
 pub(crate) mod signals;
 pub(crate) mod watchdog;
 
 use self::benchmark::{Benchmark, Settings, TimeUnit};
 use self::cli::{CommonArgs, Mode, Profile};
-use self::result::BenchResult;
-use crate::error::{Error, Result};
-use crate::output::format::format_duration;
-use crate::output::warnings::{environment_warnings, program_name, warn, Warning};
-use crate::output::Progress;
+use crate::util::error::{Error, Result};
+use crate::util::format::format_duration;
+use crate::model::warning::{environment_warnings, Warning};
+use crate::util::terminal::{program_name, warn};
+use crate::util::progress::Progress;
 use crate::system::cooldown;
 use crate::system::env::Environment;
 use crate::system::throttle::{Snapshot, ThrottleReport};
@@ -104,7 +104,7 @@ pub fn run_suite_with_prelude(
     let settings = suite.profiles.pick(flags.profile).with_flags(flags);
     validate(&settings)?;
     if let Some(path) = &flags.output {
-        crate::output::check_output("--output", path)?;
+        crate::util::file::check_output("--output", path)?;
     }
     signals::exit_on_signals();
     if let Some((index, pipe)) = fork::child_request() {
@@ -202,7 +202,7 @@ pub fn run_suite_with_prelude(
                 reasons: throttle.reasons.clone(),
             });
         }
-        let result = BenchResult::from_forks(bench, &settings, unit, forks, throttle);
+        let result = aggregate::from_forks(bench, &settings, unit, forks, throttle);
         if let Some(w) = result.placement_warning() {
             progress.finish();
             warn(&w);
@@ -210,9 +210,9 @@ pub fn run_suite_with_prelude(
         results.push(result);
     }
     progress.finish();
-    result::add_scaling(&mut results);
-    result::add_ratios(&mut results);
-    crate::output::emit(&results, &env, flags)
+    aggregate::add_scaling(&mut results);
+    aggregate::add_ratios(&mut results);
+    crate::report::emit(&results, &env, flags.format, flags.output.as_deref())
 }
 
 fn print_notes(notes: &[String]) {

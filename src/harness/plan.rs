@@ -4,7 +4,7 @@
 
 use super::benchmark::{Benchmark, Settings, TimeUnit};
 use super::cli::{Mode, Profile};
-use crate::output::format::{format_duration, format_estimate};
+use crate::util::format::{format_duration, format_estimate};
 use std::time::Duration;
 
 /// One benchmark as it will run.

@@ -6,7 +6,7 @@
 use super::benchmark::{Benchmark, Metric, PairedBaseline, Settings, TimeUnit, Workload};
 use super::cli::Mode;
 use super::watchdog;
-use crate::error::Result;
+use crate::util::error::Result;
 use crate::stats::histogram::Histogram;
 use crate::system::cpu::{self, CpuMeter, CpuUsage};
 use crate::system::placement::{self, PairPlacement, Placement};
@@ -447,7 +447,7 @@ mod tests {
         struct Failing;
         impl Workload for Failing {
             fn run(&mut self, _: u64) -> Result<()> {
-                Err(crate::Error::failed("verification mismatch"))
+                Err(crate::util::error::Error::failed("verification mismatch"))
             }
         }
         let b = Benchmark::new(
@@ -473,7 +473,7 @@ mod tests {
                 self.calls += 1;
                 std::thread::sleep(Duration::from_millis(50));
                 if self.calls == 4 {
-                    return Err(crate::Error::failed("check of iteration 4 failed"));
+                    return Err(crate::util::error::Error::failed("check of iteration 4 failed"));
                 }
                 Ok(())
             }

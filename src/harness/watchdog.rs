@@ -1,9 +1,9 @@
 //! The per-iteration timeout: a thread that ends the process with a clear error when an
 //! iteration runs past its deadline, instead of letting a stuck peer hang the run. The
-//! clean-up hooks that run on that and every other abnormal exit live in [`crate::exit`]
+//! clean-up hooks that run on that and every other abnormal exit live in [`crate::system::exit`]
 //! (re-exported here, where the harness has always found them).
 
-pub use crate::harness::exit::{add_exit_hook, exit_now, remove_exit_hook};
+pub use crate::system::exit::{add_exit_hook, exit_now, remove_exit_hook};
 
 use std::sync::{Mutex, Once};
 use std::time::{Duration, Instant};
@@ -49,8 +49,8 @@ fn watch() {
         if let Some((what, timeout)) = expired {
             crate::stderr!(
                 "{}: error: {what} ran past the timeout of {} (raise it with --timeout)",
-                crate::output::warnings::program_name(),
-                crate::output::format::format_duration(timeout)
+                crate::util::terminal::program_name(),
+                crate::util::format::format_duration(timeout)
             );
             exit_now(1);
         }

@@ -8,7 +8,7 @@ use super::conn::Conn;
 use super::fault::ClientFault;
 use super::server::{self, Role, ServerChild, PING, USAGE};
 use super::transport::{self, SocketFile, Transport};
-use crate::error::{Error, Result};
+use crate::util::error::{Error, Result};
 use crate::harness::benchmark::Workload;
 use crate::system::cpu::CpuTime;
 use crate::wire::msgpack::{self, Value};

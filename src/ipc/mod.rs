@@ -14,7 +14,7 @@ pub mod server;
 pub mod suite;
 pub mod transport;
 
-use crate::error::Result;
+use crate::util::error::Result;
 
 /// bb-ipc: a run of the suite its flags ask for.
 pub fn run(args: &args::Args) -> Result<()> {

@@ -5,8 +5,8 @@ use super::args::Args;
 use super::calls::{self, Call};
 use super::client::Pin;
 use super::transport::Transport;
-use crate::error::{Error, Result};
 use crate::harness::cli::{CommonArgs, HasCommon};
+use crate::util::error::{Error, Result};
 
 /// A run, checked.
 pub struct Options {

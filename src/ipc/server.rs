@@ -11,7 +11,7 @@
 use super::calls::{self, USAGE_METHOD};
 use super::conn::Conn;
 use super::transport::{self, Transport};
-use crate::error::{Error, Result};
+use crate::util::error::{Error, Result};
 use crate::harness::fork::Purpose;
 use crate::system::cpu::CpuTime;
 use crate::wire::msgpack::{self, Value};
@@ -160,7 +160,7 @@ pub fn serve_if_child() {
         Err(e) => {
             crate::stderr!(
                 "{} server: error: {e}",
-                crate::output::warnings::program_name()
+                crate::util::terminal::program_name()
             );
             1
         }

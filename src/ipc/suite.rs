@@ -6,10 +6,10 @@ use super::calls::Call;
 use super::client::{Floor, Local, Pin, Remote};
 use super::options::Options;
 use super::transport::Transport;
-use crate::error::Result;
 use crate::harness::benchmark::{Benchmark, PairedBaseline, Settings, Setup, TimeUnit, Workload};
 use crate::harness::cli::Mode;
 use crate::harness::{Profiles, Suite};
+use crate::util::error::Result;
 use std::time::Duration;
 
 pub fn suite(options: &Options) -> Result<Suite> {

@@ -4,7 +4,7 @@
 //! unique name under `$TMPDIR` and is removed when dropped and on every abnormal exit.
 
 use super::conn::Conn;
-use crate::error::{Error, Result};
+use crate::util::error::{Error, Result};
 use nix::sys::socket::{
     accept4, bind, connect, listen, socket, socketpair, AddressFamily, Backlog, SockFlag, SockType,
     UnixAddr,

@@ -109,7 +109,7 @@ fn connect_unix(path: &Path, timeout: Duration) -> io::Result<UnixStream> {
                     io::ErrorKind::TimedOut,
                     format!(
                         "the listener's backlog stayed full for {}",
-                        crate::output::format::format_duration(timeout)
+                        crate::util::format::format_duration(timeout)
                     ),
                 ))
             }

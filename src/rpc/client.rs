@@ -7,7 +7,7 @@ use super::addr::{Addr, RpcStream};
 use super::deadline::DeadlineReader;
 pub(crate) use super::pipeline::{Pipeline, ReplyTimes};
 use super::protocol::{self, Call, Codec, Reply, ServerStats};
-use crate::error::{Cause, Error, Result};
+use crate::util::error::{Cause, Error, Result};
 use crate::wire::{self, Header, WireError};
 use std::io::{BufReader, Write};
 use std::sync::Arc;
@@ -44,7 +44,7 @@ impl ClientConfig {
 
     /// Why a reply did not come in time: nothing of it, or how much of it.
     pub(super) fn late(&self, what: &str, e: WireError) -> Error {
-        let within = crate::output::format::format_duration(self.timeout);
+        let within = crate::util::format::format_duration(self.timeout);
         match e {
             WireError::Io(io) if wire::is_timeout(&io) => {
                 self.fail(format!("no {what} within {within} (--call-timeout)"))
@@ -204,7 +204,7 @@ pub(crate) struct Requests {
 impl Requests {
     pub(crate) fn echo(size: usize, seed: u64) -> Requests {
         let mut base = vec![0u8; size];
-        crate::rng::Rng::new(seed).fill(&mut base);
+        crate::util::rng::Rng::new(seed).fill(&mut base);
         Requests {
             method: protocol::ECHO,
             base,

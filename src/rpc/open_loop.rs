@@ -5,7 +5,7 @@
 //! schedule shows as such.
 
 use super::client::{Pipeline, ReplyTimes, Requests};
-use crate::error::Result;
+use crate::util::error::Result;
 use crate::stats::histogram::Histogram;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

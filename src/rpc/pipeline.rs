@@ -8,7 +8,7 @@ use super::client::{check_header, ClientConfig, Requests};
 use super::deadline::DeadlineReader;
 use super::in_flight::InFlight;
 use super::protocol::{self, Codec};
-use crate::error::Result;
+use crate::util::error::Result;
 use crate::wire::{self, Header, WireError, HEADER_LEN};
 use std::io::{BufRead, BufReader, Write};
 use std::sync::{Arc, Condvar, Mutex};
@@ -148,7 +148,7 @@ impl Pipeline {
             if now >= deadline {
                 return Err(self.config.fail(format!(
                     "no reply to call {oldest} within {} (--call-timeout), {} calls in flight",
-                    crate::output::format::format_duration(self.config.timeout),
+                    crate::util::format::format_duration(self.config.timeout),
                     state.in_flight.len()
                 )));
             }
@@ -272,7 +272,7 @@ impl Pipeline {
                 return Err(self.config.fail(format!(
                     "no reply to call {} within {} (--call-timeout)",
                     handle.id,
-                    crate::output::format::format_duration(self.config.timeout)
+                    crate::util::format::format_duration(self.config.timeout)
                 )));
             }
             state.reply_wanted = Some(handle.id);

@@ -9,7 +9,7 @@
 
 use super::addr::{Addr, Listener, RpcStream};
 use super::protocol::{self, Call, Reply, ServerStats, FLAG_MSGPACK};
-use crate::error::{Error, Result};
+use crate::util::error::{Error, Result};
 use crate::system::cpu::CpuTime;
 use crate::wire::{self, status, Header, WireError, HEADER_LEN};
 use std::collections::HashMap;
@@ -71,7 +71,7 @@ impl Shared {
         self.counters.errors.fetch_add(1, Ordering::Relaxed);
         crate::stderr!(
             "{}: serve: connection {conn} ({peer}): {what}; closed",
-            crate::output::warnings::program_name()
+            crate::util::terminal::program_name()
         );
     }
 }
@@ -127,7 +127,7 @@ pub fn serve(addr: &Addr, config: ServerConfig) -> Result<()> {
                 // Out of descriptors, say: keep serving the connections there are.
                 crate::stderr!(
                     "{}: serve: accept: {e}",
-                    crate::output::warnings::program_name()
+                    crate::util::terminal::program_name()
                 );
                 std::thread::sleep(Duration::from_millis(50));
                 continue;
@@ -155,7 +155,7 @@ pub fn serve(addr: &Addr, config: ServerConfig) -> Result<()> {
             Ok(t) => threads.push(t),
             Err(e) => crate::stderr!(
                 "{}: serve: starting a thread: {e}",
-                crate::output::warnings::program_name()
+                crate::util::terminal::program_name()
             ),
         }
     }
@@ -170,7 +170,7 @@ pub fn serve(addr: &Addr, config: ServerConfig) -> Result<()> {
     if !shared.config.quiet {
         crate::stderr!(
             "{}: serve: stopped: {} connections, {} calls, {} errors",
-            crate::output::warnings::program_name(),
+            crate::util::terminal::program_name(),
             s.connections,
             s.work_calls() + s.stats_calls,
             s.errors
@@ -250,7 +250,7 @@ fn describe(e: &WireError, idle: Duration) -> String {
         WireError::Io(io) if wire::is_timeout(io) => {
             format!(
                 "idle for {} (--idle-timeout)",
-                crate::output::format::format_duration(idle)
+                crate::util::format::format_duration(idle)
             )
         }
         other => other.to_string(),
@@ -423,7 +423,7 @@ fn answer(
             shared.counters.errors.fetch_add(1, Ordering::Relaxed);
             crate::stderr!(
                 "{}: serve: connection {conn} ({peer}): call {}: {why}; answered with status {code} ({})",
-                crate::output::warnings::program_name(),
+                crate::util::terminal::program_name(),
                 header.id,
                 status::name(code)
             );

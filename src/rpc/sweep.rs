@@ -5,8 +5,8 @@
 //! parent through the environment, so every fork of a row offers the same rate.
 
 use super::workload::{Plan, RpcWorkload, Style};
-use crate::error::{Error, Result};
-use crate::Workload;
+use crate::util::error::{Error, Result};
+use crate::harness::benchmark::Workload;
 use std::time::{Duration, Instant};
 
 /// The shares of the closed-loop maximum a sweep offers, one row each.

@@ -7,7 +7,7 @@ use super::addr::{Addr, RpcStream};
 use super::client::{ClientConfig, Pipeline, ReplyTimes, Requests, SyncClient};
 use super::open_loop::{Latencies, OpenLoop, Recorder};
 use super::protocol::ServerStats;
-use crate::error::{Error, Result};
+use crate::util::error::{Error, Result};
 use crate::harness::fork::Purpose;
 use crate::stats::histogram::Histogram;
 use crate::system::cpu::CpuTime;
@@ -479,7 +479,7 @@ pub struct RpcWorkload {
 impl RpcWorkload {
     pub fn setup(plan: &Plan) -> Result<RpcWorkload> {
         if let Some(cpu) = plan.pin.as_ref().and_then(|p| p.first()) {
-            crate::pin_process(&[*cpu])?;
+            crate::harness::pin_process(&[*cpu])?;
         }
         let floor = plan.style == Style::Floor;
         let (server, addr) = match &plan.target {
@@ -534,7 +534,7 @@ impl RpcWorkload {
                             Error::failed(format!("echo floor on {addr}: connecting: {e}"))
                         })?;
                     let mut payload = vec![0u8; plan.payload];
-                    crate::rng::Rng::new(plan.seed).fill(&mut payload);
+                    crate::util::rng::Rng::new(plan.seed).fill(&mut payload);
                     Box::new(FloorDriver::new(stream, addr.clone(), &payload, plan.depth))
                 }
             });
@@ -625,9 +625,9 @@ impl Workload for RpcWorkload {
     fn iteration_metrics(&mut self) -> Vec<Metric> {
         let cpu = CpuTime::of_self();
         let stats = self.server_stats().unwrap_or_else(|e| {
-            crate::output::warnings::warn(&crate::output::warnings::Warning::Note(format!(
+            crate::util::terminal::warn(&format!(
                 "server-cpu is missing from an iteration: {e}"
-            )));
+            ));
             None
         });
         let calls = (self.calls - self.last.2).max(1) as f64;

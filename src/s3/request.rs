@@ -6,7 +6,7 @@
 use crate::s3::credentials::Settings;
 use crate::s3::endpoint::{Addressing, Endpoint};
 use crate::s3::sigv4::{self, Request, Scope};
-use crate::s3::xml;
+use crate::util::xml;
 use std::time::SystemTime;
 
 /// A request to send as it is: where to connect, the request line's method and target,
@@ -377,7 +377,7 @@ mod tests {
         assert_eq!((create.method, create.target.as_str()), ("PUT", "/bench"));
         let body = String::from_utf8(create.body.clone()).unwrap();
         assert_eq!(
-            xml::element(&body, "LocationConstraint").as_deref(),
+            crate::s3::xml::element(&body, "LocationConstraint").as_deref(),
             Some("eu-west-1")
         );
         assert_eq!(

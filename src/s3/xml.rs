@@ -1,6 +1,9 @@
 //! The little XML that S3 speaks with us: the text of one element of a response
-//! (`UploadId`, an error's `Code` and `Message`) and escaping for the bodies we send. Not
-//! a parser: S3's answers are flat enough that the first `<Name>…</Name>` is the one.
+//! (`UploadId`, an error's `Code` and `Message`); the bodies we send are escaped with
+//! `util::xml::escape`. Not a parser: S3's answers are flat enough that the first
+//! `<Name>…</Name>` is the one.
+
+use crate::util::xml::unescape;
 
 /// The unescaped text of the first `<name>…</name>` in `body`.
 pub fn element(body: &str, name: &str) -> Option<String> {
@@ -10,34 +13,10 @@ pub fn element(body: &str, name: &str) -> Option<String> {
     Some(unescape(&body[start..start + len]))
 }
 
-/// `s` as XML text.
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            _ => out.push(c),
-        }
-    }
-    out
-}
-
-fn unescape(s: &str) -> String {
-    s.replace("&quot;", "\"")
-        .replace("&apos;", "'")
-        .replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&#34;", "\"")
-        .replace("&amp;", "&")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::util::xml::escape;
 
     #[test]
     fn elements_are_found_and_text_round_trips() {

@@ -8,7 +8,7 @@
 //! arena, with the kernel's asynchronous read-ahead (faulting pages into a mapping
 //! waits for the storage at each fetch: 1.5 to 2 times slower from a cold disk here).
 
-use crate::error::Result;
+use crate::util::error::Result;
 use crate::seek::mapping::Mapping;
 use std::collections::HashMap;
 
@@ -141,7 +141,7 @@ impl BlockCache {
         let total: usize = lens.iter().sum();
         let cached = |m: &Mapping| {
             let (cached, pages) = m.cached_pages(first * bs, total)?;
-            Ok::<_, crate::error::Error>(cached == pages)
+            Ok::<_, crate::util::error::Error>(cached == pages)
         };
         let mapped = match &self.mapping {
             Some(m) if cached(m)? => {

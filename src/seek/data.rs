@@ -5,9 +5,9 @@
 //! records a manifest of sizes, checksums and the generator's version. Objects of any size
 //! are written, checked and summed in bounded chunks, never held whole.
 
-use crate::error::{Error, Result};
-use crate::output::json_value::Json;
-use crate::rng::{Fnv1a64, Rng};
+use crate::util::error::{Error, Result};
+use crate::util::json::Json;
+use crate::util::rng::{Fnv1a64, Rng};
 use std::io::{Read, Write};
 use std::path::Path;
 
@@ -132,7 +132,7 @@ impl Object {
     /// Writes the object to `path` atomically, in chunks; returns its checksum.
     fn write_file(&self, path: &Path) -> Result<String> {
         let mut sum = String::new();
-        crate::output::write_output_with(path, &mut |w| {
+        crate::util::file::write_output_with(path, &mut |w| {
             let mut hashing = Hashing::new(w);
             self.write_range(0, self.size, &mut hashing)?;
             sum = hashing.hex();
@@ -322,7 +322,7 @@ pub(crate) fn ensure_dir(
             entries.push((object.name.clone(), object.size, sum));
         }
         entries.sort_by_key(|(_, size, _)| *size);
-        crate::output::write_output(&manifest_path, manifest(seed, &entries).as_bytes())?;
+        crate::util::file::write_output(&manifest_path, manifest(seed, &entries).as_bytes())?;
     }
     Ok(Ensured { outcomes, stale })
 }
@@ -330,7 +330,7 @@ pub(crate) fn ensure_dir(
 /// The checksum of bytes held in memory (a manifest's), as [`Object::checksum`] writes it.
 #[cfg(test)]
 pub(crate) fn checksum(bytes: &[u8]) -> String {
-    format!("{:016x}", crate::rng::fnv1a64(bytes))
+    format!("{:016x}", crate::util::rng::fnv1a64(bytes))
 }
 
 /// The manifest's text: the seed, the generator's version, and each object's name, size

@@ -2,7 +2,7 @@
 //! 32-bit boards too), and the page-cache controls of `--cold`: dropping an object's
 //! pages (posix_fadvise DONTNEED) and checking with mincore that they really went.
 
-use crate::error::{Error, Result};
+use crate::util::error::{Error, Result};
 use crate::seek::mapping::Mapping;
 use crate::seek::source::Source;
 use std::fs::File;

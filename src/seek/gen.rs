@@ -10,9 +10,9 @@ use super::http::HttpClient;
 use super::options::{Dest, GenOptions};
 use super::s3;
 use super::spec::SourceSpec;
-use crate::error::{Error, Result};
-use crate::output::print_stdout;
-use crate::output::warnings::{program_name, warn, Warning};
+use crate::report::print_stdout;
+use crate::util::error::{Error, Result};
+use crate::util::terminal::{program_name, warn};
 use std::path::Path;
 use std::time::Duration;
 
@@ -185,15 +185,15 @@ pub fn prepare_dir(dir: &Path, sizes: &[u64], seed: u64, cold: bool) -> Result<(
         let object = Object::new(sizes[0], seed);
         let path = dir.join(&object.name);
         match FileSource::open(&path, object.size).and_then(|f| f.drop_cache()) {
-            Ok(cached) if cached > 0.1 => warn(&Warning::Note(format!(
+            Ok(cached) if cached > 0.1 => warn(&format!(
                 "--cold: {:.0}% of {}'s pages stay cached after posix_fadvise DONTNEED (tmpfs keeps files in memory): its reads are not cold",
                 cached * 100.0,
                 path.display()
-            ))),
+            )),
             Ok(_) => {}
-            Err(e) => warn(&Warning::Note(format!(
+            Err(e) => warn(&format!(
                 "--cold: could not drop the cache ({e}): reads are not cold"
-            ))),
+            )),
         }
     }
     Ok(())
@@ -201,8 +201,8 @@ pub fn prepare_dir(dir: &Path, sizes: &[u64], seed: u64, cold: bool) -> Result<(
 
 /// The warning that `--cold` cannot drop the page cache of a server, as a line.
 pub fn remote_cold_note(place: &str) -> String {
-    let note = Warning::Note(format!(
-        "--cold: the page cache of the server behind {place} cannot be dropped from here; its reads are as warm as the server keeps them"
-    ));
-    format!("{}: warning: {note}", program_name())
+    format!(
+        "{}: warning: --cold: the page cache of the server behind {place} cannot be dropped from here; its reads are as warm as the server keeps them",
+        program_name()
+    )
 }

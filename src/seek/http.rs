@@ -9,13 +9,13 @@
 //! drips its answer is an error at the request's deadline (`--request-timeout`).
 //! `https://` goes through [`tls`](super::tls) in builds with the `tls` feature.
 
-use crate::error::{Error, Result};
-use crate::output::format::printable;
+use crate::util::error::{Error, Result};
+use crate::util::format::printable;
 use crate::s3::sigv4::{Sha256Writer, UNSIGNED_PAYLOAD};
 use crate::s3::Payload;
 use crate::seek::source::{Buffers, Sink, Source};
 #[cfg(feature = "tls")]
-use crate::seek::tls;
+use crate::net::tls;
 use std::fmt;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
@@ -132,7 +132,7 @@ impl Url {
         let (https, rest) = match s.split_once("://") {
             Some(("http", rest)) => (false, rest),
             Some(("https", rest)) if cfg!(feature = "tls") => (true, rest),
-            Some(("https", _)) => return Err(format!("'{s}': {}", super::tls::MISSING)),
+            Some(("https", _)) => return Err(format!("'{s}': {}", crate::net::tls::MISSING)),
             _ => {
                 return Err(format!(
                     "invalid URL '{s}' (expected http://HOST:PORT/PREFIX/)"
@@ -171,7 +171,7 @@ impl Url {
         https: bool,
     ) -> std::result::Result<Url, String> {
         if https && !cfg!(feature = "tls") {
-            return Err(format!("https://{host}: {}", super::tls::MISSING));
+            return Err(format!("https://{host}: {}", crate::net::tls::MISSING));
         }
         Ok(Url {
             https,
@@ -643,7 +643,7 @@ impl Transport {
     #[cfg(not(feature = "tls"))]
     fn new(url: &Url, socket: Deadlined) -> std::result::Result<Transport, String> {
         match url.https {
-            true => Err(super::tls::MISSING.to_string()),
+            true => Err(crate::net::tls::MISSING.to_string()),
             false => Ok(Transport::Plain(socket)),
         }
     }

@@ -6,7 +6,7 @@
 //! the pages stay in the page cache but are no longer mapped here), so what the process
 //! holds of the object stays within the stream's cache bound, as with a copying cache.
 
-use crate::error::{Error, Result};
+use crate::util::error::{Error, Result};
 use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::path::Path;

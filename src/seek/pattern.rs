@@ -4,7 +4,7 @@
 //! run holds them as [`Reads`], where `sequential` is made as it is read rather than
 //! listed, so that its memory does not grow with the object.
 
-use crate::error::{Error, Result};
+use crate::util::error::{Error, Result};
 
 /// One read: `len` bytes from `offset`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,7 +70,7 @@ pub fn parse_file(text: &str, size: u64, what: &str) -> Result<Vec<Read>> {
             Error::usage(format!(
                 "{what} line {}: {why}: '{}'",
                 number + 1,
-                crate::output::format::printable(line)
+                crate::util::format::printable(line)
             ))
         };
         let (offset, len) = line

@@ -5,8 +5,8 @@
 
 use super::data::Object;
 use super::http::{Answer, Ask, Head, HttpClient, Origin, Url};
-use crate::error::{Error, Result};
-use crate::output::format::printable;
+use crate::util::error::{Error, Result};
+use crate::util::format::printable;
 use crate::s3::request::complete_multipart_body;
 use crate::s3::{xml, Addressing, Bucket, Location, Payload, Settings};
 use std::io::Write;

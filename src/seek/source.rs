@@ -5,7 +5,7 @@
 //! larger than the memory its reader holds is delivered piece by piece into a [`Sink`]
 //! (still one GET; for a file, a pread per piece).
 
-use crate::error::{Error, Result};
+use crate::util::error::{Error, Result};
 use crate::seek::mapping::Mapping;
 
 /// An object that can be read at any offset.

@@ -6,10 +6,10 @@ use super::gen;
 use super::options::{Options, Plan};
 use super::spec::SourceSpec;
 use super::workload::{self, Case, SeekOp};
-use crate::error::Result;
 use crate::harness::benchmark::{Benchmark, Settings, Setup, TimeUnit, Workload};
 use crate::harness::cli::Mode;
 use crate::harness::{Profiles, Suite};
+use crate::util::error::Result;
 
 pub fn suite(options: &Options) -> Result<Suite> {
     let mut suite = Suite::new(TimeUnit::Millis, profiles(), benchmarks(options));

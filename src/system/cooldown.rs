@@ -3,9 +3,9 @@
 //! of in the heat the one before left behind. The wait is bounded (`--cooldown-max`), so
 //! a board that never cools down below the threshold still runs, with a warning.
 
-use crate::error::{Error, Result};
-use crate::output::format::format_duration;
-use crate::output::warnings::{program_name, warn, Warning};
+use crate::util::error::{Error, Result};
+use crate::util::format::format_duration;
+use crate::util::terminal::{program_name, warn};
 use std::time::{Duration, Instant};
 
 /// How long `--cooldown` waits at most before each benchmark without `--cooldown-max`.
@@ -123,21 +123,19 @@ impl Cooler {
         match outcome {
             Outcome::NoSensor if !self.warned_no_sensor => {
                 self.warned_no_sensor = true;
-                warn(&Warning::Note(
-                    "--cooldown: no temperature sensor (no readable /sys/class/thermal/thermal_zone*/temp): not waiting"
-                        .to_string(),
-                ));
+                warn(&"--cooldown: no temperature sensor (no readable /sys/class/thermal/thermal_zone*/temp): not waiting"
+                        .to_string());
             }
             Outcome::Cool { waited, from, to } if from >= c.below_c => crate::stderr!(
                 "{program}: cooled down from {from:.1}°C to {to:.1}°C in {:.1}s",
                 waited.as_secs_f64()
             ),
-            Outcome::GaveUp { waited, temp } => warn(&Warning::Note(format!(
+            Outcome::GaveUp { waited, temp } => warn(&format!(
                 "--cooldown: still {temp:.1}°C after waiting {:.1}s (--cooldown-max {}) for below {:.1}°C: running {label} anyway",
                 waited.as_secs_f64(),
                 format_duration(c.max_wait),
                 c.below_c
-            ))),
+            )),
             _ => {}
         }
     }

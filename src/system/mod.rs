@@ -1,10 +1,12 @@
 //! The machine under the measurement: CPU time and peak memory ([`cpu`]), the
 //! environment record ([`env`]), throttling and health around each benchmark
 //! ([`throttle`]), waiting for the SoC to cool ([`cooldown`]), and where the two sides of
-//! a measurement ran ([`placement`]).
+//! a measurement ran ([`placement`]), and the clean-up hooks that run when the process
+//! ends abnormally ([`exit`]).
 
 pub mod cooldown;
 pub mod cpu;
 pub mod env;
+pub mod exit;
 pub mod placement;
 pub mod throttle;

@@ -1,5 +1,5 @@
 //! Where the two sides of a measurement ran, and whether a benchmark's iteration ran placed
-//! as its paired baseline's did (see [`crate::harness::benchmark::PairedBaseline`]): the measuring
+//! as its paired baseline's did (see `PairedBaseline` in the harness): the measuring
 //! thread's CPU from sched_getcpu, sampled as an iteration starts and as it ends, and a
 //! peer's (a server's serving threads) from the `processor` field of
 //! `/proc/PID/task/TID/stat`, the CPU each last ran on, read after the iteration.

@@ -67,13 +67,13 @@ fn vcgencmd(args: &[&str]) -> Option<String> {
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null());
-    let (child, hook) = crate::harness::exit::spawn_with_exit_hook(
+    let (child, hook) = crate::system::exit::spawn_with_exit_hook(
         &mut command,
-        crate::harness::exit::Ending::Kill,
+        crate::system::exit::Ending::Kill,
     )
     .ok()?;
     let out = child.wait_with_output();
-    crate::harness::exit::remove_exit_hook(hook);
+    crate::system::exit::remove_exit_hook(hook);
     let out = out.ok()?;
     out.status
         .success()
@@ -253,6 +253,15 @@ impl ThrottleReport {
 mod tests {
     use super::*;
     use crate::system::env::tests::{fake_board, temp_dir};
+
+    #[test]
+    fn missing_sysfs_is_no_state_and_no_throttling() {
+        let d = temp_dir("empty-throttle");
+        let snap = Snapshot::take_at(&d);
+        assert!(snap.time_in_state.is_empty());
+        assert!(!ThrottleReport::between(&snap, &snap).throttled);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
 
     #[test]
     fn time_below_max_under_performance_governor_is_throttling() {

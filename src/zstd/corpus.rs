@@ -2,7 +2,7 @@
 //! GeoJSON-like place records with Japanese names, so bb-zstd runs on a fresh board with
 //! no input file, with a similar compression ratio, the same bytes for the same seed.
 
-use crate::rng::Rng;
+use crate::util::rng::Rng;
 
 /// The size of the original `city.json`, and so of the corpus bb-zstd generates by default.
 pub const CITY_JSON_SIZE: u64 = 1_779_136;
@@ -100,7 +100,7 @@ mod tests {
         assert_ne!(a, generate(200_000, 2));
         assert!(a.len() <= 200_000 && a.len() > 199_000, "{}", a.len());
         let text = std::str::from_utf8(&a).unwrap();
-        let v = crate::output::json_value::Json::parse(text).unwrap();
+        let v = crate::util::json::Json::parse(text).unwrap();
         let first = &v.as_array().unwrap()[0];
         assert_eq!(first.get("type").unwrap().as_str(), Some("Feature"));
         assert!(text.contains("市"), "non-ASCII text like city.json");

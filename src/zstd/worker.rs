@@ -5,8 +5,8 @@
 //! its length; a whole frame by its length and FNV-1a hash.
 
 use super::{Config, Op};
-use crate::error::{Error, Result};
-use crate::rng::fnv1a64;
+use crate::util::error::{Error, Result};
+use crate::util::rng::fnv1a64;
 use std::time::{Duration, Instant};
 use zstd::stream::raw::{Decoder, Encoder, InBuffer, Operation, OutBuffer};
 

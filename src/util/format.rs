@@ -82,7 +82,7 @@ mod tests {
         ] {
             assert_eq!(format_duration(Duration::from_millis(d)), s);
             assert_eq!(
-                crate::harness::cli::parse_duration(s).unwrap(),
+                crate::util::parse::parse_duration(s).unwrap(),
                 Duration::from_millis(d)
             );
         }

@@ -2,9 +2,9 @@
 //! `time`-like line per benchmark (user, sys, cpu%, total, peak RSS, clock, temperature),
 //! and for benchmarks offered a load (an open loop) their latency against throughput.
 
-use super::format::format_score;
-use crate::harness::benchmark::param_keys;
-use crate::harness::result::BenchResult;
+use crate::util::format::format_score;
+use crate::model::params::param_keys;
+use crate::model::result::BenchResult;
 
 /// One table row before alignment.
 struct Row {
@@ -292,12 +292,12 @@ fn percentile_name(p: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::harness::result::tests::sample_result;
+    use crate::model::result::tests::sample_result;
 
     #[test]
     fn table_matches_jmh_layout_exactly() {
         let mut a = sample_result("bb.zstd.compress", "1", vec![100.0, 110.0, 120.0]);
-        a.secondary.push(crate::harness::result::Secondary {
+        a.secondary.push(crate::model::result::Secondary {
             name: "MB/s".into(),
             unit: "MB/s".into(),
             raw: vec![vec![355.9]],
@@ -351,7 +351,7 @@ THROTTLED: bb.zstd.decompress (level=3, threads=2): vcgencmd get_throttled: thro
 
     #[test]
     fn sample_mode_cnt_is_the_number_of_samples() {
-        let text = render(&[crate::harness::result::tests::sample_mode_result()]);
+        let text = render(&[crate::model::result::tests::sample_mode_result()]);
         let cnt = |name: &str| {
             let line = text.lines().find(|l| l.starts_with(name)).unwrap();
             line.split_whitespace().nth(4).unwrap().to_string()
@@ -362,7 +362,7 @@ THROTTLED: bb.zstd.decompress (level=3, threads=2): vcgencmd get_throttled: thro
 
     #[test]
     fn a_saturated_row_says_so_instead_of_its_latencies() {
-        let mut r = crate::harness::result::tests::sample_mode_result();
+        let mut r = crate::model::result::tests::sample_mode_result();
         r.offered_rate = Some(1000.0);
         r.ops = 500;
         r.cpu.wall = 1.0;
@@ -387,7 +387,7 @@ THROTTLED: bb.zstd.decompress (level=3, threads=2): vcgencmd get_throttled: thro
 
     #[test]
     fn a_load_table_follows_the_time_lines_with_a_row_per_offered_load() {
-        let mut held = crate::harness::result::tests::sample_mode_result();
+        let mut held = crate::model::result::tests::sample_mode_result();
         held.params.push(("rate".into(), "100".into()));
         held.params.push(("load".into(), "50%".into()));
         held.offered_rate = Some(100.0);
@@ -397,7 +397,7 @@ THROTTLED: bb.zstd.decompress (level=3, threads=2): vcgencmd get_throttled: thro
         short.params[2] = ("rate".into(), "1000".into());
         short.params[3] = ("load".into(), "100%".into());
         short.offered_rate = Some(1000.0);
-        let plain = crate::harness::result::tests::sample_mode_result();
+        let plain = crate::model::result::tests::sample_mode_result();
         assert_eq!(load_table(std::slice::from_ref(&plain)), "");
         let text = render(&[held, short, plain]);
         let table = text.split("\nLatency against throughput").nth(1).unwrap();

@@ -4,7 +4,7 @@
 //! symlink is followed and kept, a character device or FIFO (`/dev/stdout`, a pipe) is
 //! written in place.
 
-use crate::error::{Error, Result};
+use crate::util::error::{Error, Result};
 use std::fs;
 use std::io::{self, Write};
 use std::os::unix::ffi::OsStrExt;
@@ -79,7 +79,7 @@ pub fn write_output_with(
 }
 
 /// Writes to stdout; a closed pipe (`| head`) ends the process quietly.
-pub(super) fn write_stdout(bytes: &[u8]) -> io::Result<()> {
+pub(crate) fn write_stdout(bytes: &[u8]) -> io::Result<()> {
     let mut out = io::stdout().lock();
     quiet_on_broken_pipe(out.write_all(bytes).and_then(|_| out.flush()))
 }

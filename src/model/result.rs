@@ -2,10 +2,10 @@
 //! CPU, memory, throttling and where a paired baseline ran; plus speedup and efficiency
 //! across thread counts, and ratios to baselines measured apart.
 
-use super::benchmark::{self, Benchmark, Settings, TimeUnit};
-use super::cli::Mode;
-use super::runner::ForkResult;
-use crate::output::warnings::Warning;
+use crate::model::modes::Mode;
+use crate::model::params;
+use crate::model::settings::{Settings, TimeUnit};
+use crate::model::warning::Warning;
 use crate::stats::histogram::Histogram;
 use crate::stats::{percentiles_of, Summary, PERCENTILES};
 use crate::system::cpu::CpuUsage;
@@ -22,7 +22,7 @@ pub struct Secondary {
 }
 
 impl Secondary {
-    fn new(name: &str, unit: &str, raw: Vec<Vec<f64>>) -> Secondary {
+    pub(crate) fn new(name: &str, unit: &str, raw: Vec<Vec<f64>>) -> Secondary {
         let all: Vec<f64> = raw.iter().flatten().copied().collect();
         Secondary {
             name: name.to_string(),
@@ -125,70 +125,6 @@ pub struct PercentileMetric {
 }
 
 impl BenchResult {
-    pub fn from_forks(
-        bench: &Benchmark,
-        settings: &Settings,
-        time_unit: TimeUnit,
-        forks: Vec<ForkResult>,
-        throttle: ThrottleReport,
-    ) -> BenchResult {
-        let raw: Vec<Vec<f64>> = forks.iter().map(|f| f.scores.clone()).collect();
-        let all: Vec<f64> = raw.iter().flatten().copied().collect();
-        let mut histogram: Option<Histogram> = None;
-        let mut secondary: Vec<Secondary> = Vec::new();
-        let mut cpu = CpuUsage::default();
-        for f in &forks {
-            if let Some(h) = &f.histogram {
-                histogram.get_or_insert_with(Histogram::new).merge(h);
-            }
-            cpu = cpu.combine(&f.cpu);
-        }
-        // Metrics keep the order of the first fork; each gets one raw list per fork.
-        if let Some(first) = forks.first() {
-            for (name, unit, _) in &first.metrics {
-                let per_fork = forks
-                    .iter()
-                    .map(|f| {
-                        f.metrics
-                            .iter()
-                            .find(|(n, _, _)| n == name)
-                            .map(|(_, _, v)| v.clone())
-                            .unwrap_or_default()
-                    })
-                    .collect();
-                secondary.push(Secondary::new(name, unit, per_fork));
-            }
-        }
-        for c in &bench.constants {
-            secondary.push(Secondary::new(&c.name, &c.unit, vec![vec![c.value]]));
-        }
-        BenchResult {
-            name: bench.name.clone(),
-            params: bench.params.clone(),
-            threads: bench.threads,
-            settings: settings.clone(),
-            time_unit,
-            summary: Summary::of(&all),
-            raw,
-            histogram,
-            iteration_histograms: forks
-                .iter()
-                .map(|f| f.iteration_histograms.clone())
-                .collect(),
-            secondary,
-            cpu,
-            peak_rss_kib: forks.iter().filter_map(|f| f.peak_rss_kib).max(),
-            throttle,
-            ops: forks.iter().map(|f| f.ops).sum(),
-            baselines: bench.baselines.clone(),
-            placements: bench.paired.as_ref().map(|p| PairedPlacements {
-                metric: p.metric.clone(),
-                forks: forks.iter().map(|f| f.pairs.clone()).collect(),
-            }),
-            offered_rate: bench.offered_rate,
-        }
-    }
-
     /// The warning that some of this benchmark's iterations ran placed otherwise than the
     /// paired baseline's before them, so that their ratio compares unlike placements.
     pub fn placement_warning(&self) -> Option<Warning> {
@@ -226,11 +162,11 @@ impl BenchResult {
     }
 
     pub fn label(&self) -> String {
-        benchmark::label(&self.name, &self.params)
+        params::label(&self.name, &self.params)
     }
 
     pub fn param(&self, key: &str) -> Option<&str> {
-        benchmark::param_value(&self.params, key)
+        params::param_value(&self.params, key)
     }
 
     /// The mean time per operation in seconds, whatever the mode and unit.
@@ -311,75 +247,6 @@ impl BenchResult {
     }
 }
 
-/// Adds speedup and efficiency against the fewest threads to every benchmark that was run
-/// with several `threads` values and otherwise equal parameters.
-pub fn add_scaling(results: &mut [BenchResult]) {
-    let others = |r: &BenchResult| -> Vec<(String, String)> {
-        r.params
-            .iter()
-            .filter(|(k, _)| k != "threads")
-            .cloned()
-            .collect()
-    };
-    let threads_of = |r: &BenchResult| r.param("threads").and_then(|t| t.parse::<f64>().ok());
-    for i in 0..results.len() {
-        let Some(threads) = threads_of(&results[i]) else {
-            continue;
-        };
-        let group: Vec<(f64, f64)> = results
-            .iter()
-            .filter(|r| {
-                r.name == results[i].name
-                    && others(r) == others(&results[i])
-                    && r.mode() == results[i].mode()
-            })
-            .filter_map(|r| Some((threads_of(r)?, r.summary.mean)))
-            .collect();
-        if group.len() < 2 {
-            continue;
-        }
-        let (base_threads, base_score) = group.iter().copied().fold(
-            (f64::INFINITY, f64::NAN),
-            |a, b| if b.0 < a.0 { b } else { a },
-        );
-        let score = results[i].summary.mean;
-        let speedup = if results[i].mode().higher_is_better() {
-            score / base_score
-        } else {
-            base_score / score
-        };
-        let efficiency = speedup * base_threads / threads;
-        results[i]
-            .secondary
-            .push(Secondary::new("speedup", "x", vec![vec![speedup]]));
-        results[i]
-            .secondary
-            .push(Secondary::new("efficiency", "x", vec![vec![efficiency]]));
-    }
-}
-
-/// Adds each benchmark's ratios to its baselines: its time per operation over the
-/// baseline's (a remote call against a local one, a call against a bare round trip), the
-/// baseline taken in the same mode where it ran in several. Modes and units may differ.
-pub fn add_ratios(results: &mut [BenchResult]) {
-    for i in 0..results.len() {
-        for (metric, label) in results[i].baselines.clone() {
-            let mode = results[i].mode();
-            let candidates = || results.iter().filter(|r| r.label() == label);
-            let Some(base) = candidates()
-                .find(|r| r.mode() == mode)
-                .or_else(|| candidates().next())
-            else {
-                continue;
-            };
-            let ratio = results[i].seconds_per_op() / base.seconds_per_op();
-            results[i]
-                .secondary
-                .push(Secondary::new(&metric, "x", vec![vec![ratio]]));
-        }
-    }
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -421,113 +288,8 @@ pub(crate) mod tests {
         }
     }
 
-    #[test]
-    fn ratios_against_baselines_across_units_and_modes() {
-        let mut local = sample_result("bb.i.local", "1", vec![500.0]);
-        local.time_unit = TimeUnit::Nanos;
-        local.settings.mode = Mode::AverageTime;
-        let mut remote_avgt = sample_result("bb.i.remote", "1", vec![20.0, 20.0]);
-        remote_avgt.time_unit = TimeUnit::Micros;
-        remote_avgt.settings.mode = Mode::AverageTime;
-        let mut remote_sample = remote_avgt.clone();
-        remote_sample.settings.mode = Mode::Sample;
-        remote_sample.summary = Summary::of(&[30.0]);
-        let mut floor_thrpt = sample_result("bb.i.floor", "1", vec![100_000.0]);
-        floor_thrpt.settings.mode = Mode::Throughput;
-        let mut floor_sample = sample_result("bb.i.floor", "1", vec![15.0]);
-        floor_sample.time_unit = TimeUnit::Micros;
-        floor_sample.settings.mode = Mode::Sample;
-        for r in [&mut remote_avgt, &mut remote_sample] {
-            r.baselines = vec![
-                ("vs local".into(), local.label()),
-                ("vs floor".into(), floor_thrpt.label()),
-                ("vs missing".into(), "bb.nothing".into()),
-            ];
-        }
-        let mut rs = vec![local, floor_thrpt, floor_sample, remote_avgt, remote_sample];
-        add_ratios(&mut rs);
-        let ratio = |r: &BenchResult, m: &str| r.secondary(m).unwrap().summary.mean;
-        // 20 us against 500 ns; against 100k ops/s (10 us) when no floor ran in avgt.
-        assert!((ratio(&rs[3], "vs local") - 40.0).abs() < 1e-9);
-        assert!((ratio(&rs[3], "vs floor") - 2.0).abs() < 1e-9);
-        // The sample-mode call against the sample-mode floor: 30 / 15.
-        assert!((ratio(&rs[4], "vs local") - 60.0).abs() < 1e-9);
-        assert!((ratio(&rs[4], "vs floor") - 2.0).abs() < 1e-9);
-        assert!(rs[3].secondary("vs missing").is_none());
-        assert!(rs[0].secondary.is_empty());
-    }
 
-    #[test]
-    fn paired_ratios_keep_one_raw_value_per_pair_and_unlike_placements_warn() {
-        use crate::harness::benchmark::PairedBaseline;
-        use crate::system::placement::PairPlacement;
-        let mut bench = Benchmark::new("bb.i.remote", Box::new(|| unreachable!()));
-        bench.paired = Some(PairedBaseline {
-            metric: "vs floor".into(),
-            setup: Box::new(|| unreachable!()),
-            ops_per_invocation: None,
-        });
-        let same = PairPlacement::decode("0/0 0/0").unwrap();
-        let apart = PairPlacement::decode("0/0 0/1").unwrap();
-        let fork = |ratios: Vec<f64>, pairs: Vec<PairPlacement>| ForkResult {
-            scores: vec![10.0; ratios.len()],
-            metrics: vec![("vs floor".into(), "x".into(), ratios)],
-            pairs,
-            ..Default::default()
-        };
-        let result = |second: PairPlacement| {
-            let forks = vec![
-                fork(vec![2.0, 3.0], vec![same.clone(), same.clone()]),
-                fork(vec![4.0, 3.0], vec![same.clone(), second]),
-            ];
-            let settings = Settings::quick();
-            BenchResult::from_forks(&bench, &settings, TimeUnit::Micros, forks, <_>::default())
-        };
-        let r = result(apart.clone());
-        let m = r.secondary("vs floor").unwrap();
-        assert_eq!(
-            (m.unit.as_str(), m.raw.clone()),
-            ("x", vec![vec![2.0, 3.0], vec![4.0, 3.0]])
-        );
-        assert_eq!(
-            m.summary,
-            Summary::of(&[2.0, 3.0, 4.0, 3.0]),
-            "the mean of the pairs"
-        );
-        assert!(m.summary.error.is_finite() && m.summary.error > 0.0);
-        let p = r.placements.as_ref().unwrap();
-        assert_eq!((p.pairs(), p.differing().count()), (4, 1));
-        let w = r.placement_warning().unwrap().to_string();
-        assert!(w.contains("in 1 of 4 iteration pairs of 'vs floor'"), "{w}");
-        assert!(
-            w.contains(
-                "baseline client 0, server 0 (same core); measured client 0, server 1 (cross-core)"
-            ),
-            "{w}"
-        );
-        assert_eq!(result(same.clone()).placement_warning(), None);
-        assert_eq!(
-            sample_result("bb.z.c", "1", vec![1.0]).placement_warning(),
-            None
-        );
-    }
 
-    #[test]
-    fn scaling_against_one_thread() {
-        let mut rs = vec![
-            sample_result("bb.z.c", "1", vec![100.0, 100.0, 100.0]),
-            sample_result("bb.z.c", "2", vec![180.0, 180.0, 180.0]),
-            sample_result("bb.z.d", "1", vec![50.0, 50.0, 50.0]),
-        ];
-        add_scaling(&mut rs);
-        assert_eq!(rs[0].secondary("speedup").unwrap().summary.mean, 1.0);
-        assert!((rs[1].secondary("speedup").unwrap().summary.mean - 1.8).abs() < 1e-12);
-        assert!((rs[1].secondary("efficiency").unwrap().summary.mean - 0.9).abs() < 1e-12);
-        assert!(
-            rs[2].secondary("speedup").is_none(),
-            "a lone thread count has nothing to scale against"
-        );
-    }
 
     /// A sample-mode result of two forks: latencies 1..=100 µs in fork 1's two iterations
     /// (1..=50 and 51..=100) and 1 ms ten times in fork 2's one iteration.

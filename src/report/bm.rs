@@ -4,7 +4,7 @@
 //! label: one space after it. Rows keep the order the benchmarks ran in; where they ran
 //! in several modes, each label names its mode.
 
-use crate::harness::result::BenchResult;
+use crate::model::result::BenchResult;
 
 /// Ruby's `Benchmark::CAPTION`: `real` ends just before the column of the closing
 /// parenthesis of the rows.
@@ -39,7 +39,7 @@ pub fn render(results: &[BenchResult]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::harness::result::tests::sample_result;
+    use crate::model::result::tests::sample_result;
 
     #[test]
     fn bm_layout() {
@@ -61,7 +61,7 @@ mod tests {
     fn labels_name_their_mode_when_modes_are_mixed() {
         let avgt = sample_result("bb.x", "1", vec![1.0]);
         let mut sample = avgt.clone();
-        sample.settings.mode = crate::harness::cli::Mode::Sample;
+        sample.settings.mode = crate::model::modes::Mode::Sample;
         let text = render(&[avgt, sample]);
         let labels: Vec<&str> = text
             .lines()

@@ -4,8 +4,8 @@
 //! rows), numbers as JMH prints them and CRLF line ends; boardbench's own columns come
 //! after the params (CPU, memory, throttling, clock and temperature).
 
-use crate::harness::benchmark::param_keys;
-use crate::harness::result::BenchResult;
+use crate::model::params::param_keys;
+use crate::model::result::BenchResult;
 
 /// JMH ends every CSV line, the last one too, with CRLF.
 const EOL: &str = "\r\n";
@@ -144,7 +144,7 @@ pub fn render(results: &[BenchResult]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::harness::result::tests::sample_result;
+    use crate::model::result::tests::sample_result;
 
     #[test]
     fn csv_has_jmh_columns_and_exact_rows() {
@@ -198,7 +198,7 @@ mod tests {
 
     #[test]
     fn sample_mode_counts_samples_and_adds_percentile_rows() {
-        let r = crate::harness::result::tests::sample_mode_result();
+        let r = crate::model::result::tests::sample_mode_result();
         let text = render(&[r]);
         let rows: Vec<Vec<&str>> = text
             .split("\r\n")

@@ -5,9 +5,9 @@
 //! so JMH result viewers and strict readers take it; boardbench adds `environment` and
 //! `boardbench` fields they ignore.
 
-use super::json_value::Json;
-use crate::harness::cli::Mode;
-use crate::harness::result::{BenchResult, PairedPlacements, PercentileMetric};
+use crate::util::json::Json;
+use crate::model::modes::Mode;
+use crate::model::result::{BenchResult, PairedPlacements, PercentileMetric};
 use crate::stats::{percentiles_of, Summary};
 use crate::system::env::Environment;
 use crate::system::placement::Placement;
@@ -44,7 +44,7 @@ fn jmh_time(d: Duration, mode: Mode) -> Json {
 fn vm_fields() -> [(&'static str, Json); 5] {
     let exe = std::env::current_exe()
         .map(|p| p.to_string_lossy().into_owned())
-        .unwrap_or_else(|_| crate::output::warnings::program_name());
+        .unwrap_or_else(|_| crate::util::terminal::program_name());
     let args = std::env::args_os()
         .skip(1)
         .map(|a| Json::str(a.to_string_lossy()))
@@ -340,7 +340,7 @@ fn environment_json(env: &Environment) -> Json {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::harness::result::tests::sample_result;
+    use crate::model::result::tests::sample_result;
 
     #[test]
     fn jmh_fields_are_present_and_nan_is_a_string() {
@@ -496,7 +496,7 @@ mod tests {
 
     #[test]
     fn sample_mode_has_raw_data_histogram_and_percentile_metrics() {
-        let r = crate::harness::result::tests::sample_mode_result();
+        let r = crate::model::result::tests::sample_mode_result();
         let text = render(&[r], &Environment::default());
         let v: serde_json::Value = serde_json::from_str(&text).unwrap();
         let e = &v[0];

@@ -1,20 +1,10 @@
-//! What goes to stderr besides the progress line: the program's name, the [`stderr!`]
-//! macro that never panics on a closed stderr, and warnings about conditions that make a
-//! result less trustworthy, printed in one place.
+//! Conditions that make a result less trustworthy, as data with a Display: the governor,
+//! a busy machine, throttling, unlike placements, and notes; `util::terminal::warn`
+//! prints them.
 
 use crate::system::env::Environment;
 use crate::system::placement::PairPlacement;
 use std::fmt;
-use std::path::PathBuf;
-
-/// The name this binary was run as (`bb-zstd`), for messages.
-pub fn program_name() -> String {
-    std::env::args_os()
-        .next()
-        .map(PathBuf::from)
-        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-        .unwrap_or_else(|| "boardbench".to_string())
-}
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Warning {
@@ -64,22 +54,6 @@ impl fmt::Display for Warning {
             Warning::Note(s) => f.write_str(s),
         }
     }
-}
-
-/// Prints a line on stderr like `eprintln!`, but a closed or broken stderr is ignored
-/// instead of panicking: losing a message must not stop a run, least of all the
-/// watchdog's that ends a stuck one.
-#[macro_export]
-macro_rules! stderr {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
-    }};
-}
-
-/// Prints a warning on stderr.
-pub fn warn(w: &Warning) {
-    crate::stderr!("{}: warning: {w}", program_name());
 }
 
 /// The warnings about the machine at start.

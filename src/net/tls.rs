@@ -5,7 +5,7 @@
 //! `--cacert` does. The session runs over the caller's socket, whose every read and write
 //! is bounded by the request's deadline: the handshake is too.
 
-use crate::error::{Error, Result};
+use crate::util::error::{Error, Result};
 use std::path::Path;
 
 /// Why a build without the `tls` feature cannot do HTTPS, and how to get one that can.

@@ -1,28 +1,20 @@
 //! What boardbench writes: the reports, pure functions from results to text, one file
-//! per format (hyperfine's exporters: `text`, `csv`, `json`, `bm`), and the one
-//! place that decides between stdout and a file ([`deliver`]), which `file` writes
-//! atomically; below them, number and duration formatting (`format`), the JSON value
-//! type (`json_value`), and what goes to stderr (`warnings`, `progress`).
+//! per format (hyperfine's exporters: `text`, `csv`, `json`, `bm`), and the one place
+//! that decides between stdout and a file ([`deliver`]), which `util::file` writes
+//! atomically.
 
 mod bm;
 pub(crate) mod csv;
-pub mod file;
-pub(crate) mod format;
 mod json;
-pub mod json_value;
-pub(crate) mod progress;
 mod text;
-pub(crate) mod warnings;
 
-pub use self::file::{check_output, parse_output, write_output, write_output_with};
 pub use self::json::environment_document;
-pub(crate) use self::progress::Progress;
 
-use self::file::is_stdout;
-use crate::error::{Error, Result};
-use crate::harness::cli::{CommonArgs, Format};
-use crate::harness::result::BenchResult;
+use crate::model::modes::Format;
+use crate::model::result::BenchResult;
 use crate::system::env::Environment;
+use crate::util::error::{Error, Result};
+use crate::util::file::{is_stdout, write_output, write_stdout};
 use std::path::Path;
 
 /// Renders `results` in `format`.
@@ -55,7 +47,7 @@ impl ReportFormat for Format {
 }
 
 /// The format a person asked for: `--format`, else the `--output` file's extension, else text.
-fn choose_format<F: ReportFormat>(format: Option<F>, output: Option<&Path>) -> F {
+pub(crate) fn choose_format<F: ReportFormat>(format: Option<F>, output: Option<&Path>) -> F {
     format.unwrap_or_else(|| {
         output
             .and_then(Path::extension)
@@ -87,16 +79,20 @@ pub fn deliver<F: ReportFormat>(
     written
 }
 
-/// Writes the benchmark report where the flags ask for it (see [`deliver`]).
-pub(crate) fn emit(results: &[BenchResult], env: &Environment, flags: &CommonArgs) -> Result<()> {
-    deliver(flags.format, flags.output.as_deref(), |format| {
-        render(format, results, env)
-    })
+/// Writes the benchmark report in `format` (`--format`) to `output` (`--output`), as
+/// [`deliver`] does.
+pub(crate) fn emit(
+    results: &[BenchResult],
+    env: &Environment,
+    format: Option<Format>,
+    output: Option<&Path>,
+) -> Result<()> {
+    deliver(format, output, |format| render(format, results, env))
 }
 
 /// Prints to stdout; a closed pipe (`| head`) ends the process quietly.
 pub fn print_stdout(text: &str) -> Result<()> {
-    file::write_stdout(text.as_bytes()).map_err(|e| Error::io("writing to stdout", e))
+    write_stdout(text.as_bytes()).map_err(|e| Error::io("writing to stdout", e))
 }
 
 #[cfg(test)]
@@ -105,25 +101,9 @@ mod tests {
 
     #[test]
     fn format_follows_output_extension() {
-        // The format a benchmark binary's flags ask for.
-        let chosen_format = |f: &CommonArgs| choose_format(f.format, f.output.as_deref());
-        let mut flags = CommonArgs {
-            output: Some("r.csv".into()),
-            ..Default::default()
-        };
-        assert_eq!(chosen_format(&flags), Format::Csv);
-        flags.format = Some(Format::Json);
-        assert_eq!(chosen_format(&flags), Format::Json);
-        assert_eq!(chosen_format(&CommonArgs::default()), Format::Text);
-        // bb-compare's formats are chosen the same way.
-        use crate::compare::table::TableFormat;
-        let md = Some(Path::new("report.md"));
-        assert_eq!(
-            choose_format::<TableFormat>(None, md),
-            TableFormat::Markdown
-        );
-        let csv = Some(TableFormat::Csv);
-        assert_eq!(choose_format(csv, md), TableFormat::Csv);
-        assert_eq!(choose_format::<TableFormat>(None, None), TableFormat::Text);
+        let csv = Some(Path::new("r.csv"));
+        assert_eq!(choose_format::<Format>(None, csv), Format::Csv);
+        assert_eq!(choose_format(Some(Format::Json), csv), Format::Json);
+        assert_eq!(choose_format::<Format>(None, None), Format::Text);
     }
 }

@@ -1,0 +1,125 @@
+//! How a benchmark runs, as data: its settings (iterations, times, forks, mode), the
+//! estimate of a fork's length they imply, the unit of its scores, and the extra metrics a
+//! workload reports.
+
+use crate::model::modes::Mode;
+use std::time::Duration;
+
+/// How many iterations of what length, in which mode.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    pub mode: Mode,
+    pub warmup_iterations: u32,
+    pub warmup_time: Duration,
+    pub iterations: u32,
+    pub time: Duration,
+    pub forks: u32,
+    pub timeout: Duration,
+}
+
+impl Settings {
+    /// The quick profile: the whole binary in well under a minute on a board.
+    pub fn quick() -> Settings {
+        Settings {
+            mode: Mode::Throughput,
+            warmup_iterations: 1,
+            warmup_time: Duration::from_millis(500),
+            iterations: 3,
+            time: Duration::from_secs(1),
+            forks: 1,
+            timeout: Duration::from_secs(600),
+        }
+    }
+
+    /// The full profile: what a person leaves running (JMH's `-w 5 -wt 3s -i 10 -mt 3s`,
+    /// two forks instead of JMH's five).
+    pub fn full() -> Settings {
+        Settings {
+            mode: Mode::Throughput,
+            warmup_iterations: 5,
+            warmup_time: Duration::from_secs(3),
+            iterations: 10,
+            time: Duration::from_secs(3),
+            forks: 2,
+            timeout: Duration::from_secs(600),
+        }
+    }
+
+    /// How long one fork should take: start-up and set-up, then every iteration, each
+    /// timed one running `time` and one more invocation; a single shot runs one
+    /// invocation (`invocation`, where the benchmark can tell, else a guess).
+    pub fn estimated_fork_time(&self, invocation: Option<Duration>) -> Duration {
+        let iterations = self.warmup_iterations + self.iterations;
+        let iterating = match self.mode {
+            Mode::SingleShot => {
+                invocation.unwrap_or(SINGLE_SHOT_GUESS).max(PER_ITERATION) * iterations
+            }
+            _ => {
+                let overrun = invocation.unwrap_or(Duration::ZERO) + PER_ITERATION;
+                self.warmup_time * self.warmup_iterations
+                    + self.time * self.iterations
+                    + overrun * iterations
+            }
+        };
+        FORK_START + iterating
+    }
+}
+
+/// Starting a fork and setting its benchmark up, as measured on a 2-core VM (a server
+/// spawned, a batch calibrated): a constant of the estimate. 40 ms since bb-seek's
+/// checks got cheaper: its runs of twenty short forks took 0.9 to 1.2 s, against 1.6 s
+/// estimated at 60 ms a fork.
+const FORK_START: Duration = Duration::from_millis(40);
+/// What an iteration costs beyond its time: the harness's bookkeeping and the
+/// workload's untimed checks.
+const PER_ITERATION: Duration = Duration::from_millis(2);
+/// A single shot whose length the benchmark cannot tell.
+const SINGLE_SHOT_GUESS: Duration = Duration::from_millis(20);
+
+/// The unit of time-per-operation scores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeUnit {
+    Seconds,
+    Millis,
+    Micros,
+    Nanos,
+}
+
+impl TimeUnit {
+    pub fn label(self) -> &'static str {
+        match self {
+            TimeUnit::Seconds => "s",
+            TimeUnit::Millis => "ms",
+            TimeUnit::Micros => "us",
+            TimeUnit::Nanos => "ns",
+        }
+    }
+
+    /// Converts seconds into this unit.
+    pub fn from_secs(self, s: f64) -> f64 {
+        match self {
+            TimeUnit::Seconds => s,
+            TimeUnit::Millis => s * 1e3,
+            TimeUnit::Micros => s * 1e6,
+            TimeUnit::Nanos => s * 1e9,
+        }
+    }
+
+    /// The unit of the primary score in `mode`: ops/s, or time per op.
+    pub fn score_unit(self, mode: Mode) -> String {
+        match mode {
+            Mode::Throughput => "ops/s".to_string(),
+            _ => format!("{}/op", self.label()),
+        }
+    }
+}
+
+/// One value a workload reports per iteration beside the primary score
+/// (a compression ratio, a server's CPU per call).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Metric {
+    pub name: String,
+    pub unit: String,
+    pub value: f64,
+}
+

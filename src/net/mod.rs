@@ -1,0 +1,3 @@
+//! The network below the measurements: TLS for HTTPS (`tls`, behind the feature `tls`).
+
+pub mod tls;

@@ -1,0 +1,13 @@
+//! The leaves every layer uses: the error type, number and duration formatting, value
+//! parsers, the terminal (the program's name, `stderr!`, warnings), the progress line,
+//! the atomic file writer, the JSON value type, and the deterministic rng.
+
+pub mod error;
+pub mod file;
+pub mod format;
+pub mod json;
+pub mod parse;
+pub mod progress;
+pub mod rng;
+pub mod terminal;
+pub mod xml;
