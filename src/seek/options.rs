@@ -458,6 +458,8 @@ mod tests {
         let env = |name: &str| match name {
             "BUCKET" => Some("bench".to_string()),
             "PREFIX" => Some("runs".to_string()),
+            // Plain HTTP, so that a build without TLS takes it too.
+            "AWS_ENDPOINT_URL" => Some("http://127.0.0.1:9000".to_string()),
             _ => None,
         };
         let o = run(&["--no-sign"], &env).unwrap();
