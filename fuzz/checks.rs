@@ -170,7 +170,7 @@ pub fn http_response(data: &[u8]) {
         return;
     };
     let want = u16::from_le_bytes(*want) as usize;
-    let (read, held) = peak_during(|| boardbench::seek::http::read_response(response, want));
+    let (read, held) = peak_during(|| boardbench::net::http::read_response(response, want));
     assert_bounded("read_response", held, data.len(), 4, want + (64 << 10));
     match read {
         Ok((status, body)) => {

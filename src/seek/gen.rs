@@ -6,10 +6,10 @@
 
 use super::data::{self, Object, Outcome};
 use super::file::FileSource;
-use super::http::HttpClient;
 use super::options::{Dest, GenOptions};
 use super::s3;
 use super::spec::SourceSpec;
+use crate::net::http::HttpClient;
 use crate::report::print_stdout;
 use crate::util::error::{Error, Result};
 use crate::util::terminal::{program_name, warn};

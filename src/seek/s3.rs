@@ -4,11 +4,12 @@
 //! made when it is missing, and multipart uploads for large objects, streamed in parts.
 
 use super::data::Object;
-use super::http::{Answer, Ask, Head, HttpClient, Origin, Url};
+use crate::net::http::{Answer, Ask, Body, Head, HttpClient, Origin, Payload, Url};
 use crate::util::error::{Error, Result};
 use crate::util::format::printable;
 use crate::s3::request::complete_multipart_body;
-use crate::s3::{xml, Addressing, Bucket, Location, Payload, Settings};
+use crate::s3::sigv4::{Sha256Writer, UNSIGNED_PAYLOAD};
+use crate::s3::{self, xml, Addressing, Bucket, Location, Settings};
 use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -137,7 +138,16 @@ impl Origin for S3Objects {
             .map(|(offset, len)| ("Range", format!("bytes={offset}-{}", offset + len - 1)))
             .into_iter()
             .collect();
-        let body = ask.body.clone().unwrap_or_else(Payload::empty);
+        let body = match &ask.body {
+            Some(p) => s3::Payload {
+                len: p.len,
+                sha256: p
+                    .digest
+                    .clone()
+                    .unwrap_or_else(|| UNSIGNED_PAYLOAD.to_string()),
+            },
+            None => s3::Payload::empty(),
+        };
         let r = self.bucket.request(
             ask.method,
             key.as_deref(),
@@ -161,8 +171,15 @@ impl Origin for S3Objects {
         )
     }
 
-    fn hashes_bodies(&self) -> bool {
-        self.bucket.settings.credentials.is_some()
+    /// A body's SHA-256, which the signature covers, when requests are signed (else
+    /// `UNSIGNED-PAYLOAD` will do).
+    fn digest(&self, body: &mut Body) -> std::io::Result<Option<String>> {
+        if self.bucket.settings.credentials.is_none() {
+            return Ok(None);
+        }
+        let mut hasher = Sha256Writer::default();
+        body(&mut hasher)?;
+        Ok(Some(hasher.hex()))
     }
 
     fn explain(&self, head: &Head, body: &[u8]) -> Option<String> {
@@ -204,6 +221,15 @@ impl Origin for S3Objects {
     }
 }
 
+/// The payload of a body the origin holds whole (S3's own XML), its SHA-256 made here.
+fn payload_of(bytes: &[u8]) -> Payload {
+    let p = s3::Payload::of(bytes);
+    Payload {
+        len: p.len,
+        digest: Some(p.sha256),
+    }
+}
+
 /// Makes the bucket when it is not there (with the region's LocationConstraint); says
 /// whether it did. A bucket that is there but not ours to use is S3's clear refusal.
 pub fn ensure_bucket(objects: &Arc<S3Objects>, timeout: Duration) -> Result<bool> {
@@ -225,7 +251,7 @@ pub fn ensure_bucket(objects: &Arc<S3Objects>, timeout: Duration) -> Result<bool
     }
     let create = objects.bucket.create_bucket(SystemTime::now());
     let mut ask = Ask::new("PUT", None);
-    ask.body = Some(Payload::of(&create.body));
+    ask.body = Some(payload_of(&create.body));
     // The body is the LocationConstraint the builder made (the headers sign the same).
     let made = client.call(&ask, &mut |w| w.write_all(&create.body))?;
     match made.head.status {
@@ -245,7 +271,7 @@ pub(crate) fn multipart_upload(
     let name = object.name.as_str();
     let start = Ask {
         query: &[("uploads", "")],
-        body: Some(Payload::empty()),
+        body: Some(payload_of(b"")),
         ..Ask::new("POST", Some(name))
     };
     let started = client.send_body(&start, &mut |_| Ok(()))?;
@@ -260,7 +286,7 @@ pub(crate) fn multipart_upload(
         let done = complete_multipart_body(&etags);
         let complete = Ask {
             query: &[("uploadId", upload_id.as_str())],
-            body: Some(Payload::of(done.as_bytes())),
+            body: Some(payload_of(done.as_bytes())),
             ..Ask::new("POST", Some(name))
         };
         let answer = client.send_body(&complete, &mut |w| w.write_all(done.as_bytes()))?;

@@ -1,12 +1,13 @@
 //! The positioned-read source both clients read through (local files with pread, or an
 //! HTTP server with ranged GETs, see [`super::file`] and [`super::http`]), and the sinks
-//! reads are delivered into. Every read of a source is one request (one pread, one GET),
+//! reads are delivered into (net's [`Sink`], which the HTTP client's bodies fill too). Every read of a source is one request (one pread, one GET),
 //! counted with its bytes, so read amplification is measured the same way for both; a read
 //! larger than the memory its reader holds is delivered piece by piece into a [`Sink`]
 //! (still one GET; for a file, a pread per piece).
 
 use crate::util::error::{Error, Result};
 use crate::seek::mapping::Mapping;
+pub use crate::net::sink::{Buffers, Sink};
 
 /// An object that can be read at any offset.
 pub trait Source {
@@ -36,57 +37,6 @@ pub trait Source {
             at += n as u64;
         }
         Ok(())
-    }
-}
-
-/// Memory a read is delivered into, through a cursor.
-pub trait Sink {
-    /// The free memory at the cursor: at most `max` bytes, and not empty when `max` > 0.
-    fn space(&mut self, max: usize) -> &mut [u8];
-
-    /// Marks the first `n` bytes of the last [`Sink::space`] as filled.
-    fn advance(&mut self, n: usize);
-}
-
-/// A sink over a list of buffers, filled in order.
-pub struct Buffers<'a, 'b> {
-    bufs: &'a mut [&'b mut [u8]],
-    index: usize,
-    filled: usize,
-}
-
-impl<'a, 'b> Buffers<'a, 'b> {
-    pub fn new(bufs: &'a mut [&'b mut [u8]]) -> Buffers<'a, 'b> {
-        Buffers {
-            bufs,
-            index: 0,
-            filled: 0,
-        }
-    }
-
-    /// The bytes the buffers hold in all.
-    pub fn total(&self) -> u64 {
-        self.bufs.iter().map(|b| b.len() as u64).sum()
-    }
-}
-
-impl Sink for Buffers<'_, '_> {
-    fn space(&mut self, max: usize) -> &mut [u8] {
-        while self.index < self.bufs.len() && self.filled == self.bufs[self.index].len() {
-            self.index += 1;
-            self.filled = 0;
-        }
-        match self.bufs.get_mut(self.index) {
-            Some(b) => {
-                let end = b.len().min(self.filled.saturating_add(max));
-                &mut b[self.filled..end]
-            }
-            None => &mut [],
-        }
-    }
-
-    fn advance(&mut self, n: usize) {
-        self.filled += n;
     }
 }
 

@@ -3,9 +3,10 @@
 //! source, so that they need not know of each other.
 
 use super::file::FileSource;
-use super::http::{HttpSource, Origin, Url};
+use super::http::HttpSource;
 use super::s3::S3Objects;
 use super::source::Source;
+use crate::net::http::{Origin, Url};
 use crate::s3::{credentials, Addressing, Location};
 use crate::util::error::{Error, Result};
 use std::fmt;
@@ -179,7 +180,7 @@ mod tests {
         assert!(SourceSpec::parse("file:").is_err());
         let http = SourceSpec::parse("http://127.0.0.1:8080/objects/").unwrap();
         assert_eq!(http.label(), "http://127.0.0.1:8080/objects/");
-        // Refused unless built with TLS (src/seek/http.rs checks both builds).
+        // Refused unless built with TLS (src/net/http/url.rs checks both builds).
         assert_eq!(
             SourceSpec::parse("https://x/").is_ok(),
             cfg!(feature = "tls")
