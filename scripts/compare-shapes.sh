@@ -44,7 +44,7 @@ shape() {
 import json, sys
 def walk(v):
     if isinstance(v, dict):
-        return {k: walk(x) for k, x in sorted(v.items()) if k not in ("environment", "rawData", "rawDataHistogram", "scorePercentiles")}
+        return {k: walk(x) for k, x in sorted(v.items()) if k not in ("environment", "jvm", "rawData", "rawDataHistogram", "scorePercentiles")}
     if isinstance(v, list):
         kinds = [walk(x) for x in v]
         # Lists of numbers differ in length from run to run; lists of records do not.

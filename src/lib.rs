@@ -13,6 +13,10 @@
 //!   (locations, credentials as the AWS CLI finds them, SigV4, signed requests).
 //! - [`util`]: the error type, formatting, parsers, the terminal, progress, the atomic
 //!   file, JSON, rng; [`wire`]: frames and MessagePack, a leaf that imports nothing.
+//!
+//! The binaries (`src/bin/bb-*.rs`) hand their flags to their measurement's `run` (its
+//! `args`, `options` and `suite`) or, where they do not yet, turn them into benchmarks
+//! and call [`run_suite`].
 
 pub mod compare;
 pub mod harness;

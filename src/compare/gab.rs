@@ -71,7 +71,7 @@ fn name(c: &Comparison, row: &Row) -> String {
 #[cfg(test)]
 mod tests {
     use super::super::compare;
-    use super::super::tests::{measurement, options};
+    use super::super::tests::{criteria, measurement};
     use super::*;
 
     #[test]
@@ -81,7 +81,7 @@ mod tests {
         avgt.mode = "avgt".into();
         avgt.higher_is_better = false;
         avgt.unit = "us/op".into();
-        let c = compare(vec![("new".into(), vec![thrpt, avgt])], options());
+        let c = compare(vec![("new".into(), vec![thrpt, avgt])], criteria());
         let bigger: serde_json::Value =
             serde_json::from_str(&render(&c, Direction::Bigger)).unwrap();
         let smaller: serde_json::Value =

@@ -5,14 +5,19 @@
 //! load sweep (a `load` param, as `bb-rpc --rate sweep` writes) match by that share of
 //! each run's own maximum, not by their `rate`, which differs from board to board.
 
+pub mod args;
 pub mod gab;
 pub mod load;
+pub mod options;
 pub mod samples;
 pub mod svg;
 pub mod table;
 
 use crate::model::params::{label, param_value, params_text};
 pub use crate::model::result::OfferedLoad;
+use crate::report::{self, print_stdout};
+use crate::util::error::{Error, Result};
+use crate::util::file::write_output;
 pub use samples::{Samples, Test};
 
 /// One benchmark entry of a result file (JMH's primary metric).
@@ -37,7 +42,7 @@ pub struct Measurement {
 
 /// How results are judged.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Options {
+pub struct Criteria {
     /// Significance level of the Welch t-test.
     pub alpha: f64,
     /// Relative changes up to this (0.05 = 5%) count as no change.
@@ -130,7 +135,7 @@ pub struct Note {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Comparison {
     pub labels: Vec<String>,
-    pub options: Options,
+    pub criteria: Criteria,
     pub rows: Vec<Row>,
     pub notes: Vec<Note>,
 }
@@ -201,24 +206,62 @@ impl Comparison {
             } else {
                 counts.join(", ")
             },
-            self.options.threshold * 100.0,
-            self.options.alpha,
+            self.criteria.threshold * 100.0,
+            self.criteria.alpha,
             self.tests_note()
         )
     }
 }
 
+/// bb-compare: the files loaded, compared, and reported (the table, `--output`, the
+/// chart); an error (exit 1) when a result is slower beyond the threshold, significantly.
+pub fn run(args: &args::Args) -> Result<()> {
+    let o = options::Options::from_args(args)?;
+    if o.env {
+        return print_stdout(&report::environment_document());
+    }
+    let labels = distinct_labels(load::column_labels(&o.files));
+    let runs = o
+        .files
+        .iter()
+        .zip(labels)
+        .map(|(path, label)| {
+            Ok((
+                label,
+                load::load_metric(path, o.metric.as_deref(), o.max_input)?,
+            ))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let comparison = compare(runs, o.criteria.clone());
+    if let Some(path) = &o.svg {
+        write_output(path, svg::render(&comparison).as_bytes())?;
+    }
+    report::deliver(o.format, o.output.as_deref(), |format| {
+        table::render(format, &comparison)
+    })?;
+    if comparison.has_regression() {
+        return Err(Error::failed(format!(
+            "slower than {} beyond {}% (Welch p < {})",
+            comparison.labels[0],
+            o.criteria.threshold * 100.0,
+            o.criteria.alpha
+        )));
+    }
+    Ok(())
+}
+
 /// Matches the runs' measurements (each run a label and its measurements) and judges
 /// every run against the first.
-pub fn compare(runs: Vec<(String, Vec<Measurement>)>, options: Options) -> Comparison {
+pub fn compare(runs: Vec<(String, Vec<Measurement>)>, criteria: Criteria) -> Comparison {
     let mut rows: Vec<Row> = Vec::new();
     let mut notes = Vec::new();
     let labels: Vec<String> = runs.iter().map(|(l, _)| l.clone()).collect();
-    let ignore_threads = options.ignore_params.iter().any(|p| p == "threads");
+    let ignore_threads = criteria.ignore_params.iter().any(|p| p == "threads");
     let mut by_load: Vec<String> = Vec::new();
     for (column, (run_label, measurements)) in runs.into_iter().enumerate() {
         for mut m in measurements {
-            m.params.retain(|(k, _)| !options.ignore_params.contains(k));
+            m.params
+                .retain(|(k, _)| !criteria.ignore_params.contains(k));
             if param_value(&m.params, SWEEP_LOAD).is_some() {
                 m.params.retain(|(k, _)| k != SWEEP_RATE);
                 if !by_load.contains(&m.benchmark) {
@@ -287,7 +330,7 @@ pub fn compare(runs: Vec<(String, Vec<Measurement>)>, options: Options) -> Compa
             continue;
         };
         for cell in row.cells.iter_mut().skip(1).flatten() {
-            cell.change = Some(judge(&base, cell, row.higher_is_better, &options));
+            cell.change = Some(judge(&base, cell, row.higher_is_better, &criteria));
         }
     }
     notes.extend(unmatched(&rows, &labels));
@@ -299,7 +342,7 @@ pub fn compare(runs: Vec<(String, Vec<Measurement>)>, options: Options) -> Compa
     }));
     Comparison {
         labels,
-        options,
+        criteria,
         rows,
         notes,
     }
@@ -312,7 +355,12 @@ pub const SWEEP_LOAD: &str = "load";
 pub const SWEEP_RATE: &str = "rate";
 
 /// The ratio of `new` to `base`, its error, and the verdict.
-pub(crate) fn judge(base: &Cell, new: &Cell, higher_is_better: bool, options: &Options) -> Change {
+pub(crate) fn judge(
+    base: &Cell,
+    new: &Cell,
+    higher_is_better: bool,
+    criteria: &Criteria,
+) -> Change {
     let ratio = new.score / base.score;
     let ratio_error =
         ratio.abs() * ((base.error / base.score).powi(2) + (new.error / new.score).powi(2)).sqrt();
@@ -322,11 +370,11 @@ pub(crate) fn judge(base: &Cell, new: &Cell, higher_is_better: bool, options: &O
     } else {
         ratio < 1.0
     };
-    let verdict = if (ratio - 1.0).abs() <= options.threshold {
+    let verdict = if (ratio - 1.0).abs() <= criteria.threshold {
         Verdict::Same
     } else if p_value.is_nan() {
         Verdict::Unknown
-    } else if p_value >= options.alpha {
+    } else if p_value >= criteria.alpha {
         Verdict::Noise
     } else if better {
         Verdict::Faster
@@ -543,8 +591,8 @@ pub(crate) mod tests {
         }
     }
 
-    pub fn options() -> Options {
-        Options {
+    pub fn criteria() -> Criteria {
+        Criteria {
             alpha: 0.01,
             threshold: 0.05,
             ignore_params: vec![],
@@ -562,7 +610,7 @@ pub(crate) mod tests {
                 offered_load: None,
             }
         };
-        judge(&cell(base), &cell(new), higher_is_better, &options()).verdict
+        judge(&cell(base), &cell(new), higher_is_better, &criteria()).verdict
     }
 
     #[test]
@@ -598,7 +646,7 @@ pub(crate) mod tests {
             change: None,
             offered_load: None,
         };
-        let c = judge(&a, &b, true, &options());
+        let c = judge(&a, &b, true, &criteria());
         assert_eq!(c.ratio, 2.0);
         assert!((c.ratio_error - 2.0 * (0.03f64.powi(2) + 0.04f64.powi(2)).sqrt()).abs() < 1e-12);
         assert!(c.p_value.is_nan());
@@ -618,7 +666,7 @@ pub(crate) mod tests {
         ];
         let c = compare(
             vec![("base".into(), base.clone()), ("new".into(), new.clone())],
-            options(),
+            criteria(),
         );
         assert_eq!(c.rows.len(), 5);
         assert!(c.rows[0].cells.iter().all(Option::is_some));
@@ -628,9 +676,9 @@ pub(crate) mod tests {
         assert!(notes.iter().any(|n| n.starts_with(
             "bb.b (thrpt) in base has params (threads=4), new has (threads=2); --ignore-params threads"
         )));
-        let opts = Options {
+        let opts = Criteria {
             ignore_params: vec!["threads".into()],
-            ..options()
+            ..criteria()
         };
         let c = compare(vec![("base".into(), base), ("new".into(), new)], opts);
         assert_eq!(c.rows.len(), 4);
@@ -652,7 +700,7 @@ pub(crate) mod tests {
         ];
         let c = compare(
             vec![("base".into(), base.clone()), ("new".into(), new.clone())],
-            options(),
+            criteria(),
         );
         let hints: Vec<&str> = c
             .notes
@@ -667,9 +715,9 @@ pub(crate) mod tests {
             c.notes
         );
         for hint in ["threads", "codec,threads"] {
-            let opts = Options {
+            let opts = Criteria {
                 ignore_params: hint.split(',').map(String::from).collect(),
-                ..options()
+                ..criteria()
             };
             let c = compare(
                 vec![("base".into(), base.clone()), ("new".into(), new.clone())],
@@ -684,7 +732,7 @@ pub(crate) mod tests {
         // Leaving out size would merge size 1 and 2 of a run: never hinted.
         let base = vec![m(&[("size", "1")]), m(&[("size", "2")])];
         let new = vec![m(&[("size", "3")])];
-        let c = compare(vec![("base".into(), base), ("new".into(), new)], options());
+        let c = compare(vec![("base".into(), base), ("new".into(), new)], criteria());
         assert!(
             c.notes
                 .iter()
@@ -708,7 +756,7 @@ pub(crate) mod tests {
                 ("new".to_string(), vec![at(1, 1.0), at(8, 0.5)]),
             ]
         };
-        let c = compare(runs(), options());
+        let c = compare(runs(), criteria());
         assert_eq!(c.rows.len(), 3, "{:#?}", c.rows);
         assert_eq!(c.rows[1].label(), "org.x.B.run (threads=4)");
         let notes: Vec<&str> = c.notes.iter().map(|n| n.message.as_str()).collect();
@@ -716,9 +764,9 @@ pub(crate) mod tests {
             notes.contains(&"org.x.B.run (thrpt) in base has params (threads=4), new has (threads=1) (threads=8)"),
             "{notes:#?}"
         );
-        let opts = Options {
+        let opts = Criteria {
             ignore_params: vec!["threads".into()],
-            ..options()
+            ..criteria()
         };
         let c = compare(runs(), opts);
         assert_eq!(c.rows.len(), 1, "{:#?}", c.rows);
@@ -746,7 +794,7 @@ pub(crate) mod tests {
                     vec![row("3000", "50%"), row("6000", "100%"), fixed("700")],
                 ),
             ],
-            options(),
+            criteria(),
         );
         let labels: Vec<String> = c.rows.iter().map(Row::label).collect();
         assert_eq!(
@@ -809,7 +857,7 @@ pub(crate) mod tests {
                 ("jmh".into(), vec![jmh]),
                 ("odd".into(), vec![jmh_other]),
             ],
-            options(),
+            criteria(),
         );
         let cell = c.rows[0].cells[1].as_ref().unwrap();
         assert!((cell.score - 100.0).abs() < 1e-9);

@@ -656,7 +656,7 @@ fn load_panel(out: &mut String, c: &Comparison, k: &LoadCurve, x: f64, y: f64) {
 #[cfg(test)]
 mod tests {
     use super::super::compare;
-    use super::super::tests::{measurement, options};
+    use super::super::tests::{criteria, measurement};
     use super::*;
 
     #[test]
@@ -678,7 +678,7 @@ mod tests {
         };
         let c = compare(
             vec![("a".into(), run(1.0)), ("b & c".into(), run(0.5))],
-            options(),
+            criteria(),
         );
         let svg = render(&c);
         assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
@@ -712,7 +712,7 @@ mod tests {
         a.mode = "avgt".into();
         a.unit = "s/op".into();
         a.higher_is_better = false;
-        let c = compare(vec![("a".into(), vec![a])], options());
+        let c = compare(vec![("a".into(), vec![a])], criteria());
         let svg = render(&c);
         assert!(svg.contains("avgt ns/op"), "{svg}");
         assert!(svg.contains(">3.000<"), "the bar's label: {svg}");
@@ -745,7 +745,7 @@ mod tests {
         };
         let c = compare(
             vec![("pi4".into(), run(1.0)), ("pi5".into(), run(2.0))],
-            options(),
+            criteria(),
         );
         let svg = render(&c);
         assert!(svg.contains(">bb.rpc.open latency vs load</text>"), "{svg}");

@@ -305,8 +305,8 @@ fn cell_json(label: &str, cell: &Option<Cell>) -> Json {
 fn json_document(c: &Comparison) -> Json {
     Json::obj([
         ("files", Json::Arr(c.labels.iter().map(Json::str).collect())),
-        ("alpha", Json::Num(c.options.alpha)),
-        ("threshold", Json::Num(c.options.threshold)),
+        ("alpha", Json::Num(c.criteria.alpha)),
+        ("threshold", Json::Num(c.criteria.threshold)),
         (
             "rows",
             Json::Arr(
@@ -359,7 +359,7 @@ fn json_document(c: &Comparison) -> Json {
 #[cfg(test)]
 mod tests {
     use super::super::compare;
-    use super::super::tests::{measurement, options};
+    use super::super::tests::{criteria, measurement};
     use super::*;
 
     #[test]
@@ -390,7 +390,7 @@ mod tests {
                     )],
                 ),
             ],
-            options(),
+            criteria(),
         )
     }
 

@@ -15,12 +15,6 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 const CHILD_ENV: &str = "BB_FORK_CHILD";
 
-/// Whether this process is a fork child, which should skip what its parent already did
-/// once (generating inputs, warning about them). True until [`child_request`] runs.
-pub fn is_child() -> bool {
-    std::env::var_os(CHILD_ENV).is_some()
-}
-
 /// What the parent asks of a fork child: the benchmark to run, the values its prelude
 /// measured (empty without one; see [`crate::harness::Prelude`]), and the pipe to report on.
 pub(crate) struct ChildRequest {

@@ -37,11 +37,11 @@ pub struct Suite {
     /// Whether the harness pins the whole process to `--pin`'s CPUs; false where the
     /// binary uses the CPUs itself (one per process, say).
     pub pin_process: bool,
-    /// Lines the parent prints on stderr after the header line (in a `--dry-run` too),
-    /// never a fork.
+    /// Lines the parent prints on stderr after the header line (and in a `--dry-run`),
+    /// never a fork: where the objects are read from and how, say.
     pub notes: Vec<String>,
-    /// Work the parent does before the plan and the header, never in a fork and never in
-    /// a `--dry-run`.
+    /// Work done in order before the plan and the header, never in a fork and never in a
+    /// `--dry-run`: inputs checked for room and generated, say. The first error ends the run.
     pub prepare: Vec<Box<dyn FnOnce() -> Result<()>>>,
     /// Work done once in the parent before the benchmarks, whose outcome decides them.
     pub prelude: Option<Prelude>,
@@ -147,6 +147,11 @@ fn run_fork(mut suite: Suite, settings: &Settings, request: fork::ChildRequest) 
 
 /// The parent's part: every benchmark, each in its forks, and the report.
 fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Result<()> {
+    if !flags.dry_run {
+        for step in std::mem::take(&mut suite.prepare) {
+            step()?;
+        }
+    }
     if suite.pin_process {
         if let Some(cpus) = &flags.pin {
             pin_process(cpus)?;
@@ -156,6 +161,7 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
     let mut plan = plan::Plan::new(flags.profile, &settings, suite.unit, &suite.benchmarks);
     plan.prelude = suite.prelude.as_ref().map(|p| (p.what.clone(), p.estimate));
     if flags.dry_run {
+        print_notes(&suite.notes);
         print!("{}", plan.render(&program_name()));
         return Ok(());
     }
@@ -165,6 +171,7 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
         header(&env, &settings, &suite.benchmarks),
         plan.summary()
     );
+    print_notes(&suite.notes);
     for w in environment_warnings(&env) {
         warn(&w);
     }
@@ -244,6 +251,12 @@ fn resolve_estimates(benchmarks: &mut [Benchmark]) -> Result<()> {
     benchmarks
         .iter_mut()
         .try_for_each(Benchmark::resolve_estimate)
+}
+
+fn print_notes(notes: &[String]) {
+    for note in notes {
+        crate::stderr!("{note}");
+    }
 }
 
 fn validate(s: &Settings) -> Result<()> {
@@ -335,5 +348,49 @@ pub fn main_with(run: impl FnOnce() -> Result<()>) {
     if let Err(e) = result {
         crate::stderr!("{}: error: {e}", program_name());
         watchdog::exit_now(e.exit_code());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    /// A suite of no benchmarks whose prepare steps log 1 and 2, then fail, then log 3.
+    fn failing_suite(log: &Rc<RefCell<Vec<u8>>>) -> Suite {
+        let settings = Settings::full();
+        let profiles = Profiles {
+            quick: settings.clone(),
+            standard: settings.clone(),
+            full: settings,
+        };
+        let mut suite = Suite::new(TimeUnit::Millis, profiles, vec![]);
+        for step in 1..=3 {
+            let log = log.clone();
+            suite.prepare.push(Box::new(move || {
+                log.borrow_mut().push(step);
+                match step {
+                    2 => Err(Error::usage("no room")),
+                    _ => Ok(()),
+                }
+            }));
+        }
+        suite.notes.push("a note".into());
+        suite
+    }
+
+    #[test]
+    fn prepare_runs_in_order_until_an_error_and_never_in_a_dry_run() {
+        let log = Rc::new(RefCell::new(Vec::new()));
+        let dry_run = CommonArgs {
+            dry_run: true,
+            ..CommonArgs::default()
+        };
+        run_suite(failing_suite(&log), &dry_run).unwrap();
+        assert!(log.borrow().is_empty());
+        let e = run_suite(failing_suite(&log), &CommonArgs::default()).unwrap_err();
+        assert_eq!((e.to_string().as_str(), e.exit_code()), ("no room", 2));
+        assert_eq!(*log.borrow(), [1, 2]);
     }
 }

@@ -6,20 +6,35 @@
 
 use super::data::{self, Object, Outcome};
 use super::file::FileSource;
+use super::options::{Dest, GenOptions};
 use super::s3;
 use super::spec::SourceSpec;
 use crate::net::http::HttpClient;
+use crate::report::print_stdout;
 use crate::util::error::{Error, Result};
 use crate::util::terminal::{program_name, warn};
 use std::path::Path;
 use std::time::Duration;
 
-/// When an upload goes in parts (S3 only): objects above `threshold` bytes, in parts of
-/// `part_size`.
-#[derive(Debug, Clone, Copy)]
-pub struct Parts {
-    pub threshold: u64,
-    pub part_size: u64,
+/// `bb-seek gen`: the objects into a directory, onto an HTTP server, or into an S3 bucket
+/// (made when missing); a line per object on stdout.
+pub fn run(o: &GenOptions) -> Result<()> {
+    let out = match &o.dest {
+        Dest::Dir(dir) => {
+            check_room("--sizes", dir, &o.sizes, o.seed)?;
+            write_dir(dir, &o.sizes, o.seed)?
+        }
+        Dest::Upload { spec, parts } => {
+            if let Some(objects) = spec.s3_objects() {
+                crate::stderr!("{}", objects.settings_line());
+                if s3::ensure_bucket(objects, o.timeout)? {
+                    crate::stderr!("bb-seek: made the bucket {}", objects.location.bucket);
+                }
+            }
+            upload(spec, &o.sizes, o.seed, o.timeout, *parts)?
+        }
+    };
+    print_stdout(&out)
 }
 
 /// Refuses sizes whose missing objects the file system under `dir` has no room for (a
@@ -101,7 +116,7 @@ pub fn upload(
     sizes: &[u64],
     seed: u64,
     timeout: Duration,
-    parts: Option<Parts>,
+    parts: Option<s3::Parts>,
 ) -> Result<String> {
     let (origin, _) = dest.origin()?;
     let mut out = String::new();
@@ -184,9 +199,10 @@ pub fn prepare_dir(dir: &Path, sizes: &[u64], seed: u64, cold: bool) -> Result<(
     Ok(())
 }
 
-/// Warns that `--cold` cannot drop the page cache of a server (once, in the parent).
-pub fn warn_remote_cold(place: &str) {
-    warn(&format!(
-        "--cold: the page cache of the server behind {place} cannot be dropped from here; its reads are as warm as the server keeps them"
-    ));
+/// The warning that `--cold` cannot drop the page cache of a server, as a line.
+pub fn remote_cold_note(place: &str) -> String {
+    format!(
+        "{}: warning: --cold: the page cache of the server behind {place} cannot be dropped from here; its reads are as warm as the server keeps them",
+        program_name()
+    )
 }

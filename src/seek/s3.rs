@@ -24,6 +24,14 @@ pub const MIN_PART_SIZE: u64 = 5 << 20;
 pub const MAX_PART_SIZE: u64 = 5 << 30;
 pub const MAX_PARTS: u64 = 10_000;
 
+/// When an upload goes in parts: objects above `threshold` bytes, in parts of
+/// `part_size`.
+#[derive(Debug, Clone, Copy)]
+pub struct Parts {
+    pub threshold: u64,
+    pub part_size: u64,
+}
+
 /// The objects under `s3://BUCKET/PREFIX/`, with what it takes to reach them.
 pub struct S3Objects {
     pub location: Location,
@@ -67,6 +75,11 @@ impl S3Objects {
             b.settings.region,
             b.settings.origin
         )
+    }
+
+    /// [`S3Objects::describe_settings`] as bb-seek's line on stderr.
+    pub fn settings_line(&self) -> String {
+        format!("bb-seek: {}", self.describe_settings())
     }
 
     /// `bb-seek gen --dest s3://…`, for messages.

@@ -7,8 +7,8 @@ use super::http::HttpSource;
 use super::s3::S3Objects;
 use super::source::Source;
 use crate::net::http::{Origin, Url};
+use crate::s3::{credentials, Addressing, Location};
 use crate::util::error::{Error, Result};
-use crate::s3::{Addressing, Location, Settings};
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -73,12 +73,18 @@ impl SourceSpec {
         })
     }
 
-    /// The source with what it takes to reach it: for S3, the settings of this
-    /// environment (`--no-sign`, `--addressing`), read once, before anything runs.
-    pub fn resolve(self, no_sign: bool, addressing: Option<Addressing>) -> Result<SourceSpec> {
+    /// The source with what it takes to reach it: for S3, the settings of the
+    /// environment `env` names (`--no-sign`, `--addressing`), read once, before anything
+    /// runs.
+    pub fn resolve(
+        self,
+        env: &dyn Fn(&str) -> Option<String>,
+        no_sign: bool,
+        addressing: Option<Addressing>,
+    ) -> Result<SourceSpec> {
         match self {
             SourceSpec::S3(S3Place { location, .. }) => {
-                let settings = Settings::from_env(no_sign)?;
+                let settings = credentials::resolve(env, no_sign)?;
                 let objects = S3Objects::new(location.clone(), settings, addressing)?;
                 Ok(SourceSpec::S3(S3Place {
                     location,
@@ -95,6 +101,17 @@ impl SourceSpec {
             SourceSpec::File(dir) => format!("file:{}", dir.display()),
             SourceSpec::Http(url) => url.to_string(),
             SourceSpec::S3(place) => place.location.to_string(),
+        }
+    }
+
+    /// How to reach the objects of a resolved S3 source; None for other sources.
+    pub fn s3_objects(&self) -> Option<&Arc<S3Objects>> {
+        match self {
+            SourceSpec::S3(S3Place {
+                objects: Some(objects),
+                ..
+            }) => Some(objects),
+            _ => None,
         }
     }
 
