@@ -5,6 +5,7 @@
 //! load sweep (a `load` param, as `bb-rpc --rate sweep` writes) match by that share of
 //! each run's own maximum, not by their `rate`, which differs from board to board.
 
+pub mod answer;
 pub mod args;
 pub mod gab;
 pub mod load;

@@ -4,8 +4,8 @@
 //! open loops offered several loads (`bb-rpc --rate`), p50, p99 and p99.9 latency against
 //! the achieved rate on a log axis, where the knee shows.
 
-use crate::util::xml::escape;
 use super::{Cell, Comparison, Row};
+use crate::util::xml::escape;
 use std::fmt::Write;
 
 const COLORS: [&str; 8] = [

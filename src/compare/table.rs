@@ -2,13 +2,14 @@
 //! markdown table, or github-action-benchmark's custom JSON, each a pure function of the
 //! [`Comparison`].
 
+use super::answer;
 use super::gab::{self, Direction};
 use super::{Cell, Comparison, Row, Test};
 use crate::model::params::{param_keys, param_value};
 use crate::report::csv::{num as csv_number, quote as csv_quote};
+use crate::report::ReportFormat;
 use crate::util::format::format_score;
 use crate::util::json::Json;
-use crate::report::ReportFormat;
 
 /// bb-compare's report formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,21 +107,23 @@ fn p_with_test(p: f64, test: Test) -> String {
     }
 }
 
-/// The table both text and markdown show: header cells, then a row of cells per benchmark.
-/// Scores come with their errors; each run after the first adds ratio, p and verdict.
-fn display_table(c: &Comparison) -> (Vec<String>, Vec<Vec<String>>) {
-    let keys = param_keys_of(c);
+/// The table both text and markdown show, of `rows`: header cells, then a row of cells
+/// per benchmark, and the number of columns that describe a row (the name, params, mode
+/// and unit, first). Scores come with their errors; each run after the first adds ratio,
+/// p and verdict.
+fn display_table(c: &Comparison, rows: &[&Row]) -> (Vec<String>, Vec<Vec<String>>, usize) {
+    let keys = param_keys(rows.iter().map(|r| r.params.as_slice()));
     let mut header = vec!["Benchmark".to_string()];
     header.extend(keys.iter().map(|k| format!("({k})")));
     header.extend(["Mode".to_string(), "Units".to_string()]);
+    let described = header.len();
     for (i, label) in c.labels.iter().enumerate() {
         header.push(label.clone());
         if i > 0 {
             header.extend(["Ratio".into(), "p".into(), "Verdict".into()]);
         }
     }
-    let rows = c
-        .rows
+    let rows = rows
         .iter()
         .map(|row| {
             let mut cells = vec![row.benchmark.clone()];
@@ -145,52 +148,136 @@ fn display_table(c: &Comparison) -> (Vec<String>, Vec<Vec<String>>) {
             cells
         })
         .collect();
-    (header, rows)
+    (header, rows, described)
 }
 
+/// The describing columns that hold one value in every row (`N/A` aside), each taken out
+/// of the table and named once: `threads=1`, `Mode thrpt`, `Units ops/s`; a param some
+/// rows lack is `level=3 where set`.
+fn common_columns(
+    header: &mut Vec<String>,
+    rows: &mut [Vec<String>],
+    described: usize,
+) -> Vec<String> {
+    if rows.is_empty() {
+        return Vec::new();
+    }
+    let mut named = Vec::new();
+    for i in (1..described).rev() {
+        let mut values: Vec<&str> = rows
+            .iter()
+            .map(|r| r[i].as_str())
+            .filter(|v| *v != "N/A")
+            .collect();
+        let unset = values.len() < rows.len();
+        values.sort_unstable();
+        values.dedup();
+        if values.len() != 1 {
+            continue;
+        }
+        let value = values[0].to_string();
+        let name = header.remove(i);
+        for r in rows.iter_mut() {
+            r.remove(i);
+        }
+        named.push(
+            match name.strip_prefix('(').and_then(|n| n.strip_suffix(')')) {
+                Some(param) if unset => format!("{param}={value} where set"),
+                Some(param) => format!("{param}={value}"),
+                None => format!("{name} {value}"),
+            },
+        );
+    }
+    named.reverse();
+    named
+}
+
+/// The widest line the text table aims at where the params allow: a wide terminal's.
+pub const TABLE_WIDTH: usize = 120;
+
+/// The aligned table, a section per benchmark family where there are several (each with
+/// its own columns), without the describing columns that hold one value in every row of
+/// the section (named once above it); then the notes, the summary and the answer.
 fn text(c: &Comparison) -> String {
-    let (header, rows) = display_table(c);
+    let families = answer::families(&c.rows);
+    let sections = families.len() > 1;
+    let mut out = String::new();
+    for (i, (what, rows)) in families.iter().enumerate() {
+        let (mut header, mut cells, described) = display_table(c, rows);
+        let common = common_columns(&mut header, &mut cells, described);
+        let heading = match (sections, common.is_empty()) {
+            (true, true) => Some(format!("{what} ({}):", answer::rows_text(rows.len()))),
+            (true, false) => Some(format!(
+                "{what} ({}): {}",
+                answer::rows_text(rows.len()),
+                common.join(", ")
+            )),
+            (false, false) => Some(format!("all rows: {}", common.join(", "))),
+            (false, true) => None,
+        };
+        if i > 0 {
+            out.push('\n');
+        }
+        for line in heading.iter().flat_map(|h| answer::wrap(h, TABLE_WIDTH)) {
+            out.push_str(&line);
+            out.push('\n');
+        }
+        out.push_str(&aligned(&header, &cells));
+    }
+    out.push('\n');
+    let mut said: Vec<String> = c
+        .notes
+        .iter()
+        .map(|note| format!("{}: {}", note.kind, note.message))
+        .collect();
+    if c.labels.len() > 1 {
+        said.push(format!("against {}: {}", c.labels[0], c.summary()));
+    }
+    for line in said.iter().flat_map(|l| answer::wrap(l, TABLE_WIDTH)) {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    let answer = answer::text(c);
+    if !answer.is_empty() {
+        out.push('\n');
+        out.push_str(&answer);
+    }
+    out
+}
+
+/// Rows of cells in columns: the first left-aligned, like JMH's, the others right.
+fn aligned(header: &[String], rows: &[Vec<String>]) -> String {
     let widths: Vec<usize> = (0..header.len())
         .map(|i| {
-            std::iter::once(&header)
-                .chain(&rows)
+            std::iter::once(header)
+                .chain(rows.iter().map(Vec::as_slice))
                 .map(|r| r[i].chars().count())
                 .max()
                 .unwrap_or(0)
         })
         .collect();
     let mut out = String::new();
-    for r in std::iter::once(&header).chain(&rows) {
+    for r in std::iter::once(header).chain(rows.iter().map(Vec::as_slice)) {
         let mut line = String::new();
         for (i, (cell, w)) in r.iter().zip(&widths).enumerate() {
-            let pad = w - cell.chars().count();
-            if i > 0 {
-                line.push_str("  ");
-            }
-            // The benchmark name is left-aligned, like JMH's; everything else right.
+            let pad = " ".repeat(w - cell.chars().count());
             if i == 0 {
                 line.push_str(cell);
-                line.push_str(&" ".repeat(pad));
+                line.push_str(&pad);
             } else {
-                line.push_str(&" ".repeat(pad));
+                line.push_str("  ");
+                line.push_str(&pad);
                 line.push_str(cell);
             }
         }
         out.push_str(line.trim_end());
         out.push('\n');
     }
-    out.push('\n');
-    for note in &c.notes {
-        out.push_str(&format!("{}: {}\n", note.kind, note.message));
-    }
-    if c.labels.len() > 1 {
-        out.push_str(&format!("against {}: {}\n", c.labels[0], c.summary()));
-    }
     out
 }
 
 fn markdown(c: &Comparison) -> String {
-    let (header, rows) = display_table(c);
+    let (header, rows, _) = display_table(c, &c.rows.iter().collect::<Vec<_>>());
     let escape = |s: &str| s.replace('|', "\\|");
     let line = |cells: &[String]| {
         format!(
@@ -353,6 +440,16 @@ fn json_document(c: &Comparison) -> Json {
             ),
         ),
         ("regression", Json::Bool(c.has_regression())),
+        (
+            "answer",
+            Json::obj([
+                ("program", Json::str(answer::PROGRAM)),
+                (
+                    "lines",
+                    Json::Arr(answer::lines(c).iter().map(Json::str).collect()),
+                ),
+            ]),
+        ),
     ])
 }
 
@@ -377,14 +474,14 @@ mod tests {
                 (
                     "base".into(),
                     vec![
-                        measurement("bb.a", &[("threads", "1")], &[100.0, 101.0, 99.0]),
-                        measurement("bb.gone", &[], &[5.0, 5.0, 5.0]),
+                        measurement("bb.x.a", &[("threads", "1")], &[100.0, 101.0, 99.0]),
+                        measurement("bb.x.gone", &[], &[5.0, 5.0, 5.0]),
                     ],
                 ),
                 (
                     "new".into(),
                     vec![measurement(
-                        "bb.a",
+                        "bb.x.a",
                         &[("threads", "1")],
                         &[80.0, 81.0, 79.0],
                     )],
@@ -397,14 +494,67 @@ mod tests {
     #[test]
     fn text_table_is_aligned_with_ratio_p_and_verdict() {
         let expected = "\
-Benchmark  (threads)   Mode  Units              base              new          Ratio       p  Verdict
-bb.a               1  thrpt  ops/s  100.000 ± 18.244  80.000 ± 18.244  0.800 ± 0.234  1.6e-5   slower
-bb.gone          N/A  thrpt  ops/s     5.000 ± 0.000                -              -
+all rows: threads=1 where set, Mode thrpt, Units ops/s
+Benchmark              base              new          Ratio       p  Verdict
+bb.x.a     100.000 ± 18.244  80.000 ± 18.244  0.800 ± 0.234  1.6e-5   slower
+bb.x.gone     5.000 ± 0.000                -              -
 
-missing: bb.gone (thrpt) is in base but not in new
+missing: bb.x.gone (thrpt) is in base but not in new
 against base: 1 slower (same: within 5%; noise: beyond it but Welch p >= 0.01; ?: too few iterations to test)
+
+== bb-compare: the answer ==
+base is faster at bb.x.* (1 row): 1.25x, 1 beyond noise
+bb.x.*, the rest: 1 row only in base
 ";
         assert_eq!(text(&sample()), expected);
+    }
+
+    #[test]
+    fn each_family_is_a_section_with_its_own_columns() {
+        let c = compare(
+            vec![
+                (
+                    "a".into(),
+                    vec![
+                        measurement(
+                            "bb.zstd.compress",
+                            &[("level", "3"), ("threads", "1")],
+                            &[1.0, 1.0],
+                        ),
+                        measurement(
+                            "bb.zstd.compress",
+                            &[("level", "3"), ("threads", "2")],
+                            &[2.0, 2.0],
+                        ),
+                        measurement("bb.seek.read", &[("client", "plain")], &[1.0, 1.0]),
+                        measurement("bb.seek.read", &[("client", "stream")], &[1.0, 1.0]),
+                    ],
+                ),
+                ("b".into(), vec![]),
+            ],
+            criteria(),
+        );
+        let t = text(&c);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(
+            lines[0], "bb.zstd.* (2 rows): level=3, Mode thrpt, Units ops/s",
+            "{t}"
+        );
+        assert!(lines[1].starts_with("Benchmark         (threads)"), "{t}");
+        assert!(!lines[1].contains("(client)"), "{t}");
+        assert_eq!(
+            lines[5], "bb.seek.* (2 rows): Mode thrpt, Units ops/s",
+            "{t}"
+        );
+        assert!(lines[6].starts_with("Benchmark     (client)"), "{t}");
+        // Markdown and CSV keep every column.
+        assert!(markdown(&c)
+            .starts_with("| Benchmark | (level) | (threads) | (client) | Mode | Units |"));
+        assert!(csv(&c)
+            .lines()
+            .next()
+            .unwrap()
+            .contains("\"Param: client\""));
     }
 
     #[test]
@@ -412,20 +562,20 @@ against base: 1 slower (same: within 5%; noise: beyond it but Welch p >= 0.01; ?
         let c = sample();
         let md = markdown(&c);
         assert!(md.starts_with("| Benchmark | (threads) | Mode | Units | base | new | Ratio | p | Verdict |\n|---|---:|"), "{md}");
-        assert!(md.contains("| bb.a | 1 | thrpt | ops/s | 100.000 ± 18.244 | 80.000 ± 18.244 | 0.800 ± 0.234 | 1.6e-5 | slower |"), "{md}");
-        assert!(md.contains("- missing: bb.gone"), "{md}");
+        assert!(md.contains("| bb.x.a | 1 | thrpt | ops/s | 100.000 ± 18.244 | 80.000 ± 18.244 | 0.800 ± 0.234 | 1.6e-5 | slower |"), "{md}");
+        assert!(md.contains("- missing: bb.x.gone"), "{md}");
         let csv = csv(&c);
         let lines: Vec<&str> = csv.lines().collect();
         assert_eq!(lines[0], "\"Benchmark\",\"Mode\",\"Unit\",\"Param: threads\",\"base Score\",\"base Error\",\"new Score\",\"new Error\",\"new Ratio\",\"new Ratio Error\",\"new p\",\"new Test\",\"new Verdict\"");
         assert!(
-            lines[1].starts_with("\"bb.a\",\"thrpt\",\"ops/s\",\"1\",100,"),
+            lines[1].starts_with("\"bb.x.a\",\"thrpt\",\"ops/s\",\"1\",100,"),
             "{}",
             lines[1]
         );
         assert!(lines[1].ends_with(",\"slower\""), "{}", lines[1]);
         assert_eq!(
             lines[2],
-            "\"bb.gone\",\"thrpt\",\"ops/s\",\"N/A\",5,0,,,,,,,"
+            "\"bb.x.gone\",\"thrpt\",\"ops/s\",\"N/A\",5,0,,,,,,,"
         );
         let j = Json::parse(&json_document(&c).to_pretty()).unwrap();
         assert_eq!(j.get("regression"), Some(&Json::Bool(true)));
@@ -434,6 +584,21 @@ against base: 1 slower (same: within 5%; noise: beyond it but Welch p >= 0.01; ?
         assert_eq!(new.get("verdict").unwrap().as_str(), Some("slower"));
         assert_eq!(new.get("ratio").unwrap().as_f64(), Some(0.8));
         assert_eq!(new.get("test").unwrap().as_str(), Some("iterations"));
+        let answer = j.get("answer").unwrap();
+        assert_eq!(answer.get("program").unwrap().as_str(), Some("bb-compare"));
+        let said: Vec<&str> = answer
+            .get("lines")
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l.as_str().unwrap())
+            .collect();
+        assert_eq!(said, super::answer::lines(&c));
+        assert!(
+            said[0].starts_with("base is faster at bb.x.* (1 row): 1.25x"),
+            "{said:?}"
+        );
     }
 
     #[test]

@@ -1,0 +1,455 @@
+//! bb-compare's answer: which run is faster at what, by how much, and whether that is
+//! more than noise, per benchmark family (`bb.zstd.*`), each run after the first against
+//! the first, in lines of at most [`WIDTH`] columns under the marker
+//! `== bb-compare: the answer ==`. It is drawn from the rows' verdicts alone: `same`
+//! within the threshold, `faster`/`slower` beyond it and significant ("beyond noise"),
+//! `noise` and `?` beyond it but not shown to be more than noise.
+
+use super::{Comparison, Row, Verdict};
+
+/// The program whose answer this is, as the marker names it.
+pub const PROGRAM: &str = "bb-compare";
+/// The widest line of the answer: a terminal's.
+pub const WIDTH: usize = 80;
+
+/// The line the block starts with, which scripts look for.
+pub fn marker() -> String {
+    format!("== {PROGRAM}: the answer ==")
+}
+
+/// The benchmark family a row belongs to: the binary for boardbench's names (`bb.zstd`
+/// for `bb.zstd.compress`, `bb.rpc.sweep.x` too), the class for JMH's (`org.x.Bench`
+/// for `org.x.Bench.method`), the name itself where it has no dot.
+pub fn family(benchmark: &str) -> &str {
+    let name = benchmark.split(':').next().unwrap_or(benchmark);
+    if let Some(rest) = name.strip_prefix("bb.") {
+        let end = rest.find('.').map_or(name.len(), |i| i + 3);
+        return &name[..end];
+    }
+    name.rsplit_once('.').map_or(name, |(class, _)| class)
+}
+
+/// How one family's rows came out for one run against the first.
+#[derive(Default)]
+struct Tally {
+    /// Rows both runs have.
+    compared: usize,
+    same: usize,
+    /// Per side (0: the first run ahead, 1: the other), each row's factor (at least 1)
+    /// and whether it is beyond noise.
+    ahead: [Vec<(f64, bool)>; 2],
+    /// Rows only the first run has, and rows only the other has.
+    only: [usize; 2],
+}
+
+impl Tally {
+    fn add(&mut self, row: &Row, column: usize) {
+        let (base, other) = (&row.cells[0], &row.cells[column]);
+        let change = other.as_ref().and_then(|c| c.change.as_ref());
+        let Some(change) = change else {
+            match (base.is_some(), other.is_some()) {
+                (true, false) => self.only[0] += 1,
+                (false, true) => self.only[1] += 1,
+                _ => {}
+            }
+            return;
+        };
+        self.compared += 1;
+        if change.verdict == Verdict::Same {
+            self.same += 1;
+            return;
+        }
+        // The other run's speed over the first's: above 1 where it is ahead.
+        let speed = if row.higher_is_better {
+            change.ratio
+        } else {
+            1.0 / change.ratio
+        };
+        let beyond = matches!(change.verdict, Verdict::Faster | Verdict::Slower);
+        if speed >= 1.0 {
+            self.ahead[1].push((speed, beyond));
+        } else {
+            self.ahead[0].push((1.0 / speed, beyond));
+        }
+    }
+}
+
+/// A factor as people say it: `1.43x`, `11.6x`, `348x`.
+pub fn times(x: f64) -> String {
+    if !x.is_finite() {
+        "?x".into()
+    } else if x >= 100.0 {
+        format!("{x:.0}x")
+    } else if x >= 10.0 {
+        format!("{x:.1}x")
+    } else {
+        format!("{x:.2}x")
+    }
+}
+
+pub(crate) fn rows_text(n: usize) -> String {
+    format!("{n} row{}", if n == 1 { "" } else { "s" })
+}
+
+/// The answer's lines (without the marker), each at most [`WIDTH`] columns: per run
+/// after the first and per family, who is faster, by how much, and how much of it is
+/// beyond noise. None with fewer than two runs.
+pub fn lines(c: &Comparison) -> Vec<String> {
+    if c.labels.len() < 2 {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for column in 1..c.labels.len() {
+        let names = [c.labels[0].as_str(), c.labels[column].as_str()];
+        if c.labels.len() > 2 {
+            out.push(format!("{} against {}:", names[1], names[0]));
+        }
+        for (what, rows) in families(&c.rows) {
+            let mut t = Tally::default();
+            for row in rows {
+                t.add(row, column);
+            }
+            for line in family_lines(&t, &what, names, c.criteria.threshold) {
+                out.extend(wrap(&line, WIDTH));
+            }
+        }
+    }
+    out
+}
+
+/// The rows by family, in order of first appearance, each family named as a pattern
+/// (`bb.zstd.*`), or by itself where it is the benchmark's whole name.
+pub fn families(rows: &[Row]) -> Vec<(String, Vec<&Row>)> {
+    let mut out: Vec<(&str, Vec<&Row>)> = Vec::new();
+    for row in rows {
+        let f = family(&row.benchmark);
+        match out.iter_mut().find(|(name, _)| *name == f) {
+            Some((_, members)) => members.push(row),
+            None => out.push((f, vec![row])),
+        }
+    }
+    out.into_iter()
+        .map(|(f, members)| {
+            let whole = members.iter().all(|r| r.benchmark == f);
+            (
+                if whole {
+                    f.to_string()
+                } else {
+                    format!("{f}.*")
+                },
+                members,
+            )
+        })
+        .collect()
+}
+
+/// One family's lines: a line per side with rows beyond noise, then the rest; or one
+/// line where nothing is beyond noise.
+fn family_lines(t: &Tally, what: &str, names: [&str; 2], threshold: f64) -> Vec<String> {
+    let beyond = |side: usize| t.ahead[side].iter().filter(|r| r.1).count();
+    let same = format!("same within {}%", threshold * 100.0);
+    let only: Vec<String> = (0..2)
+        .filter(|&side| t.only[side] > 0)
+        .map(|side| format!("{} only in {}", rows_text(t.only[side]), names[side]))
+        .collect();
+    let with_only = |line: String| {
+        if only.is_empty() {
+            line
+        } else {
+            format!("{line}; {}", only.join(", "))
+        }
+    };
+    if t.compared == 0 {
+        return vec![format!("{what}: {}", only.join(", "))];
+    }
+    if t.same == t.compared {
+        return vec![with_only(format!(
+            "{what}: {same} ({})",
+            rows_text(t.compared)
+        ))];
+    }
+    // The side ahead beyond noise at more rows first.
+    let mut sides = [1, 0];
+    sides.sort_by_key(|&s| std::cmp::Reverse((beyond(s), t.ahead[s].len())));
+    if beyond(0) + beyond(1) == 0 {
+        let mut parts: Vec<String> = sides
+            .iter()
+            .filter(|&&s| !t.ahead[s].is_empty())
+            .map(|&s| format!("{} ahead at {}", names[s], t.ahead[s].len()))
+            .collect();
+        if t.same > 0 {
+            parts.push(format!("{} {same}", t.same));
+        }
+        return vec![with_only(format!(
+            "{what}: nothing beyond noise ({}: {})",
+            rows_text(t.compared),
+            parts.join(", ")
+        ))];
+    }
+    let mut out = Vec::new();
+    let mut rest = Vec::new();
+    for side in sides {
+        let rows = &t.ahead[side];
+        if rows.is_empty() {
+            continue;
+        }
+        let b = beyond(side);
+        if b == 0 {
+            rest.push(format!(
+                "{} ahead at {} within noise",
+                names[side],
+                rows.len()
+            ));
+            continue;
+        }
+        let lo = rows.iter().map(|r| r.0).fold(f64::INFINITY, f64::min);
+        let hi = rows.iter().map(|r| r.0).fold(0.0, f64::max);
+        let range = if times(lo) == times(hi) {
+            times(lo)
+        } else {
+            format!("{} to {}", times(lo), times(hi))
+        };
+        let noise = if b == rows.len() && b > 1 {
+            "all beyond noise".to_string()
+        } else {
+            format!("{b} beyond noise")
+        };
+        let count = if rows.len() == t.compared {
+            rows_text(t.compared)
+        } else {
+            format!("{} of {}", rows.len(), rows_text(t.compared))
+        };
+        out.push(format!(
+            "{} is faster at {what} ({count}): {range}, {noise}",
+            names[side]
+        ));
+    }
+    if t.same > 0 {
+        rest.push(format!("{} {same}", t.same));
+    }
+    rest.extend(only);
+    if !rest.is_empty() {
+        out.push(format!("{what}, the rest: {}", rest.join(", ")));
+    }
+    out
+}
+
+/// `line` in lines of at most `width` columns, broken at spaces, the later ones
+/// indented by two; a word longer than a line is cut, ending in `…`.
+pub fn wrap(line: &str, width: usize) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut current = String::new();
+    for word in line.split(' ') {
+        let indent = if out.is_empty() { 0 } else { 2 };
+        let room = width - indent;
+        let word: String = if word.chars().count() > room {
+            word.chars().take(room - 1).chain(['…']).collect()
+        } else {
+            word.to_string()
+        };
+        let len = current.chars().count();
+        if len > 0 && len + 1 + word.chars().count() > room {
+            out.push(format!("{}{current}", " ".repeat(indent)));
+            current = word;
+        } else {
+            if len > 0 {
+                current.push(' ');
+            }
+            current.push_str(&word);
+        }
+    }
+    let indent = if out.is_empty() { 0 } else { 2 };
+    out.push(format!("{}{current}", " ".repeat(indent)));
+    out
+}
+
+/// The block as text: the marker, then the lines; nothing with fewer than two runs.
+pub fn text(c: &Comparison) -> String {
+    let lines = lines(c);
+    if lines.is_empty() {
+        return String::new();
+    }
+    let mut out = marker();
+    out.push('\n');
+    for line in lines {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{criteria, measurement};
+    use super::super::{compare, Measurement};
+    use super::*;
+
+    /// Five iterations around `mean`, spread ±1%.
+    fn around(mean: f64) -> Vec<f64> {
+        [1.0, 1.01, 0.99, 1.005, 0.995].map(|f| f * mean).to_vec()
+    }
+
+    fn m(name: &str, size: &str, raw: Vec<f64>) -> Measurement {
+        measurement(name, &[("size", size)], &raw)
+    }
+
+    fn answer(base: Vec<Measurement>, new: Vec<Measurement>) -> Vec<String> {
+        lines(&compare(
+            vec![("board1".into(), base), ("board2".into(), new)],
+            criteria(),
+        ))
+    }
+
+    #[test]
+    fn families_are_the_binary_or_the_class() {
+        assert_eq!(family("bb.zstd.compress"), "bb.zstd");
+        assert_eq!(family("bb.rpc.sweep.open"), "bb.rpc");
+        assert_eq!(family("bb.seek"), "bb.seek");
+        assert_eq!(family("bb.ipc.call:MB/s"), "bb.ipc");
+        assert_eq!(family("org.x.Bench.run"), "org.x.Bench");
+        assert_eq!(family("plain"), "plain");
+    }
+
+    #[test]
+    fn one_side_ahead_says_by_how_much_and_how_much_is_beyond_noise() {
+        let base = vec![
+            m("bb.zstd.compress", "1", around(100.0)),
+            m("bb.zstd.compress", "2", around(100.0)),
+            m(
+                "bb.zstd.decompress",
+                "1",
+                vec![100.0, 160.0, 40.0, 130.0, 70.0],
+            ),
+        ];
+        let new = vec![
+            m("bb.zstd.compress", "1", around(140.0)),
+            m("bb.zstd.compress", "2", around(220.0)),
+            m(
+                "bb.zstd.decompress",
+                "1",
+                vec![150.0, 100.0, 200.0, 90.0, 160.0],
+            ),
+        ];
+        assert_eq!(
+            answer(base, new),
+            ["board2 is faster at bb.zstd.* (3 rows): 1.40x to 2.20x, 2 beyond noise"]
+        );
+    }
+
+    #[test]
+    fn differences_within_noise_are_said_to_be_so() {
+        let noisy = |f: f64| vec![100.0 * f, 160.0 * f, 40.0 * f, 130.0 * f, 70.0 * f];
+        let base = vec![
+            m("bb.ipc.call", "1", noisy(1.0)),
+            m("bb.ipc.call", "2", noisy(1.0)),
+            m("bb.ipc.call", "3", around(100.0)),
+        ];
+        let new = vec![
+            m("bb.ipc.call", "1", noisy(1.3)),
+            m("bb.ipc.call", "2", noisy(0.7)),
+            m("bb.ipc.call", "3", around(101.0)),
+        ];
+        assert_eq!(
+            answer(base, new),
+            [
+                "bb.ipc.*: nothing beyond noise (3 rows: board2 ahead at 1, board1 ahead at 1, 1",
+                "  same within 5%)",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_family_within_the_threshold_is_the_same_and_sides_are_told_apart() {
+        let mut base = vec![
+            m("bb.seek.read", "1", around(100.0)),
+            m("bb.seek.read", "2", around(50.0)),
+        ];
+        let mut new = vec![
+            m("bb.seek.read", "1", around(102.0)),
+            m("bb.seek.read", "2", around(49.0)),
+        ];
+        // bb.rpc: board2 ahead at one row, board1 at two, one the same, one on one side.
+        base.extend([
+            m("bb.rpc.sync", "1", around(100.0)),
+            m("bb.rpc.sync", "2", around(300.0)),
+            m("bb.rpc.sync", "3", around(300.0)),
+            m("bb.rpc.sync", "4", around(10.0)),
+            m("bb.rpc.sync", "5", around(10.0)),
+        ]);
+        new.extend([
+            m("bb.rpc.sync", "1", around(200.0)),
+            m("bb.rpc.sync", "2", around(150.0)),
+            m("bb.rpc.sync", "3", around(100.0)),
+            m("bb.rpc.sync", "4", around(10.1)),
+        ]);
+        let lines = answer(base, new);
+        assert_eq!(
+            lines,
+            [
+                "bb.seek.*: same within 5% (2 rows)",
+                "board1 is faster at bb.rpc.* (2 of 4 rows): 2.00x to 3.00x, all beyond noise",
+                "board2 is faster at bb.rpc.* (1 of 4 rows): 2.00x, 1 beyond noise",
+                "bb.rpc.*, the rest: 1 same within 5%, 1 row only in board1",
+            ],
+        );
+        assert!(lines.iter().all(|l| l.chars().count() <= WIDTH));
+    }
+
+    #[test]
+    fn lower_is_better_rows_count_less_time_as_faster() {
+        let time = |raw: Vec<f64>| {
+            let mut m = measurement("org.x.Bench.op", &[], &raw);
+            m.mode = "avgt".into();
+            m.unit = "us/op".into();
+            m.higher_is_better = false;
+            m
+        };
+        let lines = answer(vec![time(around(30.0))], vec![time(around(10.0))]);
+        assert_eq!(
+            lines,
+            ["board2 is faster at org.x.Bench.* (1 row): 3.00x, 1 beyond noise"]
+        );
+    }
+
+    #[test]
+    fn three_runs_answer_each_against_the_first_and_one_run_says_nothing() {
+        let runs = vec![
+            ("a".to_string(), vec![m("bb.x.y", "1", around(100.0))]),
+            ("b".to_string(), vec![m("bb.x.y", "1", around(100.0))]),
+            ("c".to_string(), vec![m("bb.x.y", "1", around(50.0))]),
+        ];
+        let c = compare(runs.clone(), criteria());
+        assert_eq!(
+            lines(&c),
+            [
+                "b against a:",
+                "bb.x.*: same within 5% (1 row)",
+                "c against a:",
+                "a is faster at bb.x.* (1 row): 2.00x, 1 beyond noise",
+            ]
+        );
+        assert!(text(&c).starts_with("== bb-compare: the answer ==\n"));
+        let one = compare(runs[..1].to_vec(), criteria());
+        assert!(lines(&one).is_empty() && text(&one).is_empty());
+    }
+
+    #[test]
+    fn long_lines_wrap_at_spaces_and_long_words_are_cut() {
+        let long = format!("{} tail", "w ".repeat(50));
+        let wrapped = wrap(&long, WIDTH);
+        assert!(
+            wrapped.iter().all(|l| l.chars().count() <= WIDTH),
+            "{wrapped:?}"
+        );
+        assert!(wrapped[1].starts_with("  w"));
+        assert_eq!(wrapped.join(" ").split_whitespace().count(), 51);
+        let word = "x".repeat(200);
+        let cut = wrap(&word, WIDTH);
+        assert_eq!(cut.len(), 1);
+        assert_eq!(cut[0].chars().count(), WIDTH);
+        assert!(cut[0].ends_with('…'));
+        assert_eq!(times(1.234), "1.23x");
+        assert_eq!(times(11.64), "11.6x");
+        assert_eq!(times(348.2), "348x");
+    }
+}
