@@ -2,7 +2,11 @@
 //! benchmark with a bar per run and its error bar; for thread sweeps (the same throughput
 //! benchmark at several `threads`), throughput against threads with the ideal line; for
 //! open loops offered several loads (`bb-rpc --rate`), p50, p99 and p99.9 latency against
-//! the achieved rate on a log axis, where the knee shows.
+//! the achieved rate on a log axis, where the knee shows. The first panels are each
+//! family's headline (its row of the largest difference between the first two runs);
+//! titles leave out the params common to a family's rows (named once at the top) and
+//! wrap the rest over lines, never cut; the chart stops at [`MAX_HEIGHT`] pixels, saying
+//! how many panels it left out.
 
 use super::{Cell, Comparison, Row};
 use crate::util::xml::escape;
@@ -12,9 +16,22 @@ const COLORS: [&str; 8] = [
     "#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#9c755f",
 ];
 const PANEL_W: f64 = 300.0;
-const PANEL_H: f64 = 220.0;
+/// A panel's height below its title: the plot and its labels.
+const PLOT_H: f64 = 186.0;
 const COLUMNS: usize = 3;
 const MARGIN: f64 = 16.0;
+/// The font's size, and the widest advance of one of its characters as titles are laid
+/// out (0.62 em: sans-serif's widest lower-case letters and digits, bold).
+pub const FONT_SIZE: f64 = 11.0;
+pub const ADVANCE: f64 = 0.62 * FONT_SIZE;
+/// A title line's height.
+const LINE_H: f64 = 13.0;
+/// The most characters of a title line: the panel's width less its padding.
+pub const TITLE_CHARS: usize = ((PANEL_W - 12.0) / ADVANCE) as usize;
+/// The chart's greatest height: about three screens.
+pub const MAX_HEIGHT: f64 = 3000.0;
+/// The headline panels' frame.
+const HEADLINE_STROKE: &str = "#d62728";
 
 fn color(i: usize) -> &'static str {
     COLORS[i % COLORS.len()]
@@ -118,11 +135,141 @@ fn sweeps(c: &Comparison) -> Vec<Sweep<'_>> {
     out
 }
 
+/// What a panel draws.
+enum Kind<'a> {
+    /// A family's row of the largest difference, as bars.
+    Headline(&'a Row),
+    Sweep(Sweep<'a>),
+    Curve(LoadCurve<'a>),
+    Bar(&'a Row),
+}
+
+struct Panel<'a> {
+    kind: Kind<'a>,
+    /// The title's lines: the name, then its params, wrapped.
+    title: Vec<String>,
+}
+
+/// The params every row of a family has with one value, per family: left out of the
+/// titles and named once at the top.
+fn common_params(c: &Comparison) -> Vec<(String, Vec<(String, String)>)> {
+    super::answer::families(&c.rows)
+        .into_iter()
+        .map(|(what, rows)| {
+            let mut common = rows[0].params.clone();
+            common.retain(|p| rows.iter().all(|r| r.params.contains(p)));
+            // One row alone has nothing to tell apart from: its params stay.
+            if rows.len() < 2 {
+                common.clear();
+            }
+            (what, common)
+        })
+        .collect()
+}
+
+/// `name (params)` as title lines of at most [`TITLE_CHARS`]: the name, then the params
+/// not in `common`, broken after their commas; a word too long for a line is broken
+/// inside, never cut.
+pub fn title_lines(
+    name: &str,
+    params: &[(String, String)],
+    common: &[(String, String)],
+) -> Vec<String> {
+    let mut lines = Vec::new();
+    hard_wrap(&mut lines, name);
+    let rest: Vec<String> = params
+        .iter()
+        .filter(|p| !common.contains(p))
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    let mut current = String::new();
+    for (i, word) in rest.iter().enumerate() {
+        let word = if i + 1 < rest.len() {
+            format!("{word},")
+        } else {
+            word.clone()
+        };
+        let len = current.chars().count();
+        if len > 0 && len + 1 + word.chars().count() > TITLE_CHARS {
+            lines.push(std::mem::take(&mut current));
+        }
+        if !current.is_empty() {
+            current.push(' ');
+        }
+        current.push_str(&word);
+        if current.chars().count() > TITLE_CHARS {
+            let long = std::mem::take(&mut current);
+            hard_wrap(&mut lines, &long);
+            current = lines.pop().unwrap_or_default();
+        }
+    }
+    if !current.is_empty() {
+        lines.push(current);
+    }
+    lines
+}
+
+/// `text` in pieces of at most [`TITLE_CHARS`] characters.
+fn hard_wrap(lines: &mut Vec<String>, text: &str) {
+    let chars: Vec<char> = text.chars().collect();
+    for piece in chars.chunks(TITLE_CHARS) {
+        lines.push(piece.iter().collect());
+    }
+}
+
+/// Each family's headline: of the rows both of the first two runs have (but those on a
+/// load curve, which shows them better), the one whose ratio is furthest from 1 (on a
+/// log scale), among those beyond noise where there are any.
+fn headlines<'a>(c: &'a Comparison, curves: &[LoadCurve]) -> Vec<&'a Row> {
+    if c.labels.len() < 2 {
+        return Vec::new();
+    }
+    let change = |r: &Row| r.cells[1].as_ref().and_then(|x| x.change.clone());
+    super::answer::families(&c.rows)
+        .into_iter()
+        .filter_map(|(_, rows)| {
+            let compared: Vec<&Row> = rows
+                .into_iter()
+                .filter(|r| change(r).is_some_and(|ch| ch.ratio > 0.0 && ch.ratio.is_finite()))
+                .filter(|r| {
+                    !curves
+                        .iter()
+                        .any(|k| k.points.iter().any(|p| std::ptr::eq(*p, *r)))
+                })
+                .collect();
+            let beyond: Vec<&Row> = compared
+                .iter()
+                .copied()
+                .filter(|r| {
+                    change(r).is_some_and(|ch| {
+                        matches!(ch.verdict, super::Verdict::Faster | super::Verdict::Slower)
+                    })
+                })
+                .collect();
+            let pool = if beyond.is_empty() { compared } else { beyond };
+            pool.into_iter().max_by(|a, b| {
+                let size = |r: &Row| change(r).map_or(0.0, |ch| ch.ratio.ln().abs());
+                size(a).total_cmp(&size(b))
+            })
+        })
+        .collect()
+}
+
 /// Renders the whole chart.
 pub fn render(c: &Comparison) -> String {
+    let common = common_params(c);
+    let common_of = |benchmark: &str| -> &[(String, String)] {
+        let f = super::answer::family(benchmark);
+        common
+            .iter()
+            .find(|(what, _)| what.trim_end_matches(".*") == f)
+            .map_or(&[], |(_, p)| p.as_slice())
+    };
     let sweeps = sweeps(c);
     let curves = load_curves(c);
-    // A row on a load curve is drawn there, not as a bar of its own.
+    let heads = headlines(c, &curves);
+    // A row on a load curve is drawn there, not as a bar of its own; a headline is drawn
+    // first, not again.
     let bars: Vec<&Row> = c
         .rows
         .iter()
@@ -130,19 +277,108 @@ pub fn render(c: &Comparison) -> String {
             !curves
                 .iter()
                 .any(|k| k.points.iter().any(|p| std::ptr::eq(*p, *r)))
+                && !heads.iter().any(|h| std::ptr::eq(*h, *r))
         })
         .collect();
-    let legend_h = 24.0 + 18.0 * c.labels.len() as f64;
+    // A bar's name, with its mode where another row differs from it in the mode alone.
+    let bar_name = |row: &Row| {
+        let twin = c
+            .rows
+            .iter()
+            .any(|r| r.benchmark == row.benchmark && r.params == row.params && r.mode != row.mode);
+        if twin {
+            format!("{} ({})", row.benchmark, row.mode)
+        } else {
+            row.benchmark.clone()
+        }
+    };
+    let mut panels: Vec<Panel> = Vec::new();
+    for row in heads {
+        panels.push(Panel {
+            title: title_lines(&bar_name(row), &row.params, common_of(&row.benchmark)),
+            kind: Kind::Headline(row),
+        });
+    }
+    for s in sweeps {
+        let row = s.points[0].1;
+        let rest: Vec<(String, String)> = row
+            .params
+            .iter()
+            .filter(|(k, _)| k != "threads")
+            .cloned()
+            .collect();
+        panels.push(Panel {
+            title: title_lines(
+                &format!("{} vs threads", row.benchmark),
+                &rest,
+                common_of(&row.benchmark),
+            ),
+            kind: Kind::Sweep(s),
+        });
+    }
+    for k in curves {
+        let row = k.points[0];
+        panels.push(Panel {
+            title: title_lines(
+                &format!("{} latency vs load", row.benchmark),
+                &k.params,
+                common_of(&row.benchmark),
+            ),
+            kind: Kind::Curve(k),
+        });
+    }
+    for row in bars {
+        panels.push(Panel {
+            title: title_lines(&bar_name(row), &row.params, common_of(&row.benchmark)),
+            kind: Kind::Bar(row),
+        });
+    }
     let width = MARGIN + COLUMNS as f64 * (PANEL_W + MARGIN);
-    let sweep_rows = sweeps.len().div_ceil(COLUMNS);
-    let curve_rows = curves.len().div_ceil(COLUMNS);
-    let bar_rows = bars.len().div_ceil(COLUMNS);
-    let height =
-        legend_h + (sweep_rows + curve_rows + bar_rows) as f64 * (PANEL_H + MARGIN) + MARGIN;
+    let chart_chars = ((width - 2.0 * MARGIN) / ADVANCE) as usize;
+    // The header: the legend, what the first row of panels is, and each family's params
+    // the titles leave out.
+    let mut notes: Vec<String> = Vec::new();
+    if panels.iter().any(|p| matches!(p.kind, Kind::Headline(_))) {
+        notes.push(format!(
+            "Red frames: each family's headline, its row of the largest difference between {} and {}.",
+            c.labels[0], c.labels[1]
+        ));
+    }
+    for (what, params) in &common {
+        if !params.is_empty() {
+            notes.push(format!(
+                "{what}: all panels {}",
+                crate::model::params::params_text(params)
+            ));
+        }
+    }
+    let notes: Vec<String> = notes
+        .iter()
+        .flat_map(|n| super::answer::wrap(n, chart_chars))
+        .collect();
+    let title_count = panels
+        .iter()
+        .map(|p| p.title.len())
+        .max()
+        .unwrap_or(1)
+        .max(2);
+    let grid = Grid {
+        title_lines: title_count,
+    };
+    let legend_h = 24.0 + 18.0 * c.labels.len() as f64 + 15.0 * notes.len() as f64 + 4.0;
+    let cell_h = grid.panel_h() + MARGIN;
+    // What fits in MAX_HEIGHT, with a line for what was left out.
+    let room = ((MAX_HEIGHT - legend_h - MARGIN - 20.0) / cell_h)
+        .floor()
+        .max(1.0) as usize;
+    let left_out = panels.len().saturating_sub(room * COLUMNS);
+    panels.truncate(room * COLUMNS);
+    let rows = panels.len().div_ceil(COLUMNS);
+    let height = legend_h + rows as f64 * cell_h + MARGIN + if left_out > 0 { 20.0 } else { 0.0 };
     let mut out = String::new();
     let _ = writeln!(
         out,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">"#
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="{FONT_SIZE}">"#
     );
     let _ = writeln!(out, r#"<rect width="100%" height="100%" fill="white"/>"#);
     let _ = writeln!(
@@ -161,26 +397,64 @@ pub fn render(c: &Comparison) -> String {
             escape(label)
         );
     }
-    let origin = |index: usize, first_row: usize| {
-        (
-            MARGIN + (index % COLUMNS) as f64 * (PANEL_W + MARGIN),
-            legend_h + (first_row + index / COLUMNS) as f64 * (PANEL_H + MARGIN),
-        )
-    };
-    for (i, s) in sweeps.iter().enumerate() {
-        let (x, y) = origin(i, 0);
-        sweep_panel(&mut out, c, s, x, y);
+    for (i, note) in notes.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            r##"<text x="{MARGIN}" y="{}" fill="#555">{}</text>"##,
+            28.0 + 18.0 * c.labels.len() as f64 + 15.0 * i as f64 + 8.0,
+            escape(note)
+        );
     }
-    for (i, curve) in curves.iter().enumerate() {
-        let (x, y) = origin(i, sweep_rows);
-        load_panel(&mut out, c, curve, x, y);
+    for (i, panel) in panels.iter().enumerate() {
+        let x = MARGIN + (i % COLUMNS) as f64 * (PANEL_W + MARGIN);
+        let y = legend_h + (i / COLUMNS) as f64 * cell_h;
+        let at = At {
+            x,
+            y,
+            grid: &grid,
+            title: &panel.title,
+        };
+        match &panel.kind {
+            Kind::Headline(row) => bar_panel(&mut out, c, row, &at, true),
+            Kind::Sweep(s) => sweep_panel(&mut out, c, s, &at),
+            Kind::Curve(k) => load_panel(&mut out, c, k, &at),
+            Kind::Bar(row) => bar_panel(&mut out, c, row, &at, false),
+        }
     }
-    for (i, row) in bars.iter().enumerate() {
-        let (x, y) = origin(i, sweep_rows + curve_rows);
-        bar_panel(&mut out, c, row, x, y);
+    if left_out > 0 {
+        let _ = writeln!(
+            out,
+            r##"<text x="{MARGIN}" y="{}" fill="#a00">{left_out} more panels left out: the chart stops at {MAX_HEIGHT} px; the table has every row.</text>"##,
+            height - MARGIN
+        );
     }
     out.push_str("</svg>\n");
     out
+}
+
+/// The panels' shape, the same for every panel of a chart.
+struct Grid {
+    /// Lines of the longest title.
+    title_lines: usize,
+}
+
+impl Grid {
+    /// From a panel's top to its plot's.
+    fn title_h(&self) -> f64 {
+        8.0 + LINE_H * self.title_lines as f64
+    }
+
+    fn panel_h(&self) -> f64 {
+        self.title_h() + PLOT_H
+    }
+}
+
+/// Where a panel goes, and its title.
+struct At<'a> {
+    x: f64,
+    y: f64,
+    grid: &'a Grid,
+    title: &'a [String],
 }
 
 /// A panel's y axis.
@@ -244,35 +518,32 @@ fn time_label(seconds: f64) -> String {
 
 /// The frame, title and y axis of a panel; returns the plot area (left, top, width,
 /// height).
-fn frame(
-    out: &mut String,
-    title: &str,
-    unit: &str,
-    x: f64,
-    y: f64,
-    axis: &Axis,
-) -> (f64, f64, f64, f64) {
-    let (left, top, w, h) = (x + 48.0, y + 34.0, PANEL_W - 58.0, PANEL_H - 64.0);
+fn frame(out: &mut String, at: &At, unit: &str, axis: &Axis, stroke: &str) -> (f64, f64, f64, f64) {
+    let (x, y) = (at.x, at.y);
+    let panel_h = at.grid.panel_h();
+    let (left, top, w, h) = (
+        x + 48.0,
+        y + at.grid.title_h(),
+        PANEL_W - 58.0,
+        PLOT_H - 30.0,
+    );
     let _ = writeln!(
         out,
-        r##"<rect x="{x}" y="{y}" width="{PANEL_W}" height="{PANEL_H}" fill="#fafafa" stroke="#ccc"/>"##
+        r##"<rect x="{x}" y="{y}" width="{PANEL_W}" height="{panel_h}" fill="#fafafa" stroke="{stroke}"/>"##
     );
-    // Long titles are split at the params, so they fit the panel.
-    let (name, params) = title.split_once(" (").map_or((title, ""), |(n, p)| (n, p));
-    let _ = writeln!(
-        out,
-        r#"<text x="{}" y="{}" font-weight="bold">{}</text>"#,
-        x + 6.0,
-        y + 14.0,
-        escape(name)
-    );
-    if !params.is_empty() {
+    // The name in bold, its params under it, each line whole (see title_lines).
+    for (i, line) in at.title.iter().enumerate() {
+        let (weight, fill) = if i == 0 {
+            (r#" font-weight="bold""#, "#000")
+        } else {
+            ("", "#555")
+        };
         let _ = writeln!(
             out,
-            r##"<text x="{}" y="{}" fill="#555">({}</text>"##,
+            r#"<text class="title" x="{}" y="{}"{weight} fill="{fill}">{}</text>"#,
             x + 6.0,
-            y + 27.0,
-            escape(params)
+            y + 14.0 + LINE_H * i as f64,
+            escape(line)
         );
     }
     for (v, label) in axis.ticks() {
@@ -298,10 +569,37 @@ fn frame(
         out,
         r##"<text x="{}" y="{}" text-anchor="end" fill="#555">{}</text>"##,
         x + PANEL_W - 6.0,
-        y + PANEL_H - 6.0,
+        y + panel_h - 6.0,
         escape(unit)
     );
     (left, top, w, h)
+}
+
+/// Why a row has a bar for one run only: `only in board1`, or `not in board2, board3`
+/// where more runs have it. None where every run has it, or there is one run.
+fn one_side(c: &Comparison, row: &Row) -> Option<String> {
+    let lacking: Vec<&str> = c
+        .labels
+        .iter()
+        .zip(&row.cells)
+        .filter(|(_, cell)| cell.is_none())
+        .map(|(l, _)| l.as_str())
+        .collect();
+    if lacking.is_empty() {
+        return None;
+    }
+    let having: Vec<&str> = c
+        .labels
+        .iter()
+        .zip(&row.cells)
+        .filter(|(_, cell)| cell.is_some())
+        .map(|(l, _)| l.as_str())
+        .collect();
+    Some(if having.len() == 1 {
+        format!("only in {}", having[0])
+    } else {
+        format!("not in {}", lacking.join(", "))
+    })
 }
 
 /// A vertical error bar from `lo` to `hi` (pixels) at `x`.
@@ -329,7 +627,7 @@ fn axis_max(values: impl Iterator<Item = f64>) -> f64 {
     }
 }
 
-fn bar_panel(out: &mut String, c: &Comparison, row: &Row, x: f64, y: f64) {
+fn bar_panel(out: &mut String, c: &Comparison, row: &Row, at: &At, headline: bool) {
     let highest = row
         .cells
         .iter()
@@ -355,14 +653,25 @@ fn bar_panel(out: &mut String, c: &Comparison, row: &Row, x: f64, y: f64) {
             .flatten()
             .map(|cell| error_top(cell.score, cell.error)),
     );
+    let stroke = if headline { HEADLINE_STROKE } else { "#ccc" };
     let (left, top, w, h) = frame(
         out,
-        &row.label(),
+        at,
         &format!("{} {}", row.mode, unit),
-        x,
-        y,
         &Axis::Linear { max },
+        stroke,
     );
+    if let Some(why) = one_side(c, row) {
+        for (i, line) in title_lines(&why, &[], &[]).iter().enumerate() {
+            let _ = writeln!(
+                out,
+                r##"<text class="why" x="{}" y="{}" text-anchor="middle" fill="#a00">{}</text>"##,
+                left + w / 2.0,
+                top + 16.0 + LINE_H * i as f64,
+                escape(line)
+            );
+        }
+    }
     let slot = w / cells.len() as f64;
     let scale = |v: f64| top + h - (v / max).clamp(0.0, 1.0) * h;
     for (i, cell) in cells.iter().enumerate() {
@@ -400,7 +709,7 @@ fn bar_panel(out: &mut String, c: &Comparison, row: &Row, x: f64, y: f64) {
     }
 }
 
-fn sweep_panel(out: &mut String, c: &Comparison, s: &Sweep, x: f64, y: f64) {
+fn sweep_panel(out: &mut String, c: &Comparison, s: &Sweep, at: &At) {
     let t_max = s.points.last().map_or(1.0, |p| p.0);
     let t_min = s.points[0].0;
     let highest = s
@@ -424,14 +733,7 @@ fn sweep_panel(out: &mut String, c: &Comparison, s: &Sweep, x: f64, y: f64) {
             Some(error_top(score, error).max(ideal(i).unwrap_or(0.0) * t))
         })
     }));
-    let (left, top, w, h) = frame(
-        out,
-        &format!("{} vs threads", s.title),
-        &unit,
-        x,
-        y,
-        &Axis::Linear { max },
-    );
+    let (left, top, w, h) = frame(out, at, &unit, &Axis::Linear { max }, "#ccc");
     let px = |t: f64| left + w * t / t_max;
     let py = |v: f64| top + h - (v / max).clamp(0.0, 1.0) * h;
     for &(t, _) in &s.points {
@@ -492,6 +794,8 @@ fn sweep_panel(out: &mut String, c: &Comparison, s: &Sweep, x: f64, y: f64) {
 /// load's (`rate`, and a sweep's `load`).
 struct LoadCurve<'a> {
     title: String,
+    /// The params the rows share (all but the load's).
+    params: Vec<(String, String)>,
     /// Seconds in the rows' time unit (their unit is a time per operation).
     unit_seconds: f64,
     points: Vec<&'a Row>,
@@ -531,6 +835,7 @@ fn load_curves(c: &Comparison) -> Vec<LoadCurve<'_>> {
             Some(k) => k.points.push(row),
             None => out.push(LoadCurve {
                 title,
+                params: rest,
                 unit_seconds,
                 points: vec![row],
             }),
@@ -543,7 +848,8 @@ fn load_curves(c: &Comparison) -> Vec<LoadCurve<'_>> {
 /// Latency percentiles against the achieved rate, one colour per run and a dash pattern
 /// per percentile, on a log time axis; a load that was not held has no latency to show
 /// and is marked by a vertical line at the rate it achieved.
-fn load_panel(out: &mut String, c: &Comparison, k: &LoadCurve, x: f64, y: f64) {
+fn load_panel(out: &mut String, c: &Comparison, k: &LoadCurve, at: &At) {
+    let (x, y) = (at.x, at.y);
     // Per run: (achieved rate, latency per percentile, saturated), by achieved rate.
     let runs: Vec<Vec<(f64, [f64; 3], bool)>> = (0..c.labels.len())
         .map(|column| {
@@ -583,7 +889,7 @@ fn load_panel(out: &mut String, c: &Comparison, k: &LoadCurve, x: f64, y: f64) {
         unit_seconds: k.unit_seconds,
     };
     let max_rate = axis_max(runs.iter().flatten().map(|p| p.0));
-    let (left, top, w, h) = frame(out, &k.title, "calls/s achieved", x, y, &axis);
+    let (left, top, w, h) = frame(out, at, "calls/s achieved", &axis, "#ccc");
     let px = |rate: f64| left + w * (rate / max_rate).clamp(0.0, 1.0);
     let py = |v: f64| top + h - h * axis.fraction(v);
     for i in 0..4 {
@@ -642,7 +948,7 @@ fn load_panel(out: &mut String, c: &Comparison, k: &LoadCurve, x: f64, y: f64) {
     // Which dash is which percentile.
     for (i, (_, name, dash)) in CURVE_PERCENTILES.iter().enumerate() {
         let lx = x + 6.0 + 52.0 * i as f64;
-        let ly = y + PANEL_H - 7.0;
+        let ly = y + at.grid.panel_h() - 7.0;
         let _ = writeln!(
             out,
             r##"<line x1="{lx}" y1="{ly}" x2="{}" y2="{ly}" stroke="#333" stroke-width="2" stroke-dasharray="{dash}"/><text x="{}" y="{}">{name}</text>"##,
@@ -775,5 +1081,161 @@ mod tests {
         assert!(!svg.contains("NaN"), "{svg}");
         assert_eq!(time_label(2.5e-3), "2.500ms");
         assert_eq!(time_label(1e-9), "1ns");
+    }
+
+    /// The title lines of every panel, unescaped, a panel's lines together.
+    pub(crate) fn titles(svg: &str) -> Vec<Vec<String>> {
+        let mut panels: Vec<Vec<String>> = Vec::new();
+        for line in svg.lines() {
+            if line.starts_with("<rect x=") && line.contains(r##"fill="#fafafa""##) {
+                panels.push(Vec::new());
+            }
+            if let Some(rest) = line.split_once(r#"class="title""#).map(|(_, r)| r) {
+                let text = rest
+                    .split_once('>')
+                    .unwrap()
+                    .1
+                    .split("</text>")
+                    .next()
+                    .unwrap();
+                let text = text
+                    .replace("&lt;", "<")
+                    .replace("&gt;", ">")
+                    .replace("&quot;", "\"")
+                    .replace("&apos;", "'")
+                    .replace("&amp;", "&");
+                panels.last_mut().unwrap().push(text);
+            }
+        }
+        panels
+    }
+
+    #[test]
+    fn titles_are_whole_leave_out_common_params_and_tell_panels_apart() {
+        let raw = [10.0, 11.0, 12.0];
+        let row = |transport: &str, codec: &str| {
+            measurement(
+                "bb.rpc.sync_with_a_rather_long_benchmark_name_indeed",
+                &[
+                    ("transport", transport),
+                    ("codec", codec),
+                    ("payload", "16"),
+                    (
+                        "source",
+                        "file:./data/a/folder/with/a/name/longer/than/a/line",
+                    ),
+                ],
+                &raw,
+            )
+        };
+        let run = vec![
+            row("unix", "raw"),
+            row("tcp", "raw"),
+            row("unix", "msgpack"),
+            row("tcp", "msgpack"),
+        ];
+        let c = compare(
+            vec![("board1".into(), run.clone()), ("board2".into(), run)],
+            criteria(),
+        );
+        let svg = render(&c);
+        let panels = titles(&svg);
+        assert_eq!(panels.len(), 4, "{svg}");
+        for lines in &panels {
+            for line in lines {
+                let px = line.chars().count() as f64 * ADVANCE;
+                assert!(px <= PANEL_W - 12.0, "{line:?}: {px} px");
+            }
+            let whole = lines.concat();
+            assert!(whole.starts_with("bb.rpc.sync_with_a_rather_long_benchmark_name_indeed"));
+            assert!(
+                whole.contains("transport=") && whole.contains("codec="),
+                "{lines:?}"
+            );
+            assert!(
+                !whole.contains("payload"),
+                "common to every panel: {lines:?}"
+            );
+        }
+        let mut distinct: Vec<String> = panels.iter().map(|l| l.concat()).collect();
+        distinct.sort();
+        distinct.dedup();
+        assert_eq!(distinct.len(), 4, "{panels:?}");
+        assert!(
+            svg.contains("bb.rpc.*: all panels payload=16, source=file:./data/a/folder"),
+            "{svg}"
+        );
+        assert!(!svg.contains("only in"), "{svg}");
+    }
+
+    #[test]
+    fn a_panel_with_one_run_says_why_and_modes_tell_twins_apart() {
+        let raw = [10.0, 11.0, 12.0];
+        let mut sample = measurement("bb.ipc.remote", &[], &raw);
+        sample.mode = "sample".into();
+        let a = vec![
+            measurement("bb.ipc.remote", &[], &raw),
+            sample.clone(),
+            measurement("bb.ipc.gone", &[], &raw),
+        ];
+        let b = vec![measurement("bb.ipc.remote", &[], &raw), sample];
+        let c = compare(vec![("board1".into(), a), ("board2".into(), b)], criteria());
+        let svg = render(&c);
+        assert_eq!(svg.matches(">only in board1</text>").count(), 1, "{svg}");
+        let names: Vec<String> = titles(&svg).iter().map(|l| l[0].clone()).collect();
+        assert!(
+            names.contains(&"bb.ipc.remote (thrpt)".to_string()),
+            "{names:?}"
+        );
+        assert!(
+            names.contains(&"bb.ipc.remote (sample)".to_string()),
+            "{names:?}"
+        );
+        assert!(names.contains(&"bb.ipc.gone".to_string()), "{names:?}");
+    }
+
+    #[test]
+    fn headlines_come_first_and_a_long_suite_stops_at_the_height_limit() {
+        let rows = |f: f64| -> Vec<_> {
+            (0..200)
+                .map(|i| {
+                    let s = i.to_string();
+                    let scale = if i == 150 { f } else { 1.0 };
+                    measurement(
+                        "bb.seek.read",
+                        &[("size", &s)],
+                        &[100.0 * scale, 101.0 * scale, 99.0 * scale, 100.0 * scale],
+                    )
+                })
+                .chain([measurement("bb.zstd.compress", &[], &[1.0, 1.1, 0.9])])
+                .collect()
+        };
+        let c = compare(
+            vec![("a".into(), rows(1.0)), ("b".into(), rows(3.0))],
+            criteria(),
+        );
+        let svg = render(&c);
+        let height: f64 = svg
+            .split("height=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(height <= MAX_HEIGHT, "{height}");
+        let panels = titles(&svg);
+        // The headline of bb.seek is the row 3x apart; bb.zstd's its only row.
+        assert_eq!(panels[0], ["bb.seek.read", "size=150"]);
+        assert_eq!(panels[1], ["bb.zstd.compress"]);
+        assert_eq!(svg.matches(HEADLINE_STROKE).count(), 2);
+        let left_out = 201 - panels.len();
+        assert!(
+            svg.contains(&format!(
+                ">{left_out} more panels left out: the chart stops at 3000 px"
+            )),
+            "{svg}"
+        );
     }
 }
