@@ -112,7 +112,7 @@ deploy:
 .PHONY: fleet
 fleet:
 	@test -n "$(INVENTORY)" || { echo "usage: make fleet INVENTORY=inventory.ini [PROFILE=quick|standard|full]" >&2; exit 2; }
-	ansible-playbook -i $(INVENTORY) ansible/boardbench.yml $(if $(PROFILE),-e profile=$(PROFILE))
+	ANSIBLE_CALLBACK_RESULT_FORMAT=$${ANSIBLE_CALLBACK_RESULT_FORMAT:-yaml} ansible-playbook -i $(INVENTORY) ansible/boardbench.yml $(if $(PROFILE),-e profile=$(PROFILE))
 
 run: build
 	scripts/run-all.sh --quick

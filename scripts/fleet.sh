@@ -13,7 +13,8 @@
 # and BB_FLAGS_<name> go to run-all.sh, after the profile;
 # COMPARE_FLAGS to bb-compare (--ignore-params threads, for boards with other core counts).
 # Writes DIR/fleet-<UTC date-time>/ (DIR defaults to results): <board>/ with its results,
-# <board>.log, compare.txt (the table across boards) and compare.svg. A board that fails
+# <board>.log, compare.txt (the table across boards) and compare.svg; it prints the
+# boards' answer (which is faster at what, beyond noise or not). A board that fails
 # is reported and the others go on. Exit 0 when every board ran everything, 1 otherwise.
 set -eu
 set -f
@@ -145,10 +146,16 @@ elif [ ! -x "$compare" ]; then
 else
     rc=0
     # shellcheck disable=SC2086
-    (cd "$fleet" && "$compare" ${COMPARE_FLAGS:-} --svg compare.svg --output compare.txt $with_results) || rc=$?
+    (cd "$fleet" && "$compare" ${COMPARE_FLAGS:-} --svg compare.svg --output compare.txt $with_results) >"$work/compare.out" || rc=$?
     if [ $rc -ge 2 ]; then
+        cat "$work/compare.out"
         echo "fleet: bb-compare failed (exit code $rc)"
         failed="$failed bb-compare"
+    else
+        # The boards' answer on screen; the table is in compare.txt.
+        echo
+        sed -n '/^== bb-compare: the answer ==$/,$p' "$work/compare.out"
+        echo "table: $fleet/compare.txt"
     fi
 fi
 [ -z "$failed" ] || echo "fleet: FAILED:$failed"

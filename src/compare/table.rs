@@ -73,11 +73,19 @@ fn param_cells(row: &Row, keys: &[String]) -> Vec<String> {
         .collect()
 }
 
-fn with_error(value: f64, error: f64) -> String {
+fn with_error(value: f64, error: f64, compact: bool) -> String {
+    let number = |v: f64| {
+        // The text table's big numbers lose the decimals that say nothing at their size.
+        match v.abs() {
+            a if compact && a >= 1e4 => format!("{v:.0}"),
+            a if compact && a >= 1e3 => format!("{v:.1}"),
+            _ => format_score(v),
+        }
+    };
     if error.is_nan() {
-        format_score(value)
+        number(value)
     } else {
-        format!("{} ± {}", format_score(value), format_score(error))
+        format!("{} ± {}", number(value), number(error))
     }
 }
 
@@ -110,8 +118,12 @@ fn p_with_test(p: f64, test: Test) -> String {
 /// The table both text and markdown show, of `rows`: header cells, then a row of cells
 /// per benchmark, and the number of columns that describe a row (the name, params, mode
 /// and unit, first). Scores come with their errors; each run after the first adds ratio,
-/// p and verdict.
-fn display_table(c: &Comparison, rows: &[&Row]) -> (Vec<String>, Vec<Vec<String>>, usize) {
+/// p and verdict; `compact`, numbers of 1000 and more with fewer decimals.
+fn display_table(
+    c: &Comparison,
+    rows: &[&Row],
+    compact: bool,
+) -> (Vec<String>, Vec<Vec<String>>, usize) {
     let keys = param_keys(rows.iter().map(|r| r.params.as_slice()));
     let mut header = vec!["Benchmark".to_string()];
     header.extend(keys.iter().map(|k| format!("({k})")));
@@ -132,12 +144,12 @@ fn display_table(c: &Comparison, rows: &[&Row]) -> (Vec<String>, Vec<Vec<String>
             for (i, cell) in row.cells.iter().enumerate() {
                 cells.push(
                     cell.as_ref()
-                        .map_or("-".into(), |x| with_error(x.score, x.error)),
+                        .map_or("-".into(), |x| with_error(x.score, x.error, compact)),
                 );
                 if i > 0 {
                     match cell.as_ref().and_then(|x| x.change.as_ref()) {
                         Some(ch) => cells.extend([
-                            with_error(ch.ratio, ch.ratio_error),
+                            with_error(ch.ratio, ch.ratio_error, compact),
                             p_with_test(ch.p_value, ch.test),
                             ch.verdict.name().to_string(),
                         ]),
@@ -203,12 +215,12 @@ fn text(c: &Comparison) -> String {
     let sections = families.len() > 1;
     let mut out = String::new();
     for (i, (what, rows)) in families.iter().enumerate() {
-        let (mut header, mut cells, described) = display_table(c, rows);
+        let (mut header, mut cells, described) = display_table(c, rows, true);
         let common = common_columns(&mut header, &mut cells, described);
         let heading = match (sections, common.is_empty()) {
-            (true, true) => Some(format!("{what} ({}):", answer::rows_text(rows.len()))),
+            (true, true) => Some(format!("in {what} ({}):", answer::rows_text(rows.len()))),
             (true, false) => Some(format!(
-                "{what} ({}): {}",
+                "in {what} ({}): {}",
                 answer::rows_text(rows.len()),
                 common.join(", ")
             )),
@@ -225,23 +237,44 @@ fn text(c: &Comparison) -> String {
         out.push_str(&aligned(&header, &cells));
     }
     out.push('\n');
-    let mut said: Vec<String> = c
-        .notes
-        .iter()
-        .map(|note| format!("{}: {}", note.kind, note.message))
-        .collect();
-    if c.labels.len() > 1 {
-        said.push(format!("against {}: {}", c.labels[0], c.summary()));
+    for note in &c.notes {
+        out.push_str(&format!("{}: {}\n", note.kind, note.message));
     }
-    for line in said.iter().flat_map(|l| answer::wrap(l, TABLE_WIDTH)) {
-        out.push_str(&line);
-        out.push('\n');
+    if c.labels.len() > 1 {
+        let summary = format!("against {}: {}", c.labels[0], c.summary());
+        for line in phrases(&summary, SUMMARY_WIDTH) {
+            out.push_str(&line);
+            out.push('\n');
+        }
     }
     let answer = answer::text(c);
     if !answer.is_empty() {
         out.push('\n');
         out.push_str(&answer);
     }
+    out
+}
+
+/// The widest line of the summary under the table: room for the indent Ansible's YAML
+/// output adds, within [`TABLE_WIDTH`].
+const SUMMARY_WIDTH: usize = 100;
+
+/// `text` in lines of at most `width` columns (where its phrases are that short), broken
+/// after the `; ` between phrases, never inside one; later lines indented by two.
+fn phrases(text: &str, width: usize) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut current = String::new();
+    for phrase in text.split("; ") {
+        if current.is_empty() {
+            current = phrase.to_string();
+        } else if current.chars().count() + 2 + phrase.chars().count() <= width {
+            current = format!("{current}; {phrase}");
+        } else {
+            out.push(format!("{current};"));
+            current = format!("  {phrase}");
+        }
+    }
+    out.push(current);
     out
 }
 
@@ -277,7 +310,7 @@ fn aligned(header: &[String], rows: &[Vec<String>]) -> String {
 }
 
 fn markdown(c: &Comparison) -> String {
-    let (header, rows, _) = display_table(c, &c.rows.iter().collect::<Vec<_>>());
+    let (header, rows, _) = display_table(c, &c.rows.iter().collect::<Vec<_>>(), false);
     let escape = |s: &str| s.replace('|', "\\|");
     let line = |cells: &[String]| {
         format!(
@@ -500,7 +533,8 @@ bb.x.a     100.000 ± 18.244  80.000 ± 18.244  0.800 ± 0.234  1.6e-5   slower
 bb.x.gone     5.000 ± 0.000                -              -
 
 missing: bb.x.gone (thrpt) is in base but not in new
-against base: 1 slower (same: within 5%; noise: beyond it but Welch p >= 0.01; ?: too few iterations to test)
+against base: 1 slower (same: within 5%; noise: beyond it but Welch p >= 0.01;
+  ?: too few iterations to test)
 
 == bb-compare: the answer ==
 base is faster at bb.x.* (1 row): 1.25x, 1 beyond noise
@@ -537,13 +571,13 @@ bb.x.*, the rest: 1 row only in base
         let t = text(&c);
         let lines: Vec<&str> = t.lines().collect();
         assert_eq!(
-            lines[0], "bb.zstd.* (2 rows): level=3, Mode thrpt, Units ops/s",
+            lines[0], "in bb.zstd.* (2 rows): level=3, Mode thrpt, Units ops/s",
             "{t}"
         );
         assert!(lines[1].starts_with("Benchmark         (threads)"), "{t}");
         assert!(!lines[1].contains("(client)"), "{t}");
         assert_eq!(
-            lines[5], "bb.seek.* (2 rows): Mode thrpt, Units ops/s",
+            lines[5], "in bb.seek.* (2 rows): Mode thrpt, Units ops/s",
             "{t}"
         );
         assert!(lines[6].starts_with("Benchmark     (client)"), "{t}");

@@ -38,6 +38,15 @@ fn ansible_env(boards: &Boards) -> Vec<(String, String)> {
         ("ANSIBLE_SSH_ARGS".into(), "-o ControlMaster=no".into()),
         ("ANSIBLE_NOCOLOR".into(), "1".into()),
         ("ANSIBLE_HOST_KEY_CHECKING".into(), "False".into()),
+        // As docs/ansible.md says to run it: the playbook's own config (the YAML result
+        // format, in which the comparison prints as lines of text).
+        (
+            "ANSIBLE_CONFIG".into(),
+            Path::new(REPO)
+                .join("ansible/ansible.cfg")
+                .display()
+                .to_string(),
+        ),
     ]
 }
 
@@ -123,7 +132,10 @@ fn recap<'a>(run: &'a Run, host: &str) -> &'a str {
 /// The compare table, markdown and chart of a run, each naming both boards.
 fn check_compare(run: &Path) {
     let table = std::fs::read_to_string(run.join("compare.txt")).unwrap();
-    let header = table.lines().next().unwrap();
+    let header = table
+        .lines()
+        .find(|l| l.starts_with("Benchmark"))
+        .unwrap_or_else(|| panic!("no header:\n{table}"));
     assert!(
         header.contains("board1") && header.contains("board2"),
         "{table}"
@@ -141,6 +153,44 @@ fn check_compare(run: &Path) {
     let svg = std::fs::read_to_string(run.join("compare.svg")).unwrap();
     assert!(svg.starts_with("<svg") || svg.starts_with("<?xml"), "{svg}");
     assert!(svg.contains("bb.zstd.compress"));
+}
+
+/// The play's printed comparison: the answer under its marker, then the table, as lines
+/// of text (not a JSON list of strings) of at most 120 columns.
+fn check_printed_comparison(stdout: &str) {
+    let section = |task: &str| -> Vec<&str> {
+        stdout
+            .lines()
+            .skip_while(|l| !l.starts_with(&format!("TASK [{task}]")))
+            .skip(1)
+            .take_while(|l| !l.starts_with("TASK [") && !l.starts_with("PLAY "))
+            .collect()
+    };
+    let answer = section("Show the answer");
+    let table = section("Show the table (compare.txt)");
+    assert!(
+        answer
+            .iter()
+            .any(|l| l.trim() == "== bb-compare: the answer =="),
+        "{stdout}"
+    );
+    assert!(
+        answer.iter().any(|l| l.contains("bb.zstd")),
+        "the answer names the binary: {answer:#?}"
+    );
+    assert!(
+        table
+            .iter()
+            .any(|l| l.trim_start().starts_with("Benchmark")),
+        "{stdout}"
+    );
+    for l in answer.iter().chain(&table) {
+        assert!(l.chars().count() <= 120, "wider than 120: {l:?}");
+        assert!(
+            !l.contains("\\n") && !l.contains("\"msg\": ["),
+            "not text: {l:?}"
+        );
+    }
 }
 
 #[test]
@@ -202,6 +252,7 @@ fn playbook_runs_the_boards_and_reports_the_ones_that_fail() {
     }
     assert!(!fleet.join("dead").exists() && !fleet.join("wrongarch").exists());
     check_compare(&fleet);
+    check_printed_comparison(&run.stdout);
     let failed = std::fs::read_to_string(fleet.join("failed.txt")).unwrap();
     let lines: Vec<&str> = failed.lines().collect();
     assert_eq!(lines.len(), 2, "{failed}");
@@ -252,6 +303,7 @@ fn make_fleet_with_only_an_inventory_runs_the_standard_suite_and_exits_zero() {
         check_default_suite(&board_results(&fleet, board));
     }
     check_compare(&fleet);
+    check_printed_comparison(&run.stdout);
     assert!(!fleet.join("failed.txt").exists());
     for home in ["home-sshd1", "home-sshd2"] {
         assert!(boards.dir.join(home).join("boardbench/results").is_dir());

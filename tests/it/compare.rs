@@ -267,7 +267,12 @@ fn many_files_make_one_table_with_a_column_each_and_every_format() {
     let args: Vec<&str> = files.iter().map(String::as_str).collect();
     let run = compare(&args);
     assert_eq!(run.code, 1, "board1 is slower than board0");
-    let header = run.stdout.lines().next().unwrap();
+    // Mode and unit are the same in every row: named once above the table.
+    assert_eq!(
+        run.stdout.lines().next(),
+        Some("all rows: Mode thrpt, Units ops/s")
+    );
+    let header = run.stdout.lines().nth(1).unwrap();
     assert_eq!(header.matches("Verdict").count(), 2, "{header}");
     let l = run
         .stdout
@@ -305,7 +310,7 @@ fn many_files_make_one_table_with_a_column_each_and_every_format() {
         .concat(),
     );
     assert_eq!(run.code, 1);
-    assert!(run.stdout.starts_with("Benchmark"), "text still on stdout");
+    assert!(run.stdout.contains("\nBenchmark"), "text still on stdout");
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert_eq!(v["files"].as_array().unwrap().len(), 3);
     assert_eq!(v["regression"], true);
@@ -475,6 +480,201 @@ fn svg_renders_in_headless_chromium() {
     }
 }
 
+/// Two boards' results across three families: board2 1.5x to 2x faster at bb.zstd (beyond
+/// noise), the same at bb.seek, and bb.rpc's transports within noise of each other.
+fn two_boards(d: &TempDir) -> (String, String) {
+    let noisy = |f: f64| -> Vec<f64> {
+        [100.0, 160.0, 40.0, 130.0, 70.0]
+            .iter()
+            .map(|v| v * f)
+            .collect()
+    };
+    let board = |zstd: [f64; 2], rpc: [f64; 2]| {
+        let mut rows = vec![
+            entry(
+                "bb.zstd.compress",
+                "thrpt",
+                json!({"threads": "1", "level": "3", "input": "city.json"}),
+                &scaled(zstd[0]),
+                "ops/s",
+            ),
+            entry(
+                "bb.zstd.decompress",
+                "thrpt",
+                json!({"threads": "1", "level": "3", "input": "city.json"}),
+                &scaled(zstd[1]),
+                "ops/s",
+            ),
+        ];
+        for (transport, f) in [("unix", rpc[0]), ("tcp", rpc[1])] {
+            rows.push(entry(
+                "bb.rpc.sync",
+                "thrpt",
+                json!({"transport": transport, "codec": "msgpack", "payload": "16"}),
+                &noisy(f),
+                "ops/s",
+            ));
+        }
+        for client in ["plain", "stream"] {
+            for read in ["4k", "1m"] {
+                rows.push(entry(
+                    "bb.seek.sequential",
+                    "ss",
+                    json!({"client": client, "read-size": read, "source": "file:./data", "key": "random-16mb.txt"}),
+                    &STEADY,
+                    "ms/op",
+                ));
+            }
+        }
+        rows
+    };
+    (
+        write(d, "board1.json", board([1.0, 1.0], [1.0, 1.0])),
+        write(d, "board2.json", board([1.5, 2.0], [1.2, 0.9])),
+    )
+}
+
+#[test]
+fn the_answer_for_two_boards_is_last_within_80_columns_and_agrees_with_the_rows() {
+    let d = TempDir::new("cmp-answer");
+    let (a, b) = two_boards(&d);
+    let json = d.join("report.json");
+    let run = compare(&[&a, &b, "--output", json.to_str().unwrap()]);
+    run.assert_ok();
+    let text = &run.stdout;
+    let (table, block) = text
+        .split_once("\n== bb-compare: the answer ==\n")
+        .unwrap_or_else(|| panic!("no answer block:\n{text}"));
+    let answer: Vec<&str> = block.lines().collect();
+    assert!(!answer.is_empty() && answer.len() <= 8, "{block}");
+    for l in &answer {
+        assert!(l.chars().count() <= 80, "{l:?}");
+    }
+    assert_eq!(
+        answer[0],
+        "board2 is faster at bb.zstd.* (2 rows): 1.50x to 2.00x, all beyond noise"
+    );
+    assert!(
+        answer
+            .iter()
+            .any(|l| l.starts_with("bb.rpc.*: nothing beyond noise (2 rows")),
+        "{block}"
+    );
+    assert!(
+        answer.contains(&"bb.seek.*: same within 5% (4 rows)"),
+        "{block}"
+    );
+    // The rows say the same: both bb.zstd rows faster, bb.seek's the same.
+    let verdict = |l: &str| l.split_whitespace().last().unwrap().to_string();
+    let rows = |name: &str| -> Vec<String> {
+        table
+            .lines()
+            .filter(|l| l.starts_with(name))
+            .map(verdict)
+            .collect()
+    };
+    assert_eq!(rows("bb.zstd."), ["faster", "faster"], "{table}");
+    assert_eq!(rows("bb.seek.sequential"), ["same"; 4], "{table}");
+    assert!(rows("bb.rpc.sync").iter().all(|v| v == "noise"), "{table}");
+    // A section per family, without the columns that hold one value there.
+    assert!(
+        table.contains(
+            "in bb.zstd.* (2 rows): input=city.json, level=3, threads=1, Mode thrpt, Units ops/s\n"
+        ),
+        "{table}"
+    );
+    assert!(table.lines().all(|l| l.chars().count() <= 120), "{table}");
+    // The JSON report carries the same lines.
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["answer"]["program"], "bb-compare");
+    let lines: Vec<&str> = v["answer"]["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    assert_eq!(lines, answer);
+    // The CSV keeps every column.
+    let csv = compare(&["--format", "csv", &a, &b]);
+    assert!(csv
+        .stdout
+        .lines()
+        .next()
+        .unwrap()
+        .contains("\"Param: payload\""));
+}
+
+/// Every panel's title lines in an SVG, unescaped.
+fn svg_titles(svg: &str) -> Vec<Vec<String>> {
+    let mut panels: Vec<Vec<String>> = Vec::new();
+    for line in svg.lines() {
+        if line.starts_with("<rect x=") && line.contains("fill=\"#fafafa\"") {
+            panels.push(Vec::new());
+        }
+        if let Some((_, rest)) = line.split_once("class=\"title\"") {
+            let text = rest
+                .split_once('>')
+                .unwrap()
+                .1
+                .split("</text>")
+                .next()
+                .unwrap();
+            panels.last_mut().unwrap().push(
+                text.replace("&amp;", "&")
+                    .replace("&lt;", "<")
+                    .replace("&gt;", ">"),
+            );
+        }
+    }
+    panels
+}
+
+#[test]
+fn svg_titles_are_whole_and_carry_what_tells_panels_apart() {
+    // The chart's font is 11 px; its widest characters advance 0.62 em.
+    const ADVANCE: f64 = 0.62 * 11.0;
+    const ROOM: f64 = 300.0 - 12.0;
+    let d = TempDir::new("cmp-svg-titles");
+    let (a, b) = two_boards(&d);
+    let svg = d.join("chart.svg");
+    compare(&[&a, &b, "--svg", svg.to_str().unwrap()]).assert_ok();
+    let svg = std::fs::read_to_string(&svg).unwrap();
+    let panels = svg_titles(&svg);
+    // Headlines first: one per family.
+    assert_eq!(panels[0][0], "bb.zstd.decompress", "{panels:?}");
+    assert!(panels[1][0].starts_with("bb.rpc.sync"), "{panels:?}");
+    assert!(panels[2][0].starts_with("bb.seek.sequential"), "{panels:?}");
+    for lines in &panels {
+        for l in lines {
+            assert!(l.chars().count() as f64 * ADVANCE <= ROOM, "cut: {l:?}");
+        }
+        let whole = lines.join(" ");
+        if whole.starts_with("bb.rpc.sync") {
+            assert!(whole.contains("transport="), "{whole}");
+            assert!(!whole.contains("payload"), "common to bb.rpc: {whole}");
+        }
+        if whole.starts_with("bb.seek.sequential") {
+            assert!(
+                whole.contains("client=") && whole.contains("read-size="),
+                "{whole}"
+            );
+        }
+    }
+    let seek: Vec<String> = panels
+        .iter()
+        .filter(|l| l[0] == "bb.seek.sequential")
+        .map(|l| l.join(" "))
+        .collect();
+    let mut distinct = seek.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(distinct.len(), seek.len(), "{seek:?}");
+    assert!(
+        svg.contains("bb.rpc.*: all panels codec=msgpack, payload=16"),
+        "{svg}"
+    );
+}
+
 // ---------------------------------------------------------------------------------
 // Real JMH files (tests/data/jmh, their origin in SOURCES.md) and boardbench's own.
 
@@ -593,7 +793,12 @@ fn a_slowdown_in_a_jmh_sample_file_is_found_from_its_histogram() {
     );
     let same = compare(&[&base, &base]);
     same.assert_ok();
-    let rows = same.stdout.lines().filter(|l| l.starts_with("com."));
+    let table = same
+        .stdout
+        .split("== bb-compare: the answer ==")
+        .next()
+        .unwrap();
+    let rows = table.lines().filter(|l| l.starts_with("com."));
     assert_eq!(rows.clone().count(), 4, "{}", same.stdout);
     assert!(rows.clone().all(|l| l.ends_with("same")), "{}", same.stdout);
 }
@@ -666,11 +871,7 @@ fn jmh_hour_and_day_units_are_read_and_converted() {
         &write_doc(&d, "mop.json", &min_per_op),
     ]);
     run.assert_ok();
-    assert!(
-        line(&run, "org.openjdk").contains("day/op"),
-        "{}",
-        run.stdout
-    );
+    assert!(run.stdout.contains("Units day/op"), "{}", run.stdout);
     assert!(
         line(&run, "org.openjdk").ends_with("same"),
         "{}",
@@ -837,7 +1038,7 @@ fn two_inputs_with_the_same_label_get_distinct_columns() {
     assert!(text
         .stdout
         .lines()
-        .next()
+        .find(|l| l.starts_with("Benchmark"))
         .unwrap()
         .contains("gab-jmh-thrpt#2"));
 }

@@ -501,7 +501,7 @@ fn fleet_runs_every_board_and_compares_them() {
     assert!(!fleet.join(&dead).exists());
     // The cross-host table: a column per board, every bb-zstd row matched.
     let table = std::fs::read_to_string(fleet.join("compare.txt")).unwrap();
-    let header = table.lines().next().unwrap();
+    let header = table.lines().find(|l| l.starts_with("Benchmark")).unwrap();
     assert!(
         header.contains("board1") && header.contains(&second),
         "{table}"
@@ -514,7 +514,40 @@ fn fleet_runs_every_board_and_compares_them() {
     for r in rows {
         assert!(!r.contains(" - "), "a row without both boards: {r}");
     }
-    assert!(run.stdout.contains(header), "the table is printed too");
+    // On screen: the boards' answer, after every board's line, then where the table is.
+    let (before, block) = run
+        .stdout
+        .split_once("== bb-compare: the answer ==\n")
+        .unwrap_or_else(|| panic!("no answer block:\n{}", run.stdout));
+    assert!(before.contains("board1: ok\n"), "{}", run.stdout);
+    assert!(
+        !run.stdout.contains(header),
+        "the table stays in compare.txt"
+    );
+    let answer: Vec<&str> = block
+        .lines()
+        .take_while(|l| !l.starts_with("table: "))
+        .collect();
+    assert!(!answer.is_empty(), "{}", run.stdout);
+    assert!(answer.iter().all(|l| l.chars().count() <= 80), "{answer:?}");
+    assert!(
+        answer
+            .iter()
+            .all(|l| l.contains("bb.zstd") || l.starts_with("  ")),
+        "{answer:?}"
+    );
+    assert!(
+        answer.iter().any(|l| l.contains("same within")
+            || l.contains(" is faster at ")
+            || l.contains("noise")),
+        "{answer:?}"
+    );
+    assert!(
+        run.stdout
+            .contains(&format!("table: {}\n", fleet.join("compare.txt").display())),
+        "{}",
+        run.stdout
+    );
     let svg = std::fs::read_to_string(fleet.join("compare.svg")).unwrap();
     assert!(svg.contains("bb.zstd.compress") && svg.contains("vs threads"));
 }
