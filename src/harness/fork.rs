@@ -4,12 +4,12 @@
 //! where the kernel cannot execute the foreign binary by itself); without it, such a
 //! qemu is looked for on PATH (`exec`). Servers start the same way.
 
+use crate::util::error::{Error, Result};
+use crate::system::exit::Ending;
 use crate::harness::runner::ForkResult;
 use crate::stats::histogram::Histogram;
 use crate::system::cpu::{CpuTime, CpuUsage};
-use crate::system::exit::Ending;
 use crate::system::placement::PairPlacement;
-use crate::util::error::{Error, Result};
 use std::io::{BufRead, BufReader, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 

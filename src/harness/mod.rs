@@ -18,14 +18,14 @@ pub(crate) mod watchdog;
 
 use self::benchmark::{Benchmark, Settings, TimeUnit};
 use self::cli::{CommonArgs, Mode, Profile};
+use crate::util::error::{Error, Result};
+use crate::util::format::format_duration;
 use crate::model::warning::{environment_warnings, Warning};
+use crate::util::terminal::{program_name, warn};
+use crate::util::progress::Progress;
 use crate::system::cooldown;
 use crate::system::env::Environment;
 use crate::system::throttle::{Snapshot, ThrottleReport};
-use crate::util::error::{Error, Result};
-use crate::util::format::format_duration;
-use crate::util::progress::Progress;
-use crate::util::terminal::{program_name, warn};
 
 /// What a binary hands to the harness.
 pub struct Suite {

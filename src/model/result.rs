@@ -288,6 +288,9 @@ pub(crate) mod tests {
         }
     }
 
+
+
+
     /// A sample-mode result of two forks: latencies 1..=100 µs in fork 1's two iterations
     /// (1..=50 and 51..=100) and 1 ms ten times in fork 2's one iteration.
     pub fn sample_mode_result() -> BenchResult {

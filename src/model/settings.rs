@@ -122,3 +122,4 @@ pub struct Metric {
     pub unit: String,
     pub value: f64,
 }
+

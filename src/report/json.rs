@@ -5,13 +5,13 @@
 //! so JMH result viewers and strict readers take it; boardbench adds `environment` and
 //! `boardbench` fields they ignore.
 
+use crate::util::json::Json;
 use crate::model::modes::Mode;
 use crate::model::result::{BenchResult, PairedPlacements, PercentileMetric};
 use crate::stats::{percentiles_of, Summary};
 use crate::system::env::Environment;
 use crate::system::placement::Placement;
 use crate::system::throttle::Health;
-use crate::util::json::Json;
 use std::time::Duration;
 
 /// The JMH version whose `-rf json` layout this report follows (`jmhVersion`); the

@@ -2,9 +2,9 @@
 //! `time`-like line per benchmark (user, sys, cpu%, total, peak RSS, clock, temperature),
 //! and for benchmarks offered a load (an open loop) their latency against throughput.
 
+use crate::util::format::format_score;
 use crate::model::params::param_keys;
 use crate::model::result::BenchResult;
-use crate::util::format::format_score;
 
 /// One table row before alignment.
 struct Row {

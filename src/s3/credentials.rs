@@ -7,10 +7,10 @@
 //! `AWS_ENDPOINT_URL`, then the profile's `s3 =` section and its own `endpoint_url`.
 //! The result says where the keys came from, never what they are.
 
+use crate::util::error::{Error, Result};
 use crate::s3::endpoint::{Addressing, Endpoint};
 use crate::s3::ini::{self, Section};
 use crate::s3::sigv4::Credentials;
-use crate::util::error::{Error, Result};
 use std::path::{Path, PathBuf};
 
 /// The region when nothing names one, as the AWS SDKs' S3 clients take it.

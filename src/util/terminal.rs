@@ -28,3 +28,4 @@ macro_rules! stderr {
 pub fn warn(w: &dyn fmt::Display) {
     crate::stderr!("{}: warning: {w}", program_name());
 }
+

@@ -25,3 +25,4 @@ pub fn unescape(s: &str) -> String {
         .replace("&#34;", "\"")
         .replace("&amp;", "&")
 }
+
