@@ -157,8 +157,10 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
             pin_process(cpus)?;
         }
     }
+    let planning = std::time::Instant::now();
     resolve_estimates(&mut suite.benchmarks)?;
     let mut plan = plan::Plan::new(flags.profile, &settings, suite.unit, &suite.benchmarks);
+    plan.planning = Some(planning.elapsed()).filter(|&t| t >= plan::PLANNING_SHOWN);
     plan.prelude = suite.prelude.as_ref().map(|p| (p.what.clone(), p.estimate));
     if flags.dry_run {
         print_notes(&suite.notes);
@@ -175,7 +177,8 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
     for w in environment_warnings(&env) {
         warn(&w);
     }
-    let mut progress = Progress::new(plan.total());
+    // The planning is over: the rest is what the progress line counts down.
+    let mut progress = Progress::new(plan.total() - plan.planning.unwrap_or_default());
     let mut values = Vec::new();
     if let Some(Prelude {
         what,
@@ -184,9 +187,9 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
         rebuild,
     }) = suite.prelude.take()
     {
-        progress.step(&what, estimate);
+        progress.step("first:", &what, estimate);
         // The prelude may print what it found: on a line of its own.
-        progress.finish();
+        progress.clear();
         watchdog::arm(settings.timeout, what.clone());
         values = measure()?;
         watchdog::disarm();
@@ -201,33 +204,27 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
         let label = bench.label();
         let fork_estimate = bench.estimated_fork_time(&settings);
         if let Some(cooler) = &mut cooler {
-            progress.finish();
+            progress.clear();
             cooler.before(&label);
         }
         let before = Snapshot::take();
         let mut forks = Vec::new();
+        let place = format!("[{}/{}]", index + 1, suite.benchmarks.len());
         if settings.forks == 0 {
-            progress.step(
-                &format!("[{}/{}] {label}", index + 1, suite.benchmarks.len()),
-                fork_estimate,
-            );
+            progress.step(&place, &label, fork_estimate);
             forks.push(runner::run_in_process(bench, &settings, unit)?);
         }
         for fork in 1..=settings.forks {
-            progress.step(
-                &format!(
-                    "[{}/{}] {label} fork {fork}/{}",
-                    index + 1,
-                    suite.benchmarks.len(),
-                    settings.forks
-                ),
-                fork_estimate,
-            );
+            let tag = match settings.forks {
+                1 => place.clone(),
+                n => format!("{place} fork {fork}/{n}"),
+            };
+            progress.step(&tag, &label, fork_estimate);
             forks.push(fork::run_child(index, fork, &label, &values)?);
         }
         let throttle = ThrottleReport::between(&before, &Snapshot::take());
         if throttle.throttled {
-            progress.finish();
+            progress.clear();
             warn(&Warning::Throttled {
                 benchmark: label,
                 reasons: throttle.reasons.clone(),
@@ -235,7 +232,7 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
         }
         let result = aggregate::from_forks(bench, &settings, unit, forks, throttle);
         if let Some(w) = result.placement_warning() {
-            progress.finish();
+            progress.clear();
             warn(&w);
         }
         results.push(result);
