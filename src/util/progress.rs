@@ -316,28 +316,54 @@ fn clock_time(d: Duration) -> String {
 }
 
 /// `label` in at most `room` characters: a benchmark's `name (k=v, k=v, …)` keeps its
-/// name and as many parameters as fit, in order; anything else is cut with `…`.
+/// name and, in order, every parameter that still fits, a `…` where some are left out
+/// (a long source URL goes, the client after it stays), named or, where that keeps more
+/// of them, by their values alone; anything else is cut with `…`.
 pub fn cut_label(label: &str, room: usize) -> String {
     let len = |s: &str| s.chars().count();
     if len(label) <= room {
         return label.to_string();
     }
     if let Some((name, params)) = label.strip_suffix(')').and_then(|l| l.split_once(" (")) {
-        let params: Vec<&str> = params.split(", ").collect();
-        for kept in (0..params.len()).rev() {
-            let shown = match kept {
-                0 => format!("{name} (…)"),
-                k => format!("{name} ({}, …)", params[..k].join(", ")),
-            };
-            if len(&shown) <= room {
-                return shown;
-            }
+        let named: Vec<&str> = params.split(", ").collect();
+        let values: Vec<&str> = named
+            .iter()
+            .map(|p| p.split_once('=').map_or(*p, |(_, v)| v))
+            .collect();
+        let (a, b) = (fit(name, &named, room), fit(name, &values, room));
+        let best = if b.1 > a.1 { b.0 } else { a.0 };
+        if len(&best) <= room {
+            return best;
         }
     }
     match room {
         0 => String::new(),
         r => label.chars().take(r - 1).chain(['…']).collect(),
     }
+}
+
+/// `name (p, p, …)` with, in order, every one of `params` that still fits in `room`
+/// characters, a `…` for each run left out; and how many it kept.
+fn fit(name: &str, params: &[&str], room: usize) -> (String, usize) {
+    let shown = |kept: &[bool]| {
+        let mut parts: Vec<&str> = Vec::new();
+        for (param, &keep) in params.iter().zip(kept) {
+            match keep {
+                true => parts.push(param),
+                false if parts.last() != Some(&"…") => parts.push("…"),
+                false => {}
+            }
+        }
+        format!("{name} ({})", parts.join(", "))
+    };
+    let mut kept = vec![false; params.len()];
+    for i in 0..params.len() {
+        kept[i] = true;
+        if shown(&kept).chars().count() > room {
+            kept[i] = false;
+        }
+    }
+    (shown(&kept), kept.iter().filter(|&&k| k).count())
 }
 
 /// The columns of the terminal stderr is, from TIOCGWINSZ; 80 where it says nothing.
@@ -425,7 +451,7 @@ mod tests {
         }
         assert!(
             text.ends_with(
-                "[3/3] bb.seek.sequential (key=random-16mb.txt, …): done in 0.0 s, ETA 0:00\n"
+                "[3/3] bb.seek.sequential (random-16mb.txt, stream, …): done in 0.0 s, ETA 0:00\n"
             ),
             "{text}"
         );
@@ -471,8 +497,10 @@ mod tests {
     fn labels_keep_their_name_and_the_parameters_that_fit() {
         let label = "bb.rpc.async (depth=64, transport=unix, codec=raw)";
         assert_eq!(cut_label(label, 80), label);
-        assert_eq!(cut_label(label, 40), "bb.rpc.async (depth=64, …)");
-        assert_eq!(cut_label(label, 20), "bb.rpc.async (…)");
+        // By value where that keeps more of them.
+        assert_eq!(cut_label(label, 40), "bb.rpc.async (64, unix, raw)");
+        assert_eq!(cut_label(label, 30), "bb.rpc.async (64, unix, raw)");
+        assert_eq!(cut_label(label, 20), "bb.rpc.async (64, …)");
         assert_eq!(cut_label(label, 8), "bb.rpc.…");
         assert_eq!(cut_label("plain words here", 10), "plain wor…");
         assert_eq!(cut_label(label, 0), "");
