@@ -11,7 +11,7 @@ use super::source::{FetchCounters, Sink, Source};
 use super::spec::SourceSpec;
 use crate::util::error::Result;
 use crate::util::format::format_estimate;
-use crate::util::terminal::warn;
+use crate::util::terminal::{program_name, warn};
 use std::cell::OnceCell;
 use std::time::{Duration, Instant};
 
@@ -64,7 +64,8 @@ impl Probe {
             match self.measure() {
                 Ok(cost) => {
                     crate::stderr!(
-                        "{label}: round trip {:.1} ms, {:.0} MB/s ({} requests in {}, for the estimates)",
+                        "{}: {label}: round trip {:.1} ms, {:.0} MB/s ({} requests in {}, for the estimates)",
+                        program_name(),
                         cost.round_trip * 1e3,
                         cost.bandwidth / 1e6,
                         ROUND_TRIPS + 2,
