@@ -129,13 +129,14 @@ fn both_locks_in_one_run_each_a_row_with_its_param_and_every_job_verified() {
         // A missing key sorts first, out of order.
         let mut written = ["lock", "threads", "context", "level", "input"];
         written.sort_by_key(|k| params.find(&format!("\"{k}\"")));
-        assert_eq!(written, ["input", "level", "context", "threads", "lock"], "{params}");
+        assert_eq!(
+            written,
+            ["input", "level", "context", "threads", "lock"],
+            "{params}"
+        );
     }
-    // Only a default run's rows are unchanged but for the new param.
-    let default = bb_zstd(
-        &["--threads", "1", "--forks", "0", "--op", "compress"],
-        &[],
-    );
+    // A default run's labels name its lock too, last.
+    let default = bb_zstd(&["--threads", "1", "--forks", "0", "--op", "compress"], &[]);
     default.assert_ok();
     assert!(
         default.stdout.contains(
@@ -346,7 +347,11 @@ fn bad_flags_get_one_line_and_exit_2() {
         (vec!["--time", "3"], vec![], "--time"),
         (vec!["--mode", "fast"], vec![], "fast"),
         (vec!["--op", "zip"], vec![], "--op"),
-        (vec!["--lock", "gvl"], vec![], "--lock gvl: unknown value 'gvl'"),
+        (
+            vec!["--lock", "gvl"],
+            vec![],
+            "--lock gvl: unknown value 'gvl'",
+        ),
         (vec!["--jobs", "0"], vec![], "--jobs"),
         (vec!["--iterations", "0"], vec![], "--iterations"),
         (
