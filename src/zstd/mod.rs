@@ -5,6 +5,7 @@
 //! and the generated JSON corpus ([`corpus`]) used when no input is given; the binary's
 //! flags ([`args`]), their checks (`options`) and its suite (`suite`).
 
+mod answer;
 pub mod args;
 pub mod corpus;
 mod options;

@@ -34,7 +34,9 @@ pub(crate) fn suite(options: &Options) -> Result<Suite> {
             }
         }
     }
-    Ok(Suite::new(TimeUnit::Millis, profiles(), benchmarks))
+    let mut suite = Suite::new(TimeUnit::Millis, profiles(), benchmarks);
+    suite.answer = Some(super::answer::answer);
+    Ok(suite)
 }
 
 fn benchmark(options: &Options, config: Config, frame: &Arc<Vec<u8>>, ratio: f64) -> Benchmark {
