@@ -123,6 +123,23 @@ fn both_locks_in_one_run_each_a_row_with_its_param_and_every_job_verified() {
             assert!(e["boardbench"]["operations"].as_u64().unwrap() > 0);
         }
     }
+    // The answer says what releasing the lock gains, at the threads both ran.
+    let answer = json[0]["boardbench"]["answer"]["lines"].as_array().unwrap();
+    for op in ["compress", "decompress"] {
+        let at = answer
+            .iter()
+            .position(|l| l.as_str().unwrap().starts_with(&format!("{op}: ")))
+            .unwrap_or_else(|| panic!("no {op} line in {answer:?}"));
+        let lock_line = answer[at + 1..]
+            .iter()
+            .map(|l| l.as_str().unwrap())
+            .take_while(|l| l.starts_with("  "))
+            .find(|l| l.starts_with("  a global lock at 2 threads: "));
+        assert!(
+            lock_line.is_some_and(|l| l.contains("releasing it gains")),
+            "{op}: {answer:?}"
+        );
+    }
     // The params as written, in order: lock after those that were there before it.
     for params in run.stdout.split("\"params\"").skip(1) {
         let params = &params[..params.find('}').unwrap()];
