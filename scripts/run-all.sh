@@ -16,7 +16,8 @@
 # (BB_FLAGS_zstd="--threads 1,2"). They come after the profile, so a flag there overrides
 # the profile's value (BB_FLAGS="--iterations 1 --time 100ms" shortens any profile). A
 # binary that fails is reported and the others still run. Exit 0 when every binary
-# succeeded, 1 when one failed, 2 for bad arguments. The last line on stdout is
+# succeeded, 1 when one failed, 2 for bad arguments. Before its summary it shows each
+# binary's answer block (the last lines of its text report). The last line on stdout is
 # "results: <directory>".
 set -u
 set -f    # BB_FLAGS are split into words, never globbed
@@ -142,6 +143,8 @@ summary=$res/.summary.txt.tmp
 } >"$summary"
 
 failed=
+answers=$res/.answers.tmp
+: >"$answers"
 total_start=$(date +%s)
 for name in $names; do
     flags=$(flags_of "$name")
@@ -167,6 +170,8 @@ for name in $names; do
         fi
         cat "$res/$name.txt"
     } >>"$summary"
+    # Each binary's answer block (its text report's last lines), shown at the end.
+    sed -n '/^== .*: the answer ==$/,$p' "$res/$name.txt" >>"$answers"
     rm -f "$res/$name.txt"
     if [ $rc -eq 0 ]; then
         echo "$name: ok in ${took}s"
@@ -179,6 +184,11 @@ for name in $names; do
 done
 
 took=$(($(date +%s) - total_start))
+if [ -s "$answers" ]; then
+    echo
+    cat "$answers"
+fi
+rm -f "$answers"
 {
     echo
     if [ -z "$failed" ]; then

@@ -20,6 +20,7 @@ use self::benchmark::{Benchmark, Settings, TimeUnit};
 use self::cli::{CommonArgs, Mode, Profile};
 use crate::util::error::{Error, Result};
 use crate::util::format::format_duration;
+use crate::model::answer::{Answer, Answerer};
 use crate::model::warning::{environment_warnings, Warning};
 use crate::util::terminal::{program_name, warn};
 use crate::util::progress::Progress;
@@ -45,6 +46,8 @@ pub struct Suite {
     pub prepare: Vec<Box<dyn FnOnce() -> Result<()>>>,
     /// Work done once in the parent before the benchmarks, whose outcome decides them.
     pub prelude: Option<Prelude>,
+    /// How the results answer the binary's question (the block that ends the text report).
+    pub answer: Option<Answerer>,
 }
 
 impl Suite {
@@ -59,6 +62,7 @@ impl Suite {
             notes: vec![],
             prepare: vec![],
             prelude: None,
+            answer: None,
         }
     }
 }
@@ -240,7 +244,14 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
     progress.finish();
     aggregate::add_scaling(&mut results);
     aggregate::add_ratios(&mut results);
-    crate::report::emit(&results, &env, flags.format, flags.output.as_deref())
+    let answer = suite.answer.map(|answerer| Answer::new(program_name(), answerer(&results)));
+    crate::report::emit(
+        &results,
+        &env,
+        answer.as_ref(),
+        flags.format,
+        flags.output.as_deref(),
+    )
 }
 
 /// Works out every lazy invocation estimate (see [`Benchmark::estimate_invocation`]).

@@ -8,6 +8,7 @@
 //! ([`gen`]). On top, the binary's flags ([`args`]), checked ([`options`]), and its
 //! benchmarks ([`suite`]), which [`run`] hands to the harness.
 
+mod answer;
 pub mod args;
 pub(crate) mod cache;
 pub mod client;

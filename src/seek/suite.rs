@@ -17,6 +17,7 @@ pub fn suite(options: &Options) -> Result<Suite> {
     let mut suite = Suite::new(TimeUnit::Millis, profiles(), benchmarks(options));
     suite.notes = notes(options);
     suite.prepare = prepare(options);
+    suite.answer = Some(super::answer::answer);
     Ok(suite)
 }
 

@@ -12,6 +12,7 @@
 mod support;
 
 mod ansible;
+mod answers;
 mod architecture;
 mod compare;
 mod cross;
