@@ -39,18 +39,34 @@ fn assert_a_line_per_start_and_end(stderr: &str) -> usize {
     let lines = progress_lines(stderr);
     let count = stderr
         .lines()
-        .find_map(|l| l.strip_prefix("# ")?.split_once(" benchmarks, ")?.0.parse().ok())
+        .find_map(|l| {
+            l.strip_prefix("# ")?
+                .split_once(" benchmarks, ")?
+                .0
+                .parse()
+                .ok()
+        })
         .unwrap_or_else(|| panic!("no header line:\n{stderr}"));
     assert!(count > 0, "{stderr}");
     assert_eq!(lines.len(), 2 * count, "a start and an end each:\n{stderr}");
     for (i, pair) in lines.chunks(2).enumerate() {
         let tag = format!("[{}/{count}] ", i + 1);
-        assert!(pair[0].starts_with(&tag) && pair[0].contains(": about "), "{pair:?}");
-        assert!(pair[1].starts_with(&tag) && pair[1].contains(": done in "), "{pair:?}");
+        assert!(
+            pair[0].starts_with(&tag) && pair[0].contains(": about "),
+            "{pair:?}"
+        );
+        assert!(
+            pair[1].starts_with(&tag) && pair[1].contains(": done in "),
+            "{pair:?}"
+        );
         assert!(pair.iter().all(|l| l.contains(", ETA ")), "{pair:?}");
     }
     for line in &lines {
-        assert!(line.chars().count() <= 80, "{} columns: {line}", line.chars().count());
+        assert!(
+            line.chars().count() <= 80,
+            "{} columns: {line}",
+            line.chars().count()
+        );
     }
     count
 }
@@ -64,35 +80,80 @@ fn off_a_terminal_each_benchmark_has_a_line_as_it_starts_and_one_as_it_ends() {
     // bb-seek's labels are longer than 80 columns: cut to their name and the values that
     // fit, the client among them.
     run_in(dir.path(), SEEK, &["gen", "--sizes", "64k"], &[]).assert_ok();
-    let args = ["--sizes", "64k", "--pattern", "sequential", "--warmup", "0", "--iterations", "1"];
+    let args = [
+        "--sizes",
+        "64k",
+        "--pattern",
+        "sequential",
+        "--warmup",
+        "0",
+        "--iterations",
+        "1",
+    ];
     let run = run_in(dir.path(), SEEK, &args, &[]);
     run.assert_ok();
     assert_a_line_per_start_and_end(&run.stderr);
     let first = progress_lines(&run.stderr)[0];
-    assert!(first.starts_with("[1/4] bb.seek.sequential (random-64kb.txt, plain, …"), "{first}");
+    assert!(
+        first.starts_with("[1/4] bb.seek.sequential (random-64kb.txt, plain, …"),
+        "{first}"
+    );
 }
 
 #[test]
 fn run_all_shows_each_binary_progress_as_it_comes_and_keeps_it_in_the_log() {
     let dir = TempDir::new("progress-run-all");
-    let bin = std::path::Path::new(ZSTD).parent().unwrap().to_str().unwrap().to_string();
+    let bin = std::path::Path::new(ZSTD)
+        .parent()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_string();
     let run_all = |env: &[(&str, &str)]| -> Run {
         let env = [&[("BB_BIN_DIR", bin.as_str())][..], env].concat();
-        run_in(dir.path(), "sh", &[&format!("{REPO}/scripts/run-all.sh"), "--quick", "--only", "zstd"], &env)
+        run_in(
+            dir.path(),
+            "sh",
+            &[
+                &format!("{REPO}/scripts/run-all.sh"),
+                "--quick",
+                "--only",
+                "zstd",
+            ],
+            &env,
+        )
     };
     let flags = SHORT_ZSTD.join(" ");
     let run = run_all(&[("BB_FLAGS", &flags)]);
     run.assert_ok();
     assert_a_line_per_start_and_end(&run.stderr);
     assert!(run.stdout.contains("bb-zstd: ok in "), "{}", run.stdout);
-    let results = run.stdout.lines().last().unwrap().strip_prefix("results: ").unwrap();
+    let results = run
+        .stdout
+        .lines()
+        .last()
+        .unwrap()
+        .strip_prefix("results: ")
+        .unwrap();
     let log = std::fs::read_to_string(format!("{results}/bb-zstd.log")).unwrap();
-    assert_eq!(progress_lines(&log), progress_lines(&run.stderr), "the log keeps them");
+    assert_eq!(
+        progress_lines(&log),
+        progress_lines(&run.stderr),
+        "the log keeps them"
+    );
     // The binary's exit code still counts: a bad flag fails it with 2, and run-all with 1.
     let bad = run_all(&[("BB_FLAGS", &flags), ("BB_FLAGS_zstd", "--no-such-flag")]);
     assert_eq!(bad.code, 1, "{}\n{}", bad.stdout, bad.stderr);
-    assert!(bad.stdout.contains("bb-zstd: FAILED with exit code 2"), "{}", bad.stdout);
-    assert!(bad.stderr.contains("--no-such-flag"), "shown as it came:\n{}", bad.stderr);
+    assert!(
+        bad.stdout.contains("bb-zstd: FAILED with exit code 2"),
+        "{}",
+        bad.stdout
+    );
+    assert!(
+        bad.stderr.contains("--no-such-flag"),
+        "shown as it came:\n{}",
+        bad.stderr
+    );
 }
 
 /// Runs `args` under a pty of 80 columns (Python's pty module) and returns all it wrote.
@@ -166,7 +227,10 @@ fn screen(bytes: &str, columns: usize) -> (Vec<String>, usize) {
             }
         }
     }
-    (rows.into_iter().map(|r| r.into_iter().collect()).collect(), wraps)
+    (
+        rows.into_iter().map(|r| r.into_iter().collect()).collect(),
+        wraps,
+    )
 }
 
 #[test]
@@ -184,21 +248,48 @@ fn on_a_terminal_of_80_columns_the_live_line_never_wraps_and_leaves_nothing() {
     // Timed iterations of over a second: the line is redrawn while each runs.
     let out = dir.join("report.json");
     let args = [
-        SEEK, "--sizes", "64k", "--pattern", "sequential", "--mode", "avgt", "--warmup", "0",
-        "--iterations", "1", "--time", "1200ms", "--forks", "1", "--format", "json",
-        "--output", out.to_str().unwrap(),
+        SEEK,
+        "--sizes",
+        "64k",
+        "--pattern",
+        "sequential",
+        "--mode",
+        "avgt",
+        "--warmup",
+        "0",
+        "--iterations",
+        "1",
+        "--time",
+        "1200ms",
+        "--forks",
+        "1",
+        "--format",
+        "json",
+        "--output",
+        out.to_str().unwrap(),
     ];
     let text = under_a_pty(&dir, &args);
-    let draws: Vec<&str> = text.split("\r\x1b[K").filter(|d| d.starts_with('[')).collect();
-    assert!(draws.len() >= 8, "drawn at each start and redrawn each second:\n{text:?}");
+    let draws: Vec<&str> = text
+        .split("\r\x1b[K")
+        .filter(|d| d.starts_with('['))
+        .collect();
+    assert!(
+        draws.len() >= 8,
+        "drawn at each start and redrawn each second:\n{text:?}"
+    );
     for draw in &draws {
-        assert!(draw.chars().count() < 80, "{} columns: {draw}", draw.chars().count());
+        assert!(
+            draw.chars().count() < 80,
+            "{} columns: {draw}",
+            draw.chars().count()
+        );
         assert!(!draw.contains('\n'), "{draw:?}");
     }
     let (rows, wraps) = screen(&text, 80);
     assert_eq!(wraps, 0, "{rows:#?}");
     assert!(
-        rows.iter().all(|r| !r.contains("ETA") && !r.contains("] bb.")),
+        rows.iter()
+            .all(|r| !r.contains("ETA") && !r.contains("] bb.")),
         "nothing of the live line stays:\n{rows:#?}"
     );
 }
