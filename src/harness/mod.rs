@@ -21,6 +21,7 @@ use self::cli::{CommonArgs, Mode, Profile};
 use crate::util::error::{Error, Result};
 use crate::util::format::format_duration;
 use crate::model::answer::{Answer, Answerer};
+use crate::model::params::{label_with, varying_keys};
 use crate::model::warning::{environment_warnings, Warning};
 use crate::util::terminal::{program_name, warn};
 use crate::util::progress::Progress;
@@ -203,9 +204,12 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
     }
     let mut cooler = flags.cooldown.map(cooldown::Cooler::new);
     let mut results = Vec::new();
+    // The progress line names a benchmark by what tells it from the others.
+    let varying = varying_keys(suite.benchmarks.iter().map(|b| b.params.as_slice()));
     for (index, bench) in suite.benchmarks.iter().enumerate() {
         let (settings, unit) = bench.effective(&settings, suite.unit);
         let label = bench.label();
+        let shown = label_with(&bench.name, &bench.params, &varying);
         let fork_estimate = bench.estimated_fork_time(&settings);
         if let Some(cooler) = &mut cooler {
             progress.clear();
@@ -215,7 +219,7 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
         let mut forks = Vec::new();
         let place = format!("[{}/{}]", index + 1, suite.benchmarks.len());
         if settings.forks == 0 {
-            progress.step(&place, &label, fork_estimate);
+            progress.step(&place, &shown, fork_estimate);
             forks.push(runner::run_in_process(bench, &settings, unit)?);
         }
         for fork in 1..=settings.forks {
@@ -223,7 +227,7 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
                 1 => place.clone(),
                 n => format!("{place} fork {fork}/{n}"),
             };
-            progress.step(&tag, &label, fork_estimate);
+            progress.step(&tag, &shown, fork_estimate);
             forks.push(fork::run_child(index, fork, &label, &values)?);
         }
         let throttle = ThrottleReport::between(&before, &Snapshot::take());
