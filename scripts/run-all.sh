@@ -1,7 +1,8 @@
 #!/bin/sh
 # Runs every boardbench measurement binary present with one profile and collects the
 # results in DIR/<hostname>-<UTC date-time>/: one JSON report per binary (JMH's layout),
-# env.json (the machine), summary.txt (the text tables) and each binary's stderr (.log).
+# env.json (the machine), summary.txt (the text tables) and each binary's stderr (.log),
+# which is on the screen too as it comes (its progress lines, its warnings).
 # POSIX sh, so it runs on a board that has only busybox.
 #
 #   scripts/run-all.sh [--quick | --standard | --full] [--dry-run] [--out DIR] [--only zstd,ipc,...]
@@ -15,7 +16,8 @@
 # (BB_FLAGS_zstd="--threads 1,2"). They come after the profile, so a flag there overrides
 # the profile's value (BB_FLAGS="--iterations 1 --time 100ms" shortens any profile). A
 # binary that fails is reported and the others still run. Exit 0 when every binary
-# succeeded, 1 when one failed, 2 for bad arguments. The last line on stdout is
+# succeeded, 1 when one failed, 2 for bad arguments. Before its summary it shows each
+# binary's answer block (the last lines of its text report). The last line on stdout is
 # "results: <directory>".
 set -u
 set -f    # BB_FLAGS are split into words, never globbed
@@ -141,15 +143,23 @@ summary=$res/.summary.txt.tmp
 } >"$summary"
 
 failed=
+answers=$res/.answers.tmp
+: >"$answers"
 total_start=$(date +%s)
 for name in $names; do
     flags=$(flags_of "$name")
     echo "$name $flags" | tr -s ' ' | sed 's/ $//'
     start=$(date +%s)
+    # Its stderr (progress lines, warnings) on the screen as it comes and in its .log;
+    # the exit code through a file, as a pipe keeps only tee's (POSIX sh: no pipefail).
     # shellcheck disable=SC2086  # the flags are meant to split into words
-    "$bindir/$name" $flags --output "$res/$name.json" --format json \
-        >"$res/$name.txt" 2>"$res/$name.log"
-    rc=$?
+    {
+        "$bindir/$name" $flags --output "$res/$name.json" --format json \
+            2>&1 >"$res/$name.txt"
+        echo $? >"$res/.rc"
+    } | tee "$res/$name.log" >&2
+    rc=$(cat "$res/.rc" 2>/dev/null || echo 1)
+    rm -f "$res/.rc"
     took=$(($(date +%s) - start))
     {
         echo
@@ -160,6 +170,8 @@ for name in $names; do
         fi
         cat "$res/$name.txt"
     } >>"$summary"
+    # Each binary's answer block (its text report's last lines), shown at the end.
+    sed -n '/^== .*: the answer ==$/,$p' "$res/$name.txt" >>"$answers"
     rm -f "$res/$name.txt"
     if [ $rc -eq 0 ]; then
         echo "$name: ok in ${took}s"
@@ -172,6 +184,11 @@ for name in $names; do
 done
 
 took=$(($(date +%s) - total_start))
+if [ -s "$answers" ]; then
+    echo
+    cat "$answers"
+fi
+rm -f "$answers"
 {
     echo
     if [ -z "$failed" ]; then

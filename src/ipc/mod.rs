@@ -3,6 +3,7 @@
 //! the binary's flags ([`args`]), checked ([`options`]), and its benchmarks ([`suite`]),
 //! which [`run`] hands to the harness.
 
+mod answer;
 pub mod args;
 pub mod calls;
 pub mod client;

@@ -42,6 +42,7 @@ pub fn suite(options: &Options) -> Result<Suite> {
     let mut suite = Suite::new(TimeUnit::Micros, profiles(), benchmarks);
     // Each side pins itself to its own CPU.
     suite.pin_process = false;
+    suite.answer = Some(super::answer::answer);
     Ok(suite)
 }
 

@@ -3,6 +3,7 @@
 //! results (`result`), and warnings. No I/O: the harness fills them, the reports and
 //! bb-compare read them.
 
+pub mod answer;
 pub mod modes;
 pub mod params;
 pub mod result;

@@ -186,7 +186,6 @@ impl BenchResult {
         }
     }
 
-    #[cfg(test)]
     pub fn secondary(&self, name: &str) -> Option<&Secondary> {
         self.secondary.iter().find(|s| s.name == name)
     }

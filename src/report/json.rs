@@ -6,6 +6,7 @@
 //! `boardbench` fields they ignore.
 
 use crate::util::json::Json;
+use crate::model::answer::Answer;
 use crate::model::modes::Mode;
 use crate::model::result::{BenchResult, PairedPlacements, PercentileMetric};
 use crate::stats::{percentiles_of, Summary};
@@ -21,8 +22,23 @@ pub const JMH_LAYOUT_VERSION: &str = "1.37";
 /// What JMH's JVM fields hold in a boardbench report, where no JVM runs.
 pub const NO_JVM: &str = "n/a";
 
-pub fn render(results: &[BenchResult], env: &Environment) -> String {
-    Json::Arr(results.iter().map(|r| entry(r, env)).collect()).to_pretty()
+/// The entries; the run's answer, where there is one, in the first entry's `boardbench`
+/// object as `answer` (`{"program": …, "lines": […]}`), where JMH's readers ignore it.
+pub fn render(results: &[BenchResult], env: &Environment, answer: Option<&Answer>) -> String {
+    let mut entries: Vec<Json> = results.iter().map(|r| entry(r, env)).collect();
+    if let (Some(answer), Some(Json::Obj(first))) = (answer, entries.first_mut()) {
+        if let Some((_, Json::Obj(ours))) = first.iter_mut().find(|(k, _)| k == "boardbench") {
+            ours.push(("answer".into(), answer_json(answer)));
+        }
+    }
+    Json::Arr(entries).to_pretty()
+}
+
+fn answer_json(answer: &Answer) -> Json {
+    Json::obj([
+        ("program", Json::str(&answer.program)),
+        ("lines", Json::Arr(answer.lines.iter().map(Json::str).collect())),
+    ])
 }
 
 /// An iteration time as JMH's `TimeValue` prints it ("10 s", "500 ms", "250 us"), or
@@ -343,6 +359,19 @@ mod tests {
     use crate::model::result::tests::sample_result;
 
     #[test]
+    fn the_answer_rides_in_the_first_entry_only() {
+        let r = sample_result("bb.zstd.compress", "1", vec![1.0]);
+        let answer = Answer::new("bb-zstd".into(), vec!["compress: 344 MB/s".into()]);
+        let v = Json::parse(&render(&[r.clone(), r], &Environment::default(), Some(&answer))).unwrap();
+        let entries = v.as_array().unwrap();
+        let first = entries[0].get("boardbench").unwrap().get("answer").unwrap();
+        assert_eq!(first.get("program").unwrap().as_str(), Some("bb-zstd"));
+        let lines = first.get("lines").unwrap().as_array().unwrap();
+        assert_eq!(lines[0].as_str(), Some("compress: 344 MB/s"));
+        assert!(entries[1].get("boardbench").unwrap().get("answer").is_none());
+    }
+
+    #[test]
     fn jmh_fields_are_present_and_nan_is_a_string() {
         let r = sample_result("bb.zstd.compress", "1", vec![1.0, 2.0]);
         let env = Environment {
@@ -350,7 +379,7 @@ mod tests {
             cores_online: 4,
             ..Default::default()
         };
-        let text = render(&[r], &env);
+        let text = render(&[r], &env, None);
         let v = Json::parse(&text).unwrap();
         let e = &v.as_array().unwrap()[0];
         assert_eq!(
@@ -421,7 +450,7 @@ mod tests {
         };
         let mut r = sample_result("bb.zstd.compress", "1", vec![1.0, 2.0, 3.0]);
         r.params.clear();
-        let text = render(&[r], &env);
+        let text = render(&[r], &env, None);
         assert_eq!(
             keys(&text, &[]),
             [
@@ -497,7 +526,7 @@ mod tests {
     #[test]
     fn sample_mode_has_raw_data_histogram_and_percentile_metrics() {
         let r = crate::model::result::tests::sample_mode_result();
-        let text = render(&[r], &Environment::default());
+        let text = render(&[r], &Environment::default(), None);
         let v: serde_json::Value = serde_json::from_str(&text).unwrap();
         let e = &v[0];
         assert_eq!(e["mode"], "sample");
@@ -554,7 +583,7 @@ mod tests {
             temp_before_c: Some(52.1),
             temp_after_c: Some(55.3),
         };
-        let v = Json::parse(&render(&[r], &Environment::default())).unwrap();
+        let v = Json::parse(&render(&[r], &Environment::default(), None)).unwrap();
         let health = v.as_array().unwrap()[0]
             .get("boardbench")
             .unwrap()
@@ -583,7 +612,7 @@ mod tests {
                 .map(|p| crate::system::placement::PairPlacement::decode(p).unwrap())
                 .collect()],
         });
-        let v = Json::parse(&render(&[r], &Environment::default())).unwrap();
+        let v = Json::parse(&render(&[r], &Environment::default(), None)).unwrap();
         let p = v.as_array().unwrap()[0]
             .get("boardbench")
             .unwrap()

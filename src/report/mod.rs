@@ -10,6 +10,7 @@ mod text;
 
 pub use self::json::environment_document;
 
+use crate::model::answer::Answer;
 use crate::model::modes::Format;
 use crate::model::result::BenchResult;
 use crate::system::env::Environment;
@@ -18,11 +19,16 @@ use crate::util::file::{is_stdout, write_output, write_stdout};
 use std::path::Path;
 
 /// Renders `results` in `format`.
-fn render(format: Format, results: &[BenchResult], env: &Environment) -> String {
+fn render(
+    format: Format,
+    results: &[BenchResult],
+    env: &Environment,
+    answer: Option<&Answer>,
+) -> String {
     match format {
-        Format::Text => text::render(results),
+        Format::Text => text::render(results, answer),
         Format::Csv => csv::render(results),
-        Format::Json => json::render(results, env),
+        Format::Json => json::render(results, env, answer),
         Format::Bm => bm::render(results),
     }
 }
@@ -81,13 +87,15 @@ pub fn deliver<F: ReportFormat>(
 
 /// Writes the benchmark report in `format` (`--format`) to `output` (`--output`), as
 /// [`deliver`] does.
+/// The text report ends with the run's answer, and the JSON report carries it.
 pub(crate) fn emit(
     results: &[BenchResult],
     env: &Environment,
+    answer: Option<&Answer>,
     format: Option<Format>,
     output: Option<&Path>,
 ) -> Result<()> {
-    deliver(format, output, |format| render(format, results, env))
+    deliver(format, output, |format| render(format, results, env, answer))
 }
 
 /// Prints to stdout; a closed pipe (`| head`) ends the process quietly.

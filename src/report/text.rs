@@ -3,6 +3,7 @@
 //! and for benchmarks offered a load (an open loop) their latency against throughput.
 
 use crate::util::format::format_score;
+use crate::model::answer::Answer;
 use crate::model::params::param_keys;
 use crate::model::result::BenchResult;
 
@@ -18,7 +19,17 @@ struct Row {
     flag: &'static str,
 }
 
-pub fn render(results: &[BenchResult]) -> String {
+/// JMH's table, the time-like lines, the load table, then the run's answer.
+pub fn render(results: &[BenchResult], answer: Option<&Answer>) -> String {
+    let mut out = tables(results);
+    if let Some(answer) = answer.filter(|a| !a.lines.is_empty()) {
+        out.push('\n');
+        out.push_str(&answer.text());
+    }
+    out
+}
+
+fn tables(results: &[BenchResult]) -> String {
     let keys = param_keys(results.iter().map(|r| r.params.as_slice()));
     let mut rows = Vec::new();
     for r in results {
@@ -295,6 +306,17 @@ mod tests {
     use crate::model::result::tests::sample_result;
 
     #[test]
+    fn the_answer_comes_last_under_its_marker() {
+        let r = sample_result("bb.zstd.compress", "1", vec![1.0]);
+        let answer = Answer::new("bb-zstd".into(), vec!["compress: 344 MB/s".into()]);
+        let text = render(std::slice::from_ref(&r), Some(&answer));
+        assert!(text.starts_with(&render(std::slice::from_ref(&r), None)), "{text}");
+        assert!(text.ends_with("\n\n== bb-zstd: the answer ==\ncompress: 344 MB/s\n"), "{text}");
+        let silent = Answer::new("bb-zstd".into(), vec![]);
+        assert_eq!(render(std::slice::from_ref(&r), Some(&silent)), render(&[r], None));
+    }
+
+    #[test]
     fn table_matches_jmh_layout_exactly() {
         let mut a = sample_result("bb.zstd.compress", "1", vec![100.0, 110.0, 120.0]);
         a.secondary.push(crate::model::result::Secondary {
@@ -306,7 +328,7 @@ mod tests {
         let mut b = sample_result("bb.zstd.decompress", "2", vec![1.5, 1.5]);
         b.throttle.throttled = true;
         b.throttle.reasons = vec!["vcgencmd get_throttled: throttled (0x4)".into()];
-        let text = render(&[a, b]);
+        let text = render(&[a, b], None);
         let expected = "\
 Benchmark              (level)  (threads)   Mode  Cnt    Score      Error  Units
 bb.zstd.compress             3          1  thrpt    3  110.000  ± 182.437  ops/s
@@ -351,7 +373,7 @@ THROTTLED: bb.zstd.decompress (level=3, threads=2): vcgencmd get_throttled: thro
 
     #[test]
     fn sample_mode_cnt_is_the_number_of_samples() {
-        let text = render(&[crate::model::result::tests::sample_mode_result()]);
+        let text = render(&[crate::model::result::tests::sample_mode_result()], None);
         let cnt = |name: &str| {
             let line = text.lines().find(|l| l.starts_with(name)).unwrap();
             line.split_whitespace().nth(4).unwrap().to_string()
@@ -366,7 +388,7 @@ THROTTLED: bb.zstd.decompress (level=3, threads=2): vcgencmd get_throttled: thro
         r.offered_rate = Some(1000.0);
         r.ops = 500;
         r.cpu.wall = 1.0;
-        let text = render(&[r.clone()]);
+        let text = render(&[r.clone()], None);
         let row = "bb.ipc.remote        3          1  sample  110  SATURATED         us/op";
         assert!(text.lines().any(|l| l == row), "{text}");
         assert!(!text.contains(":p0.99"), "no latency percentiles:\n{text}");
@@ -378,7 +400,7 @@ THROTTLED: bb.zstd.decompress (level=3, threads=2): vcgencmd get_throttled: thro
         );
         // Held within 1%: the latencies as usual.
         r.ops = 995;
-        let text = render(&[r]);
+        let text = render(&[r], None);
         assert!(
             text.contains(":p0.99") && !text.contains("SATURATED"),
             "{text}"
@@ -399,7 +421,7 @@ THROTTLED: bb.zstd.decompress (level=3, threads=2): vcgencmd get_throttled: thro
         short.offered_rate = Some(1000.0);
         let plain = crate::model::result::tests::sample_mode_result();
         assert_eq!(load_table(std::slice::from_ref(&plain)), "");
-        let text = render(&[held, short, plain]);
+        let text = render(&[held, short, plain], None);
         let table = text.split("\nLatency against throughput").nth(1).unwrap();
         let expected = " (us):
 Benchmark      (level)  (threads)  (load)  Offered/s  Achieved/s   p0.50     p0.99    p0.999

@@ -2,6 +2,7 @@
 //! shared wire format, the server, the three client styles, the open loop and its sweep,
 //! the workload the harness measures, and the binary's flags, their checks and its suite.
 
+mod answer;
 pub mod addr;
 pub mod args;
 pub mod client;

@@ -22,6 +22,7 @@ pub(crate) fn suite(options: &Options) -> Result<Suite> {
     let mut suite = Suite::new(TimeUnit::Micros, profiles(), rows);
     // Each benchmark pins its client and its server itself.
     suite.pin_process = false;
+    suite.answer = Some(super::answer::answer);
     if !groups.is_empty() {
         let common = &options.common;
         // The probe runs as long as an iteration of the rows it sizes.

@@ -8,6 +8,7 @@
 //! ([`gen`]). On top, the binary's flags ([`args`]), checked ([`options`]), and its
 //! benchmarks ([`suite`]), which [`run`] hands to the harness.
 
+mod answer;
 pub mod args;
 pub(crate) mod cache;
 pub mod client;
@@ -18,6 +19,7 @@ pub mod http;
 pub(crate) mod mapping;
 pub mod options;
 pub mod pattern;
+pub(crate) mod probe;
 pub mod s3;
 pub(crate) mod source;
 pub mod spec;

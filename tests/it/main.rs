@@ -12,6 +12,7 @@
 mod support;
 
 mod ansible;
+mod answers;
 mod architecture;
 mod compare;
 mod cross;
@@ -23,6 +24,7 @@ mod ipc;
 mod jmh;
 mod outputs;
 mod plan;
+mod progress;
 mod repository;
 mod rpc;
 mod rpc_open_loop;

@@ -89,6 +89,14 @@ fn check_run_all(shell: &[&str]) {
         !run.stdout.contains("bb-compare"),
         "bb-compare is not a measurement"
     );
+    // The screen ends with each binary's answer, then the summary and where the results are.
+    let answer = run
+        .stdout
+        .find("\n== bb-zstd: the answer ==\ncompress: ")
+        .unwrap_or_else(|| panic!("no answer block on the screen:\n{}", run.stdout));
+    let summary_line = run.stdout.find("FAILED: bb-broken").unwrap();
+    assert!(answer < summary_line, "{}", run.stdout);
+    assert!(run.stdout[answer..].lines().all(|l| l.chars().count() <= 80), "{}", run.stdout);
     let res = results_dir(&run);
     check_zstd_results(&res);
     assert!(!res.join("bb-broken.json").exists());

@@ -1,0 +1,139 @@
+//! bb-ipc's answer: what a method call into another process costs, against the
+//! transport's bare round trip (its floor) and a local call; which argument shape costs
+//! most; what a block (the server calling back) adds. The first transport in full, the
+//! others a line each.
+
+use crate::model::answer::{duration_ns, find, ns_per_op, ratio_is_one, times, values_of, MAX_LINES};
+use crate::model::modes::Mode;
+use crate::model::result::BenchResult;
+
+/// The call every transport's line is about, where it ran.
+const PLAIN_CALL: &str = "method_no_args";
+const BLOCK_CALL: &str = "method_block";
+
+pub(crate) fn answer(results: &[BenchResult]) -> Vec<String> {
+    // The time-per-call rows where both modes ran: sample mode's means carry its tail.
+    let timed: Vec<BenchResult> = results
+        .iter()
+        .filter(|r| r.mode() != Mode::Sample)
+        .cloned()
+        .collect();
+    let rows = if timed.iter().any(|r| r.name == "bb.ipc.remote") {
+        timed
+    } else {
+        results.to_vec()
+    };
+    let remote: Vec<BenchResult> = rows.iter().filter(|r| r.name == "bb.ipc.remote").cloned().collect();
+    let mut lines = Vec::new();
+    for (i, transport) in values_of(&remote, "transport").iter().enumerate() {
+        let calls: Vec<&BenchResult> = remote
+            .iter()
+            .filter(|r| r.param("transport") == Some(transport))
+            .collect();
+        let Some(plain) = calls
+            .iter()
+            .find(|r| r.param("call") == Some(PLAIN_CALL))
+            .or(calls.first())
+        else {
+            continue;
+        };
+        let call = plain.param("call").unwrap_or("?");
+        let floor = match plain.secondary("vs floor") {
+            Some(v) if ratio_is_one(v) => ", the bare round trip within noise".to_string(),
+            Some(v) => format!(", {} the bare round trip", times(v.summary.mean)),
+            None => String::new(),
+        };
+        lines.push(format!(
+            "{transport}: a call costs {} ({call}){floor}",
+            duration_ns(ns_per_op(plain))
+        ));
+        if i > 0 {
+            continue;
+        }
+        let local = find(&rows, "bb.ipc.local", &[("call", call)]);
+        if let (Some(local), Some(v)) = (local, plain.secondary("vs local")) {
+            lines.push(format!(
+                "  and {} a local call ({})",
+                times(v.summary.mean),
+                duration_ns(ns_per_op(local))
+            ));
+        }
+        // The costliest argument shape; the block, a call and a call back, has its own line.
+        if let Some(worst) = calls
+            .iter()
+            .filter(|r| r.param("call") != Some(BLOCK_CALL))
+            .max_by(|a, b| ns_per_op(a).total_cmp(&ns_per_op(b)))
+            .filter(|w| w.param("call") != Some(call))
+        {
+            lines.push(format!(
+                "  costliest shape: {} at {}, {} the plain call",
+                worst.param("call").unwrap_or("?"),
+                duration_ns(ns_per_op(worst)),
+                times(ns_per_op(worst) / ns_per_op(plain))
+            ));
+        }
+        if let Some(block) = calls.iter().find(|r| r.param("call") == Some(BLOCK_CALL)) {
+            lines.push(format!(
+                "  a block (the server calls back) costs {} a call without",
+                times(ns_per_op(block) / ns_per_op(plain))
+            ));
+        }
+    }
+    lines.truncate(MAX_LINES);
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::result::tests::sample_result;
+    use crate::model::result::Secondary;
+    use crate::model::settings::TimeUnit;
+
+    /// An avgt row in microseconds per call, with its ratios where given.
+    fn row(name: &str, call: Option<&str>, transport: Option<&str>, us: &[f64], ratios: &[(&str, &[f64])]) -> BenchResult {
+        let mut r = sample_result(name, "1", us.to_vec());
+        r.settings.mode = Mode::AverageTime;
+        r.time_unit = TimeUnit::Micros;
+        r.params = call
+            .map(|c| ("call".to_string(), c.to_string()))
+            .into_iter()
+            .chain(transport.map(|t| ("transport".to_string(), t.to_string())))
+            .collect();
+        r.secondary = ratios
+            .iter()
+            .map(|(n, v)| Secondary::new(n, "x", vec![v.to_vec()]))
+            .collect();
+        r
+    }
+
+    #[test]
+    fn a_call_against_its_floor_and_a_local_call_then_the_shapes() {
+        let results = [
+            row("bb.ipc.local", Some("method_no_args"), None, &[0.055, 0.055], &[]),
+            row("bb.ipc.floor", None, Some("unix"), &[18.0, 18.2], &[]),
+            row("bb.ipc.remote", Some("method_no_args"), Some("unix"), &[19.1, 19.3], &[
+                ("vs floor", &[1.07, 1.09, 1.08, 1.08]),
+                ("vs local", &[348.0]),
+            ]),
+            row("bb.ipc.remote", Some("method_keywords"), Some("unix"), &[51.0, 52.0], &[]),
+            row("bb.ipc.remote", Some("method_block"), Some("unix"), &[134.0, 134.5], &[]),
+            row("bb.ipc.remote", Some("method_no_args"), Some("tcp"), &[25.0, 25.2], &[
+                ("vs floor", &[0.9, 1.2, 1.0, 1.1]),
+            ]),
+        ];
+        let lines = answer(&results);
+        assert_eq!(
+            lines,
+            [
+                "unix: a call costs 19.2 us (method_no_args), 1.08x the bare round trip",
+                "  and 348x a local call (55 ns)",
+                "  costliest shape: method_keywords at 51.5 us, 2.68x the plain call",
+                "  a block (the server calls back) costs 6.99x a call without",
+                "tcp: a call costs 25.1 us (method_no_args), the bare round trip within noise",
+            ]
+        );
+        assert!(lines.iter().all(|l| l.chars().count() <= 80));
+        assert!(answer(&results[..2]).is_empty(), "no remote call, nothing to answer");
+    }
+}

@@ -1,0 +1,246 @@
+//! A run's question answered, as data: a few lines of words and numbers derived from the
+//! results just measured, each at most [`WIDTH`] columns, under a marker line that scripts
+//! look for (`== bb-zstd: the answer ==`). Each measurement says how it answers (an
+//! [`Answerer`]); the text report prints the block last, the JSON report carries its
+//! lines. Below: what every answer is made of (finding a row, a ratio with its noise, a
+//! number a person reads).
+
+use crate::model::result::{BenchResult, Secondary};
+use crate::stats::welch::{welch, Moments};
+
+/// The widest line of an answer: a terminal's.
+pub const WIDTH: usize = 80;
+/// The longest answer, in lines, past its marker.
+pub const MAX_LINES: usize = 8;
+/// Below this p-value (Welch's test) two scores differ by more than noise, as
+/// bb-compare's default `--alpha` has it.
+pub const ALPHA: f64 = 0.01;
+
+/// How a measurement answers its question from the results of a run (every benchmark's,
+/// in run order); no lines where there is nothing to say.
+pub type Answerer = fn(&[BenchResult]) -> Vec<String>;
+
+/// The answer of one run of one program.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    /// The program that answers (`bb-zstd`).
+    pub program: String,
+    pub lines: Vec<String>,
+}
+
+impl Answer {
+    /// `lines` cut to [`WIDTH`] columns and [`MAX_LINES`] lines, as both reports show them.
+    pub fn new(program: String, lines: Vec<String>) -> Answer {
+        Answer {
+            program,
+            lines: lines.iter().take(MAX_LINES).map(|l| fit(l)).collect(),
+        }
+    }
+
+    /// The line the block starts with, which run-all and the fleet look for.
+    pub fn marker(program: &str) -> String {
+        format!("== {program}: the answer ==")
+    }
+
+    /// The block as text: the marker, then the lines.
+    pub fn text(&self) -> String {
+        let mut out = Answer::marker(&self.program);
+        out.push('\n');
+        for line in &self.lines {
+            out.push_str(line);
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// `line` cut to [`WIDTH`] characters, ending in `…` where it was cut: an answerer that
+/// writes a longer line loses its end, never the terminal's layout.
+pub fn fit(line: &str) -> String {
+    if line.chars().count() <= WIDTH {
+        return line.to_string();
+    }
+    let mut cut: String = line.chars().take(WIDTH - 1).collect();
+    cut.push('…');
+    cut
+}
+
+/// `items` joined by `, ` after `head`, wrapped into lines of at most [`WIDTH`] columns,
+/// the lines after the first indented by two spaces.
+pub fn wrap(head: &str, items: &[String]) -> Vec<String> {
+    let mut lines = vec![head.to_string()];
+    for (i, item) in items.iter().enumerate() {
+        let last = lines.last_mut().expect("one line at least");
+        let sep = if i == 0 { "" } else { ", " };
+        // One column kept for the comma a wrapped line ends with.
+        if last.chars().count() + sep.len() + item.chars().count() < WIDTH {
+            last.push_str(sep);
+            last.push_str(item);
+        } else {
+            if i > 0 {
+                last.push(',');
+            }
+            lines.push(format!("  {item}"));
+        }
+    }
+    lines
+}
+
+/// The first result named `name` whose params include every `(key, value)` of `with`.
+pub fn find<'a>(results: &'a [BenchResult], name: &str, with: &[(&str, &str)]) -> Option<&'a BenchResult> {
+    results
+        .iter()
+        .find(|r| r.name == name && with.iter().all(|(k, v)| r.param(k) == Some(v)))
+}
+
+/// The distinct values of param `key` among `results`, in order of first appearance.
+pub fn values_of(results: &[BenchResult], key: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for v in results.iter().filter_map(|r| r.param(key)) {
+        if !out.iter().any(|o| o == v) {
+            out.push(v.to_string());
+        }
+    }
+    out
+}
+
+/// Whether the primary scores of `a` and `b` differ beyond noise (Welch's test over
+/// their iterations, p < [`ALPHA`]); None when either has fewer than two iterations.
+pub fn differ(a: &BenchResult, b: &BenchResult) -> Option<bool> {
+    let moments = |r: &BenchResult| Moments::of(r.raw.iter().flatten().map(|&v| (v, 1)));
+    let p = welch(moments(a), moments(b));
+    (!p.is_nan()).then_some(p < ALPHA)
+}
+
+/// Whether a ratio metric (one value per iteration, as `vs floor`) is 1 within its own
+/// 99.9% interval: the two sides it compares are the same within noise. False when it
+/// has too few values to tell.
+pub fn ratio_is_one(ratio: &Secondary) -> bool {
+    let (low, high) = ratio.summary.confidence();
+    ratio.summary.n > 2 && low <= 1.0 && 1.0 <= high
+}
+
+/// ` (noise)` where two scores do not differ beyond noise, else nothing.
+pub fn noise_mark(differs: Option<bool>) -> &'static str {
+    match differs {
+        Some(false) => " (noise)",
+        _ => "",
+    }
+}
+
+/// A ratio as people say it: `1.9x`, `11.6x`, `348x`, `0.93x`.
+pub fn times(x: f64) -> String {
+    format!("{}x", significant(x))
+}
+
+/// A count or rate in three significant figures with k, M, G: `344`, `72.7`, `101k`,
+/// `1.17M`.
+pub fn amount(v: f64) -> String {
+    let a = v.abs();
+    let (scaled, suffix) = if a >= 1e9 {
+        (v / 1e9, "G")
+    } else if a >= 1e6 {
+        (v / 1e6, "M")
+    } else if a >= 1e4 {
+        (v / 1e3, "k")
+    } else {
+        (v, "")
+    };
+    format!("{}{suffix}", significant(scaled))
+}
+
+/// A time in nanoseconds as `55 ns`, `19.2 us`, `1.25 ms`, `2.10 s`.
+pub fn duration_ns(ns: f64) -> String {
+    let (v, unit) = if ns >= 1e9 {
+        (ns / 1e9, "s")
+    } else if ns >= 1e6 {
+        (ns / 1e6, "ms")
+    } else if ns >= 1e3 {
+        (ns / 1e3, "us")
+    } else {
+        return format!("{ns:.0} ns");
+    };
+    format!("{} {unit}", significant(v))
+}
+
+/// A result's time per operation in nanoseconds.
+pub fn ns_per_op(r: &BenchResult) -> f64 {
+    r.seconds_per_op() * 1e9
+}
+
+/// Three significant figures, no exponent: 1234 → 1234, 72.71 → 72.7, 0.0932 → 0.0932.
+fn significant(v: f64) -> String {
+    if !v.is_finite() {
+        return "?".to_string();
+    }
+    let a = v.abs();
+    let decimals = if a >= 100.0 || a == 0.0 {
+        0
+    } else if a >= 10.0 {
+        1
+    } else if a >= 1.0 {
+        2
+    } else {
+        // 0.0932: two digits past the first significant one.
+        (2.0 - a.log10().floor()) as usize
+    };
+    format!("{v:.decimals$}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::result::tests::sample_result;
+
+    #[test]
+    fn numbers_read_as_people_say_them() {
+        assert_eq!(times(1.93), "1.93x");
+        assert_eq!(times(11.62), "11.6x");
+        assert_eq!(times(348.3), "348x");
+        assert_eq!(times(0.0932), "0.0932x");
+        assert_eq!(amount(72.71), "72.7");
+        assert_eq!(amount(344.0), "344");
+        assert_eq!(amount(101_234.0), "101k");
+        assert_eq!(amount(1_170_000.0), "1.17M");
+        assert_eq!(amount(3_770_000_000.0), "3.77G");
+        assert_eq!(duration_ns(55.1), "55 ns");
+        assert_eq!(duration_ns(19_203.0), "19.2 us");
+        assert_eq!(duration_ns(1_250_000.0), "1.25 ms");
+        assert_eq!(times(f64::NAN), "?x");
+    }
+
+    #[test]
+    fn the_block_has_its_marker_and_no_line_past_80_columns() {
+        let a = Answer::new("bb-x".into(), vec!["short".into(), "y".repeat(100)]);
+        let text = a.text();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "== bb-x: the answer ==");
+        assert_eq!(lines[1], "short");
+        assert_eq!(lines[2].chars().count(), WIDTH);
+        assert!(lines[2].ends_with('…'));
+    }
+
+    #[test]
+    fn wrapped_lists_stay_within_80_columns() {
+        let items: Vec<String> = (0..12).map(|i| format!("pattern{i} 2.04x slower")).collect();
+        let lines = wrap("  others:", &items);
+        assert!(lines.len() > 1, "{lines:?}");
+        assert!(lines.iter().all(|l| l.chars().count() <= WIDTH), "{lines:?}");
+        assert_eq!(lines.join(" ").matches("slower").count(), 12);
+        assert_eq!(wrap("a:", &["b".into()]), ["a:b"]);
+    }
+
+    #[test]
+    fn noise_is_told_apart_from_a_difference() {
+        let a = sample_result("bb.x", "1", vec![100.0, 101.0, 99.0, 100.5]);
+        let b = sample_result("bb.x", "2", vec![80.0, 81.0, 79.0, 80.5]);
+        let c = sample_result("bb.x", "4", vec![100.2, 100.9, 99.1, 100.4]);
+        assert_eq!(differ(&a, &b), Some(true));
+        assert_eq!(differ(&a, &c), Some(false));
+        assert_eq!(noise_mark(differ(&a, &c)), " (noise)");
+        let one = sample_result("bb.x", "1", vec![100.0]);
+        assert_eq!(differ(&a, &one), None);
+        assert_eq!(find(&[a.clone(), b.clone()], "bb.x", &[("threads", "2")]).unwrap().raw, b.raw);
+        assert_eq!(values_of(&[a, b, c], "threads"), ["1", "2", "4"]);
+    }
+}
