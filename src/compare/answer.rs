@@ -6,15 +6,15 @@
 //! `noise` and `?` beyond it but not shown to be more than noise.
 
 use super::{Comparison, Row, Verdict};
+pub use crate::model::answer::WIDTH;
+use crate::model::answer::{times, Answer};
 
 /// The program whose answer this is, as the marker names it.
 pub const PROGRAM: &str = "bb-compare";
-/// The widest line of the answer: a terminal's.
-pub const WIDTH: usize = 80;
 
 /// The line the block starts with, which scripts look for.
 pub fn marker() -> String {
-    format!("== {PROGRAM}: the answer ==")
+    Answer::marker(PROGRAM)
 }
 
 /// The benchmark family a row belongs to: the binary for boardbench's names (`bb.zstd`
@@ -71,19 +71,6 @@ impl Tally {
         } else {
             self.ahead[0].push((1.0 / speed, beyond));
         }
-    }
-}
-
-/// A factor as people say it: `1.43x`, `11.6x`, `348x`.
-pub fn times(x: f64) -> String {
-    if !x.is_finite() {
-        "?x".into()
-    } else if x >= 100.0 {
-        format!("{x:.0}x")
-    } else if x >= 10.0 {
-        format!("{x:.1}x")
-    } else {
-        format!("{x:.2}x")
     }
 }
 
@@ -448,8 +435,5 @@ mod tests {
         assert_eq!(cut.len(), 1);
         assert_eq!(cut[0].chars().count(), WIDTH);
         assert!(cut[0].ends_with('…'));
-        assert_eq!(times(1.234), "1.23x");
-        assert_eq!(times(11.64), "11.6x");
-        assert_eq!(times(348.2), "348x");
     }
 }
