@@ -578,27 +578,19 @@ fn frame(out: &mut String, at: &At, unit: &str, axis: &Axis, stroke: &str) -> (f
 /// Why a row has a bar for one run only: `only in board1`, or `not in board2, board3`
 /// where more runs have it. None where every run has it, or there is one run.
 fn one_side(c: &Comparison, row: &Row) -> Option<String> {
-    let lacking: Vec<&str> = c
+    let (having, lacking): (Vec<_>, Vec<_>) = c
         .labels
         .iter()
         .zip(&row.cells)
-        .filter(|(_, cell)| cell.is_none())
-        .map(|(l, _)| l.as_str())
-        .collect();
+        .partition(|(_, cell)| cell.is_some());
     if lacking.is_empty() {
         return None;
     }
-    let having: Vec<&str> = c
-        .labels
-        .iter()
-        .zip(&row.cells)
-        .filter(|(_, cell)| cell.is_some())
-        .map(|(l, _)| l.as_str())
-        .collect();
     Some(if having.len() == 1 {
-        format!("only in {}", having[0])
+        format!("only in {}", having[0].0)
     } else {
-        format!("not in {}", lacking.join(", "))
+        let names: Vec<&str> = lacking.iter().map(|(l, _)| l.as_str()).collect();
+        format!("not in {}", names.join(", "))
     })
 }
 
