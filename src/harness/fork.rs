@@ -98,12 +98,13 @@ pub(crate) fn run_child(
     let status = child.wait();
     crate::harness::watchdog::remove_exit_hook(hook);
     let status = status.map_err(|e| Error::io(format!("waiting for fork {fork} of {label}"), e))?;
-    if !status.success() {
-        return Err(Error::failed(format!(
-            "fork {fork} of {label} failed ({status})"
-        )));
+    // The failures name the fork, not the benchmark: the harness names that.
+    match parsed {
+        Err(Unreported::Failed(message)) => Err(Error::failed(message)),
+        _ if !status.success() => Err(Error::failed(format!("fork {fork} failed ({status})"))),
+        Err(Unreported::Bad(e)) => Err(Error::failed(format!("fork {fork} sent a bad report: {e}"))),
+        Ok(result) => Ok(result),
     }
-    parsed.map_err(|e| Error::failed(format!("fork {fork} of {label} sent a bad report: {e}")))
 }
 
 /// What a copy of this binary is started for: it decides how the copy is ended on an
@@ -213,17 +214,28 @@ pub fn die_with_parent(command: &mut std::process::Command, signal: nix::sys::si
     }
 }
 
-fn read_report(read_end: OwnedFd) -> std::result::Result<ForkResult, String> {
+fn read_report(read_end: OwnedFd) -> std::result::Result<ForkResult, Unreported> {
     let mut lines = Vec::new();
     // Stop at "end": a grandchild (a forked server) may hold the pipe open longer.
     for line in BufReader::new(std::fs::File::from(read_end)).lines() {
-        let line = line.map_err(|e| e.to_string())?;
+        let line = line.map_err(|e| Unreported::Bad(e.to_string()))?;
+        if let Some(message) = line.strip_prefix("error ") {
+            return Err(Unreported::Failed(message.to_string()));
+        }
         if line == "end" {
-            return decode(&lines.join("\n"));
+            return decode(&lines.join("\n")).map_err(Unreported::Bad);
         }
         lines.push(line);
     }
-    Err("no report (the fork ended early)".to_string())
+    Err(Unreported::Bad("no report (the fork ended early)".to_string()))
+}
+
+/// Why a fork sent no result.
+enum Unreported {
+    /// Its benchmark failed, with this message (see [`send_error`]).
+    Failed(String),
+    /// Its report was missing or could not be read.
+    Bad(String),
 }
 
 /// Sends a fork's result to the parent.
@@ -232,6 +244,14 @@ pub fn send(mut pipe: std::fs::File, result: &ForkResult) -> Result<()> {
     pipe.write_all(text.as_bytes())
         .and_then(|_| pipe.write_all(b"end\n"))
         .map_err(|e| Error::io("sending results to the parent process", e))
+}
+
+/// Sends the parent the error that failed a fork's benchmark, on one line, so that the
+/// parent reports why (not only that the fork exited 1).
+pub(crate) fn send_error(mut pipe: std::fs::File, error: &Error) {
+    let message = error.to_string().replace('\n', "; ");
+    // A parent that cannot read it says the fork failed, without the reason.
+    let _ = pipe.write_all(format!("error {message}\nend\n").as_bytes());
 }
 
 /// The line protocol between a fork and its parent; floats use Rust's shortest

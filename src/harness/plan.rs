@@ -4,7 +4,7 @@
 
 use super::benchmark::{Benchmark, Settings, TimeUnit};
 use super::cli::{Mode, Profile};
-use crate::util::format::{format_duration, format_estimate};
+use crate::util::format::{count, format_duration, format_estimate};
 use std::time::Duration;
 
 /// One benchmark as it will run.
@@ -72,10 +72,9 @@ impl Plan {
             .max()
             .unwrap_or(0);
         let mut out = format!(
-            "# {program} --dry-run, profile {}: {} benchmark{}\n",
+            "# {program} --dry-run, profile {}: {}\n",
             self.profile.name(),
-            self.benchmarks.len(),
-            if self.benchmarks.len() == 1 { "" } else { "s" }
+            count(self.benchmarks.len() as u64, "benchmark")
         );
         if let Some((what, estimate)) = &self.prelude {
             out.push_str(&format!(
@@ -85,26 +84,12 @@ impl Plan {
         }
         for b in &self.benchmarks {
             let s = &b.settings;
-            let iterations = match s.mode {
-                Mode::SingleShot => format!(
-                    "warm-up {} shots, {} shots",
-                    s.warmup_iterations, s.iterations
-                ),
-                _ => format!(
-                    "warm-up {} × {}, {} × {}",
-                    s.warmup_iterations,
-                    format_duration(s.warmup_time),
-                    s.iterations,
-                    format_duration(s.time)
-                ),
-            };
             out.push_str(&format!(
-                "{:<width$}  {:<6}  {} fork{}, {}  about {}\n",
+                "{:<width$}  {:<6}  {}, {}  about {}\n",
                 b.label,
                 s.mode.short(),
-                s.forks,
-                if s.forks == 1 { "" } else { "s" },
-                iterations,
+                count(s.forks, "fork"),
+                iterations(s),
                 format_estimate(b.estimate)
             ));
         }
@@ -114,6 +99,26 @@ impl Plan {
             self.total().as_secs_f64()
         ));
         out
+    }
+}
+
+/// The iterations of one fork as the plan and the header name them: a single shot has
+/// no iteration time (`warm-up 1 shot, 5 shots`), a timed iteration has
+/// (`warm-up 1 × 3s, 5 × 3s`).
+pub(crate) fn iterations(s: &Settings) -> String {
+    match s.mode {
+        Mode::SingleShot => format!(
+            "warm-up {}, {}",
+            count(s.warmup_iterations, "shot"),
+            count(s.iterations, "shot")
+        ),
+        _ => format!(
+            "warm-up {} × {}, {} × {}",
+            s.warmup_iterations,
+            format_duration(s.warmup_time),
+            s.iterations,
+            format_duration(s.time)
+        ),
     }
 }
 

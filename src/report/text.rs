@@ -4,6 +4,7 @@
 
 use crate::util::format::format_score;
 use crate::model::answer::Answer;
+use crate::model::failure::Failure;
 use crate::model::params::param_keys;
 use crate::model::result::BenchResult;
 
@@ -19,9 +20,22 @@ struct Row {
     flag: &'static str,
 }
 
-/// JMH's table, the time-like lines, the load table, then the run's answer.
-pub fn render(results: &[BenchResult], answer: Option<&Answer>) -> String {
-    let mut out = tables(results);
+/// JMH's table, the time-like lines, the load table, a `FAILED` line per benchmark that
+/// failed, then the run's answer. With no result at all, only the failures.
+pub fn render(results: &[BenchResult], failed: &[Failure], answer: Option<&Answer>) -> String {
+    let mut out = if results.is_empty() {
+        String::new()
+    } else {
+        tables(results)
+    };
+    if !failed.is_empty() {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        for f in failed {
+            out.push_str(&format!("FAILED: {}: {}\n", f.benchmark, f.error));
+        }
+    }
     if let Some(answer) = answer.filter(|a| !a.lines.is_empty()) {
         out.push('\n');
         out.push_str(&answer.text());
@@ -309,11 +323,34 @@ mod tests {
     fn the_answer_comes_last_under_its_marker() {
         let r = sample_result("bb.zstd.compress", "1", vec![1.0]);
         let answer = Answer::new("bb-zstd".into(), vec!["compress: 344 MB/s".into()]);
-        let text = render(std::slice::from_ref(&r), Some(&answer));
-        assert!(text.starts_with(&render(std::slice::from_ref(&r), None)), "{text}");
+        let text = render(std::slice::from_ref(&r), &[], Some(&answer));
+        assert!(text.starts_with(&render(std::slice::from_ref(&r), &[], None)), "{text}");
         assert!(text.ends_with("\n\n== bb-zstd: the answer ==\ncompress: 344 MB/s\n"), "{text}");
         let silent = Answer::new("bb-zstd".into(), vec![]);
-        assert_eq!(render(std::slice::from_ref(&r), Some(&silent)), render(&[r], None));
+        assert_eq!(render(std::slice::from_ref(&r), &[], Some(&silent)), render(&[r], &[], None));
+    }
+
+    #[test]
+    fn failed_benchmarks_follow_the_table_and_stand_alone_without_one() {
+        let r = sample_result("bb.ipc.local", "1", vec![1.0]);
+        let failed = [Failure {
+            benchmark: "bb.ipc.remote (transport=tcp)".into(),
+            error: "connecting to 127.0.0.1:4000: refused".into(),
+        }];
+        let answer = Answer::new("bb-ipc".into(), vec!["local: 1 ns".into()]);
+        let text = render(std::slice::from_ref(&r), &failed, Some(&answer));
+        let table = render(std::slice::from_ref(&r), &[], None);
+        assert_eq!(
+            text,
+            format!(
+                "{table}\nFAILED: bb.ipc.remote (transport=tcp): connecting to \
+                 127.0.0.1:4000: refused\n\n== bb-ipc: the answer ==\nlocal: 1 ns\n"
+            )
+        );
+        assert_eq!(
+            render(&[], &failed, None),
+            "FAILED: bb.ipc.remote (transport=tcp): connecting to 127.0.0.1:4000: refused\n"
+        );
     }
 
     #[test]
@@ -328,7 +365,7 @@ mod tests {
         let mut b = sample_result("bb.zstd.decompress", "2", vec![1.5, 1.5]);
         b.throttle.throttled = true;
         b.throttle.reasons = vec!["vcgencmd get_throttled: throttled (0x4)".into()];
-        let text = render(&[a, b], None);
+        let text = render(&[a, b], &[], None);
         let expected = "\
 Benchmark              (level)  (threads)   Mode  Cnt    Score      Error  Units
 bb.zstd.compress             3          1  thrpt    3  110.000  ± 182.437  ops/s
@@ -373,7 +410,7 @@ THROTTLED: bb.zstd.decompress (level=3, threads=2): vcgencmd get_throttled: thro
 
     #[test]
     fn sample_mode_cnt_is_the_number_of_samples() {
-        let text = render(&[crate::model::result::tests::sample_mode_result()], None);
+        let text = render(&[crate::model::result::tests::sample_mode_result()], &[], None);
         let cnt = |name: &str| {
             let line = text.lines().find(|l| l.starts_with(name)).unwrap();
             line.split_whitespace().nth(4).unwrap().to_string()
@@ -388,7 +425,7 @@ THROTTLED: bb.zstd.decompress (level=3, threads=2): vcgencmd get_throttled: thro
         r.offered_rate = Some(1000.0);
         r.ops = 500;
         r.cpu.wall = 1.0;
-        let text = render(&[r.clone()], None);
+        let text = render(&[r.clone()], &[], None);
         let row = "bb.ipc.remote        3          1  sample  110  SATURATED         us/op";
         assert!(text.lines().any(|l| l == row), "{text}");
         assert!(!text.contains(":p0.99"), "no latency percentiles:\n{text}");
@@ -400,7 +437,7 @@ THROTTLED: bb.zstd.decompress (level=3, threads=2): vcgencmd get_throttled: thro
         );
         // Held within 1%: the latencies as usual.
         r.ops = 995;
-        let text = render(&[r], None);
+        let text = render(&[r], &[], None);
         assert!(
             text.contains(":p0.99") && !text.contains("SATURATED"),
             "{text}"
@@ -421,7 +458,7 @@ THROTTLED: bb.zstd.decompress (level=3, threads=2): vcgencmd get_throttled: thro
         short.offered_rate = Some(1000.0);
         let plain = crate::model::result::tests::sample_mode_result();
         assert_eq!(load_table(std::slice::from_ref(&plain)), "");
-        let text = render(&[held, short, plain], None);
+        let text = render(&[held, short, plain], &[], None);
         let table = text.split("\nLatency against throughput").nth(1).unwrap();
         let expected = " (us):
 Benchmark      (level)  (threads)  (load)  Offered/s  Achieved/s   p0.50     p0.99    p0.999
