@@ -100,7 +100,7 @@ pub(crate) fn run_child(
     let status = status.map_err(|e| Error::io(format!("waiting for fork {fork} of {label}"), e))?;
     // The failures name the fork, not the benchmark: the harness names that.
     match parsed {
-        Err(Unreported::Failed(message)) => Err(Error::failed(message)),
+        Err(Unreported::Failed(error)) => Err(error),
         _ if !status.success() => Err(Error::failed(format!("fork {fork} failed ({status})"))),
         Err(Unreported::Bad(e)) => Err(Error::failed(format!("fork {fork} sent a bad report: {e}"))),
         Ok(result) => Ok(result),
@@ -219,8 +219,13 @@ fn read_report(read_end: OwnedFd) -> std::result::Result<ForkResult, Unreported>
     // Stop at "end": a grandchild (a forked server) may hold the pipe open longer.
     for line in BufReader::new(std::fs::File::from(read_end)).lines() {
         let line = line.map_err(|e| Unreported::Bad(e.to_string()))?;
-        if let Some(message) = line.strip_prefix("error ") {
-            return Err(Unreported::Failed(message.to_string()));
+        if let Some(rest) = line.strip_prefix("error ") {
+            let (code, message) = rest.split_once(' ').unwrap_or(("1", rest));
+            let error = match code {
+                "2" => Error::usage(message),
+                _ => Error::failed(message),
+            };
+            return Err(Unreported::Failed(error));
         }
         if line == "end" {
             return decode(&lines.join("\n")).map_err(Unreported::Bad);
@@ -232,8 +237,8 @@ fn read_report(read_end: OwnedFd) -> std::result::Result<ForkResult, Unreported>
 
 /// Why a fork sent no result.
 enum Unreported {
-    /// Its benchmark failed, with this message (see [`send_error`]).
-    Failed(String),
+    /// Its benchmark failed with this error (see [`send_error`]).
+    Failed(Error),
     /// Its report was missing or could not be read.
     Bad(String),
 }
@@ -246,12 +251,14 @@ pub fn send(mut pipe: std::fs::File, result: &ForkResult) -> Result<()> {
         .map_err(|e| Error::io("sending results to the parent process", e))
 }
 
-/// Sends the parent the error that failed a fork's benchmark, on one line, so that the
-/// parent reports why (not only that the fork exited 1).
+/// Sends the parent the error that failed a fork's benchmark, on one line with its exit
+/// code (`error 1 message`), so that the parent reports why, not only that the fork
+/// exited 1.
 pub(crate) fn send_error(mut pipe: std::fs::File, error: &Error) {
     let message = error.to_string().replace('\n', "; ");
     // A parent that cannot read it says the fork failed, without the reason.
-    let _ = pipe.write_all(format!("error {message}\nend\n").as_bytes());
+    let code = error.exit_code();
+    let _ = pipe.write_all(format!("error {code} {message}\nend\n").as_bytes());
 }
 
 /// The line protocol between a fork and its parent; floats use Rust's shortest
@@ -373,6 +380,22 @@ pub fn decode(text: &str) -> std::result::Result<ForkResult, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_forks_error_comes_back_with_its_message_and_exit_code() {
+        for (error, code) in [
+            (Error::usage("x.pattern: no reads\nin the file"), 2),
+            (Error::failed("method_a3 over tcp: refused"), 1),
+        ] {
+            let (read_end, write_end) = nix::unistd::pipe().unwrap();
+            send_error(std::fs::File::from(write_end), &error);
+            let Err(Unreported::Failed(back)) = read_report(read_end) else {
+                panic!("no error came back for {error}");
+            };
+            let message = error.to_string().replace('\n', "; ");
+            assert_eq!((back.to_string(), back.exit_code()), (message, code));
+        }
+    }
 
     #[test]
     fn reports_round_trip_exactly() {

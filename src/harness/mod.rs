@@ -208,6 +208,8 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
     let mut cooler = flags.cooldown.map(cooldown::Cooler::new);
     let mut results = Vec::new();
     let mut failed = Vec::new();
+    // Whether every failure so far was bad input (a pattern file without reads, say).
+    let mut bad_input = true;
     for (index, bench) in suite.benchmarks.iter().enumerate() {
         let (settings, unit) = bench.effective(&settings, suite.unit);
         let label = bench.label();
@@ -254,6 +256,7 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
             }
             progress.finish();
             crate::stderr!("{}: error: {label}: {e}", program_name());
+            bad_input &= e.exit_code() == 2;
             failed.push(Failure {
                 benchmark: label,
                 error: e.to_string(),
@@ -290,21 +293,27 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
         flags.format,
         flags.output.as_deref(),
     )?;
-    failures(&failed, suite.benchmarks.len())
+    failures(&failed, suite.benchmarks.len(), bad_input)
 }
 
 /// The run's error when benchmarks failed, after the report of the others: each was
-/// printed as it failed, and `FAILED` lines name them in the report.
-fn failures(failed: &[Failure], benchmarks: usize) -> Result<()> {
-    match failed {
-        [] => Ok(()),
-        [one] if benchmarks == 1 => Err(Error::failed(format!("{} failed", one.benchmark))),
-        _ => Err(Error::failed(format!(
+/// printed as it failed, and `FAILED` lines name them in the report. Bad input when
+/// every failure was (exit 2), else a failed run (exit 1).
+fn failures(failed: &[Failure], benchmarks: usize, bad_input: bool) -> Result<()> {
+    let message = match failed {
+        [] => return Ok(()),
+        [one] if benchmarks == 1 => format!("{} failed", one.benchmark),
+        _ => format!(
             "{} of {} failed",
             failed.len(),
             count(benchmarks as u64, "benchmark")
-        ))),
-    }
+        ),
+    };
+    Err(if bad_input {
+        Error::usage(message)
+    } else {
+        Error::failed(message)
+    })
 }
 
 /// Works out every lazy invocation estimate (see [`Benchmark::estimate_invocation`]).
@@ -530,11 +539,12 @@ mod tests {
             benchmark: name.into(),
             error: "x".into(),
         };
-        assert!(failures(&[], 3).is_ok());
-        let one = failures(&[failure("bb.t.a")], 1).unwrap_err();
+        assert!(failures(&[], 3, true).is_ok());
+        let one = failures(&[failure("bb.t.a")], 1, false).unwrap_err();
         assert_eq!((one.to_string().as_str(), one.exit_code()), ("bb.t.a failed", 1));
-        let two = failures(&[failure("bb.t.a"), failure("bb.t.b")], 2).unwrap_err();
+        let two = failures(&[failure("bb.t.a"), failure("bb.t.b")], 2, true).unwrap_err();
         assert_eq!(two.to_string(), "2 of 2 benchmarks failed");
+        assert_eq!(two.exit_code(), 2, "bad input throughout");
     }
 
     #[test]
