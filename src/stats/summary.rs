@@ -3,7 +3,7 @@
 //! of the 99.9% Student-t confidence interval, min, median, max, the standard deviation,
 //! and Tukey-fence outlier counts (outliers are counted, never dropped).
 
-use super::percentile::{percentile, percentile_of_counts};
+use super::percentile::percentile_of_counts;
 use super::student_t::student_t_quantile;
 
 /// The confidence level of the error, as JMH reports it.
