@@ -7,7 +7,9 @@ use crate::model::params;
 use crate::model::settings::{Settings, TimeUnit};
 use crate::model::warning::Warning;
 use crate::stats::histogram::Histogram;
-use crate::stats::{multiset, percentile_of_counts, percentiles_of, percentiles_of_counts, Summary};
+use crate::stats::{
+    multiset, percentile_of_counts, percentiles_of, percentiles_of_counts, Summary,
+};
 use crate::system::cpu::CpuUsage;
 use crate::system::placement::PairPlacement;
 use crate::system::throttle::ThrottleReport;
@@ -215,7 +217,9 @@ impl BenchResult {
     pub fn samples_of(&self, h: &Histogram) -> Vec<(f64, u64)> {
         const DAY: f64 = 86_400.0;
         let multiplier = self.time_unit.from_secs(DAY) / (DAY * 1e9);
-        h.values().map(|(ns, count)| (multiplier * ns, count)).collect()
+        h.values()
+            .map(|(ns, count)| (multiplier * ns, count))
+            .collect()
     }
 
     /// Every sample of the run as JMH keeps them in sample mode: the iterations'
@@ -320,9 +324,6 @@ pub(crate) mod tests {
         }
     }
 
-
-
-
     /// A sample-mode result of two forks: latencies 1..=100 µs in fork 1's two iterations
     /// (1..=50 and 51..=100) and 1 ms ten times in fork 2's one iteration.
     pub fn sample_mode_result() -> BenchResult {
@@ -366,7 +367,11 @@ pub(crate) mod tests {
         assert_eq!(p[7].score, 1000.0, "the exact maximum");
         // Position 0.5 × 111 = 55.5: between the 55th and 56th samples.
         assert!(near(p[1].score, 55.5), "{}", p[1].score);
-        assert!(near(p[0].raw[0][0], 1.0) && near(p[0].raw[0][1], 51.0), "{:?}", p[0].raw);
+        assert!(
+            near(p[0].raw[0][0], 1.0) && near(p[0].raw[0][1], 51.0),
+            "{:?}",
+            p[0].raw
+        );
         assert_eq!(p[0].raw[1], vec![1000.0]);
         assert_eq!(p[7].raw, vec![vec![50.0, 100.0], vec![1000.0]]);
         assert!(sample_result("bb.x", "1", vec![1.0])
@@ -408,15 +413,26 @@ pub(crate) mod tests {
         let s = r.score();
         assert_eq!((s.n, s.mean), (5, 94.0));
         assert_eq!(mean, 94.0);
-        assert!((s.stdev - stdev).abs() < 1e-12, "{} against {stdev}", s.stdev);
-        assert!((s.error - t * stdev / n.sqrt()).abs() < 1e-12, "{}", s.error);
+        assert!(
+            (s.stdev - stdev).abs() < 1e-12,
+            "{} against {stdev}",
+            s.stdev
+        );
+        assert!(
+            (s.error - t * stdev / n.sqrt()).abs() < 1e-12,
+            "{}",
+            s.error
+        );
         assert!((t - 8.6103).abs() < 1e-4, "{t}");
         assert_eq!(s.confidence(), (94.0 - s.error, 94.0 + s.error));
         assert_eq!(r.sample_count(), 5);
         assert_eq!(r.summary.mean, 103.75, "the iterations' mean stays apart");
         // JMH's percentile: p50 at position 3 is 100; p90 at 5.4 is the maximum.
         let p = r.percentiles();
-        assert_eq!((p[0], p[1], p[2]), ((0.0, 50.0), (50.0, 100.0), (90.0, 120.0)));
+        assert_eq!(
+            (p[0], p[1], p[2]),
+            ((0.0, 50.0), (50.0, 100.0), (90.0, 120.0))
+        );
     }
 
     #[test]

@@ -6,7 +6,6 @@
 //! so JMH result viewers and strict readers take it; boardbench adds `environment` and
 //! `boardbench` fields they ignore.
 
-use crate::util::json::Json;
 use crate::model::answer::Answer;
 use crate::model::modes::Mode;
 use crate::model::result::{BenchResult, PairedPlacements, PercentileMetric};
@@ -14,6 +13,7 @@ use crate::stats::{percentiles_of, Summary};
 use crate::system::env::Environment;
 use crate::system::placement::Placement;
 use crate::system::throttle::Health;
+use crate::util::json::Json;
 use std::time::Duration;
 
 /// The JMH version whose `-rf json` layout this report follows (`jmhVersion`); the
@@ -38,7 +38,10 @@ pub fn render(results: &[BenchResult], env: &Environment, answer: Option<&Answer
 fn answer_json(answer: &Answer) -> Json {
     Json::obj([
         ("program", Json::str(&answer.program)),
-        ("lines", Json::Arr(answer.lines.iter().map(Json::str).collect())),
+        (
+            "lines",
+            Json::Arr(answer.lines.iter().map(Json::str).collect()),
+        ),
     ])
 }
 
@@ -210,10 +213,7 @@ fn raw_data_histogram(r: &BenchResult) -> Json {
                                 r.samples_of(h)
                                     .into_iter()
                                     .map(|(value, count)| {
-                                        Json::Arr(vec![
-                                            Json::Num(value),
-                                            Json::Num(count as f64),
-                                        ])
+                                        Json::Arr(vec![Json::Num(value), Json::Num(count as f64)])
                                     })
                                     .collect(),
                             )
@@ -368,13 +368,22 @@ mod tests {
     fn the_answer_rides_in_the_first_entry_only() {
         let r = sample_result("bb.zstd.compress", "1", vec![1.0]);
         let answer = Answer::new("bb-zstd".into(), vec!["compress: 344 MB/s".into()]);
-        let v = Json::parse(&render(&[r.clone(), r], &Environment::default(), Some(&answer))).unwrap();
+        let v = Json::parse(&render(
+            &[r.clone(), r],
+            &Environment::default(),
+            Some(&answer),
+        ))
+        .unwrap();
         let entries = v.as_array().unwrap();
         let first = entries[0].get("boardbench").unwrap().get("answer").unwrap();
         assert_eq!(first.get("program").unwrap().as_str(), Some("bb-zstd"));
         let lines = first.get("lines").unwrap().as_array().unwrap();
         assert_eq!(lines[0].as_str(), Some("compress: 344 MB/s"));
-        assert!(entries[1].get("boardbench").unwrap().get("answer").is_none());
+        assert!(entries[1]
+            .get("boardbench")
+            .unwrap()
+            .get("answer")
+            .is_none());
     }
 
     #[test]

@@ -4,8 +4,8 @@
 //! atomically.
 
 mod bm;
-mod java;
 pub(crate) mod csv;
+mod java;
 mod json;
 mod text;
 
@@ -106,7 +106,9 @@ pub(crate) fn emit(
     format: Option<Format>,
     output: Option<&Path>,
 ) -> Result<()> {
-    deliver(format, output, |format| render(format, results, env, answer))
+    deliver(format, output, |format| {
+        render(format, results, env, answer)
+    })
 }
 
 /// Prints to stdout; a closed pipe (`| head`) ends the process quietly.

@@ -57,7 +57,13 @@ fn rows_of(r: &BenchResult) -> Vec<TableRow> {
         mark,
     };
     let score = r.score();
-    let mut primary = row(r.name.clone(), score.n as u64, score.mean, score.error, r.unit());
+    let mut primary = row(
+        r.name.clone(),
+        score.n as u64,
+        score.mean,
+        score.error,
+        r.unit(),
+    );
     // The latencies of a load that was not held describe a queue that kept growing:
     // the row says so instead.
     let saturated = r.saturated();
@@ -73,7 +79,13 @@ fn rows_of(r: &BenchResult) -> Vec<TableRow> {
     }
     for s in &r.secondary {
         let name = format!("{}:{}", r.name, s.name);
-        rows.push(row(name, s.summary.n as u64, s.summary.mean, s.summary.error, s.unit.clone()));
+        rows.push(row(
+            name,
+            s.summary.n as u64,
+            s.summary.mean,
+            s.summary.error,
+            s.unit.clone(),
+        ));
     }
     rows
 }
@@ -88,7 +100,10 @@ fn rows_of(r: &BenchResult) -> Vec<TableRow> {
 /// docs/output.md).
 pub(crate) fn jmh_table(rows: &[TableRow]) -> String {
     const PAD: usize = 2;
-    let keys = super::jmh_param_order(rows.iter().flat_map(|r| r.params.iter().map(|(k, _)| k.clone())));
+    let keys = super::jmh_param_order(
+        rows.iter()
+            .flat_map(|r| r.params.iter().map(|(k, _)| k.clone())),
+    );
     let param_width = |k: &String| {
         rows.iter()
             .filter_map(|r| params::param_value(&r.params, k))
@@ -98,7 +113,9 @@ pub(crate) fn jmh_table(rows: &[TableRow]) -> String {
     let widths: Vec<usize> = keys.iter().map(param_width).collect();
     let score_text = |r: &TableRow| r.instead.map_or_else(|| java::score(r.score), String::from);
     let widest = |header: &str, f: &dyn Fn(&TableRow) -> String| {
-        rows.iter().map(|r| java::len(&f(r))).fold(java::len(header), usize::max)
+        rows.iter()
+            .map(|r| java::len(&f(r)))
+            .fold(java::len(header), usize::max)
     };
     let name_w = widest("Benchmark", &|r| r.name.clone());
     let mode_w = widest("Mode", &|r| r.mode.clone()) + PAD;
@@ -121,10 +138,17 @@ pub(crate) fn jmh_table(rows: &[TableRow]) -> String {
     for r in rows {
         out.push_str(&java::left(&r.name, name_w));
         for (k, w) in keys.iter().zip(&widths) {
-            out.push_str(&java::right(params::param_value(&r.params, k).unwrap_or("N/A"), *w));
+            out.push_str(&java::right(
+                params::param_value(&r.params, k).unwrap_or("N/A"),
+                *w,
+            ));
         }
         out.push_str(&java::right(&r.mode, mode_w));
-        let cnt = if r.cnt > 1 { r.cnt.to_string() } else { String::new() };
+        let cnt = if r.cnt > 1 {
+            r.cnt.to_string()
+        } else {
+            String::new()
+        };
         out.push_str(&java::right(&cnt, cnt_w));
         out.push_str(&java::right(&score_text(r), score_w));
         if r.instead.is_none() && !r.error.is_nan() && !java::is_approximate(r.score) {
@@ -316,10 +340,19 @@ mod tests {
         let r = sample_result("bb.zstd.compress", "1", vec![1.0]);
         let answer = Answer::new("bb-zstd".into(), vec!["compress: 344 MB/s".into()]);
         let text = render(std::slice::from_ref(&r), Some(&answer));
-        assert!(text.starts_with(&render(std::slice::from_ref(&r), None)), "{text}");
-        assert!(text.ends_with("\n\n== bb-zstd: the answer ==\ncompress: 344 MB/s\n"), "{text}");
+        assert!(
+            text.starts_with(&render(std::slice::from_ref(&r), None)),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("\n\n== bb-zstd: the answer ==\ncompress: 344 MB/s\n"),
+            "{text}"
+        );
         let silent = Answer::new("bb-zstd".into(), vec![]);
-        assert_eq!(render(std::slice::from_ref(&r), Some(&silent)), render(&[r], None));
+        assert_eq!(
+            render(std::slice::from_ref(&r), Some(&silent)),
+            render(&[r], None)
+        );
     }
 
     /// The rows of a JMH `-rf json` file, as JMH's text format takes its results: each
@@ -330,8 +363,13 @@ mod tests {
         let doc = Json::parse(text).unwrap();
         let count = |m: &Json| -> u64 {
             if let Some(h) = m.get("rawDataHistogram").and_then(Json::as_array) {
-                let pairs = h.iter().flat_map(|f| f.as_array().unwrap()).flat_map(|i| i.as_array().unwrap());
-                return pairs.map(|p| p.as_array().unwrap()[1].as_f64().unwrap() as u64).sum();
+                let pairs = h
+                    .iter()
+                    .flat_map(|f| f.as_array().unwrap())
+                    .flat_map(|i| i.as_array().unwrap());
+                return pairs
+                    .map(|p| p.as_array().unwrap()[1].as_f64().unwrap() as u64)
+                    .sum();
             }
             let raw = m.get("rawData").and_then(Json::as_array).unwrap_or(&[]);
             raw.iter().map(|f| f.as_array().unwrap().len() as u64).sum()
@@ -391,7 +429,11 @@ mod tests {
             raw: vec![vec![355.9]],
             summary: crate::stats::Summary::of(&[355.9]),
         });
-        a.secondary.push(crate::model::result::Secondary::new("tiny", "x", vec![vec![1e-4, 1e-4, 1e-4]]));
+        a.secondary.push(crate::model::result::Secondary::new(
+            "tiny",
+            "x",
+            vec![vec![1e-4, 1e-4, 1e-4]],
+        ));
         a.params.insert(0, ("zeta".into(), "z".into()));
         let mut b = sample_result("bb.zstd.decompress", "2", vec![8.2235, 8.2235, 8.2235]);
         b.throttle.throttled = true;
@@ -450,8 +492,14 @@ THROTTLED: bb.zstd.decompress (level=3, threads=2): vcgencmd get_throttled: thro
             line.split_whitespace().nth(4).unwrap().to_string()
         };
         assert_eq!(cnt("bb.ipc.remote "), "110");
-        let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("bb.ipc.remote:")).collect();
-        let names: Vec<&str> = rows.iter().map(|l| l.split_whitespace().next().unwrap()).collect();
+        let rows: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("bb.ipc.remote:"))
+            .collect();
+        let names: Vec<&str> = rows
+            .iter()
+            .map(|l| l.split_whitespace().next().unwrap())
+            .collect();
         assert_eq!(
             names,
             ["p0.00", "p0.50", "p0.90", "p0.95", "p0.99", "p0.999", "p0.9999", "p1.00"]
@@ -471,11 +519,21 @@ THROTTLED: bb.zstd.decompress (level=3, threads=2): vcgencmd get_throttled: thro
         let text = render(std::slice::from_ref(&r), None);
         let score = r.score();
         assert!(score.mean > 100.0 && score.mean < 150.0, "{}", score.mean);
-        let row = text.lines().find(|l| l.starts_with("bb.ipc.remote ")).unwrap();
+        let row = text
+            .lines()
+            .find(|l| l.starts_with("bb.ipc.remote "))
+            .unwrap();
         let cells: Vec<&str> = row.split_whitespace().collect();
-        assert_eq!(cells[4..7], ["110", &java::score(score.mean), "\u{b1}"], "{row}");
+        assert_eq!(
+            cells[4..7],
+            ["110", &java::score(score.mean), "\u{b1}"],
+            "{row}"
+        );
         assert_eq!(cells[7], java::error(score.error), "{row}");
-        assert!(!row.contains("367.000"), "not the mean of the iterations: {row}");
+        assert!(
+            !row.contains("367.000"),
+            "not the mean of the iterations: {row}"
+        );
     }
 
     #[test]

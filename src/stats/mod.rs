@@ -8,7 +8,9 @@ pub(crate) mod student_t;
 pub(crate) mod summary;
 pub(crate) mod welch;
 
-pub use self::percentile::{multiset, percentile_of_counts, percentiles_of, percentiles_of_counts, PERCENTILES};
+pub use self::percentile::{
+    multiset, percentile_of_counts, percentiles_of, percentiles_of_counts, PERCENTILES,
+};
 pub use self::summary::Summary;
 
 #[cfg(test)]
@@ -71,10 +73,18 @@ pub(crate) mod tests {
             let s = super::Summary::of_counts(&samples);
             let n: u64 = samples.iter().map(|p| p.1).sum();
             assert_eq!(s.n as u64, n, "{name}");
-            assert!(close(s.mean, pm["score"].as_f64().unwrap(), 1e-15), "{name}: {}", s.mean);
+            assert!(
+                close(s.mean, pm["score"].as_f64().unwrap(), 1e-15),
+                "{name}: {}",
+                s.mean
+            );
             // The t quantile is computed otherwise than Commons Math's, to ~1e-12.
             let error = pm["scoreError"].as_f64().unwrap();
-            assert!(close(s.error, error, 1e-9), "{name}: {} against {error}", s.error);
+            assert!(
+                close(s.error, error, 1e-9),
+                "{name}: {} against {error}",
+                s.error
+            );
             let (lo, hi) = s.confidence();
             let conf = pm["scoreConfidence"].as_array().unwrap();
             assert!(close(lo, conf[0].as_f64().unwrap(), 1e-9), "{name}");

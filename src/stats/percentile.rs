@@ -12,9 +12,16 @@ pub fn percentile_of_counts(sorted: &[(f64, u64)], p: f64) -> f64 {
     if n == 0 {
         return f64::NAN;
     }
-    let max = sorted.iter().rev().find(|&&(_, c)| c > 0).map_or(f64::NAN, |v| v.0);
+    let max = sorted
+        .iter()
+        .rev()
+        .find(|&&(_, c)| c > 0)
+        .map_or(f64::NAN, |v| v.0);
     if p == 0.0 {
-        return sorted.iter().find(|&&(_, c)| c > 0).map_or(f64::NAN, |v| v.0);
+        return sorted
+            .iter()
+            .find(|&&(_, c)| c > 0)
+            .map_or(f64::NAN, |v| v.0);
     }
     // The value of the sample at 1-based `rank`: the first whose running count reaches it.
     let at = |rank: u64| {
@@ -105,7 +112,11 @@ mod tests {
         assert_eq!(counts, [(1.0, 3), (5.0, 1), (9.0, 2)]);
         let list = [1.0, 1.0, 1.0, 5.0, 9.0, 9.0];
         for p in [0.0, 10.0, 50.0, 60.0, 75.0, 90.0, 99.9, 100.0] {
-            assert_eq!(percentile_of_counts(&counts, p), percentile(&list, p), "p{p}");
+            assert_eq!(
+                percentile_of_counts(&counts, p),
+                percentile(&list, p),
+                "p{p}"
+            );
         }
         // pos = 0.5 * 7 = 3.5: rank 3 is 1, rank 4 is 5 -> 3.
         assert_eq!(percentile_of_counts(&counts, 50.0), 3.0);

@@ -142,7 +142,11 @@ mod tests {
         assert!(close(s.stdev, 200f64.sqrt(), 1e-15));
         let t = student_t_quantile(0.9995, 3.0);
         assert!(close(t, 12.924, 1e-4), "{t}");
-        assert!(close(s.error, t * 200f64.sqrt() / 2.0, 1e-15), "{}", s.error);
+        assert!(
+            close(s.error, t * 200f64.sqrt() / 2.0, 1e-15),
+            "{}",
+            s.error
+        );
         assert_eq!((s.min, s.median, s.max), (10.0, 15.0, 40.0));
         // The same samples as a list: the same summary.
         let list = Summary::of(&[10.0, 40.0, 10.0, 20.0]);
