@@ -7,7 +7,8 @@
 #     compresses the input concatenated with itself; a decompress job decodes the
 #     input's frame twice, so the CLI decompresses the input's frame;
 #  2. the thread sweep 1..cores with speedup and efficiency;
-#  3. the original's shape: THREADS=2 GUESSES=1000, one cold shot, wall/user/sys/cpu%;
+#  3. the original's shape: THREADS=2 GUESSES=1000, one cold shot, wall/user/sys/cpu%,
+#     with no lock and with the global lock (--lock none,global);
 #  4. startup time of `bb-zstd --help` against `true`.
 # Usage: scripts/bench-zstd.sh [INPUT] (default ../shared/data/city.json). Prints markdown.
 set -eu
@@ -66,20 +67,24 @@ echo "| --- | --- | --- | --- | --- | --- |"
 for op in compress decompress; do
     for t in $(seq 1 "$CORES"); do
         awk -F, -v op="$op" -v t="$t" '
-            $11 == "\"" t "\"" && $1 == "\"bb.zstd." op "\""            { jobs = $5 }
-            $11 == "\"" t "\"" && $1 == "\"bb.zstd." op ":MB/s\""       { mbs = $5 }
-            $11 == "\"" t "\"" && $1 == "\"bb.zstd." op ":speedup\""    { sp = $5 }
-            $11 == "\"" t "\"" && $1 == "\"bb.zstd." op ":efficiency\"" { ef = $5 }
+            NR == 1 { for (i = 1; i <= NF; i++) if ($i == "\"Param: threads\"") c = i }
+            $c == "\"" t "\"" && $1 == "\"bb.zstd." op "\""            { jobs = $5 }
+            $c == "\"" t "\"" && $1 == "\"bb.zstd." op ":MB/s\""       { mbs = $5 }
+            $c == "\"" t "\"" && $1 == "\"bb.zstd." op ":speedup\""    { sp = $5 }
+            $c == "\"" t "\"" && $1 == "\"bb.zstd." op ":efficiency\"" { ef = $5 }
             END { if (sp == "") { sp = 1; ef = 1 }
                   printf "| %s | %s | %.1f | %.1f | %.2f | %.2f |\n", op, t, jobs, mbs, sp, ef }' "$tmp/sweep.csv"
     done
 done
 echo
 
-echo "### The original's shape: \`THREADS=2 GUESSES=1000 bb-zstd --input $(basename "$INPUT")\`, one cold shot"
+echo "### The original's shape: \`THREADS=2 GUESSES=1000 bb-zstd --input $(basename "$INPUT") --lock none,global\`, one cold shot"
+echo
+echo "Its two sides: no lock, and one global lock around each streaming call (Ruby's GVL before the patch)."
 echo
 echo '```'
-THREADS=2 GUESSES=1000 "$BIN" --input "$INPUT" --mode ss --warmup 0 --iterations 1 --forks 0 2>/dev/null | grep '^bb.zstd.*): user'
+THREADS=2 GUESSES=1000 "$BIN" --input "$INPUT" --mode ss --warmup 0 --iterations 1 --forks 0 --lock none,global 2>/dev/null |
+    grep '^bb.zstd.*): user'
 echo '```'
 echo
 

@@ -4,6 +4,9 @@
 # left out (benchmark names, modes, params, units, metric names and the keys of every
 # object). For a change that moves code but must not change what is measured.
 #   scripts/compare-shapes.sh OLD_BIN_DIR NEW_BIN_DIR
+# IGNORE_KEYS="answer ..." leaves those JSON keys out too (a field one side adds on
+# purpose). Booleans are measured flags (throttled, placements that differ): their
+# values are left out, their keys kept.
 # Exit 0 when every shape matches, 1 (with a diff) when one differs, 2 on bad arguments.
 set -euo pipefail
 
@@ -42,9 +45,13 @@ EOF
 shape() {
     python3 - "$1" <<'EOF'
 import json, sys
+import os
+skip = {"environment", "jvm", "rawData", "rawDataHistogram", "scorePercentiles"} | set(os.environ.get("IGNORE_KEYS", "").split())
 def walk(v):
+    if isinstance(v, bool):
+        return "bool"
     if isinstance(v, dict):
-        return {k: walk(x) for k, x in sorted(v.items()) if k not in ("environment", "jvm", "rawData", "rawDataHistogram", "scorePercentiles")}
+        return {k: walk(x) for k, x in sorted(v.items()) if k not in skip}
     if isinstance(v, list):
         kinds = [walk(x) for x in v]
         # Lists of numbers differ in length from run to run; lists of records do not.

@@ -22,6 +22,7 @@ use crate::util::error::{Error, Result};
 use crate::util::format::{count, format_duration};
 use crate::model::answer::{Answer, Answerer};
 use crate::model::failure::Failure;
+use crate::model::params::{label_with, varying_keys};
 use crate::model::warning::{environment_warnings, Warning};
 use crate::util::terminal::{program_name, warn};
 use crate::util::progress::Progress;
@@ -168,8 +169,10 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
             pin_process(cpus)?;
         }
     }
+    let planning = std::time::Instant::now();
     resolve_estimates(&mut suite.benchmarks)?;
     let mut plan = plan::Plan::new(flags.profile, &settings, suite.unit, &suite.benchmarks);
+    plan.planning = Some(planning.elapsed()).filter(|&t| t >= plan::PLANNING_SHOWN);
     plan.prelude = suite.prelude.as_ref().map(|p| (p.what.clone(), p.estimate));
     if flags.dry_run {
         print_notes(&suite.notes);
@@ -186,7 +189,8 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
     for w in environment_warnings(&env) {
         warn(&w);
     }
-    let mut progress = Progress::new(plan.total());
+    // The planning is over: the rest is what the progress line counts down.
+    let mut progress = Progress::new(plan.total() - plan.planning.unwrap_or_default());
     let mut values = Vec::new();
     if let Some(Prelude {
         what,
@@ -195,9 +199,9 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
         rebuild,
     }) = suite.prelude.take()
     {
-        progress.step(&what, estimate);
+        progress.step("first:", &what, estimate);
         // The prelude may print what it found: on a line of its own.
-        progress.finish();
+        progress.clear();
         watchdog::arm(settings.timeout, what.clone());
         values = measure()?;
         watchdog::disarm();
@@ -210,37 +214,34 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
     let mut failed = Vec::new();
     // Whether every failure so far was bad input (a pattern file without reads, say).
     let mut bad_input = true;
+    // The progress line names a benchmark by what tells it from the others.
+    let varying = varying_keys(suite.benchmarks.iter().map(|b| b.params.as_slice()));
     for (index, bench) in suite.benchmarks.iter().enumerate() {
         let (settings, unit) = bench.effective(&settings, suite.unit);
         let label = bench.label();
+        let shown = label_with(&bench.name, &bench.params, &varying);
         let fork_estimate = bench.estimated_fork_time(&settings);
         if let Some(cooler) = &mut cooler {
-            progress.finish();
+            progress.clear();
             cooler.before(&label);
         }
         let before = Snapshot::take();
         let mut forks = Vec::new();
         let mut error = None;
+        let place = format!("[{}/{}]", index + 1, suite.benchmarks.len());
         if settings.forks == 0 {
-            progress.step(
-                &format!("[{}/{}] {label}", index + 1, suite.benchmarks.len()),
-                fork_estimate,
-            );
+            progress.step(&place, &shown, fork_estimate);
             match runner::run_in_process(bench, &settings, unit) {
                 Ok(f) => forks.push(f),
                 Err(e) => error = Some(e),
             }
         }
         for fork in 1..=settings.forks {
-            progress.step(
-                &format!(
-                    "[{}/{}] {label} fork {fork}/{}",
-                    index + 1,
-                    suite.benchmarks.len(),
-                    settings.forks
-                ),
-                fork_estimate,
-            );
+            let tag = match settings.forks {
+                1 => place.clone(),
+                n => format!("{place} fork {fork}/{n}"),
+            };
+            progress.step(&tag, &shown, fork_estimate);
             match fork::run_child(index, fork, &label, &values) {
                 Ok(f) => forks.push(f),
                 Err(e) => {
@@ -268,7 +269,7 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
         }
         let throttle = ThrottleReport::between(&before, &Snapshot::take());
         if throttle.throttled {
-            progress.finish();
+            progress.clear();
             warn(&Warning::Throttled {
                 benchmark: label,
                 reasons: throttle.reasons.clone(),
@@ -276,7 +277,7 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
         }
         let result = aggregate::from_forks(bench, &settings, unit, forks, throttle);
         if let Some(w) = result.placement_warning() {
-            progress.finish();
+            progress.clear();
             warn(&w);
         }
         results.push(result);

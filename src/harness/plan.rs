@@ -21,8 +21,14 @@ pub struct Plan {
     /// What the binary does once before the benchmarks, and its estimate (see
     /// [`super::Prelude`]).
     pub prelude: Option<(String, Duration)>,
+    /// How long working out the estimates took before the plan (a calibration, a probe
+    /// of a remote source), where it took long enough to tell: part of the run too.
+    pub planning: Option<Duration>,
     pub benchmarks: Vec<Planned>,
 }
+
+/// Planning shorter than this is left out of the plan.
+pub const PLANNING_SHOWN: Duration = Duration::from_millis(50);
 
 impl Plan {
     pub fn new(
@@ -45,6 +51,7 @@ impl Plan {
         Plan {
             profile,
             prelude: None,
+            planning: None,
             benchmarks,
         }
     }
@@ -53,8 +60,9 @@ impl Plan {
     /// every benchmark.
     pub fn total(&self) -> Duration {
         let prelude = self.prelude.as_ref().map_or(Duration::ZERO, |p| p.1);
+        let planning = self.planning.unwrap_or_default();
         let benchmarks = self.benchmarks.iter().map(|b| b.estimate).sum::<Duration>();
-        activity::WINDOW + prelude + benchmarks
+        activity::WINDOW + planning + prelude + benchmarks
     }
 
     /// `profile standard: about 2 min 10 s`, the end of the header line.
@@ -80,6 +88,12 @@ impl Plan {
             self.profile.name(),
             count(self.benchmarks.len() as u64, "benchmark")
         );
+        if let Some(took) = self.planning {
+            out.push_str(&format!(
+                "planning: the estimates took {}\n",
+                format_estimate(took)
+            ));
+        }
         if let Some((what, estimate)) = &self.prelude {
             out.push_str(&format!(
                 "first: {what}  about {}\n",
@@ -184,5 +198,13 @@ mod tests {
             "{text}"
         );
         assert_eq!(plan.total(), Duration::from_millis(182_030));
+        // Estimates that took work (a probe of the source) count too, on their line.
+        plan.planning = Some(Duration::from_millis(220));
+        let text = plan.render("bb-x");
+        assert!(
+            text.contains("benchmark\nplanning: the estimates took 0.2 s\nfirst: "),
+            "{text}"
+        );
+        assert_eq!(plan.total(), Duration::from_millis(182_250));
     }
 }

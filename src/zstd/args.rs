@@ -30,5 +30,8 @@ crate::bench_args! {
         /// one encoder/decoder per thread, reset between jobs, instead of one per job
         #[argh(switch)]
         pub reuse_context: bool,
+        /// none or global, or a list such as none,global: global holds one process-wide lock around each streaming call, as Ruby's GVL before zstd-ruby released it (default none)
+        #[argh(option, default = "String::from(\"none\")")]
+        pub lock: String,
     }
 }

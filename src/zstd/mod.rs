@@ -1,6 +1,7 @@
 //! bb-zstd's workload: a queue of jobs consumed by THREADS threads ([`Pool`]), each job a
 //! streaming compress (write, flush, write, finish) or a streaming decompress (a frame
-//! decoded twice) done by a worker with its buffers and contexts, every result checked;
+//! decoded twice) done by a worker with its buffers and contexts, every result checked,
+//! its streaming calls under one process-wide lock with `--lock global` ([`Lock`]);
 //! and the generated JSON corpus ([`corpus`]) used when no input is given; the binary's
 //! flags ([`args`]), their checks (`options`) and its suite (`suite`).
 
@@ -41,6 +42,24 @@ impl Op {
     }
 }
 
+/// Whether a job's streaming calls hold one process-wide lock: `Global` as Ruby's global
+/// VM lock was held around each of zstd-ruby's calls before the patch that released it,
+/// so threads take turns at zstd's work; `None` as after it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Lock {
+    None,
+    Global,
+}
+
+impl Lock {
+    pub fn name(self) -> &'static str {
+        match self {
+            Lock::None => "none",
+            Lock::Global => "global",
+        }
+    }
+}
+
 /// One benchmark's workload.
 #[derive(Clone)]
 pub struct Config {
@@ -50,6 +69,8 @@ pub struct Config {
     /// One encoder/decoder per thread, reset between jobs, instead of one per job.
     pub reuse_context: bool,
     pub input: Arc<Vec<u8>>,
+    /// The lock held around each streaming call.
+    pub lock: Lock,
     /// Timed modes keep every thread busy across invocations (a job counts when it
     /// completes); otherwise each invocation queues exactly its jobs and waits for them.
     pub keep_busy: bool,

@@ -4,7 +4,7 @@
 
 use super::args::Args;
 use super::corpus::{self, CITY_JSON_SIZE};
-use super::Op;
+use super::{Lock, Op};
 use crate::harness::cli::{self, CommonArgs, HasCommon};
 use crate::model::modes::Mode;
 use crate::util::error::{Error, Result};
@@ -24,6 +24,8 @@ pub(crate) struct Options {
     pub threads: Vec<usize>,
     pub level: i32,
     pub reuse_context: bool,
+    /// The locks to measure, each a benchmark of its own.
+    pub locks: Vec<Lock>,
     pub input: Arc<Vec<u8>>,
     /// The input as the `input` parameter shows it: the file's name, or `generated-SIZE`.
     pub input_name: String,
@@ -50,6 +52,7 @@ impl Options {
                 )))
             }
         };
+        let locks = locks(&args.lock)?;
         let jobs = match args.jobs {
             Some(n) => n,
             None => env_number(env, "GUESSES")?.unwrap_or(common.profile.pick(50, 1000, 1000)),
@@ -77,6 +80,7 @@ impl Options {
             threads,
             level: args.level,
             reuse_context: args.reuse_context,
+            locks,
             input: Arc::new(input),
             input_name,
             keep_busy: matches!(
@@ -86,6 +90,29 @@ impl Options {
             common,
         })
     }
+}
+
+/// `--lock`'s list: `none`, `global`, each at most once.
+fn locks(list: &str) -> Result<Vec<Lock>> {
+    let mut locks = Vec::new();
+    for word in list.split(',').map(str::trim) {
+        let lock = match word {
+            "none" => Lock::None,
+            "global" => Lock::Global,
+            other => {
+                return Err(Error::usage(format!(
+                    "--lock {list}: unknown value '{other}' (expected none, global or none,global)"
+                )))
+            }
+        };
+        if locks.contains(&lock) {
+            return Err(Error::usage(format!(
+                "--lock {list}: '{word}' is given twice"
+            )));
+        }
+        locks.push(lock);
+    }
+    Ok(locks)
 }
 
 /// Beyond a few threads per CPU nothing more is measured, and a typo (100000) would
@@ -186,6 +213,10 @@ mod tests {
         let small = ["--size", "1k"];
         for (argv, vars, named) in [
             (&["--op", "x"][..], &[][..], "--op"),
+            (&["--lock", "gvl"], &[], "--lock gvl: unknown value 'gvl'"),
+            (&["--lock", ""], &[], "--lock"),
+            (&["--lock", "none,"], &[], "--lock none,"),
+            (&["--lock", "global,global"], &[], "--lock global,global"),
             (&["--jobs", "0"], &[], "--jobs"),
             (&["--threads", "0"], &[], "--threads"),
             (&["--threads", "1,100000"], &[], "--threads 100000"),
@@ -225,6 +256,11 @@ mod tests {
             o.input.len()
         );
         assert!(o.keep_busy);
+        assert_eq!(o.locks, [Lock::None], "no lock by default");
+        let both = options(&["--size", "1k", "--lock", "none, global"]).unwrap();
+        assert_eq!(both.locks, [Lock::None, Lock::Global]);
+        let global = options(&["--size", "1k", "--lock", "global"]).unwrap();
+        assert_eq!(global.locks, [Lock::Global]);
         let vars = [("THREADS", "3"), ("GUESSES", " 20 ")];
         let o = with_env(&["--size", "1k", "--mode", "ss"], &vars).unwrap();
         assert_eq!((o.threads, o.jobs, o.keep_busy), (vec![3], 20, false));

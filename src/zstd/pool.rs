@@ -4,8 +4,8 @@
 
 use super::worker::{compress_whole, verify_frame, verify_job_frame, Shared, Worker};
 use super::{Config, Op};
-use crate::util::error::{Error, Result};
 use crate::harness::benchmark::Workload;
+use crate::util::error::{Error, Result};
 use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
 use std::sync::Arc;
 

@@ -1,9 +1,9 @@
-//! bb-zstd's suite: a benchmark per thread count and operation, each with the input's
+//! bb-zstd's suite: a benchmark per thread count, operation and lock, each with the input's
 //! compression ratio and, for single shots, an estimate of their length that the
 //! harness works out in the parent; and the profiles.
 
 use super::options::Options;
-use super::{compress_whole, job_time, Config, Pool};
+use super::{compress_whole, job_time, Config, Lock, Pool};
 use crate::harness::benchmark::{Benchmark, Metric, Settings, TimeUnit, Workload};
 use crate::harness::{Profiles, Suite};
 use crate::util::error::Result;
@@ -17,17 +17,21 @@ pub(crate) fn suite(options: &Options) -> Result<Suite> {
     let frame = Arc::new(compress_whole(&options.input, options.level)?);
     let ratio = options.input.len() as f64 / frame.len() as f64;
     let mut benchmarks = Vec::new();
+    // A lock's rows beside each other: one thread count's cpu% with and without it.
     for &threads in &options.threads {
         for &op in &options.ops {
-            let config = Config {
-                op,
-                threads,
-                level: options.level,
-                reuse_context: options.reuse_context,
-                input: options.input.clone(),
-                keep_busy: options.keep_busy,
-            };
-            benchmarks.push(benchmark(options, config, &frame, ratio));
+            for &lock in &options.locks {
+                let config = Config {
+                    op,
+                    threads,
+                    level: options.level,
+                    reuse_context: options.reuse_context,
+                    input: options.input.clone(),
+                    lock,
+                    keep_busy: options.keep_busy,
+                };
+                benchmarks.push(benchmark(options, config, &frame, ratio));
+            }
         }
     }
     let mut suite = Suite::new(TimeUnit::Millis, profiles(), benchmarks);
@@ -54,15 +58,21 @@ fn benchmark(options: &Options, config: Config, frame: &Arc<Vec<u8>>, ratio: f64
             "job"
         },
     )
-    .param("threads", threads);
+    .param("threads", threads)
+    .param("lock", config.lock.name());
     b.threads = threads;
     if !options.keep_busy {
         let jobs = options.jobs;
         b.ops_per_invocation = Some(jobs);
-        // A single shot's length, for the plan: each thread's share of the jobs.
+        // A single shot's length, for the plan: each thread's share of the jobs, or all
+        // of them one after another where the lock makes the threads take turns.
+        let serial = match config.lock {
+            Lock::None => jobs.div_ceil(threads as u64),
+            Lock::Global => jobs,
+        };
         let frame = frame.clone();
         b.estimate_invocation = Some(Box::new(move || {
-            Ok(job_time(&config, &frame)? * jobs.div_ceil(threads as u64) as u32)
+            Ok(job_time(&config, &frame)? * serial as u32)
         }));
     }
     b.bytes_per_op = Some(2.0 * options.input.len() as f64);
@@ -114,10 +124,10 @@ mod tests {
         assert_eq!(
             labels,
             [
-                "bb.zstd.compress (input=generated-4096, level=5, context=thread, threads=1)",
-                "bb.zstd.decompress (input=generated-4096, level=5, context=thread, threads=1)",
-                "bb.zstd.compress (input=generated-4096, level=5, context=thread, threads=2)",
-                "bb.zstd.decompress (input=generated-4096, level=5, context=thread, threads=2)",
+                "bb.zstd.compress (input=generated-4096, level=5, context=thread, threads=1, lock=none)",
+                "bb.zstd.decompress (input=generated-4096, level=5, context=thread, threads=1, lock=none)",
+                "bb.zstd.compress (input=generated-4096, level=5, context=thread, threads=2, lock=none)",
+                "bb.zstd.decompress (input=generated-4096, level=5, context=thread, threads=2, lock=none)",
             ]
         );
         let b = &s.benchmarks[3];
@@ -128,6 +138,40 @@ mod tests {
         // Timed modes keep the threads busy: no batch, nothing to estimate.
         assert!(b.ops_per_invocation.is_none() && b.estimate_invocation.is_none());
         assert!(s.pin_process);
+    }
+
+    #[test]
+    fn each_lock_is_a_benchmark_of_its_own_beside_the_others() {
+        let s = suite_of(&[
+            "--size",
+            "4k",
+            "--threads",
+            "1,2",
+            "--lock",
+            "none,global",
+            "--op",
+            "compress",
+        ]);
+        let rows: Vec<(usize, String)> = s
+            .benchmarks
+            .iter()
+            .map(|b| (b.threads, b.label()))
+            .collect();
+        let row = |t: usize, lock: &str| {
+            let label = format!(
+                "bb.zstd.compress (input=generated-4096, level=3, context=job, threads={t}, lock={lock})"
+            );
+            (t, label)
+        };
+        assert_eq!(
+            rows,
+            [
+                row(1, "none"),
+                row(1, "global"),
+                row(2, "none"),
+                row(2, "global")
+            ]
+        );
     }
 
     #[test]

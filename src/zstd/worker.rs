@@ -2,11 +2,13 @@
 //! a streaming decompress of the input's frame, twice; with a context of its own per job,
 //! or one per thread reset between jobs (`--reuse-context`). Every result is checked: a
 //! compressed frame against a verified reference (or decoded back), a decompressed one by
-//! its length; a whole frame by its length and FNV-1a hash.
+//! its length; a whole frame by its length and FNV-1a hash. With `--lock global` each
+//! streaming call (a write, flush or finish; a read) holds one process-wide lock.
 
-use super::{Config, Op};
+use super::{Config, Lock, Op};
 use crate::util::error::{Error, Result};
 use crate::util::rng::fnv1a64;
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 use zstd::stream::raw::{Decoder, Encoder, InBuffer, Operation, OutBuffer};
 
@@ -24,6 +26,23 @@ pub(super) struct Worker {
     pub output: Vec<u8>,
     encoder: Option<Encoder<'static>>,
     decoder: Option<Decoder<'static>>,
+    lock: Lock,
+}
+
+/// The lock of `--lock global`: one for the process, as the GVL is one for Ruby's VM.
+static GLOBAL: Mutex<()> = Mutex::new(());
+
+/// One streaming call, holding [`GLOBAL`] for its length with `Lock::Global`; with
+/// `Lock::None` nothing is taken.
+fn streaming<T>(lock: Lock, call: impl FnOnce() -> T) -> T {
+    match lock {
+        Lock::None => call(),
+        Lock::Global => {
+            // The lock guards no data: a panic under it leaves nothing to distrust.
+            let _held = GLOBAL.lock().unwrap_or_else(PoisonError::into_inner);
+            call()
+        }
+    }
 }
 
 /// The error of zstd's `what`.
@@ -63,6 +82,7 @@ impl Worker {
             output: Vec::with_capacity(capacity),
             encoder: None,
             decoder: None,
+            lock: shared.config.lock,
         }
     }
 
@@ -79,51 +99,27 @@ impl Worker {
         self.output.clear();
         let mut out = OutBuffer::around(&mut self.output);
         for pass in 0..2 {
-            let mut src = InBuffer::around(input);
-            while src.pos() < input.len() {
-                let before = (src.pos(), out.pos());
-                encoder
-                    .run(&mut src, &mut out)
-                    .map_err(zstd_err("compress"))?;
-                if (src.pos(), out.pos()) == before {
-                    return Err(Error::failed(
-                        "zstd compress made no progress (output buffer full)",
-                    ));
-                }
-            }
-            loop {
-                let remaining = if pass == 0 {
-                    encoder.flush(&mut out)
-                } else {
-                    encoder.finish(&mut out, true)
-                };
-                if remaining.map_err(zstd_err("flush"))? == 0 {
-                    break;
-                }
-                if out.pos() == out.capacity() {
-                    return Err(Error::failed(
-                        "zstd flush made no progress (output buffer full)",
-                    ));
-                }
-            }
+            streaming(self.lock, || write(encoder, input, &mut out))?;
+            streaming(self.lock, || end(encoder, &mut out, pass == 1))?;
         }
         Ok(())
     }
 
-    /// Decodes `frame` with a streaming decoder; returns the decoded length. The output
-    /// buffer is never grown: a frame that fills it is an error, not a realloc.
+    /// Decodes `frame` with a streaming decoder, each read under `lock`; returns the
+    /// decoded length. The output buffer is never grown: a frame that fills it is an
+    /// error, not a realloc.
     fn decompress_once(
         decoder: &mut Decoder<'static>,
         frame: &[u8],
         output: &mut Vec<u8>,
+        lock: Lock,
     ) -> Result<usize> {
         decoder.reinit().map_err(zstd_err("reset"))?;
         output.clear();
         let mut out = OutBuffer::around(output);
         let mut src = InBuffer::around(frame);
         loop {
-            let hint = decoder
-                .run(&mut src, &mut out)
+            let hint = streaming(lock, || decoder.run(&mut src, &mut out))
                 .map_err(zstd_err("decompress"))?;
             if hint == 0 {
                 return Ok(out.pos());
@@ -152,7 +148,7 @@ impl Worker {
             |_| Ok(()),
         )?;
         for _ in 0..2 {
-            let n = Worker::decompress_once(decoder, frame, &mut self.output)?;
+            let n = Worker::decompress_once(decoder, frame, &mut self.output, self.lock)?;
             if n != expected {
                 return Err(Error::failed(format!(
                     "decompressed {n} bytes, expected {expected}"
@@ -178,6 +174,40 @@ impl Worker {
     }
 }
 
+/// A write: the whole of `input` fed to the encoder.
+fn write(encoder: &mut Encoder<'static>, input: &[u8], out: &mut OutBuffer<Vec<u8>>) -> Result<()> {
+    let mut src = InBuffer::around(input);
+    while src.pos() < input.len() {
+        let before = (src.pos(), out.pos());
+        encoder.run(&mut src, out).map_err(zstd_err("compress"))?;
+        if (src.pos(), out.pos()) == before {
+            return Err(Error::failed(
+                "zstd compress made no progress (output buffer full)",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A flush, or with `finish` the frame's end: the encoder emptied into `out`.
+fn end(encoder: &mut Encoder<'static>, out: &mut OutBuffer<Vec<u8>>, finish: bool) -> Result<()> {
+    loop {
+        let remaining = if finish {
+            encoder.finish(out, true)
+        } else {
+            encoder.flush(out)
+        };
+        if remaining.map_err(zstd_err("flush"))? == 0 {
+            return Ok(());
+        }
+        if out.pos() == out.capacity() {
+            return Err(Error::failed(
+                "zstd flush made no progress (output buffer full)",
+            ));
+        }
+    }
+}
+
 /// The input compressed in one go at `level`: the frame decompress jobs decode, and the
 /// one the compression ratio is taken from.
 pub fn compress_whole(input: &[u8], level: i32) -> Result<Vec<u8>> {
@@ -195,7 +225,7 @@ pub(super) fn verify_job_frame(frame: &[u8], input: &[u8]) -> Result<()> {
 pub(super) fn verify_frame(frame: &[u8], expected: &[u8]) -> Result<()> {
     let mut decoder = Decoder::new().map_err(zstd_err("decoder"))?;
     let mut output = Vec::with_capacity(expected.len() + 1);
-    let n = Worker::decompress_once(&mut decoder, frame, &mut output)
+    let n = Worker::decompress_once(&mut decoder, frame, &mut output, Lock::None)
         .map_err(|e| e.within("verification"))?;
     let (got, want) = (fnv1a64(&output), fnv1a64(expected));
     if n != expected.len() || got != want {
@@ -233,6 +263,44 @@ mod tests {
     use super::*;
     use std::sync::Arc;
 
+    /// Runs one job of `op` under `lock` on a thread of its own; its result arrives on
+    /// the receiver.
+    fn job_on_a_thread(op: Op, lock: Lock) -> std::sync::mpsc::Receiver<Result<()>> {
+        let c = Config {
+            lock,
+            ..config(op, false)
+        };
+        let shared = Shared {
+            input_frame: zstd::bulk::compress(&c.input, 3).unwrap(),
+            job_frame: vec![],
+            config: c,
+        };
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || tx.send(Worker::new(&shared).job(&shared)));
+        rx
+    }
+
+    #[test]
+    fn only_a_global_lock_job_waits_for_the_lock() {
+        use std::sync::mpsc::RecvTimeoutError;
+        let long = Duration::from_secs(30);
+        for op in [Op::Compress, Op::Decompress] {
+            let held = GLOBAL.lock().unwrap();
+            job_on_a_thread(op, Lock::None)
+                .recv_timeout(long)
+                .expect("a job with no lock ignores the global one")
+                .unwrap();
+            let global = job_on_a_thread(op, Lock::Global);
+            assert_eq!(
+                global.recv_timeout(Duration::from_millis(300)).err(),
+                Some(RecvTimeoutError::Timeout),
+                "{op:?} under --lock global waits while the lock is held"
+            );
+            drop(held);
+            global.recv_timeout(long).expect("then runs").unwrap();
+        }
+    }
+
     fn config(op: Op, reuse_context: bool) -> Config {
         Config {
             op,
@@ -240,6 +308,7 @@ mod tests {
             level: 3,
             reuse_context,
             input: Arc::new(crate::zstd::corpus::generate(50_000, 1)),
+            lock: Lock::None,
             keep_busy: false,
         }
     }

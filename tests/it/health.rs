@@ -135,7 +135,7 @@ fn cooldown_gives_up_after_cooldown_max_and_runs_anyway() {
             && run
                 .stderr
                 .contains("(--cooldown-max 1.5s) for below 60.0°C: running bb.zstd.compress (",)
-            && run.stderr.contains("threads=1) anyway"),
+            && run.stderr.contains("threads=1, lock=none) anyway"),
         "{}",
         run.stderr
     );

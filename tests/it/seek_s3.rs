@@ -565,3 +565,25 @@ fn s3_flags_and_settings_are_checked_before_anything_runs() {
         assert_eq!(run.stderr.lines().count(), 1, "{args:?}: {}", run.stderr);
     }
 }
+
+/// The tests of seek_s3 whose pass depends on this machine's speed: retried, one at a
+/// time ([`crate::support::timing`]).
+mod timing {
+    use super::*;
+    use crate::support::nginx::Nginx;
+
+    #[test]
+    fn through_a_20_ms_proxy_the_estimate_is_the_wall_time_of_the_run() {
+        let nginx = Nginx::start();
+        let home = TempDir::new("seek-http-estimate");
+        bb_seek(&home, &[], &["gen", "--dest", &nginx.url("objects"), "--sizes", "64k,256k"])
+            .assert_ok();
+        let proxy = LatencyProxy::start(nginx.port, 20);
+        let source = format!("http://127.0.0.1:{}/objects/", proxy.port);
+        // About 16 s, 13 of them 20 ms round trips: the probe's, times each client's
+        // requests (plain: one a read; stream: its fetches).
+        let args = ["--quick", "--sizes", "64k,256k", "--source", &source];
+        let (run, _) = crate::plan::plan_and_run(&home, EXE, &args);
+        assert!(run.stderr.contains(&format!("{source}: round trip ")), "{}", run.stderr);
+    }
+}

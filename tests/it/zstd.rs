@@ -94,6 +94,77 @@ fn json_report_has_jmh_layout_and_real_measurements() {
 }
 
 #[test]
+fn both_locks_in_one_run_each_a_row_with_its_param_and_every_job_verified() {
+    let run = bb_zstd(
+        &[
+            "--lock",
+            "none,global",
+            "--threads",
+            "2",
+            "--forks",
+            "0",
+            "--format",
+            "json",
+        ],
+        &[],
+    );
+    // A job whose output failed its check would end the run with exit 1.
+    run.assert_ok();
+    let json = run.json();
+    let rows = json.as_array().unwrap();
+    assert_eq!(rows.len(), 4, "two ops under two locks");
+    for op in ["compress", "decompress"] {
+        for lock in ["none", "global"] {
+            let e = entry(
+                &json,
+                &format!("bb.zstd.{op}"),
+                &[("threads", "2"), ("lock", lock)],
+            );
+            assert!(e["boardbench"]["operations"].as_u64().unwrap() > 0);
+        }
+    }
+    // The answer says what releasing the lock gains, at the threads both ran.
+    let answer = json[0]["boardbench"]["answer"]["lines"].as_array().unwrap();
+    for op in ["compress", "decompress"] {
+        let at = answer
+            .iter()
+            .position(|l| l.as_str().unwrap().starts_with(&format!("{op}: ")))
+            .unwrap_or_else(|| panic!("no {op} line in {answer:?}"));
+        let lock_line = answer[at + 1..]
+            .iter()
+            .map(|l| l.as_str().unwrap())
+            .take_while(|l| l.starts_with("  "))
+            .find(|l| l.starts_with("  a global lock at 2 threads: "));
+        assert!(
+            lock_line.is_some_and(|l| l.contains("releasing it gains")),
+            "{op}: {answer:?}"
+        );
+    }
+    // The params as JMH writes them: sorted by name (its TreeMap), lock among them.
+    for params in run.stdout.split("\"params\"").skip(1) {
+        let params = &params[..params.find('}').unwrap()];
+        // A missing key sorts first, out of order.
+        let mut written = ["lock", "threads", "context", "level", "input"];
+        written.sort_by_key(|k| params.find(&format!("\"{k}\"")));
+        assert_eq!(
+            written,
+            ["context", "input", "level", "lock", "threads"],
+            "{params}"
+        );
+    }
+    // A default run's labels name its lock too, last.
+    let default = bb_zstd(&["--threads", "1", "--forks", "0", "--op", "compress"], &[]);
+    default.assert_ok();
+    assert!(
+        default.stdout.contains(
+            "bb.zstd.compress (input=generated-102400, level=3, context=job, threads=1, lock=none)"
+        ),
+        "{}",
+        default.stdout
+    );
+}
+
+#[test]
 fn text_report_has_table_and_time_line() {
     let run = bb_zstd(&["--threads", "1", "--forks", "0", "--op", "compress"], &[]);
     run.assert_ok();
@@ -146,7 +217,7 @@ fn csv_report_and_atomic_output_file() {
     let mut lines = csv.lines();
     let header = lines.next().unwrap();
     // JMH's columns, the params sorted by name as JMH sorts them.
-    assert!(header.starts_with("\"Benchmark\",\"Mode\",\"Threads\",\"Samples\",\"Score\",\"Score Error (99.9%)\",\"Unit\",\"Param: context\",\"Param: input\",\"Param: level\",\"Param: threads\",\"User (s)\""), "{header}");
+    assert!(header.starts_with("\"Benchmark\",\"Mode\",\"Threads\",\"Samples\",\"Score\",\"Score Error (99.9%)\",\"Unit\",\"Param: context\",\"Param: input\",\"Param: level\",\"Param: lock\",\"Param: threads\",\"User (s)\""), "{header}");
     let rows: Vec<&str> = lines.collect();
     assert!(
         rows.iter()
@@ -293,6 +364,11 @@ fn bad_flags_get_one_line_and_exit_2() {
         (vec!["--time", "3"], vec![], "--time"),
         (vec!["--mode", "fast"], vec![], "fast"),
         (vec!["--op", "zip"], vec![], "--op"),
+        (
+            vec!["--lock", "gvl"],
+            vec![],
+            "--lock gvl: unknown value 'gvl'",
+        ),
         (vec!["--jobs", "0"], vec![], "--jobs"),
         (vec!["--iterations", "0"], vec![], "--iterations"),
         (
@@ -350,6 +426,7 @@ fn help_shows_an_example_and_exits_0() {
         run.stdout.contains("Examples:")
             && run.stdout.contains("--warmup-time")
             && run.stdout.contains("--reuse-context")
+            && run.stdout.contains("--lock")
     );
 }
 
