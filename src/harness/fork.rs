@@ -66,13 +66,14 @@ fn set_cloexec(fd: i32) {
 }
 
 /// Runs fork `fork` (1-based) of benchmark `index` in a fresh copy of this binary with the
-/// same arguments, passing it the prelude's `values`.
+/// same arguments, passing it the prelude's `values`. The outer error is the run's (no
+/// fork can be started: every benchmark would fail alike), the inner the benchmark's.
 pub(crate) fn run_child(
     index: usize,
     fork: u32,
     label: &str,
     values: &[f64],
-) -> Result<ForkResult> {
+) -> Result<Result<ForkResult>> {
     // Errno is named, not kept as the cause: its Debug (every errno's name) would double
     // the binaries' error tables.
     let (read_end, write_end) = nix::unistd::pipe()
@@ -99,12 +100,12 @@ pub(crate) fn run_child(
     crate::harness::watchdog::remove_exit_hook(hook);
     let status = status.map_err(|e| Error::io(format!("waiting for fork {fork} of {label}"), e))?;
     // The failures name the fork, not the benchmark: the harness names that.
-    match parsed {
+    Ok(match parsed {
         Err(Unreported::Failed(error)) => Err(error),
         _ if !status.success() => Err(Error::failed(format!("fork {fork} failed ({status})"))),
         Err(Unreported::Bad(e)) => Err(Error::failed(format!("fork {fork} sent a bad report: {e}"))),
         Ok(result) => Ok(result),
-    }
+    })
 }
 
 /// What a copy of this binary is started for: it decides how the copy is ended on an

@@ -242,7 +242,7 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
                 n => format!("{place} fork {fork}/{n}"),
             };
             progress.step(&tag, &shown, fork_estimate);
-            match fork::run_child(index, fork, &label, &values) {
+            match fork::run_child(index, fork, &label, &values)? {
                 Ok(f) => forks.push(f),
                 Err(e) => {
                     error = Some(e);
