@@ -46,7 +46,10 @@ fn parse_stat(text: &str) -> Option<Stat> {
     let total = busy + at(3) + at(4);
     let cpus = text
         .lines()
-        .filter(|l| l.strip_prefix("cpu").is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit())))
+        .filter(|l| {
+            l.strip_prefix("cpu")
+                .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+        })
         .count();
     (ticks.len() >= 4 && cpus > 0).then_some(Stat { busy, total, cpus })
 }
@@ -57,9 +60,7 @@ fn own_ticks(text: &str) -> Option<u64> {
     let after_name = &text[text.rfind(')')? + 1..];
     // Field 3 (the state) is the first after the name.
     let fields: Vec<&str> = after_name.split_whitespace().collect();
-    (11..15)
-        .map(|i| fields.get(i)?.parse::<u64>().ok())
-        .sum()
+    (11..15).map(|i| fields.get(i)?.parse::<u64>().ok()).sum()
 }
 
 /// Other processes' CPU between two readings of /proc/stat (`before`, `after`) and of
@@ -76,7 +77,11 @@ fn between(before: Stat, after: Stat, own: u64) -> Option<f64> {
 pub fn measure(root: &Path, window: Duration) -> Option<Background> {
     let read = |path: &str| std::fs::read_to_string(root.join(path)).ok();
     let stat = || read("proc/stat").and_then(|s| parse_stat(&s));
-    let own = || read("proc/self/stat").and_then(|s| own_ticks(&s)).unwrap_or(0);
+    let own = || {
+        read("proc/self/stat")
+            .and_then(|s| own_ticks(&s))
+            .unwrap_or(0)
+    };
     let (before, own_before, started) = (stat()?, own(), Instant::now());
     std::thread::sleep(window);
     let (after, own_after) = (stat()?, own());
@@ -111,16 +116,25 @@ mod tests {
         assert!(cores < 0.05, "{cores}");
         // Our own ticks only: nothing else ran.
         assert_eq!(between(stat(10, 90), stat(30, 170), 20), Some(0.0));
-        assert_eq!(between(stat(10, 90), stat(10, 90), 0), None, "no tick passed");
+        assert_eq!(
+            between(stat(10, 90), stat(10, 90), 0),
+            None,
+            "no tick passed"
+        );
     }
 
     #[test]
     fn proc_files_parse_as_the_kernel_writes_them() {
-        let s = parse_stat(
-            "cpu  10 1 5 100 4 2 3 7 0 0\ncpu0 10 1 5 100 4 2 3 7 0 0\nintr 0\n",
-        )
-        .unwrap();
-        assert_eq!(s, Stat { busy: 28, total: 132, cpus: 1 });
+        let s = parse_stat("cpu  10 1 5 100 4 2 3 7 0 0\ncpu0 10 1 5 100 4 2 3 7 0 0\nintr 0\n")
+            .unwrap();
+        assert_eq!(
+            s,
+            Stat {
+                busy: 28,
+                total: 132,
+                cpus: 1
+            }
+        );
         assert_eq!(parse_stat("intr 0\n"), None);
         // A name with spaces and parentheses; utime 5, stime 6, cutime 7, cstime 8.
         let own = "42 (bb (x) y) S 1 42 42 0 -1 4194560 100 0 0 0 5 6 7 8 20 0 1 0 9 10 11";
@@ -145,6 +159,9 @@ mod tests {
     #[test]
     fn this_machine_is_measured() {
         let b = measure(Path::new("/"), Duration::from_millis(50)).unwrap();
-        assert!(b.cores >= 0.0 && b.window >= Duration::from_millis(50), "{b:?}");
+        assert!(
+            b.cores >= 0.0 && b.window >= Duration::from_millis(50),
+            "{b:?}"
+        );
     }
 }

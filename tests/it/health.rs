@@ -207,6 +207,18 @@ fn run_on_a_ticking_board(dir: &TempDir, extra: &[&str]) -> Run {
     let states = root.join("sys/devices/system/cpu/cpu0/cpufreq/stats/time_in_state");
     std::fs::create_dir_all(states.parent().unwrap()).unwrap();
     replace(&states, "600000 100\n1500000 1000\n");
+    let ticks = |n: u64| format!("600000 {}\n1500000 {}\n", 100 + n, 1000 + 3 * n);
+    run_ticking(&root, states, ticks, extra)
+}
+
+/// Runs bb-zstd with `extra` flags on the board under `root` while `file` is rewritten
+/// every 10 ms with `ticks(n)`, n counting from 1.
+fn run_ticking(
+    root: &Path,
+    file: PathBuf,
+    ticks: impl Fn(u64) -> String + Send + 'static,
+    extra: &[&str],
+) -> Run {
     let stop = Arc::new(AtomicBool::new(false));
     let ticker = {
         let stop = stop.clone();
@@ -214,10 +226,7 @@ fn run_on_a_ticking_board(dir: &TempDir, extra: &[&str]) -> Run {
             let mut n = 0;
             while !stop.load(Ordering::Relaxed) {
                 n += 1;
-                replace(
-                    &states,
-                    &format!("600000 {}\n1500000 {}\n", 100 + n, 1000 + 3 * n),
-                );
+                replace(&file, &ticks(n));
                 std::thread::sleep(Duration::from_millis(10));
             }
         })
@@ -335,28 +344,7 @@ fn run_on_a_pi_zero(dir: &TempDir, busy: bool) -> Run {
         format!("cpu  {used} 0 0 {idle} 0 0 0 0 0 0\ncpu0 {used} 0 0 {idle} 0 0 0 0 0 0\n")
     };
     replace(&stat, &ticks(0));
-    let stop = Arc::new(AtomicBool::new(false));
-    let ticker = {
-        let stop = stop.clone();
-        std::thread::spawn(move || {
-            let mut n = 0;
-            while !stop.load(Ordering::Relaxed) {
-                n += 1;
-                replace(&stat, &ticks(n));
-                std::thread::sleep(Duration::from_millis(10));
-            }
-        })
-    };
-    let root = root.display().to_string();
-    let args = args(&["--op", "compress", "--format", "json"]);
-    let run = run_with(
-        EXE,
-        &args.iter().map(String::as_str).collect::<Vec<_>>(),
-        &[("BB_SYSROOT", &root)],
-    );
-    stop.store(true, Ordering::Relaxed);
-    ticker.join().unwrap();
-    run
+    run_ticking(&root, stat, ticks, &["--op", "compress", "--format", "json"])
 }
 
 /// The boards' false "machine is busy": a load average left by the previous binary is
