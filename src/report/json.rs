@@ -1,34 +1,54 @@
 //! The JSON report in JMH's `-rf json` layout: every field JMH writes, in JMH's order and
 //! with JMH's types (an array of entries with jmhVersion, benchmark, mode, threads, forks,
 //! the JVM fields, iterations, times, batch sizes, params, primaryMetric and
-//! secondaryMetrics; sample mode with `rawDataHistogram` and the `·p` percentile metrics),
+//! secondaryMetrics; sample mode with `rawDataHistogram` and the `p0.00` … percentile
+//! metrics, scored over every sample),
 //! so JMH result viewers and strict readers take it; boardbench adds `environment` and
 //! `boardbench` fields they ignore.
 
-use crate::util::json::Json;
 use crate::model::answer::Answer;
+use crate::model::failure::Failure;
 use crate::model::modes::Mode;
 use crate::model::result::{BenchResult, PairedPlacements, PercentileMetric};
 use crate::stats::{percentiles_of, Summary};
 use crate::system::env::Environment;
 use crate::system::placement::Placement;
 use crate::system::throttle::Health;
+use crate::util::json::Json;
 use std::time::Duration;
 
 /// The JMH version whose `-rf json` layout this report follows (`jmhVersion`); the
 /// boardbench version that wrote it is `boardbench.version`.
-pub const JMH_LAYOUT_VERSION: &str = "1.37";
+pub use crate::model::result::JMH_LAYOUT_VERSION;
 
 /// What JMH's JVM fields hold in a boardbench report, where no JVM runs.
 pub const NO_JVM: &str = "n/a";
 
-/// The entries; the run's answer, where there is one, in the first entry's `boardbench`
-/// object as `answer` (`{"program": …, "lines": […]}`), where JMH's readers ignore it.
-pub fn render(results: &[BenchResult], env: &Environment, answer: Option<&Answer>) -> String {
+/// The entries; in the first entry's `boardbench` object, where JMH's readers ignore
+/// them, the run's answer where there is one as `answer` (`{"program": …, "lines": […]}`)
+/// and the benchmarks that failed, which have no entry (as in JMH's), as `failed`
+/// (`[{"benchmark": label, "error": …}]`).
+pub fn render(
+    results: &[BenchResult],
+    failed: &[Failure],
+    env: &Environment,
+    answer: Option<&Answer>,
+) -> String {
     let mut entries: Vec<Json> = results.iter().map(|r| entry(r, env)).collect();
-    if let (Some(answer), Some(Json::Obj(first))) = (answer, entries.first_mut()) {
+    if let Some(Json::Obj(first)) = entries.first_mut() {
         if let Some((_, Json::Obj(ours))) = first.iter_mut().find(|(k, _)| k == "boardbench") {
-            ours.push(("answer".into(), answer_json(answer)));
+            if let Some(answer) = answer {
+                ours.push(("answer".into(), answer_json(answer)));
+            }
+            if !failed.is_empty() {
+                let failed = failed.iter().map(|f| {
+                    Json::obj([
+                        ("benchmark", Json::str(&f.benchmark)),
+                        ("error", Json::str(&f.error)),
+                    ])
+                });
+                ours.push(("failed".into(), Json::Arr(failed.collect())));
+            }
         }
     }
     Json::Arr(entries).to_pretty()
@@ -37,7 +57,10 @@ pub fn render(results: &[BenchResult], env: &Environment, answer: Option<&Answer
 fn answer_json(answer: &Answer) -> Json {
     Json::obj([
         ("program", Json::str(&answer.program)),
-        ("lines", Json::Arr(answer.lines.iter().map(Json::str).collect())),
+        (
+            "lines",
+            Json::Arr(answer.lines.iter().map(Json::str).collect()),
+        ),
     ])
 }
 
@@ -93,11 +116,15 @@ fn entry(r: &BenchResult, env: &Environment) -> Json {
         ("measurementTime", jmh_time(s.time, mode)),
         ("measurementBatchSize", Json::Num(1.0)),
     ]);
-    // JMH leaves params out when a benchmark has none.
+    // JMH leaves params out when a benchmark has none, and sorts them by name.
     if !r.params.is_empty() {
+        let keys = super::jmh_param_order(r.params.iter().map(|(k, _)| k.clone()));
         fields.push((
             "params",
-            Json::obj(r.params.iter().map(|(k, v)| (k.clone(), Json::str(v)))),
+            Json::obj(keys.into_iter().map(|k| {
+                let v = Json::str(r.param(&k).unwrap_or_default());
+                (k, v)
+            })),
         ));
     }
     let primary_raw = match (mode, &r.histogram) {
@@ -118,7 +145,7 @@ fn entry(r: &BenchResult, env: &Environment) -> Json {
     fields.extend([
         (
             "primaryMetric",
-            metric(&r.summary, r.percentiles(), &r.unit(), primary_raw),
+            metric(&r.score(), r.percentiles(), &r.unit(), primary_raw),
         ),
         ("secondaryMetrics", Json::obj(secondary)),
         ("environment", environment_json(env)),
@@ -202,12 +229,10 @@ fn raw_data_histogram(r: &BenchResult) -> Json {
                     fork.iter()
                         .map(|h| {
                             Json::Arr(
-                                h.values()
-                                    .map(|(ns, count)| {
-                                        Json::Arr(vec![
-                                            Json::Num(r.latency_in_unit(ns)),
-                                            Json::Num(count as f64),
-                                        ])
+                                r.samples_of(h)
+                                    .into_iter()
+                                    .map(|(value, count)| {
+                                        Json::Arr(vec![Json::Num(value), Json::Num(count as f64)])
                                     })
                                     .collect(),
                             )
@@ -349,6 +374,16 @@ fn environment_json(env: &Environment) -> Json {
                 Json::Arr(l.iter().map(|&v| Json::Num(v)).collect())
             }),
         ),
+        // Other processes' CPU just before the run, in cores, and over how long.
+        (
+            "background",
+            env.background.map_or(Json::Null, |b| {
+                Json::obj([
+                    ("cores", Json::Num((b.cores * 1000.0).round() / 1000.0)),
+                    ("windowS", Json::Num((b.window.as_secs_f64() * 1000.0).round() / 1000.0)),
+                ])
+            }),
+        ),
         ("boardbenchVersion", Json::str(&env.boardbench_version)),
     ])
 }
@@ -362,13 +397,44 @@ mod tests {
     fn the_answer_rides_in_the_first_entry_only() {
         let r = sample_result("bb.zstd.compress", "1", vec![1.0]);
         let answer = Answer::new("bb-zstd".into(), vec!["compress: 344 MB/s".into()]);
-        let v = Json::parse(&render(&[r.clone(), r], &Environment::default(), Some(&answer))).unwrap();
+        let v = Json::parse(&render(
+            &[r.clone(), r],
+            &[],
+            &Environment::default(),
+            Some(&answer),
+        ))
+        .unwrap();
         let entries = v.as_array().unwrap();
         let first = entries[0].get("boardbench").unwrap().get("answer").unwrap();
         assert_eq!(first.get("program").unwrap().as_str(), Some("bb-zstd"));
         let lines = first.get("lines").unwrap().as_array().unwrap();
         assert_eq!(lines[0].as_str(), Some("compress: 344 MB/s"));
-        assert!(entries[1].get("boardbench").unwrap().get("answer").is_none());
+        assert!(entries[1]
+            .get("boardbench")
+            .unwrap()
+            .get("answer")
+            .is_none());
+    }
+
+    #[test]
+    fn failed_benchmarks_have_no_entry_and_are_listed_in_the_first() {
+        let r = sample_result("bb.ipc.local", "1", vec![1.0]);
+        let failed = [Failure {
+            benchmark: "bb.ipc.remote (transport=tcp)".into(),
+            error: "refused".into(),
+        }];
+        let env = Environment::default();
+        let v = Json::parse(&render(&[r.clone(), r], &failed, &env, None)).unwrap();
+        let entries = v.as_array().unwrap();
+        assert_eq!(entries.len(), 2);
+        let listed = entries[0].get("boardbench").unwrap().get("failed").unwrap();
+        let listed = listed.as_array().unwrap();
+        assert_eq!(listed.len(), 1);
+        let name = listed[0].get("benchmark").unwrap().as_str();
+        assert_eq!(name, Some("bb.ipc.remote (transport=tcp)"));
+        assert_eq!(listed[0].get("error").unwrap().as_str(), Some("refused"));
+        assert!(entries[1].get("boardbench").unwrap().get("failed").is_none());
+        assert_eq!(render(&[], &failed, &env, None).trim(), "[]");
     }
 
     #[test]
@@ -379,7 +445,7 @@ mod tests {
             cores_online: 4,
             ..Default::default()
         };
-        let text = render(&[r], &env, None);
+        let text = render(&[r], &[], &env, None);
         let v = Json::parse(&text).unwrap();
         let e = &v.as_array().unwrap()[0];
         assert_eq!(
@@ -450,7 +516,7 @@ mod tests {
         };
         let mut r = sample_result("bb.zstd.compress", "1", vec![1.0, 2.0, 3.0]);
         r.params.clear();
-        let text = render(&[r], &env, None);
+        let text = render(&[r], &[], &env, None);
         assert_eq!(
             keys(&text, &[]),
             [
@@ -526,7 +592,7 @@ mod tests {
     #[test]
     fn sample_mode_has_raw_data_histogram_and_percentile_metrics() {
         let r = crate::model::result::tests::sample_mode_result();
-        let text = render(&[r], &Environment::default(), None);
+        let text = render(&[r], &[], &Environment::default(), None);
         let v: serde_json::Value = serde_json::from_str(&text).unwrap();
         let e = &v[0];
         assert_eq!(e["mode"], "sample");
@@ -561,9 +627,9 @@ mod tests {
             "1 ms ten times, in us"
         );
         let secondary = keys(&text, &["secondaryMetrics"]);
-        assert_eq!(secondary[0], "remote·p0.00");
-        assert_eq!(secondary[7], "remote·p1.00");
-        let p99 = &e["secondaryMetrics"]["remote·p0.99"];
+        assert_eq!(secondary[0], "p0.00", "JMH 1.37's names");
+        assert_eq!(secondary[7], "p1.00");
+        let p99 = &e["secondaryMetrics"]["p0.99"];
         assert_eq!(p99["scoreError"], "NaN");
         assert_eq!(p99["scoreConfidence"], serde_json::json!(["NaN", "NaN"]));
         assert_eq!(p99["scoreUnit"], "us/op");
@@ -583,7 +649,7 @@ mod tests {
             temp_before_c: Some(52.1),
             temp_after_c: Some(55.3),
         };
-        let v = Json::parse(&render(&[r], &Environment::default(), None)).unwrap();
+        let v = Json::parse(&render(&[r], &[], &Environment::default(), None)).unwrap();
         let health = v.as_array().unwrap()[0]
             .get("boardbench")
             .unwrap()
@@ -612,7 +678,7 @@ mod tests {
                 .map(|p| crate::system::placement::PairPlacement::decode(p).unwrap())
                 .collect()],
         });
-        let v = Json::parse(&render(&[r], &Environment::default(), None)).unwrap();
+        let v = Json::parse(&render(&[r], &[], &Environment::default(), None)).unwrap();
         let p = v.as_array().unwrap()[0]
             .get("boardbench")
             .unwrap()

@@ -5,12 +5,14 @@
 
 mod bm;
 pub(crate) mod csv;
+mod java;
 mod json;
 mod text;
 
 pub use self::json::environment_document;
 
 use crate::model::answer::Answer;
+use crate::model::failure::Failure;
 use crate::model::modes::Format;
 use crate::model::result::BenchResult;
 use crate::system::env::Environment;
@@ -18,17 +20,29 @@ use crate::util::error::{Error, Result};
 use crate::util::file::{is_stdout, write_output, write_stdout};
 use std::path::Path;
 
-/// Renders `results` in `format`.
+/// Parameter names in JMH's order, as its TreeMap and TreeSet keep them (Java's
+/// `String.compareTo`: by UTF-16 code unit), each once: the params of the text table,
+/// JSON and CSV alike.
+pub(crate) fn jmh_param_order(keys: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut keys: Vec<String> = keys.into_iter().collect();
+    keys.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
+    keys.dedup();
+    keys
+}
+
+/// Renders `results` in `format`, with the benchmarks that `failed` where the format has
+/// room for them (text and JSON; CSV and bm leave them out).
 fn render(
     format: Format,
     results: &[BenchResult],
+    failed: &[Failure],
     env: &Environment,
     answer: Option<&Answer>,
 ) -> String {
     match format {
-        Format::Text => text::render(results, answer),
+        Format::Text => text::render(results, failed, answer),
         Format::Csv => csv::render(results),
-        Format::Json => json::render(results, env, answer),
+        Format::Json => json::render(results, failed, env, answer),
         Format::Bm => bm::render(results),
     }
 }
@@ -90,12 +104,15 @@ pub fn deliver<F: ReportFormat>(
 /// The text report ends with the run's answer, and the JSON report carries it.
 pub(crate) fn emit(
     results: &[BenchResult],
+    failed: &[Failure],
     env: &Environment,
     answer: Option<&Answer>,
     format: Option<Format>,
     output: Option<&Path>,
 ) -> Result<()> {
-    deliver(format, output, |format| render(format, results, env, answer))
+    deliver(format, output, |format| {
+        render(format, results, failed, env, answer)
+    })
 }
 
 /// Prints to stdout; a closed pipe (`| head`) ends the process quietly.
