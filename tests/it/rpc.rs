@@ -526,6 +526,33 @@ fn bad_flags_are_one_line_and_exit_2() {
     }
 }
 
+/// 65536 calls in flight of 16 MiB each way (2 TiB) are refused at flag time, naming
+/// both flags, where they used to abort on the allocation.
+#[test]
+fn pipelined_calls_that_would_not_fit_in_memory_are_refused() {
+    for client in ["async", "future"] {
+        let run = bb_rpc(&[
+            "--client",
+            client,
+            "--depth",
+            "65536",
+            "--payload",
+            "16m",
+            "--max-frame",
+            "17m",
+            "--transport",
+            "unix",
+        ]);
+        assert_eq!(run.code, 2, "{client}: {}", run.stderr);
+        let line = run.stderr.trim();
+        assert_eq!(line.lines().count(), 1, "{client}: {line}");
+        assert!(
+            line.contains("--depth 65536") && line.contains("--payload 16777216"),
+            "{client}: {line}"
+        );
+    }
+}
+
 #[test]
 fn serve_replaces_only_a_stale_socket_at_its_path() {
     let dir = TempDir::new("rpc-listen");
