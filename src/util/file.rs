@@ -239,6 +239,20 @@ fn follow_symlinks(path: &Path) -> io::Result<PathBuf> {
     Err(io::Error::from(nix::errno::Errno::ELOOP))
 }
 
+/// The temporary file that process `pid` writes `target` through: `.NAME.tmp.PID`
+/// beside it.
+pub fn temp_path(target: &Path, pid: u32) -> PathBuf {
+    let name = target.file_name().unwrap_or(target.as_os_str());
+    parent(target).join(format!(".{}.tmp.{pid}", name.to_string_lossy()))
+}
+
+/// The file and the process of a temporary file [`temp_path`] names, if `name` is one.
+pub fn temp_file_of(name: &str) -> Option<(&str, u32)> {
+    let (file, pid) = name.strip_prefix('.')?.rsplit_once(".tmp.")?;
+    let pid = pid.parse().ok().filter(|&p| p > 0)?;
+    (!file.is_empty()).then_some((file, pid))
+}
+
 /// Writes the contents `write` makes to a temporary file beside `target`, syncs it, renames it over `target`
 /// and syncs the directory, so that after a crash or a power cut `target` is the old file
 /// or the whole new one. The new file keeps the old one's owner (where this process may
@@ -248,12 +262,7 @@ fn replace(
     write: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>,
 ) -> io::Result<()> {
     let dir = parent(target);
-    let name = target.file_name().unwrap_or(target.as_os_str());
-    let tmp = dir.join(format!(
-        ".{}.tmp.{}",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
+    let tmp = temp_path(target, std::process::id());
     let old = fs::metadata(target).ok().filter(fs::Metadata::is_file);
     // A temporary file a killed run of the same pid left behind.
     let _ = fs::remove_file(&tmp);
@@ -358,6 +367,24 @@ mod tests {
             assert!(m.file_type().is_symlink(), "{link} is still a symlink");
         }
         assert_eq!(names(&dir.0), ["link.json", "link2.json", "real.json"]);
+    }
+
+    #[test]
+    fn temporary_files_are_named_and_recognised() {
+        let tmp = temp_path(Path::new("d/random-1gb.txt"), 42);
+        assert_eq!(tmp, Path::new("d/.random-1gb.txt.tmp.42"));
+        let name = tmp.file_name().unwrap().to_str().unwrap();
+        assert_eq!(temp_file_of(name), Some(("random-1gb.txt", 42)));
+        for other in [
+            "random-1gb.txt",
+            ".x.tmp.",
+            ".x.tmp.0",
+            ".x.tmp.1a",
+            "..tmp.5",
+            "x.tmp.5",
+        ] {
+            assert_eq!(temp_file_of(other), None, "{other}");
+        }
     }
 
     #[test]
