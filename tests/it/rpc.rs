@@ -627,6 +627,42 @@ fn fake_server(behave: impl Fn(std::net::TcpStream) + Send + Sync + 'static) -> 
     addr
 }
 
+/// A server's error frame holding NUL, ESC, a newline and a forged line reaches the
+/// terminal escaped, on the one error line.
+#[test]
+fn a_server_error_frame_reaches_the_terminal_escaped() {
+    let addr = fake_server(|mut s| {
+        let mut hello = [0u8; 4];
+        if s.read_exact(&mut hello).is_err() {
+            return;
+        }
+        let mut payload = Vec::new();
+        while let Ok(h) = wire::read_frame(&mut s, 1 << 20, &mut payload) {
+            let mut out = Vec::new();
+            let why = "no\0pe\x1b[2J\x1b]0;owned\x07\nbb-rpc: all calls answered";
+            protocol::push_error(&mut out, &h, status::ERROR, why);
+            if s.write_all(&out).is_err() {
+                return;
+            }
+        }
+    });
+    let (run, _) = client_against(&addr, "sync");
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        !run.stderr.contains(['\0', '\x1b', '\x07']),
+        "{:?}",
+        run.stderr
+    );
+    assert!(
+        !run.stderr
+            .lines()
+            .any(|l| l.starts_with("bb-rpc: all calls")),
+        "{:?}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("no\\u{0}pe"), "{:?}", run.stderr);
+}
+
 fn client_against(addr: &str, style: &str) -> (crate::support::Run, Duration) {
     let start = Instant::now();
     let run = bb_rpc(&[

@@ -526,6 +526,31 @@ fn s3_refusals_from_a_server_are_one_clear_line() {
         &read(moved, &[]),
         &["the bucket is in region eu-central-1, not eu-west-1: set AWS_REGION=eu-central-1"],
     );
+    // What the server names as the region reaches the terminal escaped, on one line.
+    for (header, body) in [
+        ("eu\x1b[2J\x1b]0;owned\x07", ""),
+        (
+            "",
+            "<Error><Code>PermanentRedirect</Code><Region>eu\x1b[31m\nbb-seek: all objects verified</Region></Error>",
+        ),
+    ] {
+        let header = match header {
+            "" => String::new(),
+            h => format!("x-amz-bucket-region: {h}\r\n"),
+        };
+        let moved = canned(format!(
+            "HTTP/1.1 301 Moved Permanently\r\n{header}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        ));
+        let run = read(moved, &[]);
+        assert_refused(&run, &["the bucket is in region eu\\u{1b}"]);
+        assert!(!run.stderr.contains(['\x1b', '\x07']), "{:?}", run.stderr);
+        assert!(
+            !run.stderr.lines().any(|l| l.starts_with("bb-seek: all objects")),
+            "{:?}",
+            run.stderr
+        );
+    }
     let dropped = canned(String::new());
     assert_refused(
         &read(dropped, &[]),
