@@ -1,7 +1,8 @@
 #!/bin/sh
 # Runs every boardbench measurement binary present with one profile and collects the
 # results in DIR/<hostname>-<UTC date-time>/: one JSON report per binary (JMH's layout),
-# env.json (the machine), summary.txt (the text tables) and each binary's stderr (.log).
+# env.json (the machine), summary.txt (the text tables) and each binary's stderr (.log),
+# which is on the screen too as it comes (its progress lines, its warnings).
 # POSIX sh, so it runs on a board that has only busybox.
 #
 #   scripts/run-all.sh [--quick | --standard | --full] [--dry-run] [--out DIR] [--only zstd,ipc,...]
@@ -149,10 +150,16 @@ for name in $names; do
     flags=$(flags_of "$name")
     echo "$name $flags" | tr -s ' ' | sed 's/ $//'
     start=$(date +%s)
+    # Its stderr (progress lines, warnings) on the screen as it comes and in its .log;
+    # the exit code through a file, as a pipe keeps only tee's (POSIX sh: no pipefail).
     # shellcheck disable=SC2086  # the flags are meant to split into words
-    "$bindir/$name" $flags --output "$res/$name.json" --format json \
-        >"$res/$name.txt" 2>"$res/$name.log"
-    rc=$?
+    {
+        "$bindir/$name" $flags --output "$res/$name.json" --format json \
+            2>&1 >"$res/$name.txt"
+        echo $? >"$res/.rc"
+    } | tee "$res/$name.log" >&2
+    rc=$(cat "$res/.rc" 2>/dev/null || echo 1)
+    rm -f "$res/.rc"
     took=$(($(date +%s) - start))
     {
         echo

@@ -21,6 +21,7 @@ use self::cli::{CommonArgs, Mode, Profile};
 use crate::util::error::{Error, Result};
 use crate::util::format::format_duration;
 use crate::model::answer::{Answer, Answerer};
+use crate::model::params::{label_with, varying_keys};
 use crate::model::warning::{environment_warnings, Warning};
 use crate::util::terminal::{program_name, warn};
 use crate::util::progress::Progress;
@@ -161,8 +162,10 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
             pin_process(cpus)?;
         }
     }
+    let planning = std::time::Instant::now();
     resolve_estimates(&mut suite.benchmarks)?;
     let mut plan = plan::Plan::new(flags.profile, &settings, suite.unit, &suite.benchmarks);
+    plan.planning = Some(planning.elapsed()).filter(|&t| t >= plan::PLANNING_SHOWN);
     plan.prelude = suite.prelude.as_ref().map(|p| (p.what.clone(), p.estimate));
     if flags.dry_run {
         print_notes(&suite.notes);
@@ -179,7 +182,8 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
     for w in environment_warnings(&env) {
         warn(&w);
     }
-    let mut progress = Progress::new(plan.total());
+    // The planning is over: the rest is what the progress line counts down.
+    let mut progress = Progress::new(plan.total() - plan.planning.unwrap_or_default());
     let mut values = Vec::new();
     if let Some(Prelude {
         what,
@@ -188,9 +192,9 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
         rebuild,
     }) = suite.prelude.take()
     {
-        progress.step(&what, estimate);
+        progress.step("first:", &what, estimate);
         // The prelude may print what it found: on a line of its own.
-        progress.finish();
+        progress.clear();
         watchdog::arm(settings.timeout, what.clone());
         values = measure()?;
         watchdog::disarm();
@@ -200,38 +204,35 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
     }
     let mut cooler = flags.cooldown.map(cooldown::Cooler::new);
     let mut results = Vec::new();
+    // The progress line names a benchmark by what tells it from the others.
+    let varying = varying_keys(suite.benchmarks.iter().map(|b| b.params.as_slice()));
     for (index, bench) in suite.benchmarks.iter().enumerate() {
         let (settings, unit) = bench.effective(&settings, suite.unit);
         let label = bench.label();
+        let shown = label_with(&bench.name, &bench.params, &varying);
         let fork_estimate = bench.estimated_fork_time(&settings);
         if let Some(cooler) = &mut cooler {
-            progress.finish();
+            progress.clear();
             cooler.before(&label);
         }
         let before = Snapshot::take();
         let mut forks = Vec::new();
+        let place = format!("[{}/{}]", index + 1, suite.benchmarks.len());
         if settings.forks == 0 {
-            progress.step(
-                &format!("[{}/{}] {label}", index + 1, suite.benchmarks.len()),
-                fork_estimate,
-            );
+            progress.step(&place, &shown, fork_estimate);
             forks.push(runner::run_in_process(bench, &settings, unit)?);
         }
         for fork in 1..=settings.forks {
-            progress.step(
-                &format!(
-                    "[{}/{}] {label} fork {fork}/{}",
-                    index + 1,
-                    suite.benchmarks.len(),
-                    settings.forks
-                ),
-                fork_estimate,
-            );
+            let tag = match settings.forks {
+                1 => place.clone(),
+                n => format!("{place} fork {fork}/{n}"),
+            };
+            progress.step(&tag, &shown, fork_estimate);
             forks.push(fork::run_child(index, fork, &label, &values)?);
         }
         let throttle = ThrottleReport::between(&before, &Snapshot::take());
         if throttle.throttled {
-            progress.finish();
+            progress.clear();
             warn(&Warning::Throttled {
                 benchmark: label,
                 reasons: throttle.reasons.clone(),
@@ -239,7 +240,7 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
         }
         let result = aggregate::from_forks(bench, &settings, unit, forks, throttle);
         if let Some(w) = result.placement_warning() {
-            progress.finish();
+            progress.clear();
             warn(&w);
         }
         results.push(result);

@@ -20,8 +20,14 @@ pub struct Plan {
     /// What the binary does once before the benchmarks, and its estimate (see
     /// [`super::Prelude`]).
     pub prelude: Option<(String, Duration)>,
+    /// How long working out the estimates took before the plan (a calibration, a probe
+    /// of a remote source), where it took long enough to tell: part of the run too.
+    pub planning: Option<Duration>,
     pub benchmarks: Vec<Planned>,
 }
+
+/// Planning shorter than this is left out of the plan.
+pub const PLANNING_SHOWN: Duration = Duration::from_millis(50);
 
 impl Plan {
     pub fn new(
@@ -44,13 +50,15 @@ impl Plan {
         Plan {
             profile,
             prelude: None,
+            planning: None,
             benchmarks,
         }
     }
 
     pub fn total(&self) -> Duration {
         let prelude = self.prelude.as_ref().map_or(Duration::ZERO, |p| p.1);
-        prelude + self.benchmarks.iter().map(|b| b.estimate).sum::<Duration>()
+        let planning = self.planning.unwrap_or_default();
+        planning + prelude + self.benchmarks.iter().map(|b| b.estimate).sum::<Duration>()
     }
 
     /// `profile standard: about 2 min 10 s`, the end of the header line.
@@ -77,6 +85,12 @@ impl Plan {
             self.benchmarks.len(),
             if self.benchmarks.len() == 1 { "" } else { "s" }
         );
+        if let Some(took) = self.planning {
+            out.push_str(&format!(
+                "planning: the estimates took {}\n",
+                format_estimate(took)
+            ));
+        }
         if let Some((what, estimate)) = &self.prelude {
             out.push_str(&format!(
                 "first: {what}  about {}\n",
@@ -174,5 +188,13 @@ mod tests {
             "{text}"
         );
         assert_eq!(plan.total(), Duration::from_millis(181_780));
+        // Estimates that took work (a probe of the source) count too, on their line.
+        plan.planning = Some(Duration::from_millis(220));
+        let text = plan.render("bb-x");
+        assert!(
+            text.contains("benchmark\nplanning: the estimates took 0.2 s\nfirst: "),
+            "{text}"
+        );
+        assert_eq!(plan.total(), Duration::from_millis(182_000));
     }
 }

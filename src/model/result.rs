@@ -7,7 +7,9 @@ use crate::model::params;
 use crate::model::settings::{Settings, TimeUnit};
 use crate::model::warning::Warning;
 use crate::stats::histogram::Histogram;
-use crate::stats::{percentiles_of, Summary, PERCENTILES};
+use crate::stats::{
+    multiset, percentile_of_counts, percentiles_of, percentiles_of_counts, Summary,
+};
 use crate::system::cpu::CpuUsage;
 use crate::system::placement::PairPlacement;
 use crate::system::throttle::ThrottleReport;
@@ -103,6 +105,26 @@ impl PairedPlacements {
     }
 }
 
+/// The JMH version whose layout boardbench's reports follow (`jmhVersion`), and so its
+/// names of sample mode's percentile metrics.
+pub const JMH_LAYOUT_VERSION: &str = "1.37";
+
+/// The name JMH `version` gives a sample-mode percentile metric `name` (`p0.99`) of a
+/// benchmark whose method is `method`: from 1.37 the bare name, before it
+/// `method·p0.99` (U+00B7); a version that does not parse counts as the newest.
+pub fn percentile_label(version: &str, method: &str, name: &str) -> String {
+    let mut parts = version.split('.').map(|p| p.parse::<u32>().ok());
+    let older = match (parts.next().flatten(), parts.next().flatten()) {
+        (Some(major), Some(minor)) => (major, minor) < (1, 37),
+        _ => false,
+    };
+    if older {
+        format!("{method}\u{b7}{name}")
+    } else {
+        name.to_string()
+    }
+}
+
 /// The percentiles JMH derives as secondary metrics in sample mode, with their names.
 pub const SAMPLE_PERCENTILES: [(&str, f64); 8] = [
     ("p0.00", 0.0),
@@ -171,75 +193,90 @@ impl BenchResult {
 
     /// The mean time per operation in seconds, whatever the mode and unit.
     pub fn seconds_per_op(&self) -> f64 {
+        let mean = self.score().mean;
         match self.mode() {
-            Mode::Throughput => 1.0 / self.summary.mean,
-            _ => self.summary.mean / self.time_unit.from_secs(1.0),
+            Mode::Throughput => 1.0 / mean,
+            _ => mean / self.time_unit.from_secs(1.0),
         }
     }
 
     /// JMH's `Cnt` (CSV `Samples`): in sample mode the number of timed operations, as
     /// JMH counts samples there; otherwise the number of measured iterations.
     pub fn sample_count(&self) -> u64 {
-        match (&self.histogram, self.mode()) {
-            (Some(h), Mode::Sample) => h.count(),
-            _ => self.summary.n as u64,
-        }
+        self.score().n as u64
     }
 
     pub fn secondary(&self, name: &str) -> Option<&Secondary> {
         self.secondary.iter().find(|s| s.name == name)
     }
 
-    /// JMH's scorePercentiles: of the per-operation latencies in sample mode, otherwise of
-    /// the iteration scores.
+    /// The samples of one iteration's histogram as (value in the score's unit, count),
+    /// lowest first: JMH's `rawDataHistogram` of that iteration, each nanosecond value
+    /// times JMH's multiplier (the unit's count in a day over the nanoseconds in a day,
+    /// so exactly 1 for ns/op).
+    pub fn samples_of(&self, h: &Histogram) -> Vec<(f64, u64)> {
+        const DAY: f64 = 86_400.0;
+        let multiplier = self.time_unit.from_secs(DAY) / (DAY * 1e9);
+        h.values()
+            .map(|(ns, count)| (multiplier * ns, count))
+            .collect()
+    }
+
+    /// Every sample of the run as JMH keeps them in sample mode: the iterations'
+    /// [`BenchResult::samples_of`] in one multiset (the whole histogram where the
+    /// iterations' are unknown). None without a histogram.
+    pub fn samples(&self) -> Option<Vec<(f64, u64)>> {
+        let all = self.histogram.as_ref()?;
+        let iterations = self.iteration_histograms.iter().flatten();
+        Some(if self.iteration_histograms.iter().all(Vec::is_empty) {
+            multiset(self.samples_of(all))
+        } else {
+            multiset(iterations.flat_map(|h| self.samples_of(h)))
+        })
+    }
+
+    /// The primary score as JMH reports it: in sample mode Score, Error, confidence and
+    /// Cnt over every sample (JMH's `MultisetStatistics`), otherwise over the iterations'
+    /// scores ([`BenchResult::summary`]).
+    pub fn score(&self) -> Summary {
+        match self.samples() {
+            Some(samples) if self.mode() == Mode::Sample => Summary::of_counts(&samples),
+            _ => self.summary.clone(),
+        }
+    }
+
+    /// JMH's scorePercentiles: of the samples where there is a histogram (JMH's
+    /// estimator over its values and counts), otherwise of the iteration scores.
     pub fn percentiles(&self) -> Vec<(f64, f64)> {
-        match &self.histogram {
-            Some(h) if h.count() > 0 => PERCENTILES
-                .iter()
-                .map(|&p| (p, self.latency_percentile(h, p)))
-                .collect(),
+        match self.samples() {
+            Some(samples) if !samples.is_empty() => percentiles_of_counts(&samples),
             _ => percentiles_of(&self.raw),
         }
     }
 
-    /// Percentile `p` of a latency histogram in the score's unit; the 0th is the exact
-    /// minimum, as the 100th is the maximum. NaN for an empty histogram.
-    fn latency_percentile(&self, h: &Histogram, p: f64) -> f64 {
-        let ns = if p == 0.0 {
-            h.min().map(|m| m as f64)
-        } else {
-            h.percentile(p)
-        };
-        self.time_unit.from_secs(ns.unwrap_or(f64::NAN) / 1e9)
-    }
-
-    /// A latency in nanoseconds (a histogram value) in the score's unit.
-    pub fn latency_in_unit(&self, ns: f64) -> f64 {
-        self.time_unit.from_secs(ns / 1e9)
-    }
-
-    /// In sample mode, the secondary metrics JMH derives from the samples:
-    /// `<method>·p0.00` … `<method>·p1.00` (the method being the last part of the
-    /// benchmark's name, U+00B7 between), each the percentile over all samples, with the
-    /// percentile of each iteration as its raw data. Empty in other modes.
+    /// In sample mode, the secondary metrics JMH derives from the samples: `p0.00` …
+    /// `p1.00`, named as [`JMH_LAYOUT_VERSION`] names them ([`percentile_label`], the
+    /// method being the last part of the benchmark's name), each the percentile over all
+    /// samples, with the percentile of each iteration as its raw data. Empty in other
+    /// modes.
     pub fn sample_percentiles(&self) -> Vec<PercentileMetric> {
-        let Some(all) = self
-            .histogram
-            .as_ref()
-            .filter(|_| self.mode() == Mode::Sample)
-        else {
+        let Some(all) = self.samples().filter(|_| self.mode() == Mode::Sample) else {
             return Vec::new();
         };
+        let iterations: Vec<Vec<Vec<(f64, u64)>>> = self
+            .iteration_histograms
+            .iter()
+            .map(|fork| fork.iter().map(|h| multiset(self.samples_of(h))).collect())
+            .collect();
         let method = self.name.rsplit('.').next().unwrap_or(&self.name);
         SAMPLE_PERCENTILES
             .iter()
             .map(|&(name, p)| PercentileMetric {
-                name: format!("{method}\u{b7}{name}"),
-                score: self.latency_percentile(all, p),
-                raw: self
-                    .iteration_histograms
+                name: percentile_label(JMH_LAYOUT_VERSION, method, name),
+                score: percentile_of_counts(&all, p),
+                raw: iterations
                     .iter()
-                    .map(|fork| fork.iter().map(|h| self.latency_percentile(h, p)).collect())
+                    .map(|fork| fork.iter().map(|h| percentile_of_counts(h, p)).collect())
                     .collect(),
             })
             .collect()
@@ -287,9 +324,6 @@ pub(crate) mod tests {
         }
     }
 
-
-
-
     /// A sample-mode result of two forks: latencies 1..=100 µs in fork 1's two iterations
     /// (1..=50 and 51..=100) and 1 ms ten times in fork 2's one iteration.
     pub fn sample_mode_result() -> BenchResult {
@@ -324,25 +358,81 @@ pub(crate) mod tests {
         let names: Vec<&str> = p.iter().map(|m| m.name.as_str()).collect();
         assert_eq!(
             names,
-            [
-                "remote·p0.00",
-                "remote·p0.50",
-                "remote·p0.90",
-                "remote·p0.95",
-                "remote·p0.99",
-                "remote·p0.999",
-                "remote·p0.9999",
-                "remote·p1.00"
-            ]
+            ["p0.00", "p0.50", "p0.90", "p0.95", "p0.99", "p0.999", "p0.9999", "p1.00"],
+            "JMH 1.37's names"
         );
-        assert_eq!(p[0].score, 1.0, "the exact minimum, in us");
+        // The histogram's values, as rawDataHistogram writes them: within 0.4%.
+        let near = |a: f64, b: f64| (a - b).abs() <= 0.004 * b;
+        assert!(near(p[0].score, 1.0), "the minimum, in us: {}", p[0].score);
         assert_eq!(p[7].score, 1000.0, "the exact maximum");
-        assert!((p[1].score - 55.0).abs() < 0.5, "{}", p[1].score);
-        assert_eq!(p[0].raw, vec![vec![1.0, 51.0], vec![1000.0]]);
+        // Position 0.5 × 111 = 55.5: between the 55th and 56th samples.
+        assert!(near(p[1].score, 55.5), "{}", p[1].score);
+        assert!(
+            near(p[0].raw[0][0], 1.0) && near(p[0].raw[0][1], 51.0),
+            "{:?}",
+            p[0].raw
+        );
+        assert_eq!(p[0].raw[1], vec![1000.0]);
         assert_eq!(p[7].raw, vec![vec![50.0, 100.0], vec![1000.0]]);
         assert!(sample_result("bb.x", "1", vec![1.0])
             .sample_percentiles()
             .is_empty());
+    }
+
+    #[test]
+    fn percentile_names_follow_the_jmh_version() {
+        assert_eq!(percentile_label("1.37", "remote", "p0.99"), "p0.99");
+        assert_eq!(percentile_label("1.38", "remote", "p0.99"), "p0.99");
+        assert_eq!(percentile_label("2.0", "remote", "p0.99"), "p0.99");
+        assert_eq!(percentile_label("1.36", "remote", "p0.99"), "remote·p0.99");
+        assert_eq!(percentile_label("1.21", "remote", "p0.99"), "remote·p0.99");
+        assert_eq!(percentile_label(JMH_LAYOUT_VERSION, "x", "p1.00"), "p1.00");
+    }
+
+    #[test]
+    fn sample_mode_scores_every_sample_as_jmh_does() {
+        // Two iterations in ns, below 128 ns where a bucket is one value: 100 ×3 and 50,
+        // then 120. The iteration scores (87.5 and 120) are not what JMH scores.
+        let mut r = sample_result("bb.ipc.remote", "1", vec![87.5, 120.0]);
+        r.settings.mode = Mode::Sample;
+        r.time_unit = TimeUnit::Nanos;
+        let mut first = Histogram::new();
+        first.record_n(100, 3);
+        first.record(50);
+        let mut second = Histogram::new();
+        second.record(120);
+        r.iteration_histograms = vec![vec![first.clone(), second.clone()]];
+        first.merge(&second);
+        r.histogram = Some(first);
+        // JMH: mean Σv/n, stdev with n − 1, error t(0.9995, n − 1) · stdev / √n.
+        let values = [100.0, 100.0, 100.0, 50.0, 120.0];
+        let n = values.len() as f64;
+        let mean = values.iter().sum::<f64>() / n;
+        let stdev = (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+        let t = crate::stats::student_t::student_t_quantile(0.9995, n - 1.0);
+        let s = r.score();
+        assert_eq!((s.n, s.mean), (5, 94.0));
+        assert_eq!(mean, 94.0);
+        assert!(
+            (s.stdev - stdev).abs() < 1e-12,
+            "{} against {stdev}",
+            s.stdev
+        );
+        assert!(
+            (s.error - t * stdev / n.sqrt()).abs() < 1e-12,
+            "{}",
+            s.error
+        );
+        assert!((t - 8.6103).abs() < 1e-4, "{t}");
+        assert_eq!(s.confidence(), (94.0 - s.error, 94.0 + s.error));
+        assert_eq!(r.sample_count(), 5);
+        assert_eq!(r.summary.mean, 103.75, "the iterations' mean stays apart");
+        // JMH's percentile: p50 at position 3 is 100; p90 at 5.4 is the maximum.
+        let p = r.percentiles();
+        assert_eq!(
+            (p[0], p[1], p[2]),
+            ((0.0, 50.0), (50.0, 100.0), (90.0, 120.0))
+        );
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The CSV report as JMH's `-rf csv` writes it: JMH's columns (`Benchmark, Mode, Threads,
 //! Samples, Score, Score Error (99.9%), Unit, Param: ...`, the params sorted by name),
-//! secondary metrics as `name:metric` rows (in sample mode first JMH's `·p` percentile
-//! rows), numbers as JMH prints them and CRLF line ends; boardbench's own columns come
+//! secondary metrics as `name:metric` rows (in sample mode first JMH's percentile
+//! rows, `p0.00` … `p1.00`), numbers as JMH prints them and CRLF line ends; boardbench's own columns come
 //! after the params (CPU, memory, throttling, clock and temperature).
 
 use crate::model::params::param_keys;
@@ -11,12 +11,13 @@ use crate::model::result::BenchResult;
 const EOL: &str = "\r\n";
 
 /// A score or error as JMH's CSV writer prints it (`String.format("%f")` in the root
-/// locale): six decimals, never an exponent; `NaN`, `Infinity`.
+/// locale): six decimals rounded as Java rounds them, never an exponent; `NaN`,
+/// `Infinity`.
 pub(crate) fn jmh_number(v: f64) -> String {
     match v {
         v if v.is_nan() => "NaN".to_string(),
         v if v.is_infinite() => if v > 0.0 { "Infinity" } else { "-Infinity" }.to_string(),
-        v => format!("{v:.6}"),
+        v => super::java::fixed(v, 6),
     }
 }
 
@@ -49,8 +50,7 @@ fn opt(v: Option<f64>) -> String {
 
 pub fn render(results: &[BenchResult]) -> String {
     // JMH's param columns: every name any result has, sorted.
-    let mut keys = param_keys(results.iter().map(|r| r.params.as_slice()));
-    keys.sort();
+    let keys = super::jmh_param_order(param_keys(results.iter().map(|r| r.params.as_slice())));
     let mut header: Vec<String> = [
         "Benchmark",
         "Mode",
@@ -116,13 +116,8 @@ pub fn render(results: &[BenchResult]) -> String {
             out.push_str(&cells.join(","));
             out.push_str(EOL);
         };
-        row(
-            &r.name,
-            r.sample_count(),
-            r.summary.mean,
-            r.summary.error,
-            &r.unit(),
-        );
+        let score = r.score();
+        row(&r.name, score.n as u64, score.mean, score.error, &r.unit());
         // JMH's percentile rows of sample mode: one value each, no error.
         for p in r.sample_percentiles() {
             let name = format!("{}:{}", r.name, p.name);
@@ -213,16 +208,16 @@ mod tests {
         assert_eq!(
             rows[1][..7],
             [
-                "\"bb.ipc.remote:remote·p0.00\"",
+                "\"bb.ipc.remote:p0.00\"",
                 "\"sample\"",
                 "1",
                 "1",
-                "1.000000",
+                "1.001500",
                 "NaN",
                 "\"us/op\""
             ]
         );
-        assert_eq!(rows[8][0], "\"bb.ipc.remote:remote·p1.00\"");
+        assert_eq!(rows[8][0], "\"bb.ipc.remote:p1.00\"");
         assert_eq!(rows[8][4], "1000.000000");
         assert_eq!(rows.len(), 9);
     }

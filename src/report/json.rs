@@ -1,11 +1,11 @@
 //! The JSON report in JMH's `-rf json` layout: every field JMH writes, in JMH's order and
 //! with JMH's types (an array of entries with jmhVersion, benchmark, mode, threads, forks,
 //! the JVM fields, iterations, times, batch sizes, params, primaryMetric and
-//! secondaryMetrics; sample mode with `rawDataHistogram` and the `·p` percentile metrics),
+//! secondaryMetrics; sample mode with `rawDataHistogram` and the `p0.00` … percentile
+//! metrics, scored over every sample),
 //! so JMH result viewers and strict readers take it; boardbench adds `environment` and
 //! `boardbench` fields they ignore.
 
-use crate::util::json::Json;
 use crate::model::answer::Answer;
 use crate::model::modes::Mode;
 use crate::model::result::{BenchResult, PairedPlacements, PercentileMetric};
@@ -13,11 +13,12 @@ use crate::stats::{percentiles_of, Summary};
 use crate::system::env::Environment;
 use crate::system::placement::Placement;
 use crate::system::throttle::Health;
+use crate::util::json::Json;
 use std::time::Duration;
 
 /// The JMH version whose `-rf json` layout this report follows (`jmhVersion`); the
 /// boardbench version that wrote it is `boardbench.version`.
-pub const JMH_LAYOUT_VERSION: &str = "1.37";
+pub use crate::model::result::JMH_LAYOUT_VERSION;
 
 /// What JMH's JVM fields hold in a boardbench report, where no JVM runs.
 pub const NO_JVM: &str = "n/a";
@@ -37,7 +38,10 @@ pub fn render(results: &[BenchResult], env: &Environment, answer: Option<&Answer
 fn answer_json(answer: &Answer) -> Json {
     Json::obj([
         ("program", Json::str(&answer.program)),
-        ("lines", Json::Arr(answer.lines.iter().map(Json::str).collect())),
+        (
+            "lines",
+            Json::Arr(answer.lines.iter().map(Json::str).collect()),
+        ),
     ])
 }
 
@@ -93,11 +97,15 @@ fn entry(r: &BenchResult, env: &Environment) -> Json {
         ("measurementTime", jmh_time(s.time, mode)),
         ("measurementBatchSize", Json::Num(1.0)),
     ]);
-    // JMH leaves params out when a benchmark has none.
+    // JMH leaves params out when a benchmark has none, and sorts them by name.
     if !r.params.is_empty() {
+        let keys = super::jmh_param_order(r.params.iter().map(|(k, _)| k.clone()));
         fields.push((
             "params",
-            Json::obj(r.params.iter().map(|(k, v)| (k.clone(), Json::str(v)))),
+            Json::obj(keys.into_iter().map(|k| {
+                let v = Json::str(r.param(&k).unwrap_or_default());
+                (k, v)
+            })),
         ));
     }
     let primary_raw = match (mode, &r.histogram) {
@@ -118,7 +126,7 @@ fn entry(r: &BenchResult, env: &Environment) -> Json {
     fields.extend([
         (
             "primaryMetric",
-            metric(&r.summary, r.percentiles(), &r.unit(), primary_raw),
+            metric(&r.score(), r.percentiles(), &r.unit(), primary_raw),
         ),
         ("secondaryMetrics", Json::obj(secondary)),
         ("environment", environment_json(env)),
@@ -202,12 +210,10 @@ fn raw_data_histogram(r: &BenchResult) -> Json {
                     fork.iter()
                         .map(|h| {
                             Json::Arr(
-                                h.values()
-                                    .map(|(ns, count)| {
-                                        Json::Arr(vec![
-                                            Json::Num(r.latency_in_unit(ns)),
-                                            Json::Num(count as f64),
-                                        ])
+                                r.samples_of(h)
+                                    .into_iter()
+                                    .map(|(value, count)| {
+                                        Json::Arr(vec![Json::Num(value), Json::Num(count as f64)])
                                     })
                                     .collect(),
                             )
@@ -362,13 +368,22 @@ mod tests {
     fn the_answer_rides_in_the_first_entry_only() {
         let r = sample_result("bb.zstd.compress", "1", vec![1.0]);
         let answer = Answer::new("bb-zstd".into(), vec!["compress: 344 MB/s".into()]);
-        let v = Json::parse(&render(&[r.clone(), r], &Environment::default(), Some(&answer))).unwrap();
+        let v = Json::parse(&render(
+            &[r.clone(), r],
+            &Environment::default(),
+            Some(&answer),
+        ))
+        .unwrap();
         let entries = v.as_array().unwrap();
         let first = entries[0].get("boardbench").unwrap().get("answer").unwrap();
         assert_eq!(first.get("program").unwrap().as_str(), Some("bb-zstd"));
         let lines = first.get("lines").unwrap().as_array().unwrap();
         assert_eq!(lines[0].as_str(), Some("compress: 344 MB/s"));
-        assert!(entries[1].get("boardbench").unwrap().get("answer").is_none());
+        assert!(entries[1]
+            .get("boardbench")
+            .unwrap()
+            .get("answer")
+            .is_none());
     }
 
     #[test]
@@ -561,9 +576,9 @@ mod tests {
             "1 ms ten times, in us"
         );
         let secondary = keys(&text, &["secondaryMetrics"]);
-        assert_eq!(secondary[0], "remote·p0.00");
-        assert_eq!(secondary[7], "remote·p1.00");
-        let p99 = &e["secondaryMetrics"]["remote·p0.99"];
+        assert_eq!(secondary[0], "p0.00", "JMH 1.37's names");
+        assert_eq!(secondary[7], "p1.00");
+        let p99 = &e["secondaryMetrics"]["p0.99"];
         assert_eq!(p99["scoreError"], "NaN");
         assert_eq!(p99["scoreConfidence"], serde_json::json!(["NaN", "NaN"]));
         assert_eq!(p99["scoreUnit"], "us/op");

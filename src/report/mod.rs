@@ -5,6 +5,7 @@
 
 mod bm;
 pub(crate) mod csv;
+mod java;
 mod json;
 mod text;
 
@@ -17,6 +18,16 @@ use crate::system::env::Environment;
 use crate::util::error::{Error, Result};
 use crate::util::file::{is_stdout, write_output, write_stdout};
 use std::path::Path;
+
+/// Parameter names in JMH's order, as its TreeMap and TreeSet keep them (Java's
+/// `String.compareTo`: by UTF-16 code unit), each once: the params of the text table,
+/// JSON and CSV alike.
+pub(crate) fn jmh_param_order(keys: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut keys: Vec<String> = keys.into_iter().collect();
+    keys.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
+    keys.dedup();
+    keys
+}
 
 /// Renders `results` in `format`.
 fn render(
@@ -95,7 +106,9 @@ pub(crate) fn emit(
     format: Option<Format>,
     output: Option<&Path>,
 ) -> Result<()> {
-    deliver(format, output, |format| render(format, results, env, answer))
+    deliver(format, output, |format| {
+        render(format, results, env, answer)
+    })
 }
 
 /// Prints to stdout; a closed pipe (`| head`) ends the process quietly.

@@ -2,21 +2,29 @@
 //! `time`-like line per benchmark (user, sys, cpu%, total, peak RSS, clock, temperature),
 //! and for benchmarks offered a load (an open loop) their latency against throughput.
 
-use crate::util::format::format_score;
+use super::java;
 use crate::model::answer::Answer;
-use crate::model::params::param_keys;
+use crate::model::params::{self, param_keys};
 use crate::model::result::BenchResult;
+use crate::util::format::format_score;
 
-/// One table row before alignment.
-struct Row {
-    benchmark: String,
-    params: Vec<String>,
-    mode: String,
-    cnt: String,
-    score: String,
-    error: String,
-    unit: String,
-    flag: &'static str,
+/// One row of JMH's table, as `TextResultFormat` takes a result or a secondary one.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct TableRow {
+    /// The benchmark's name, `name:label` for a secondary result.
+    pub name: String,
+    pub params: Vec<(String, String)>,
+    pub mode: String,
+    /// JMH's sample count: printed where above 1.
+    pub cnt: u64,
+    pub score: f64,
+    /// NaN for none.
+    pub error: f64,
+    pub unit: String,
+    /// boardbench's word printed in place of the score and error (`SATURATED`).
+    pub instead: Option<&'static str>,
+    /// boardbench's mark after the units (`  THROTTLED`).
+    pub mark: &'static str,
 }
 
 /// JMH's table, the time-like lines, the load table, then the run's answer.
@@ -29,115 +37,137 @@ pub fn render(results: &[BenchResult], answer: Option<&Answer>) -> String {
     out
 }
 
-fn tables(results: &[BenchResult]) -> String {
-    let keys = param_keys(results.iter().map(|r| r.params.as_slice()));
-    let mut rows = Vec::new();
-    for r in results {
-        let params: Vec<String> = keys
-            .iter()
-            .map(|k| r.param(k).unwrap_or("N/A").to_string())
-            .collect();
-        let flag = if r.throttle.throttled {
-            "  THROTTLED"
-        } else {
-            ""
-        };
-        let row = |benchmark: String, cnt: String, score: f64, error: f64, unit: String| Row {
-            benchmark,
-            params: params.clone(),
-            mode: r.mode().short().to_string(),
-            cnt,
-            score: format_score(score),
-            error: if error.is_nan() {
-                String::new()
-            } else {
-                format!("± {}", format_score(error))
-            },
-            unit,
-            flag,
-        };
-        let mut primary = row(
-            r.name.clone(),
-            r.sample_count().to_string(),
-            r.summary.mean,
-            r.summary.error,
-            r.unit(),
-        );
-        // The latencies of a load that was not held describe a queue that kept growing:
-        // the row says so instead.
-        let saturated = r.saturated();
-        if saturated {
-            primary.score = "SATURATED".into();
-            primary.error = String::new();
+/// The rows of one result: its score, in sample mode JMH's percentile rows
+/// (`name:p0.00` … `name:p1.00`), then its secondary metrics.
+fn rows_of(r: &BenchResult) -> Vec<TableRow> {
+    let mark = if r.throttle.throttled {
+        "  THROTTLED"
+    } else {
+        ""
+    };
+    let row = |name: String, cnt: u64, score: f64, error: f64, unit: String| TableRow {
+        name,
+        params: r.params.clone(),
+        mode: r.mode().short().to_string(),
+        cnt,
+        score,
+        error,
+        unit,
+        instead: None,
+        mark,
+    };
+    let score = r.score();
+    let mut primary = row(
+        r.name.clone(),
+        score.n as u64,
+        score.mean,
+        score.error,
+        r.unit(),
+    );
+    // The latencies of a load that was not held describe a queue that kept growing:
+    // the row says so instead.
+    let saturated = r.saturated();
+    if saturated {
+        primary.instead = Some("SATURATED");
+    }
+    let mut rows = vec![primary];
+    if !saturated {
+        for p in r.sample_percentiles() {
+            let name = format!("{}:{}", r.name, p.name);
+            rows.push(row(name, 1, p.score, f64::NAN, r.unit()));
         }
-        rows.push(primary);
-        if let Some(h) = r.histogram.as_ref().filter(|_| !saturated) {
-            for (p, v) in r.percentiles() {
-                if [50.0, 90.0, 99.0, 99.9, 99.99, 100.0].contains(&p) {
-                    let name = percentile_name(p);
-                    rows.push(row(
-                        format!("{}:{name}", r.name),
-                        h.count().to_string(),
-                        v,
-                        f64::NAN,
-                        r.unit(),
-                    ));
-                }
-            }
-        }
-        for s in &r.secondary {
-            rows.push(row(
-                format!("{}:{}", r.name, s.name),
-                s.summary.n.to_string(),
-                s.summary.mean,
-                s.summary.error,
-                s.unit.clone(),
+    }
+    for s in &r.secondary {
+        let name = format!("{}:{}", r.name, s.name);
+        rows.push(row(
+            name,
+            s.summary.n as u64,
+            s.summary.mean,
+            s.summary.error,
+            s.unit.clone(),
+        ));
+    }
+    rows
+}
+
+/// JMH's table as its `TextResultFormat` prints it, byte for byte: the name left-aligned;
+/// the params sorted by name, each column two wider than its widest value or header,
+/// `N/A` where a row has none; Mode, Cnt (blank at 1 or less), Score, then ` ±` in a
+/// fixed column and the Error right-aligned after it (blank without one, or beside an
+/// approximate score), and the Units, all right-aligned with two spaces between columns.
+/// Names are printed whole (JMH shortens a common lower-case package prefix, which
+/// boardbench's names, without a class part, would lose whole words to; see
+/// docs/output.md).
+pub(crate) fn jmh_table(rows: &[TableRow]) -> String {
+    const PAD: usize = 2;
+    let keys = super::jmh_param_order(
+        rows.iter()
+            .flat_map(|r| r.params.iter().map(|(k, _)| k.clone())),
+    );
+    let param_width = |k: &String| {
+        rows.iter()
+            .filter_map(|r| params::param_value(&r.params, k))
+            .map(|v| java::len(v) + PAD)
+            .fold(java::len(k) + 2 + PAD, usize::max)
+    };
+    let widths: Vec<usize> = keys.iter().map(param_width).collect();
+    let score_text = |r: &TableRow| r.instead.map_or_else(|| java::score(r.score), String::from);
+    let widest = |header: &str, f: &dyn Fn(&TableRow) -> String| {
+        rows.iter()
+            .map(|r| java::len(&f(r)))
+            .fold(java::len(header), usize::max)
+    };
+    let name_w = widest("Benchmark", &|r| r.name.clone());
+    let mode_w = widest("Mode", &|r| r.mode.clone()) + PAD;
+    let cnt_w = widest("Cnt", &|r| r.cnt.to_string()) + PAD;
+    let score_w = widest("Score", &score_text) + PAD;
+    // One of the pad is the ± separator's.
+    let error_w = widest("Error", &|r| java::score(r.error)) + PAD - 1;
+    let unit_w = widest("Units", &|r| r.unit.clone()) + PAD;
+    let mut out = java::left("Benchmark", name_w);
+    for (k, w) in keys.iter().zip(&widths) {
+        out.push_str(&java::right(&format!("({k})"), *w));
+    }
+    out.push_str(&java::right("Mode", mode_w));
+    out.push_str(&java::right("Cnt", cnt_w));
+    out.push_str(&java::right("Score", score_w));
+    out.push_str("  ");
+    out.push_str(&java::right("Error", error_w));
+    out.push_str(&java::right("Units", unit_w));
+    out.push('\n');
+    for r in rows {
+        out.push_str(&java::left(&r.name, name_w));
+        for (k, w) in keys.iter().zip(&widths) {
+            out.push_str(&java::right(
+                params::param_value(&r.params, k).unwrap_or("N/A"),
+                *w,
             ));
         }
-    }
-    let mut header = Row {
-        benchmark: "Benchmark".into(),
-        params: keys.iter().map(|k| format!("({k})")).collect(),
-        mode: "Mode".into(),
-        cnt: "Cnt".into(),
-        score: "Score".into(),
-        error: "Error".into(),
-        unit: "Units".into(),
-        flag: "",
-    };
-    let width = |f: &dyn Fn(&Row) -> usize| {
-        rows.iter()
-            .map(f)
-            .chain(std::iter::once(f(&header)))
-            .max()
-            .unwrap_or(0)
-    };
-    let w_bench = width(&|r| r.benchmark.chars().count());
-    let w_params: Vec<usize> = (0..keys.len())
-        .map(|i| width(&|r| r.params[i].chars().count()))
-        .collect();
-    let w_mode = width(&|r| r.mode.len());
-    let w_cnt = width(&|r| r.cnt.len());
-    let w_score = width(&|r| r.score.len());
-    let w_error = width(&|r| r.error.chars().count());
-    let mut out = String::new();
-    let mut line = |r: &Row| {
-        let mut s = format!("{:<w_bench$}", r.benchmark);
-        for (p, w) in r.params.iter().zip(&w_params) {
-            s.push_str(&format!("  {p:>w$}"));
+        out.push_str(&java::right(&r.mode, mode_w));
+        let cnt = if r.cnt > 1 {
+            r.cnt.to_string()
+        } else {
+            String::new()
+        };
+        out.push_str(&java::right(&cnt, cnt_w));
+        out.push_str(&java::right(&score_text(r), score_w));
+        if r.instead.is_none() && !r.error.is_nan() && !java::is_approximate(r.score) {
+            out.push_str(" \u{b1}");
+            out.push_str(&java::right(&java::error(r.error), error_w));
+        } else {
+            out.push_str("  ");
+            out.push_str(&" ".repeat(error_w));
         }
-        s.push_str(&format!(
-            "  {:>w_mode$}  {:>w_cnt$}  {:>w_score$}  {:>w_error$}  {}{}",
-            r.mode, r.cnt, r.score, r.error, r.unit, r.flag
-        ));
-        out.push_str(s.trim_end());
+        out.push_str(&java::right(&r.unit, unit_w));
+        out.push_str(r.mark);
         out.push('\n');
-    };
-    header.error = format!("{:>w_error$}", "Error");
-    line(&header);
-    for r in &rows {
-        line(r);
     }
+    out
+}
+
+fn tables(results: &[BenchResult]) -> String {
+    let rows: Vec<TableRow> = results.iter().flat_map(rows_of).collect();
+    let mut out = jmh_table(&rows);
     out.push('\n');
     for r in results {
         out.push_str(&time_line(r));
@@ -310,10 +340,84 @@ mod tests {
         let r = sample_result("bb.zstd.compress", "1", vec![1.0]);
         let answer = Answer::new("bb-zstd".into(), vec!["compress: 344 MB/s".into()]);
         let text = render(std::slice::from_ref(&r), Some(&answer));
-        assert!(text.starts_with(&render(std::slice::from_ref(&r), None)), "{text}");
-        assert!(text.ends_with("\n\n== bb-zstd: the answer ==\ncompress: 344 MB/s\n"), "{text}");
+        assert!(
+            text.starts_with(&render(std::slice::from_ref(&r), None)),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("\n\n== bb-zstd: the answer ==\ncompress: 344 MB/s\n"),
+            "{text}"
+        );
         let silent = Answer::new("bb-zstd".into(), vec![]);
-        assert_eq!(render(std::slice::from_ref(&r), Some(&silent)), render(&[r], None));
+        assert_eq!(
+            render(std::slice::from_ref(&r), Some(&silent)),
+            render(&[r], None)
+        );
+    }
+
+    /// The rows of a JMH `-rf json` file, as JMH's text format takes its results: each
+    /// entry's primary metric, then its secondary metrics in the file's order; the count
+    /// is the number of raw values (of samples, in sample mode).
+    fn rows_of_jmh_json(text: &str) -> Vec<TableRow> {
+        use crate::util::json::Json;
+        let doc = Json::parse(text).unwrap();
+        let count = |m: &Json| -> u64 {
+            if let Some(h) = m.get("rawDataHistogram").and_then(Json::as_array) {
+                let pairs = h
+                    .iter()
+                    .flat_map(|f| f.as_array().unwrap())
+                    .flat_map(|i| i.as_array().unwrap());
+                return pairs
+                    .map(|p| p.as_array().unwrap()[1].as_f64().unwrap() as u64)
+                    .sum();
+            }
+            let raw = m.get("rawData").and_then(Json::as_array).unwrap_or(&[]);
+            raw.iter().map(|f| f.as_array().unwrap().len() as u64).sum()
+        };
+        let mut rows = Vec::new();
+        for e in doc.as_array().unwrap() {
+            let params: Vec<(String, String)> = match e.get("params") {
+                Some(Json::Obj(pairs)) => pairs
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string()))
+                    .collect(),
+                _ => vec![],
+            };
+            let name = e.get("benchmark").unwrap().as_str().unwrap();
+            let mut metrics = vec![(name.to_string(), e.get("primaryMetric").unwrap())];
+            if let Some(Json::Obj(secondary)) = e.get("secondaryMetrics") {
+                metrics.extend(secondary.iter().map(|(k, m)| (format!("{name}:{k}"), m)));
+            }
+            for (name, m) in metrics {
+                let num = |k: &str| m.get(k).and_then(Json::as_f64).unwrap();
+                rows.push(TableRow {
+                    name,
+                    params: params.clone(),
+                    mode: e.get("mode").unwrap().as_str().unwrap().to_string(),
+                    cnt: count(m),
+                    score: num("score"),
+                    error: num("scoreError"),
+                    unit: m.get("scoreUnit").unwrap().as_str().unwrap().to_string(),
+                    instead: None,
+                    mark: "",
+                });
+            }
+        }
+        rows
+    }
+
+    fn jmh_data(file: &str) -> String {
+        let path = format!("{}/tests/data/jmh/{file}", env!("CARGO_MANIFEST_DIR"));
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    }
+
+    #[test]
+    fn the_table_of_jmh_s_golden_json_is_jmh_s_golden_text_byte_for_byte() {
+        let rows = rows_of_jmh_json(&jmh_data("openjdk-golden.json"));
+        let golden = jmh_data("openjdk-golden.txt");
+        // JMH ends every line with a newline; the golden file, compared line by line by
+        // JMH's own test, lacks the last one.
+        assert_eq!(jmh_table(&rows), format!("{golden}\n"));
     }
 
     #[test]
@@ -325,17 +429,26 @@ mod tests {
             raw: vec![vec![355.9]],
             summary: crate::stats::Summary::of(&[355.9]),
         });
-        let mut b = sample_result("bb.zstd.decompress", "2", vec![1.5, 1.5]);
+        a.secondary.push(crate::model::result::Secondary::new(
+            "tiny",
+            "x",
+            vec![vec![1e-4, 1e-4, 1e-4]],
+        ));
+        a.params.insert(0, ("zeta".into(), "z".into()));
+        let mut b = sample_result("bb.zstd.decompress", "2", vec![8.2235, 8.2235, 8.2235]);
         b.throttle.throttled = true;
         b.throttle.reasons = vec!["vcgencmd get_throttled: throttled (0x4)".into()];
         let text = render(&[a, b], None);
+        // Params sorted, ± in a fixed column, an error that rounds to zero as 0.001, Cnt
+        // blank at 1, an approximate score without its error, Units right-aligned.
         let expected = "\
-Benchmark              (level)  (threads)   Mode  Cnt    Score      Error  Units
-bb.zstd.compress             3          1  thrpt    3  110.000  ± 182.437  ops/s
-bb.zstd.compress:MB/s        3          1  thrpt    1  355.900             MB/s
-bb.zstd.decompress           3          2  thrpt    2    1.500             ops/s  THROTTLED
+Benchmark              (level)  (threads)  (zeta)   Mode  Cnt    Score     Error  Units
+bb.zstd.compress             3          1       z  thrpt    3  110.000 \u{b1} 182.437  ops/s
+bb.zstd.compress:MB/s        3          1       z  thrpt       355.900             MB/s
+bb.zstd.compress:tiny        3          1       z  thrpt    3   \u{2248} 10\u{207b}\u{2074}                x
+bb.zstd.decompress           3          2     N/A  thrpt    3    8.224 \u{b1}   0.001  ops/s  THROTTLED
 
-bb.zstd.compress (level=3, threads=1): user 3.50s  sys 0.25s  cpu 188%  total 2.00s  peak RSS 10.0 MiB
+bb.zstd.compress (zeta=z, level=3, threads=1): user 3.50s  sys 0.25s  cpu 188%  total 2.00s  peak RSS 10.0 MiB
 bb.zstd.decompress (level=3, threads=2): user 3.50s  sys 0.25s  cpu 188%  total 2.00s  peak RSS 10.0 MiB
 
 THROTTLED: bb.zstd.decompress (level=3, threads=2): vcgencmd get_throttled: throttled (0x4)
@@ -379,7 +492,48 @@ THROTTLED: bb.zstd.decompress (level=3, threads=2): vcgencmd get_throttled: thro
             line.split_whitespace().nth(4).unwrap().to_string()
         };
         assert_eq!(cnt("bb.ipc.remote "), "110");
-        assert_eq!(cnt("bb.ipc.remote:p0.99 "), "110");
+        let rows: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("bb.ipc.remote:"))
+            .collect();
+        let names: Vec<&str> = rows
+            .iter()
+            .map(|l| l.split_whitespace().next().unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            ["p0.00", "p0.50", "p0.90", "p0.95", "p0.99", "p0.999", "p0.9999", "p1.00"]
+                .map(|p| format!("bb.ipc.remote:{p}")),
+            "JMH's eight percentile rows"
+        );
+        for row in rows {
+            // Name, two params, mode, then the score: Cnt is blank.
+            let cells: Vec<&str> = row.split_whitespace().collect();
+            assert_eq!((cells[3], cells.len()), ("sample", 6), "{row}");
+        }
+    }
+
+    #[test]
+    fn sample_mode_is_scored_over_every_sample() {
+        let r = crate::model::result::tests::sample_mode_result();
+        let text = render(std::slice::from_ref(&r), None);
+        let score = r.score();
+        assert!(score.mean > 100.0 && score.mean < 150.0, "{}", score.mean);
+        let row = text
+            .lines()
+            .find(|l| l.starts_with("bb.ipc.remote "))
+            .unwrap();
+        let cells: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(
+            cells[4..7],
+            ["110", &java::score(score.mean), "\u{b1}"],
+            "{row}"
+        );
+        assert_eq!(cells[7], java::error(score.error), "{row}");
+        assert!(
+            !row.contains("367.000"),
+            "not the mean of the iterations: {row}"
+        );
     }
 
     #[test]
@@ -389,7 +543,7 @@ THROTTLED: bb.zstd.decompress (level=3, threads=2): vcgencmd get_throttled: thro
         r.ops = 500;
         r.cpu.wall = 1.0;
         let text = render(&[r.clone()], None);
-        let row = "bb.ipc.remote        3          1  sample  110  SATURATED         us/op";
+        let row = "bb.ipc.remote        3          1  sample  110  SATURATED           us/op";
         assert!(text.lines().any(|l| l == row), "{text}");
         assert!(!text.contains(":p0.99"), "no latency percentiles:\n{text}");
         assert!(
@@ -425,7 +579,7 @@ THROTTLED: bb.zstd.decompress (level=3, threads=2): vcgencmd get_throttled: thro
         let table = text.split("\nLatency against throughput").nth(1).unwrap();
         let expected = " (us):
 Benchmark      (level)  (threads)  (load)  Offered/s  Achieved/s   p0.50     p0.99    p0.999
-bb.ipc.remote        3          1     50%        100         100  54.911  1000.000  1000.000
+bb.ipc.remote        3          1     50%        100         100  55.424  1000.000  1000.000
 bb.ipc.remote        3          1    100%       1000         100                              SATURATED
 ";
         assert!(table.starts_with(expected), "{table}");

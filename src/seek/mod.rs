@@ -19,6 +19,7 @@ pub mod http;
 pub(crate) mod mapping;
 pub mod options;
 pub mod pattern;
+pub(crate) mod probe;
 pub mod s3;
 pub(crate) mod source;
 pub mod spec;

@@ -4,12 +4,14 @@
 
 use super::gen;
 use super::options::{Options, Plan};
+use super::probe::{self, Probe};
 use super::spec::SourceSpec;
 use super::workload::{self, Case, SeekOp};
 use crate::harness::benchmark::{Benchmark, Settings, Setup, TimeUnit, Workload};
 use crate::harness::cli::Mode;
 use crate::harness::{Profiles, Suite};
 use crate::util::error::Result;
+use std::rc::Rc;
 
 pub fn suite(options: &Options) -> Result<Suite> {
     let mut suite = Suite::new(TimeUnit::Millis, profiles(), benchmarks(options));
@@ -38,6 +40,19 @@ fn profiles() -> Profiles {
 fn benchmarks(o: &Options) -> Vec<Benchmark> {
     let mut benchmarks = Vec::new();
     for (source, stream) in &o.sources {
+        // A remote source's cost, probed once, when the plan first asks.
+        let probe = o
+            .objects
+            .iter()
+            .map(|(object, _)| object)
+            .max_by_key(|o| o.size);
+        let probe = probe.filter(|_| source.is_remote()).map(|object| {
+            Rc::new(Probe::new(
+                source.clone(),
+                object.clone(),
+                o.request_timeout,
+            ))
+        });
         for (object, plans) in &o.objects {
             for plan in plans {
                 for client in &o.clients {
@@ -50,7 +65,7 @@ fn benchmarks(o: &Options) -> Vec<Benchmark> {
                         cold: o.cold,
                         request_timeout: o.request_timeout,
                     };
-                    benchmarks.push(benchmark(case, plan));
+                    benchmarks.push(benchmark(case, plan, probe.clone()));
                 }
             }
         }
@@ -59,7 +74,7 @@ fn benchmarks(o: &Options) -> Vec<Benchmark> {
 }
 
 /// `bb.seek.PATTERN` over one case, named by its key, client, source, read size and cache.
-fn benchmark(case: Case, plan: &Plan) -> Benchmark {
+fn benchmark(case: Case, plan: &Plan, probe: Option<Rc<Probe>>) -> Benchmark {
     let mut b = Benchmark::new(format!("bb.seek.{}", plan.name), setup(case.clone()))
         .param("key", &case.object.name)
         .param("client", &case.client)
@@ -70,7 +85,16 @@ fn benchmark(case: Case, plan: &Plan) -> Benchmark {
         )
         .param("cache", if case.cold { "cold" } else { "hot" });
     b.bytes_per_op = Some(plan.reads.asked() as f64);
-    b.invocation_estimate = Some(workload::shot_estimate(&case.source, &plan.reads));
+    match probe {
+        Some(probe) => {
+            let reads = plan.reads.clone();
+            b.estimate_invocation = Some(Box::new(move || {
+                let fetched = probe::fetches(&case.client, &case.stream, &reads, case.object.size);
+                Ok(probe.cost().shot(fetched, reads.asked()))
+            }));
+        }
+        None => b.invocation_estimate = Some(workload::shot_estimate(&case.source, &plan.reads)),
+    }
     b
 }
 
@@ -166,6 +190,9 @@ mod tests {
         );
         assert_eq!(s.benchmarks[0].bytes_per_op, Some(4096.0));
         assert!(s.benchmarks[0].invocation_estimate.is_some());
+        // An HTTP source's estimates wait for its probe, which the plan makes.
+        assert!(s.benchmarks[8].invocation_estimate.is_none());
+        assert!(s.benchmarks[8].estimate_invocation.is_some());
         assert_eq!(s.unit, TimeUnit::Millis);
         assert!(s.pin_process);
         // The server's cache is noted; a directory's objects are checked for room, then made.

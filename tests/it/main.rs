@@ -24,6 +24,7 @@ mod ipc;
 mod jmh;
 mod outputs;
 mod plan;
+mod progress;
 mod repository;
 mod rpc;
 mod rpc_open_loop;

@@ -25,7 +25,7 @@ const SHORT: [&str; 10] = [
 /// Plans, then runs `exe` with `args` in `dir`; checks the plan against the run: the same
 /// benchmarks always, and the estimate within 25% of the wall time, in one of
 /// [`crate::support::timing::TRIES`] tries (the shared retry of the timing tests).
-fn plan_and_run(dir: &TempDir, exe: &str, args: &[&str]) -> (Run, f64) {
+pub(crate) fn plan_and_run(dir: &TempDir, exe: &str, args: &[&str]) -> (Run, f64) {
     crate::support::timing::retry(&format!("the plan of {exe} {args:?}"), || {
         let dry = [args, &["--dry-run"]].concat();
         let started = Instant::now();

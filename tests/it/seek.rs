@@ -450,8 +450,9 @@ fn over_http_from_a_real_nginx() {
         "three shots of 256 reads, and more: {}",
         gets.len()
     );
+    // One a benchmark, and the probe's before the plan (for the estimates).
     assert!(
-        connections.len() <= 20,
+        connections.len() <= 21,
         "{} connections for {} GETs",
         connections.len(),
         gets.len()
@@ -621,7 +622,7 @@ enum Hostile {
     Drip,
     /// Sends the body chunked, then trailers, a short line every 0.1 s, without end.
     EndlessTrailers,
-    /// Closes the connection the HEAD came on (as an idle keep-alive one may be); the
+    /// Closes each connection a HEAD came on (as an idle keep-alive one may be); the
     /// fresh one the GET is retried on is silent.
     CloseThenSilent,
 }
@@ -634,13 +635,10 @@ fn hostile_server(size: u64, how: Hostile) -> u16 {
     listener.set_nonblocking(true).unwrap();
     let until = Instant::now() + Duration::from_secs(30);
     std::thread::spawn(move || {
-        let mut connection = 0;
         while Instant::now() < until {
             match listener.accept() {
                 Ok((stream, _)) => {
-                    connection += 1;
-                    let n = connection;
-                    std::thread::spawn(move || serve_hostile(stream, size, how, n, until));
+                    std::thread::spawn(move || serve_hostile(stream, size, how, until));
                 }
                 Err(_) => std::thread::sleep(Duration::from_millis(10)),
             }
@@ -649,7 +647,7 @@ fn hostile_server(size: u64, how: Hostile) -> u16 {
     port
 }
 
-fn serve_hostile(stream: TcpStream, size: u64, how: Hostile, connection: usize, until: Instant) {
+fn serve_hostile(stream: TcpStream, size: u64, how: Hostile, until: Instant) {
     let _ = stream.set_nonblocking(false);
     let _ = stream.set_read_timeout(Some(Duration::from_millis(100)));
     let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
@@ -688,11 +686,10 @@ fn serve_hostile(stream: TcpStream, size: u64, how: Hostile, connection: usize, 
         if head[0].starts_with("HEAD") {
             let _ = write!(out, "HTTP/1.1 200 OK\r\nContent-Length: {size}\r\n\r\n");
             if let Hostile::CloseThenSilent = how {
-                if connection == 1 {
-                    // Closed after it answered, as an idle keep-alive connection is.
-                    std::thread::sleep(Duration::from_millis(100));
-                    return;
-                }
+                // Closed after it answered, as an idle keep-alive connection is (every
+                // one: bb-seek's probe before the plan opens one too).
+                std::thread::sleep(Duration::from_millis(100));
+                return;
             }
             continue;
         }
@@ -903,7 +900,8 @@ mod timing {
                     let line = run
                         .stderr
                         .lines()
-                        .find(|l| l.contains("GET "))
+                        // The run's error, not the probe's warning before the plan.
+                        .find(|l| l.contains("GET ") && !l.contains(": warning: "))
                         .unwrap_or("");
                     assert!(
                         line.contains("bytes 0+6553")

@@ -15,6 +15,9 @@
 //!   `--dry-run` under 1 s; retried inside `plan_and_run`),
 //!   `bb_zstd_timed_iterations_last_their_time_whatever_the_jobs` (two 1 s iterations
 //!   end within 15 s)
+//! - `seek_s3::timing`: `through_a_20_ms_proxy_the_estimate_is_the_wall_time_of_the_run`
+//!   (bb-seek's estimate over HTTP through scripts/latency-proxy.py within 25% of the wall
+//!   time; retried inside `plan_and_run`)
 //! - `ipc::timing`: `vs_floor_is_the_mean_of_interleaved_pairs_and_a_pinned_call_costs_at_least_its_floor`
 //!   (a blocking call's mean at least 1.3× its floor)
 //! - `rpc::timing`: `with_the_floor_asked_for_every_rpc_row_pairs_its_iterations_with_the_floor`
