@@ -166,7 +166,7 @@ pub fn column_labels(paths: &[PathBuf]) -> Vec<String> {
             let s = p.to_string_lossy();
             let s = s.trim_end_matches('/');
             let s = s.strip_suffix(".json").unwrap_or(s);
-            s.split('/').map(String::from).collect()
+            s.split('/').filter(|c| !c.is_empty()).map(String::from).collect()
         })
         .collect();
     let shortest = parts.iter().map(Vec::len).min().unwrap_or(1);
@@ -540,5 +540,10 @@ mod tests {
             vec!["a/x", "b/x"]
         );
         assert_eq!(column_labels(&paths(&["x/base.json"])), vec!["x/base"]);
+        // A doubled slash (`results//pi4.json`) is one.
+        assert_eq!(
+            column_labels(&paths(&["r//pi4.json", "r/pi5//x.json"])),
+            vec!["pi4", "pi5/x"]
+        );
     }
 }

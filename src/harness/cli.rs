@@ -35,6 +35,9 @@ pub struct CommonArgs {
     pub seed: u64,
     /// `--cooldown` and `--cooldown-max`: wait for the SoC to cool before each benchmark.
     pub cooldown: Option<Cooldown>,
+    /// `--fail-on-error`: stop at the first benchmark that fails (JMH's `-foe`) instead
+    /// of going on with the others.
+    pub fail_on_error: bool,
 }
 
 /// Implemented by every binary's argument struct through [`bench_args!`](crate::bench_args).
@@ -122,6 +125,9 @@ macro_rules! bench_args {
             /// the longest --cooldown waits before each benchmark; then it warns and runs (default 5m)
             #[argh(option, from_str_fn($crate::harness::cli::parse_duration))]
             pub cooldown_max: Option<std::time::Duration>,
+            /// stop at the first benchmark that fails (default: report the others, name the failures, exit 1)
+            #[argh(switch)]
+            pub fail_on_error: bool,
         }
 
         impl $crate::harness::cli::HasCommon for $name {
@@ -148,6 +154,7 @@ macro_rules! bench_args {
                         self.cooldown,
                         self.cooldown_max,
                     )?,
+                    fail_on_error: self.fail_on_error,
                 })
             }
         }

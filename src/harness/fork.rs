@@ -66,13 +66,14 @@ fn set_cloexec(fd: i32) {
 }
 
 /// Runs fork `fork` (1-based) of benchmark `index` in a fresh copy of this binary with the
-/// same arguments, passing it the prelude's `values`.
+/// same arguments, passing it the prelude's `values`. The outer error is the run's (no
+/// fork can be started: every benchmark would fail alike), the inner the benchmark's.
 pub(crate) fn run_child(
     index: usize,
     fork: u32,
     label: &str,
     values: &[f64],
-) -> Result<ForkResult> {
+) -> Result<Result<ForkResult>> {
     // Errno is named, not kept as the cause: its Debug (every errno's name) would double
     // the binaries' error tables.
     let (read_end, write_end) = nix::unistd::pipe()
@@ -98,12 +99,13 @@ pub(crate) fn run_child(
     let status = child.wait();
     crate::harness::watchdog::remove_exit_hook(hook);
     let status = status.map_err(|e| Error::io(format!("waiting for fork {fork} of {label}"), e))?;
-    if !status.success() {
-        return Err(Error::failed(format!(
-            "fork {fork} of {label} failed ({status})"
-        )));
-    }
-    parsed.map_err(|e| Error::failed(format!("fork {fork} of {label} sent a bad report: {e}")))
+    // The failures name the fork, not the benchmark: the harness names that.
+    Ok(match parsed {
+        Err(Unreported::Failed(error)) => Err(error),
+        _ if !status.success() => Err(Error::failed(format!("fork {fork} failed ({status})"))),
+        Err(Unreported::Bad(e)) => Err(Error::failed(format!("fork {fork} sent a bad report: {e}"))),
+        Ok(result) => Ok(result),
+    })
 }
 
 /// What a copy of this binary is started for: it decides how the copy is ended on an
@@ -213,17 +215,33 @@ pub fn die_with_parent(command: &mut std::process::Command, signal: nix::sys::si
     }
 }
 
-fn read_report(read_end: OwnedFd) -> std::result::Result<ForkResult, String> {
+fn read_report(read_end: OwnedFd) -> std::result::Result<ForkResult, Unreported> {
     let mut lines = Vec::new();
     // Stop at "end": a grandchild (a forked server) may hold the pipe open longer.
     for line in BufReader::new(std::fs::File::from(read_end)).lines() {
-        let line = line.map_err(|e| e.to_string())?;
+        let line = line.map_err(|e| Unreported::Bad(e.to_string()))?;
+        if let Some(rest) = line.strip_prefix("error ") {
+            let (code, message) = rest.split_once(' ').unwrap_or(("1", rest));
+            let error = match code {
+                "2" => Error::usage(message),
+                _ => Error::failed(message),
+            };
+            return Err(Unreported::Failed(error));
+        }
         if line == "end" {
-            return decode(&lines.join("\n"));
+            return decode(&lines.join("\n")).map_err(Unreported::Bad);
         }
         lines.push(line);
     }
-    Err("no report (the fork ended early)".to_string())
+    Err(Unreported::Bad("no report (the fork ended early)".to_string()))
+}
+
+/// Why a fork sent no result.
+enum Unreported {
+    /// Its benchmark failed with this error (see [`send_error`]).
+    Failed(Error),
+    /// Its report was missing or could not be read.
+    Bad(String),
 }
 
 /// Sends a fork's result to the parent.
@@ -232,6 +250,16 @@ pub fn send(mut pipe: std::fs::File, result: &ForkResult) -> Result<()> {
     pipe.write_all(text.as_bytes())
         .and_then(|_| pipe.write_all(b"end\n"))
         .map_err(|e| Error::io("sending results to the parent process", e))
+}
+
+/// Sends the parent the error that failed a fork's benchmark, on one line with its exit
+/// code (`error 1 message`), so that the parent reports why, not only that the fork
+/// exited 1.
+pub(crate) fn send_error(mut pipe: std::fs::File, error: &Error) {
+    let message = error.to_string().replace('\n', "; ");
+    // A parent that cannot read it says the fork failed, without the reason.
+    let code = error.exit_code();
+    let _ = pipe.write_all(format!("error {code} {message}\nend\n").as_bytes());
 }
 
 /// The line protocol between a fork and its parent; floats use Rust's shortest
@@ -353,6 +381,22 @@ pub fn decode(text: &str) -> std::result::Result<ForkResult, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_forks_error_comes_back_with_its_message_and_exit_code() {
+        for (error, code) in [
+            (Error::usage("x.pattern: no reads\nin the file"), 2),
+            (Error::failed("method_a3 over tcp: refused"), 1),
+        ] {
+            let (read_end, write_end) = nix::unistd::pipe().unwrap();
+            send_error(std::fs::File::from(write_end), &error);
+            let Err(Unreported::Failed(back)) = read_report(read_end) else {
+                panic!("no error came back for {error}");
+            };
+            let message = error.to_string().replace('\n', "; ");
+            assert_eq!((back.to_string(), back.exit_code()), (message, code));
+        }
+    }
 
     #[test]
     fn reports_round_trip_exactly() {

@@ -19,8 +19,9 @@ pub(crate) mod watchdog;
 use self::benchmark::{Benchmark, Settings, TimeUnit};
 use self::cli::{CommonArgs, Mode, Profile};
 use crate::util::error::{Error, Result};
-use crate::util::format::format_duration;
+use crate::util::format::{count, format_duration};
 use crate::model::answer::{Answer, Answerer};
+use crate::model::failure::Failure;
 use crate::model::params::{label_with, varying_keys};
 use crate::model::warning::{environment_warnings, Warning};
 use crate::util::terminal::{program_name, warn};
@@ -146,8 +147,14 @@ fn run_fork(mut suite: Suite, settings: &Settings, request: fork::ChildRequest) 
         ))
     })?;
     let (settings, unit) = bench.effective(settings, suite.unit);
-    let result = runner::run_in_process(bench, &settings, unit)?;
-    fork::send(request.pipe, &result)
+    match runner::run_in_process(bench, &settings, unit) {
+        Ok(result) => fork::send(request.pipe, &result),
+        // The parent prints it, naming the benchmark, and reports the others.
+        Err(e) => {
+            fork::send_error(request.pipe, &e);
+            watchdog::exit_now(e.exit_code())
+        }
+    }
 }
 
 /// The parent's part: every benchmark, each in its forks, and the report.
@@ -175,7 +182,7 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
     let env = Environment::capture();
     crate::stderr!(
         "{}, {}",
-        header(&env, &settings, &suite.benchmarks),
+        header(&env, &settings, &plan),
         plan.summary()
     );
     print_notes(&suite.notes);
@@ -204,6 +211,9 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
     }
     let mut cooler = flags.cooldown.map(cooldown::Cooler::new);
     let mut results = Vec::new();
+    let mut failed = Vec::new();
+    // Whether every failure so far was bad input (a pattern file without reads, say).
+    let mut bad_input = true;
     // The progress line names a benchmark by what tells it from the others.
     let varying = varying_keys(suite.benchmarks.iter().map(|b| b.params.as_slice()));
     for (index, bench) in suite.benchmarks.iter().enumerate() {
@@ -217,10 +227,14 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
         }
         let before = Snapshot::take();
         let mut forks = Vec::new();
+        let mut error = None;
         let place = format!("[{}/{}]", index + 1, suite.benchmarks.len());
         if settings.forks == 0 {
             progress.step(&place, &shown, fork_estimate);
-            forks.push(runner::run_in_process(bench, &settings, unit)?);
+            match runner::run_in_process(bench, &settings, unit) {
+                Ok(f) => forks.push(f),
+                Err(e) => error = Some(e),
+            }
         }
         for fork in 1..=settings.forks {
             let tag = match settings.forks {
@@ -228,7 +242,30 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
                 n => format!("{place} fork {fork}/{n}"),
             };
             progress.step(&tag, &shown, fork_estimate);
-            forks.push(fork::run_child(index, fork, &label, &values)?);
+            match fork::run_child(index, fork, &label, &values)? {
+                Ok(f) => forks.push(f),
+                Err(e) => {
+                    error = Some(e);
+                    break;
+                }
+            }
+        }
+        if let Some(e) = error {
+            // A signal ends the run (its clean-up killed what the benchmark talked to).
+            if signals::exit_requested().is_some() {
+                return Err(e);
+            }
+            progress.finish();
+            crate::stderr!("{}: error: {label}: {e}", program_name());
+            bad_input &= e.exit_code() == 2;
+            failed.push(Failure {
+                benchmark: label,
+                error: e.to_string(),
+            });
+            if flags.fail_on_error {
+                break;
+            }
+            continue;
         }
         let throttle = ThrottleReport::between(&before, &Snapshot::take());
         if throttle.throttled {
@@ -251,11 +288,33 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
     let answer = suite.answer.map(|answerer| Answer::new(program_name(), answerer(&results)));
     crate::report::emit(
         &results,
+        &failed,
         &env,
         answer.as_ref(),
         flags.format,
         flags.output.as_deref(),
-    )
+    )?;
+    failures(&failed, suite.benchmarks.len(), bad_input)
+}
+
+/// The run's error when benchmarks failed, after the report of the others: each was
+/// printed as it failed, and `FAILED` lines name them in the report. Bad input when
+/// every failure was (exit 2), else a failed run (exit 1).
+fn failures(failed: &[Failure], benchmarks: usize, bad_input: bool) -> Result<()> {
+    let message = match failed {
+        [] => return Ok(()),
+        [one] if benchmarks == 1 => format!("{} failed", one.benchmark),
+        _ => format!(
+            "{} of {} failed",
+            failed.len(),
+            count(benchmarks as u64, "benchmark")
+        ),
+    };
+    Err(if bad_input {
+        Error::usage(message)
+    } else {
+        Error::failed(message)
+    })
 }
 
 /// Works out every lazy invocation estimate (see [`Benchmark::estimate_invocation`]).
@@ -306,12 +365,13 @@ fn join(cpus: &[usize]) -> String {
         .join(",")
 }
 
-/// The header line on stderr: what ran where, with which settings.
-fn header(env: &Environment, s: &Settings, benchmarks: &[Benchmark]) -> String {
+/// The header line on stderr: what ran where, with which settings (each benchmark's
+/// as the plan has them: a benchmark may choose its own mode).
+fn header(env: &Environment, s: &Settings, plan: &plan::Plan) -> String {
     let mut machine = vec![env.arch.clone()];
     machine.extend(env.board_model.clone());
     machine.extend(env.cpu_model.clone());
-    machine.push(format!("{} cores", env.cores_online));
+    machine.push(count(env.cores_online as u64, "core"));
     machine.extend(env.kernel.as_ref().map(|k| format!("Linux {k}")));
     machine.extend(env.governor.as_ref().map(|g| format!("governor {g}")));
     if let (Some(c), Some(m)) = (env.cur_freq_mhz, env.max_freq_mhz) {
@@ -322,27 +382,31 @@ fn header(env: &Environment, s: &Settings, benchmarks: &[Benchmark]) -> String {
         env.load_avg
             .map(|l| format!("load {:.2} {:.2} {:.2}", l[0], l[1], l[2])),
     );
-    // Benchmarks may choose their own mode; name every mode that runs.
-    let mut modes: Vec<&str> = Vec::new();
-    for m in benchmarks.iter().map(|b| b.mode.unwrap_or(s.mode).short()) {
-        if !modes.contains(&m) {
-            modes.push(m);
+    // Every mode that runs, grouped by how its iterations are described (single shots
+    // have no iteration time).
+    let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
+    let settings = plan.benchmarks.iter().map(|b| &b.settings);
+    for b in settings.chain(plan.benchmarks.is_empty().then_some(s)) {
+        let (what, mode) = (plan::iterations(b), b.mode.short());
+        match groups.iter_mut().find(|(w, _)| *w == what) {
+            Some((_, modes)) if modes.contains(&mode) => {}
+            Some((_, modes)) => modes.push(mode),
+            None => groups.push((what, vec![mode])),
         }
     }
+    let runs: Vec<String> = groups
+        .iter()
+        .map(|(what, modes)| format!("mode {}, {what}", modes.join(" and ")))
+        .collect();
     format!(
-        "# {} {} on {}: {}\n# {} benchmarks, mode {}, warm-up {} × {}, {} × {}, {} fork{}, timeout {}",
+        "# {} {} on {}: {}\n# {}, {}, {}, timeout {}",
         program_name(),
         env.boardbench_version,
         env.hostname.as_deref().unwrap_or("?"),
         machine.join(", "),
-        benchmarks.len(),
-        modes.join(" and "),
-        s.warmup_iterations,
-        format_duration(s.warmup_time),
-        s.iterations,
-        format_duration(s.time),
-        s.forks,
-        if s.forks == 1 { "" } else { "s" },
+        count(plan.benchmarks.len() as u64, "benchmark"),
+        runs.join("; "),
+        count(s.forks, "fork"),
         format_duration(s.timeout),
     )
 }
@@ -390,6 +454,127 @@ mod tests {
         }
         suite.notes.push("a note".into());
         suite
+    }
+
+    /// Profiles of one shot per fork, in this process: quick to run for real.
+    fn one_shot() -> Profiles {
+        let mut s = Settings::full();
+        s.mode = Mode::SingleShot;
+        (s.warmup_iterations, s.iterations, s.forks) = (0, 1, 0);
+        Profiles {
+            quick: s.clone(),
+            standard: s.clone(),
+            full: s,
+        }
+    }
+
+    /// Benchmarks `bb.t.a`, `bb.t.b` and `bb.t.c`; b fails as it is set up. `set_up`
+    /// counts the set-ups of each.
+    fn a_b_and_c(set_up: &Rc<RefCell<Vec<&'static str>>>) -> Vec<Benchmark> {
+        struct Nothing;
+        impl benchmark::Workload for Nothing {
+            fn run(&mut self, _: u64) -> Result<()> {
+                Ok(())
+            }
+        }
+        ["a", "b", "c"]
+            .into_iter()
+            .map(|name| {
+                let set_up = set_up.clone();
+                Benchmark::new(
+                    format!("bb.t.{name}"),
+                    Box::new(move || {
+                        set_up.borrow_mut().push(name);
+                        match name {
+                            "b" => Err(Error::failed("connecting to 127.0.0.1:1: refused")),
+                            _ => Ok(Box::new(Nothing) as Box<dyn benchmark::Workload>),
+                        }
+                    }),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_failing_benchmark_is_named_and_the_others_are_reported() {
+        let dir = std::env::temp_dir().join(format!("bb-harness-fail-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let output = dir.join("r.json");
+        let run = |fail_on_error: bool| {
+            let set_up = Rc::new(RefCell::new(Vec::new()));
+            let suite = Suite::new(TimeUnit::Millis, one_shot(), a_b_and_c(&set_up));
+            let flags = CommonArgs {
+                output: Some(output.clone()),
+                fail_on_error,
+                ..CommonArgs::default()
+            };
+            let e = run_suite(suite, &flags).unwrap_err();
+            let json = crate::util::json::Json::parse(&std::fs::read_to_string(&output).unwrap());
+            let set_up = set_up.borrow().clone();
+            (e, json.unwrap(), set_up)
+        };
+        let names = |json: &crate::util::json::Json| -> Vec<String> {
+            let entries = json.as_array().unwrap().iter();
+            entries.map(|e| e.get("benchmark").unwrap().as_str().unwrap().to_string()).collect()
+        };
+        let (e, json, set_up) = run(false);
+        assert_eq!((e.to_string().as_str(), e.exit_code()), ("1 of 3 benchmarks failed", 1));
+        assert_eq!(set_up, ["a", "b", "c"], "the run goes on past b");
+        assert_eq!(names(&json), ["bb.t.a", "bb.t.c"]);
+        let failed = json.as_array().unwrap()[0].get("boardbench").unwrap().get("failed");
+        let failed = &failed.unwrap().as_array().unwrap()[0];
+        assert_eq!(failed.get("benchmark").unwrap().as_str(), Some("bb.t.b"));
+        let error = failed.get("error").unwrap().as_str();
+        assert_eq!(error, Some("connecting to 127.0.0.1:1: refused"));
+        // --fail-on-error stops at b: c is never set up, a is still reported.
+        let (e, json, set_up) = run(true);
+        assert_eq!(e.exit_code(), 1);
+        assert_eq!(set_up, ["a", "b"]);
+        assert_eq!(names(&json), ["bb.t.a"]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_run_fails_naming_what_failed() {
+        let failure = |name: &str| Failure {
+            benchmark: name.into(),
+            error: "x".into(),
+        };
+        assert!(failures(&[], 3, true).is_ok());
+        let one = failures(&[failure("bb.t.a")], 1, false).unwrap_err();
+        assert_eq!((one.to_string().as_str(), one.exit_code()), ("bb.t.a failed", 1));
+        let two = failures(&[failure("bb.t.a"), failure("bb.t.b")], 2, true).unwrap_err();
+        assert_eq!(two.to_string(), "2 of 2 benchmarks failed");
+        assert_eq!(two.exit_code(), 2, "bad input throughout");
+    }
+
+    #[test]
+    fn the_header_says_shots_in_single_shot_mode_and_one_in_the_singular() {
+        let env = Environment {
+            arch: "armv6l".into(),
+            cpu_model: Some("ARM1176".into()),
+            cores_online: 1,
+            ..Default::default()
+        };
+        let s = one_shot().full;
+        let (mut shots, mut timed) = (Benchmark::new("bb.t.s", Box::new(|| unreachable!())), Benchmark::new("bb.t.t", Box::new(|| unreachable!())));
+        shots.invocation_estimate = Some(std::time::Duration::from_millis(1));
+        (shots.mode, timed.mode) = (Some(Mode::SingleShot), Some(Mode::AverageTime));
+        timed.invocation_estimate = Some(std::time::Duration::from_millis(1));
+        let plan = |b: Vec<Benchmark>| plan::Plan::new(Profile::Full, &s, TimeUnit::Millis, &b);
+        let text = header(&env, &s, &plan(vec![shots]));
+        assert!(text.contains(": armv6l, ARM1176, 1 core\n"), "{text}");
+        assert!(
+            text.ends_with("\n# 1 benchmark, mode ss, warm-up 0 shots, 1 shot, 0 forks, timeout 10m"),
+            "{text}"
+        );
+        let mut shots = Benchmark::new("bb.t.s", Box::new(|| unreachable!()));
+        shots.mode = Some(Mode::SingleShot);
+        let text = header(&env, &s, &plan(vec![timed, shots]));
+        assert!(
+            text.contains("# 2 benchmarks, mode avgt, warm-up 0 × 3s, 1 × 3s; mode ss, warm-up 0 shots, 1 shot, 0 forks"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -4,7 +4,8 @@
 
 use super::benchmark::{Benchmark, Settings, TimeUnit};
 use super::cli::{Mode, Profile};
-use crate::util::format::{format_duration, format_estimate};
+use crate::system::activity;
+use crate::util::format::{count, format_duration, format_estimate};
 use std::time::Duration;
 
 /// One benchmark as it will run.
@@ -55,10 +56,13 @@ impl Plan {
         }
     }
 
+    /// The whole run: the look at other processes' activity before it, the prelude, and
+    /// every benchmark.
     pub fn total(&self) -> Duration {
         let prelude = self.prelude.as_ref().map_or(Duration::ZERO, |p| p.1);
         let planning = self.planning.unwrap_or_default();
-        planning + prelude + self.benchmarks.iter().map(|b| b.estimate).sum::<Duration>()
+        let benchmarks = self.benchmarks.iter().map(|b| b.estimate).sum::<Duration>();
+        activity::WINDOW + planning + prelude + benchmarks
     }
 
     /// `profile standard: about 2 min 10 s`, the end of the header line.
@@ -80,10 +84,9 @@ impl Plan {
             .max()
             .unwrap_or(0);
         let mut out = format!(
-            "# {program} --dry-run, profile {}: {} benchmark{}\n",
+            "# {program} --dry-run, profile {}: {}\n",
             self.profile.name(),
-            self.benchmarks.len(),
-            if self.benchmarks.len() == 1 { "" } else { "s" }
+            count(self.benchmarks.len() as u64, "benchmark")
         );
         if let Some(took) = self.planning {
             out.push_str(&format!(
@@ -99,26 +102,12 @@ impl Plan {
         }
         for b in &self.benchmarks {
             let s = &b.settings;
-            let iterations = match s.mode {
-                Mode::SingleShot => format!(
-                    "warm-up {} shots, {} shots",
-                    s.warmup_iterations, s.iterations
-                ),
-                _ => format!(
-                    "warm-up {} × {}, {} × {}",
-                    s.warmup_iterations,
-                    format_duration(s.warmup_time),
-                    s.iterations,
-                    format_duration(s.time)
-                ),
-            };
             out.push_str(&format!(
-                "{:<width$}  {:<6}  {} fork{}, {}  about {}\n",
+                "{:<width$}  {:<6}  {}, {}  about {}\n",
                 b.label,
                 s.mode.short(),
-                s.forks,
-                if s.forks == 1 { "" } else { "s" },
-                iterations,
+                count(s.forks, "fork"),
+                iterations(s),
                 format_estimate(b.estimate)
             ));
         }
@@ -128,6 +117,26 @@ impl Plan {
             self.total().as_secs_f64()
         ));
         out
+    }
+}
+
+/// The iterations of one fork as the plan and the header name them: a single shot has
+/// no iteration time (`warm-up 1 shot, 5 shots`), a timed iteration has
+/// (`warm-up 1 × 3s, 5 × 3s`).
+pub(crate) fn iterations(s: &Settings) -> String {
+    match s.mode {
+        Mode::SingleShot => format!(
+            "warm-up {}, {}",
+            count(s.warmup_iterations, "shot"),
+            count(s.iterations, "shot")
+        ),
+        _ => format!(
+            "warm-up {} × {}, {} × {}",
+            s.warmup_iterations,
+            format_duration(s.warmup_time),
+            s.iterations,
+            format_duration(s.time)
+        ),
     }
 }
 
@@ -166,8 +175,9 @@ mod tests {
             ),
             "{text}"
         );
+        // And a quarter of a second watching other processes first.
         assert!(
-            text.ends_with("estimated duration: about 1 min 45 s (105.2 s)\n"),
+            text.ends_with("estimated duration: about 1 min 45 s (105.5 s)\n"),
             "{text}"
         );
         assert_eq!(plan.summary(), "profile full: about 1 min 45 s");
@@ -187,7 +197,7 @@ mod tests {
             text.contains("benchmark\nfirst: probing x  about 1.5 s\nbb.x.paired  "),
             "{text}"
         );
-        assert_eq!(plan.total(), Duration::from_millis(181_780));
+        assert_eq!(plan.total(), Duration::from_millis(182_030));
         // Estimates that took work (a probe of the source) count too, on their line.
         plan.planning = Some(Duration::from_millis(220));
         let text = plan.render("bb-x");
@@ -195,6 +205,6 @@ mod tests {
             text.contains("benchmark\nplanning: the estimates took 0.2 s\nfirst: "),
             "{text}"
         );
-        assert_eq!(plan.total(), Duration::from_millis(182_000));
+        assert_eq!(plan.total(), Duration::from_millis(182_250));
     }
 }

@@ -34,8 +34,12 @@ extern "C" fn on_signal(signal: libc::c_int) {
     let errno = unsafe { libc::__errno_location() };
     // SAFETY: see above; reading and writing an int through it is async-signal-safe.
     let saved = unsafe { *errno };
-    // An atomic store is async-signal-safe.
-    let _ = RECEIVED.compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst);
+    // Atomic loads and stores are async-signal-safe. Only a signal that ends the process
+    // counts for exit_requested: a stop (a server's) is not one, even should the mode
+    // change after it (the unit tests run both modes in one process).
+    if !STOP_MODE.load(Ordering::SeqCst) {
+        let _ = RECEIVED.compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst);
+    }
     let fd = PIPE_WRITE.load(Ordering::Relaxed);
     let byte = signal as u8;
     // SAFETY: write(2) is async-signal-safe; `byte` lives on this stack frame. The write

@@ -154,6 +154,7 @@ impl BenchResult {
         let first = p.differing().next()?.clone();
         Some(Warning::Placement {
             benchmark: self.label(),
+            mode: self.mode().short().to_string(),
             metric: p.metric.clone(),
             differing: p.differing().count(),
             pairs: p.pairs(),

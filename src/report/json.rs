@@ -7,6 +7,7 @@
 //! `boardbench` fields they ignore.
 
 use crate::model::answer::Answer;
+use crate::model::failure::Failure;
 use crate::model::modes::Mode;
 use crate::model::result::{BenchResult, PairedPlacements, PercentileMetric};
 use crate::stats::{percentiles_of, Summary};
@@ -23,13 +24,31 @@ pub use crate::model::result::JMH_LAYOUT_VERSION;
 /// What JMH's JVM fields hold in a boardbench report, where no JVM runs.
 pub const NO_JVM: &str = "n/a";
 
-/// The entries; the run's answer, where there is one, in the first entry's `boardbench`
-/// object as `answer` (`{"program": …, "lines": […]}`), where JMH's readers ignore it.
-pub fn render(results: &[BenchResult], env: &Environment, answer: Option<&Answer>) -> String {
+/// The entries; in the first entry's `boardbench` object, where JMH's readers ignore
+/// them, the run's answer where there is one as `answer` (`{"program": …, "lines": […]}`)
+/// and the benchmarks that failed, which have no entry (as in JMH's), as `failed`
+/// (`[{"benchmark": label, "error": …}]`).
+pub fn render(
+    results: &[BenchResult],
+    failed: &[Failure],
+    env: &Environment,
+    answer: Option<&Answer>,
+) -> String {
     let mut entries: Vec<Json> = results.iter().map(|r| entry(r, env)).collect();
-    if let (Some(answer), Some(Json::Obj(first))) = (answer, entries.first_mut()) {
+    if let Some(Json::Obj(first)) = entries.first_mut() {
         if let Some((_, Json::Obj(ours))) = first.iter_mut().find(|(k, _)| k == "boardbench") {
-            ours.push(("answer".into(), answer_json(answer)));
+            if let Some(answer) = answer {
+                ours.push(("answer".into(), answer_json(answer)));
+            }
+            if !failed.is_empty() {
+                let failed = failed.iter().map(|f| {
+                    Json::obj([
+                        ("benchmark", Json::str(&f.benchmark)),
+                        ("error", Json::str(&f.error)),
+                    ])
+                });
+                ours.push(("failed".into(), Json::Arr(failed.collect())));
+            }
         }
     }
     Json::Arr(entries).to_pretty()
@@ -355,6 +374,16 @@ fn environment_json(env: &Environment) -> Json {
                 Json::Arr(l.iter().map(|&v| Json::Num(v)).collect())
             }),
         ),
+        // Other processes' CPU just before the run, in cores, and over how long.
+        (
+            "background",
+            env.background.map_or(Json::Null, |b| {
+                Json::obj([
+                    ("cores", Json::Num((b.cores * 1000.0).round() / 1000.0)),
+                    ("windowS", Json::Num((b.window.as_secs_f64() * 1000.0).round() / 1000.0)),
+                ])
+            }),
+        ),
         ("boardbenchVersion", Json::str(&env.boardbench_version)),
     ])
 }
@@ -370,6 +399,7 @@ mod tests {
         let answer = Answer::new("bb-zstd".into(), vec!["compress: 344 MB/s".into()]);
         let v = Json::parse(&render(
             &[r.clone(), r],
+            &[],
             &Environment::default(),
             Some(&answer),
         ))
@@ -387,6 +417,27 @@ mod tests {
     }
 
     #[test]
+    fn failed_benchmarks_have_no_entry_and_are_listed_in_the_first() {
+        let r = sample_result("bb.ipc.local", "1", vec![1.0]);
+        let failed = [Failure {
+            benchmark: "bb.ipc.remote (transport=tcp)".into(),
+            error: "refused".into(),
+        }];
+        let env = Environment::default();
+        let v = Json::parse(&render(&[r.clone(), r], &failed, &env, None)).unwrap();
+        let entries = v.as_array().unwrap();
+        assert_eq!(entries.len(), 2);
+        let listed = entries[0].get("boardbench").unwrap().get("failed").unwrap();
+        let listed = listed.as_array().unwrap();
+        assert_eq!(listed.len(), 1);
+        let name = listed[0].get("benchmark").unwrap().as_str();
+        assert_eq!(name, Some("bb.ipc.remote (transport=tcp)"));
+        assert_eq!(listed[0].get("error").unwrap().as_str(), Some("refused"));
+        assert!(entries[1].get("boardbench").unwrap().get("failed").is_none());
+        assert_eq!(render(&[], &failed, &env, None).trim(), "[]");
+    }
+
+    #[test]
     fn jmh_fields_are_present_and_nan_is_a_string() {
         let r = sample_result("bb.zstd.compress", "1", vec![1.0, 2.0]);
         let env = Environment {
@@ -394,7 +445,7 @@ mod tests {
             cores_online: 4,
             ..Default::default()
         };
-        let text = render(&[r], &env, None);
+        let text = render(&[r], &[], &env, None);
         let v = Json::parse(&text).unwrap();
         let e = &v.as_array().unwrap()[0];
         assert_eq!(
@@ -465,7 +516,7 @@ mod tests {
         };
         let mut r = sample_result("bb.zstd.compress", "1", vec![1.0, 2.0, 3.0]);
         r.params.clear();
-        let text = render(&[r], &env, None);
+        let text = render(&[r], &[], &env, None);
         assert_eq!(
             keys(&text, &[]),
             [
@@ -541,7 +592,7 @@ mod tests {
     #[test]
     fn sample_mode_has_raw_data_histogram_and_percentile_metrics() {
         let r = crate::model::result::tests::sample_mode_result();
-        let text = render(&[r], &Environment::default(), None);
+        let text = render(&[r], &[], &Environment::default(), None);
         let v: serde_json::Value = serde_json::from_str(&text).unwrap();
         let e = &v[0];
         assert_eq!(e["mode"], "sample");
@@ -598,7 +649,7 @@ mod tests {
             temp_before_c: Some(52.1),
             temp_after_c: Some(55.3),
         };
-        let v = Json::parse(&render(&[r], &Environment::default(), None)).unwrap();
+        let v = Json::parse(&render(&[r], &[], &Environment::default(), None)).unwrap();
         let health = v.as_array().unwrap()[0]
             .get("boardbench")
             .unwrap()
@@ -627,7 +678,7 @@ mod tests {
                 .map(|p| crate::system::placement::PairPlacement::decode(p).unwrap())
                 .collect()],
         });
-        let v = Json::parse(&render(&[r], &Environment::default(), None)).unwrap();
+        let v = Json::parse(&render(&[r], &[], &Environment::default(), None)).unwrap();
         let p = v.as_array().unwrap()[0]
             .get("boardbench")
             .unwrap()

@@ -12,6 +12,7 @@ mod text;
 pub use self::json::environment_document;
 
 use crate::model::answer::Answer;
+use crate::model::failure::Failure;
 use crate::model::modes::Format;
 use crate::model::result::BenchResult;
 use crate::system::env::Environment;
@@ -29,17 +30,19 @@ pub(crate) fn jmh_param_order(keys: impl IntoIterator<Item = String>) -> Vec<Str
     keys
 }
 
-/// Renders `results` in `format`.
+/// Renders `results` in `format`, with the benchmarks that `failed` where the format has
+/// room for them (text and JSON; CSV and bm leave them out).
 fn render(
     format: Format,
     results: &[BenchResult],
+    failed: &[Failure],
     env: &Environment,
     answer: Option<&Answer>,
 ) -> String {
     match format {
-        Format::Text => text::render(results, answer),
+        Format::Text => text::render(results, failed, answer),
         Format::Csv => csv::render(results),
-        Format::Json => json::render(results, env, answer),
+        Format::Json => json::render(results, failed, env, answer),
         Format::Bm => bm::render(results),
     }
 }
@@ -101,13 +104,14 @@ pub fn deliver<F: ReportFormat>(
 /// The text report ends with the run's answer, and the JSON report carries it.
 pub(crate) fn emit(
     results: &[BenchResult],
+    failed: &[Failure],
     env: &Environment,
     answer: Option<&Answer>,
     format: Option<Format>,
     output: Option<&Path>,
 ) -> Result<()> {
     deliver(format, output, |format| {
-        render(format, results, env, answer)
+        render(format, results, failed, env, answer)
     })
 }
 

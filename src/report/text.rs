@@ -4,6 +4,7 @@
 
 use super::java;
 use crate::model::answer::Answer;
+use crate::model::failure::Failure;
 use crate::model::params::{self, param_keys};
 use crate::model::result::BenchResult;
 use crate::util::format::format_score;
@@ -27,9 +28,22 @@ pub(crate) struct TableRow {
     pub mark: &'static str,
 }
 
-/// JMH's table, the time-like lines, the load table, then the run's answer.
-pub fn render(results: &[BenchResult], answer: Option<&Answer>) -> String {
-    let mut out = tables(results);
+/// JMH's table, the time-like lines, the load table, a `FAILED` line per benchmark that
+/// failed, then the run's answer. With no result at all, only the failures.
+pub fn render(results: &[BenchResult], failed: &[Failure], answer: Option<&Answer>) -> String {
+    let mut out = if results.is_empty() {
+        String::new()
+    } else {
+        tables(results)
+    };
+    if !failed.is_empty() {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        for f in failed {
+            out.push_str(&format!("FAILED: {}: {}\n", f.benchmark, f.error));
+        }
+    }
     if let Some(answer) = answer.filter(|a| !a.lines.is_empty()) {
         out.push('\n');
         out.push_str(&answer.text());
@@ -339,9 +353,9 @@ mod tests {
     fn the_answer_comes_last_under_its_marker() {
         let r = sample_result("bb.zstd.compress", "1", vec![1.0]);
         let answer = Answer::new("bb-zstd".into(), vec!["compress: 344 MB/s".into()]);
-        let text = render(std::slice::from_ref(&r), Some(&answer));
+        let text = render(std::slice::from_ref(&r), &[], Some(&answer));
         assert!(
-            text.starts_with(&render(std::slice::from_ref(&r), None)),
+            text.starts_with(&render(std::slice::from_ref(&r), &[], None)),
             "{text}"
         );
         assert!(
@@ -350,8 +364,31 @@ mod tests {
         );
         let silent = Answer::new("bb-zstd".into(), vec![]);
         assert_eq!(
-            render(std::slice::from_ref(&r), Some(&silent)),
-            render(&[r], None)
+            render(std::slice::from_ref(&r), &[], Some(&silent)),
+            render(&[r], &[], None)
+        );
+    }
+
+    #[test]
+    fn failed_benchmarks_follow_the_table_and_stand_alone_without_one() {
+        let r = sample_result("bb.ipc.local", "1", vec![1.0]);
+        let failed = [Failure {
+            benchmark: "bb.ipc.remote (transport=tcp)".into(),
+            error: "connecting to 127.0.0.1:4000: refused".into(),
+        }];
+        let answer = Answer::new("bb-ipc".into(), vec!["local: 1 ns".into()]);
+        let text = render(std::slice::from_ref(&r), &failed, Some(&answer));
+        let table = render(std::slice::from_ref(&r), &[], None);
+        assert_eq!(
+            text,
+            format!(
+                "{table}\nFAILED: bb.ipc.remote (transport=tcp): connecting to \
+                 127.0.0.1:4000: refused\n\n== bb-ipc: the answer ==\nlocal: 1 ns\n"
+            )
+        );
+        assert_eq!(
+            render(&[], &failed, None),
+            "FAILED: bb.ipc.remote (transport=tcp): connecting to 127.0.0.1:4000: refused\n"
         );
     }
 
@@ -438,7 +475,7 @@ mod tests {
         let mut b = sample_result("bb.zstd.decompress", "2", vec![8.2235, 8.2235, 8.2235]);
         b.throttle.throttled = true;
         b.throttle.reasons = vec!["vcgencmd get_throttled: throttled (0x4)".into()];
-        let text = render(&[a, b], None);
+        let text = render(&[a, b], &[], None);
         // Params sorted, ± in a fixed column, an error that rounds to zero as 0.001, Cnt
         // blank at 1, an approximate score without its error, Units right-aligned.
         let expected = "\
@@ -486,7 +523,7 @@ THROTTLED: bb.zstd.decompress (level=3, threads=2): vcgencmd get_throttled: thro
 
     #[test]
     fn sample_mode_cnt_is_the_number_of_samples() {
-        let text = render(&[crate::model::result::tests::sample_mode_result()], None);
+        let text = render(&[crate::model::result::tests::sample_mode_result()], &[], None);
         let cnt = |name: &str| {
             let line = text.lines().find(|l| l.starts_with(name)).unwrap();
             line.split_whitespace().nth(4).unwrap().to_string()
@@ -516,7 +553,7 @@ THROTTLED: bb.zstd.decompress (level=3, threads=2): vcgencmd get_throttled: thro
     #[test]
     fn sample_mode_is_scored_over_every_sample() {
         let r = crate::model::result::tests::sample_mode_result();
-        let text = render(std::slice::from_ref(&r), None);
+        let text = render(std::slice::from_ref(&r), &[], None);
         let score = r.score();
         assert!(score.mean > 100.0 && score.mean < 150.0, "{}", score.mean);
         let row = text
@@ -542,7 +579,7 @@ THROTTLED: bb.zstd.decompress (level=3, threads=2): vcgencmd get_throttled: thro
         r.offered_rate = Some(1000.0);
         r.ops = 500;
         r.cpu.wall = 1.0;
-        let text = render(&[r.clone()], None);
+        let text = render(&[r.clone()], &[], None);
         let row = "bb.ipc.remote        3          1  sample  110  SATURATED           us/op";
         assert!(text.lines().any(|l| l == row), "{text}");
         assert!(!text.contains(":p0.99"), "no latency percentiles:\n{text}");
@@ -554,7 +591,7 @@ THROTTLED: bb.zstd.decompress (level=3, threads=2): vcgencmd get_throttled: thro
         );
         // Held within 1%: the latencies as usual.
         r.ops = 995;
-        let text = render(&[r], None);
+        let text = render(&[r], &[], None);
         assert!(
             text.contains(":p0.99") && !text.contains("SATURATED"),
             "{text}"
@@ -575,7 +612,7 @@ THROTTLED: bb.zstd.decompress (level=3, threads=2): vcgencmd get_throttled: thro
         short.offered_rate = Some(1000.0);
         let plain = crate::model::result::tests::sample_mode_result();
         assert_eq!(load_table(std::slice::from_ref(&plain)), "");
-        let text = render(&[held, short, plain], None);
+        let text = render(&[held, short, plain], &[], None);
         let table = text.split("\nLatency against throughput").nth(1).unwrap();
         let expected = " (us):
 Benchmark      (level)  (threads)  (load)  Offered/s  Achieved/s   p0.50     p0.99    p0.999

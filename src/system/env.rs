@@ -1,11 +1,13 @@
 //! The environment a result was taken in (the machine, its CPU, board, kernel, governor,
-//! clocks, temperature and load), as sbc-bench records it, read from /proc and /sys.
+//! clocks, temperature, load, and what other processes used just before the run), as
+//! sbc-bench records it, read from /proc and /sys.
 //! Anything missing (a VM, a container, a board without cpufreq) is simply absent, never
 //! an error.
 //!
 //! Every path is read under a root directory, `/` normally, so tests can point the
 //! harness at a made-up board with `BB_SYSROOT`.
 
+use super::activity::{self, Background};
 use std::path::{Path, PathBuf};
 
 /// Where /proc and /sys are read from; `BB_SYSROOT` overrides `/` for tests.
@@ -41,6 +43,8 @@ pub struct Environment {
     pub max_freq_mhz: Option<u64>,
     pub temperature_c: Option<f64>,
     pub load_avg: Option<[f64; 3]>,
+    /// Other processes' CPU over [`activity::WINDOW`] as the record was taken.
+    pub background: Option<Background>,
     pub boardbench_version: String,
 }
 
@@ -77,6 +81,7 @@ impl Environment {
                     .collect();
                 (v.len() == 3).then(|| [v[0], v[1], v[2]])
             }),
+            background: activity::measure(root, activity::WINDOW),
             boardbench_version: env!("CARGO_PKG_VERSION").to_string(),
         }
     }
@@ -92,33 +97,48 @@ fn cpu_model(cpuinfo: &str) -> Option<String> {
         })
     };
     let arm_core = value("CPU part").map(|part| {
-        let name = match part.to_ascii_lowercase().as_str() {
-            "0xc07" => "Cortex-A7",
-            "0xc08" => "Cortex-A8",
-            "0xc09" => "Cortex-A9",
-            "0xc0f" => "Cortex-A15",
-            "0xd03" => "Cortex-A53",
-            "0xd04" => "Cortex-A35",
-            "0xd05" => "Cortex-A55",
-            "0xd07" => "Cortex-A57",
-            "0xd08" => "Cortex-A72",
-            "0xd09" => "Cortex-A73",
-            "0xd0a" => "Cortex-A75",
-            "0xd0b" => "Cortex-A76",
-            "0xd0d" => "Cortex-A77",
-            "0xd41" => "Cortex-A78",
-            "0xd46" => "Cortex-A510",
-            "0xd47" => "Cortex-A710",
-            "0xd4d" => "Cortex-A715",
-            "0xd0c" => "Neoverse-N1",
-            _ => return format!("ARM part {part}"),
-        };
-        name.to_string()
+        let part = part.to_ascii_lowercase();
+        match ARM_PARTS.iter().find(|(p, _)| *p == part) {
+            Some((_, name)) => name.to_string(),
+            None => format!("ARM part {part}"),
+        }
     });
     arm_core
         .or_else(|| value("model name"))
         .or_else(|| value("Hardware"))
 }
+
+/// ARM's core types by /proc/cpuinfo's `CPU part` (implementer 0x41), as the kernel's
+/// arch/arm64 cputype.h and ARM's TRMs number them: every Raspberry Pi's among them
+/// (ARM1176 on the Zero and Pi 1, Cortex-A7 on the Pi 2, A53 on the Pi 3 and Zero 2,
+/// A72 on the Pi 4, A76 on the Pi 5).
+const ARM_PARTS: &[(&str, &str)] = &[
+    ("0xb02", "ARM11 MPCore"),
+    ("0xb36", "ARM1136"),
+    ("0xb56", "ARM1156"),
+    ("0xb76", "ARM1176"),
+    ("0xc05", "Cortex-A5"),
+    ("0xc07", "Cortex-A7"),
+    ("0xc08", "Cortex-A8"),
+    ("0xc09", "Cortex-A9"),
+    ("0xc0d", "Cortex-A12"),
+    ("0xc0e", "Cortex-A17"),
+    ("0xc0f", "Cortex-A15"),
+    ("0xd03", "Cortex-A53"),
+    ("0xd04", "Cortex-A35"),
+    ("0xd05", "Cortex-A55"),
+    ("0xd07", "Cortex-A57"),
+    ("0xd08", "Cortex-A72"),
+    ("0xd09", "Cortex-A73"),
+    ("0xd0a", "Cortex-A75"),
+    ("0xd0b", "Cortex-A76"),
+    ("0xd0c", "Neoverse-N1"),
+    ("0xd0d", "Cortex-A77"),
+    ("0xd41", "Cortex-A78"),
+    ("0xd46", "Cortex-A510"),
+    ("0xd47", "Cortex-A710"),
+    ("0xd4d", "Cortex-A715"),
+];
 
 /// Counts CPUs in a kernel CPU list such as `0-3,6`.
 fn count_cpu_list(list: &str) -> Option<usize> {
@@ -208,6 +228,37 @@ pub(crate) mod tests {
         assert_eq!(env.temperature_c, Some(61.234));
         assert_eq!(env.load_avg, Some([0.5, 0.25, 0.1]));
         std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn every_raspberry_pi_core_has_its_name() {
+        let cpuinfo = |model: &str, part: &str| {
+            format!("processor\t: 0\nmodel name\t: {model}\nCPU part\t: {part}\n")
+        };
+        for (board, model, part, name) in [
+            ("Zero, 1", "ARMv6-compatible processor rev 7 (v6l)", "0xb76", "ARM1176"),
+            ("2", "ARMv7 Processor rev 5 (v7l)", "0xc07", "Cortex-A7"),
+            ("3, Zero 2", "ARMv7 Processor rev 4 (v7l)", "0xd03", "Cortex-A53"),
+            ("4", "ARMv7 Processor rev 3 (v7l)", "0xD08", "Cortex-A72"),
+            ("5", "ARMv8 Processor rev 1", "0xd0b", "Cortex-A76"),
+        ] {
+            let got = cpu_model(&cpuinfo(model, part));
+            assert_eq!(got.as_deref(), Some(name), "Pi {board}");
+        }
+        assert_eq!(
+            cpu_model(&cpuinfo("x", "0xfff")).as_deref(),
+            Some("ARM part 0xfff")
+        );
+        // One name a part, each part as cpuinfo writes it: 0x and three hex digits.
+        for (i, (part, _)) in ARM_PARTS.iter().enumerate() {
+            let digits = part.strip_prefix("0x").unwrap_or("");
+            assert!(
+                digits.len() == 3 && digits.chars().all(|c| c.is_ascii_hexdigit()),
+                "{part}"
+            );
+            assert_eq!(digits, digits.to_ascii_lowercase(), "{part}");
+            assert!(!ARM_PARTS[..i].iter().any(|(p, _)| p == part), "{part} twice");
+        }
     }
 
     #[test]

@@ -1,9 +1,10 @@
 //! The machine under the measurement: CPU time and peak memory ([`cpu`]), the
-//! environment record ([`env`]), throttling and health around each benchmark
-//! ([`throttle`]), waiting for the SoC to cool ([`cooldown`]), and where the two sides of
-//! a measurement ran ([`placement`]), and the clean-up hooks that run when the process
-//! ends abnormally ([`exit`]).
+//! environment record ([`env`]) with other processes' activity ([`activity`]),
+//! throttling and health around each benchmark ([`throttle`]), waiting for the SoC to
+//! cool ([`cooldown`]), where the two sides of a measurement ran ([`placement`]), and
+//! the clean-up hooks that run when the process ends abnormally ([`exit`]).
 
+pub mod activity;
 pub mod cooldown;
 pub mod cpu;
 pub mod env;

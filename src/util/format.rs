@@ -53,6 +53,13 @@ pub fn format_estimate(d: Duration) -> String {
     }
 }
 
+/// `n` of a thing, with the plural for any count but one: `1 core`, `4 cores`,
+/// `0 shots`.
+pub fn count(n: impl Into<u64>, thing: &str) -> String {
+    let n = n.into();
+    format!("{n} {thing}{}", if n == 1 { "" } else { "s" })
+}
+
 /// Text from a peer or a file, for a message: control bytes escaped, so a hostile
 /// answer or a binary file cannot rewrite the terminal it is printed on.
 pub(crate) fn printable(s: &str) -> String {
@@ -70,6 +77,13 @@ pub(crate) fn printable(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_are_singular_for_one_only() {
+        assert_eq!(count(1u32, "core"), "1 core");
+        assert_eq!(count(4u32, "core"), "4 cores");
+        assert_eq!(count(0u32, "shot"), "0 shots");
+    }
 
     #[test]
     fn durations_print_as_flags_read_them() {

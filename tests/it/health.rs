@@ -1,7 +1,7 @@
 //! Integration tests of the board's health around each benchmark, run through the real
 //! bb-zstd on a made-up board (`BB_SYSROOT`): `--cooldown` waiting for the SoC to cool
 //! (and giving up, and doing without a sensor), and the clock and temperatures in every
-//! report format.
+//! report format; the busy warning from other processes' activity, and a Pi Zero named.
 
 use crate::support::{run_with, Run, TempDir};
 use std::io::{BufRead, BufReader, Read};
@@ -207,6 +207,18 @@ fn run_on_a_ticking_board(dir: &TempDir, extra: &[&str]) -> Run {
     let states = root.join("sys/devices/system/cpu/cpu0/cpufreq/stats/time_in_state");
     std::fs::create_dir_all(states.parent().unwrap()).unwrap();
     replace(&states, "600000 100\n1500000 1000\n");
+    let ticks = |n: u64| format!("600000 {}\n1500000 {}\n", 100 + n, 1000 + 3 * n);
+    run_ticking(&root, states, ticks, extra)
+}
+
+/// Runs bb-zstd with `extra` flags on the board under `root` while `file` is rewritten
+/// every 10 ms with `ticks(n)`, n counting from 1.
+fn run_ticking(
+    root: &Path,
+    file: PathBuf,
+    ticks: impl Fn(u64) -> String + Send + 'static,
+    extra: &[&str],
+) -> Run {
     let stop = Arc::new(AtomicBool::new(false));
     let ticker = {
         let stop = stop.clone();
@@ -214,10 +226,7 @@ fn run_on_a_ticking_board(dir: &TempDir, extra: &[&str]) -> Run {
             let mut n = 0;
             while !stop.load(Ordering::Relaxed) {
                 n += 1;
-                replace(
-                    &states,
-                    &format!("600000 {}\n1500000 {}\n", 100 + n, 1000 + 3 * n),
-                );
+                replace(&file, &ticks(n));
                 std::thread::sleep(Duration::from_millis(10));
             }
         })
@@ -309,4 +318,64 @@ fn a_pi_without_cpufreq_statistics_reports_vcgencmd_clock() {
     assert_eq!(health["clockSource"], "vcgencmd", "{health}");
     assert!(health["clockBelowMaxPercent"].is_null(), "{health}");
     assert_eq!(health["tempBeforeC"], 48.0, "{health}");
+}
+
+/// Runs bb-zstd on a made-up Pi Zero (an ARM1176, one core) whose previous binary left
+/// a load average of 1.49, while its /proc/stat ticks every 10 ms: busy ticks when
+/// `busy` (something else keeps the core busy), idle ones otherwise.
+fn run_on_a_pi_zero(dir: &TempDir, busy: bool) -> Run {
+    let (root, _) = fake_board(dir, 45_000);
+    let write = |path: &str, text: &str| {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        replace(&path, text);
+    };
+    write("proc/device-tree/model", "Raspberry Pi Zero Rev 1.3\0");
+    write(
+        "proc/cpuinfo",
+        "processor\t: 0\nmodel name\t: ARMv6-compatible processor rev 7 (v6l)\n\
+         CPU implementer\t: 0x41\nCPU part\t: 0xb76\nHardware\t: BCM2835\n",
+    );
+    write("sys/devices/system/cpu/online", "0\n");
+    write("proc/loadavg", "1.49 0.89 0.38 1/60 321\n");
+    let stat = root.join("proc/stat");
+    let ticks = move |n: u64| {
+        let (used, idle) = if busy { (1000 + n, 5000) } else { (1000, 5000 + n) };
+        format!("cpu  {used} 0 0 {idle} 0 0 0 0 0 0\ncpu0 {used} 0 0 {idle} 0 0 0 0 0 0\n")
+    };
+    replace(&stat, &ticks(0));
+    run_ticking(&root, stat, ticks, &["--op", "compress", "--format", "json"])
+}
+
+/// The boards' false "machine is busy": a load average left by the previous binary is
+/// not other processes' activity; CPU time over the window before the run is. And the
+/// Pi Zero's core has its name, with one core in the singular.
+#[test]
+fn busy_is_what_other_processes_ran_just_before_not_the_load_average() {
+    let dir = TempDir::new("health-pi-zero");
+    let quiet = run_on_a_pi_zero(&dir, false);
+    quiet.assert_ok();
+    assert!(
+        quiet
+            .stderr
+            .contains(", Raspberry Pi Zero Rev 1.3, ARM1176, 1 core, "),
+        "{}",
+        quiet.stderr
+    );
+    assert!(!quiet.stderr.contains("busy"), "{}", quiet.stderr);
+    let env = &quiet.json()[0]["environment"];
+    assert_eq!(env["cpuModel"], "ARM1176", "{env}");
+    assert_eq!(env["background"]["cores"], 0.0, "{env}");
+    assert!(env["background"]["windowS"].as_f64().unwrap() >= 0.25, "{env}");
+
+    let busy = run_on_a_pi_zero(&dir, true);
+    busy.assert_ok();
+    assert!(
+        busy.stderr.contains(
+            "warning: the machine is busy: other processes used 1.00 of 1 core over 0.2"
+        ),
+        "{}",
+        busy.stderr
+    );
+    assert_eq!(busy.json()[0]["environment"]["background"]["cores"], 1.0);
 }

@@ -170,6 +170,75 @@ fn default_modes_add_sample_percentiles_and_bm_puts_local_calls_first() {
 #[ignore = "injecting faults needs --features fault-injection (make test turns it on)"]
 fn faults_end_with_a_clear_error_and_exit_1() {}
 
+#[cfg(not(feature = "fault-injection"))]
+#[test]
+#[ignore = "injecting faults needs --features fault-injection (make test turns it on)"]
+fn a_failing_benchmark_is_named_and_the_others_still_reported() {}
+
+/// A remote call refused on both transports (the client's `bad-args`): the local call and
+/// the floors are still measured and reported, each refused row is named on stderr, in
+/// the text report and in the JSON's `boardbench.failed`, and the run exits 1; in a fork
+/// (the reason comes back over the fork's pipe) as in the process. `--fail-on-error`
+/// stops at the first: the unix rows never run.
+#[cfg(feature = "fault-injection")]
+#[test]
+fn a_failing_benchmark_is_named_and_the_others_still_reported() {
+    let remote = |t: &str| format!("bb.ipc.remote (call=method_a3, transport={t})");
+    let refused = "the server refused the call (bad arguments)";
+    for forks in ["0", "1"] {
+        let args = ["--calls", "method_a3", "--transport", "pipes,unix", "--mode", "avgt"];
+        let text = bb_ipc(&[&args[..], &["--forks", forks]].concat(), &[("BB_IPC_FAULT", "bad-args")]);
+        assert_eq!(text.code, 1, "forks {forks}: {}", text.stderr);
+        for t in ["pipes", "unix"] {
+            let named = format!("bb-ipc: error: {}: method_a3 over {t}: {refused}", remote(t));
+            assert!(text.stderr.contains(&named), "forks {forks}: {}", text.stderr);
+            let failed = format!("\nFAILED: {}: method_a3 over {t}: {refused}", remote(t));
+            assert!(text.stdout.contains(&failed), "forks {forks}: {}", text.stdout);
+        }
+        assert!(text.stderr.ends_with("bb-ipc: error: 2 of 5 benchmarks failed\n"), "{}", text.stderr);
+        assert!(text.stdout.starts_with("Benchmark "), "{}", text.stdout);
+        let json = bb_ipc(
+            &[&args[..], &["--forks", forks, "--format", "json"]].concat(),
+            &[("BB_IPC_FAULT", "bad-args")],
+        );
+        assert_eq!(json.code, 1, "{}", json.stderr);
+        let v = json.json();
+        let rows: Vec<(&str, Option<&str>)> = v
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| (e["benchmark"].as_str().unwrap(), e["params"]["transport"].as_str()))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                ("bb.ipc.local", None),
+                ("bb.ipc.floor", Some("pipes")),
+                ("bb.ipc.floor", Some("unix"))
+            ]
+        );
+        let failed: Vec<&str> = v[0]["boardbench"]["failed"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["benchmark"].as_str().unwrap())
+            .collect();
+        assert_eq!(failed, [remote("pipes"), remote("unix")]);
+        assert!(v[0]["boardbench"]["failed"][0]["error"].as_str().unwrap().contains(refused));
+    }
+    let stop = bb_ipc(
+        &["--calls", "method_a3", "--transport", "pipes,unix", "--mode", "avgt", "--fail-on-error", "--format", "json"],
+        &[("BB_IPC_FAULT", "bad-args")],
+    );
+    assert_eq!(stop.code, 1, "{}", stop.stderr);
+    assert!(stop.stderr.ends_with(&format!("{} failed\n", "1 of 5 benchmarks")), "{}", stop.stderr);
+    assert!(!stop.stderr.contains("transport=unix"), "{}", stop.stderr);
+    let v = stop.json();
+    let entries = v.as_array().unwrap();
+    assert_eq!(entries.len(), 2, "the local call and the pipes floor: {v}");
+    assert_eq!(v[0]["boardbench"]["failed"][0]["benchmark"], remote("pipes").as_str());
+}
+
 #[cfg(feature = "fault-injection")]
 #[test]
 fn faults_end_with_a_clear_error_and_exit_1() {
