@@ -1,13 +1,14 @@
 //! bb-compare's flags checked: the result files (at least one, each there) and how they
 //! are judged. A bad flag is a usage error (exit 2) that names it; argh's parsers
 //! ([`super::args`]) refuse a bad `--alpha`, `--threshold`, `--format`, `--output`,
-//! `--svg`, `--ignore-params` or `--max-input` value themselves.
+//! `--svg`, `--ignore-params` or `--max-input` value themselves. An output is never one
+//! of the inputs, nor the other output.
 
 use super::args::Args;
 use super::table::TableFormat;
 use super::Criteria;
 use crate::util::error::{Error, Result};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// A comparison, checked.
 pub struct Options {
@@ -36,6 +37,7 @@ impl Options {
             if let Some(path) = args.files.iter().find(|p| !p.exists()) {
                 return Err(Error::failed(format!("{}: no such file", path.display())));
             }
+            check_outputs(&args.files, args.output.as_deref(), args.svg.as_deref())?;
         }
         Ok(Options {
             env: args.env,
@@ -52,6 +54,62 @@ impl Options {
             max_input: args.max_input,
         })
     }
+}
+
+/// Refuses an output that is one of the inputs (the same device and inode, or a `*.json`
+/// inside a results directory given), or that both outputs name (one would overwrite the
+/// other). A stream written in place (a FIFO, `/dev/stdout`) replaces nothing.
+fn check_outputs(inputs: &[PathBuf], output: Option<&Path>, svg: Option<&Path>) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let id = |m: &std::fs::Metadata| (m.dev(), m.ino());
+    let given = [("--output", output), ("--svg", svg)];
+    for (flag, path) in given.into_iter().filter_map(|(f, p)| Some((f, p?))) {
+        // Only a file there already can be an input.
+        let Some(out) = std::fs::metadata(path).ok().filter(|m| m.is_file()) else {
+            continue;
+        };
+        let replaces = |input: &&PathBuf| match std::fs::metadata(input) {
+            Ok(i) if i.is_dir() => {
+                path.extension() == Some("json".as_ref())
+                    && std::fs::canonicalize(path)
+                        .ok()
+                        .zip(std::fs::canonicalize(input).ok())
+                        .is_some_and(|(o, i)| o.starts_with(i))
+            }
+            Ok(i) => id(&i) == id(&out),
+            Err(_) => false,
+        };
+        if let Some(input) = inputs.iter().find(replaces) {
+            return Err(Error::usage(format!(
+                "{flag} {}: is the input {}, which it would write over",
+                path.display(),
+                input.display()
+            )));
+        }
+    }
+    if let (Some(o), Some(s)) = (output, svg) {
+        let same = match (std::fs::metadata(o), std::fs::metadata(s)) {
+            (Ok(a), Ok(b)) => a.is_file() && id(&a) == id(&b),
+            _ => where_written(o).is_some() && where_written(o) == where_written(s),
+        };
+        if same {
+            return Err(Error::usage(format!(
+                "--svg {}: the same file as --output {}: give each its own",
+                s.display(),
+                o.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Where a new output file at `path` goes: its directory's real path and its name.
+fn where_written(path: &Path) -> Option<PathBuf> {
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    Some(std::fs::canonicalize(parent).ok()?.join(path.file_name()?))
 }
 
 #[cfg(test)]
@@ -113,6 +171,63 @@ mod tests {
             assert_eq!(e.exit_code(), 2, "{argv:?}: {e}");
             assert!(e.to_string().contains(flag), "{argv:?}: {e}");
         }
+    }
+
+    #[test]
+    fn an_output_over_an_input_or_the_other_output_is_refused() {
+        let dir = std::env::temp_dir().join(format!("bb-compare-outputs-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("results")).unwrap();
+        let path = |name: &str| dir.join(name).to_str().unwrap().to_string();
+        for name in ["a.json", "b.json", "results/x.json"] {
+            std::fs::write(dir.join(name), "[]").unwrap();
+        }
+        std::os::unix::fs::symlink(dir.join("a.json"), dir.join("link.json")).unwrap();
+        std::fs::hard_link(dir.join("b.json"), dir.join("hard.json")).unwrap();
+        let (a, b, results) = (path("a.json"), path("b.json"), path("results"));
+        for (argv, want) in [
+            (vec![&a, &b, "--svg", &b], "--svg "),
+            (vec![&a, &b, "--output", &a], "--output "),
+            (
+                vec![&a, &b, "--output", &path("link.json")],
+                "which it would write over",
+            ),
+            (
+                vec![&a, &results, "--svg", &path("results/x.json")],
+                "is the input",
+            ),
+            (vec![&a, &b, "--output", &path("hard.json")], "is the input"),
+            (
+                vec![&a, &b, "--svg", &path("c"), "--output", &path("./c")],
+                "the same file as --output",
+            ),
+        ] {
+            let Err(e) = options(&argv) else {
+                panic!("{argv:?} passed")
+            };
+            assert_eq!(e.exit_code(), 2, "{argv:?}: {e}");
+            assert!(e.to_string().contains(want), "{argv:?}: {e}");
+        }
+        let fine = [
+            &a,
+            &results,
+            "--svg",
+            &path("c.svg"),
+            "--output",
+            &path("results/y.json"),
+        ];
+        assert!(options(&fine).is_ok());
+        let both = [
+            &a,
+            &b,
+            "--svg",
+            &path("a.json.svg"),
+            "--output",
+            &path("a.json.txt"),
+        ];
+        assert!(options(&both).is_ok());
+        assert!(options(&[&a, &b, "--svg", "/dev/stdout", "--output", "/dev/stdout"]).is_ok());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -12,6 +12,10 @@ use std::path::Path;
 pub const MISSING: &str = "this bb-seek was built without TLS: rebuild it with \
     `cargo build --release --features tls`, or use the binaries of `make dist`";
 
+/// The largest `--ca-file` read: a certificate is a few KiB.
+#[cfg(feature = "tls")]
+const MAX_CA_FILE: u64 = 4 << 20;
+
 /// Sets the trusted roots of every HTTPS connection of this process: only those of
 /// `ca_file` (PEM) when given, else the system's (loaded at the first connection). Called
 /// once, from main, before anything runs; a file that cannot be read or holds no
@@ -22,7 +26,12 @@ pub fn configure(ca_file: Option<&Path>) -> Result<()> {
         return Ok(());
     };
     let what = format!("--ca-file {}", path.display());
-    let roots = roots_from_file(path).map_err(|e| Error::usage(format!("{what}: {e}")))?;
+    let limit = format!(
+        "{} MiB (a system's whole bundle is a few hundred KiB)",
+        MAX_CA_FILE >> 20
+    );
+    let pem = crate::util::file::read_regular(path, &what, MAX_CA_FILE, &limit)?;
+    let roots = roots_from_pem(&pem).map_err(|e| Error::usage(format!("{what}: {e}")))?;
     CONFIG
         .set(Ok(client_config(roots)))
         .map_err(|_| Error::failed(format!("{what}: TLS was configured already")))
@@ -49,7 +58,6 @@ mod with_tls {
     use rustls::pki_types::{CertificateDer, ServerName};
     use rustls::{ClientConfig, ClientConnection, RootCertStore, StreamOwned};
     use std::io::{Read, Write};
-    use std::path::Path;
     use std::sync::{Arc, OnceLock};
 
     /// The process's client configuration, or why there is none (no trusted roots).
@@ -58,12 +66,10 @@ mod with_tls {
     /// A TLS session over socket `S`.
     pub(crate) type TlsStream<S> = StreamOwned<ClientConnection, S>;
 
-    /// Every certificate of a PEM file, as trusted roots.
-    pub(super) fn roots_from_file(path: &Path) -> Result<RootCertStore, String> {
-        // Read first, so that a missing file is the system's own words.
-        let pem = std::fs::read(path).map_err(|e| e.to_string())?;
+    /// Every certificate of a PEM file's text, as trusted roots.
+    pub(super) fn roots_from_pem(pem: &[u8]) -> Result<RootCertStore, String> {
         let mut roots = RootCertStore::empty();
-        for (i, cert) in CertificateDer::pem_slice_iter(&pem).enumerate() {
+        for (i, cert) in CertificateDer::pem_slice_iter(pem).enumerate() {
             let cert = cert.map_err(|e| format!("not a PEM file: {e}"))?;
             roots
                 .add(cert)
@@ -147,26 +153,30 @@ mod with_tls {
 mod tests {
     use super::*;
 
-    fn temp_file(name: &str, text: &str) -> std::path::PathBuf {
-        let path = std::env::temp_dir().join(format!("bb-tls-{}-{name}", std::process::id()));
-        std::fs::write(&path, text).unwrap();
-        path
-    }
-
     #[test]
     fn a_ca_file_that_is_missing_or_has_no_certificate_is_refused() {
-        let e = roots_from_file(Path::new("/nonexistent/ca.pem")).unwrap_err();
-        assert!(e.contains("No such file"), "{e}");
-        let path = temp_file("empty.pem", "not a certificate\n");
-        let e = roots_from_file(&path).unwrap_err();
-        assert!(e.contains("no PEM certificate"), "{e}");
-        let _ = std::fs::remove_file(path);
-        let path = temp_file(
-            "garbage.pem",
-            "-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydA==\n-----END CERTIFICATE-----\n",
+        // Refusals come before the configuration is set, so each can be tried here.
+        let refused = |path: &Path| {
+            let e = configure(Some(path)).unwrap_err();
+            assert_eq!(e.exit_code(), 2, "{e}");
+            e.to_string()
+        };
+        let e = refused(Path::new("/nonexistent/ca.pem"));
+        assert!(
+            e.starts_with("reading --ca-file /nonexistent/ca.pem: No such file"),
+            "{e}"
         );
-        let e = roots_from_file(&path).unwrap_err();
+        let e = refused(Path::new("/dev/zero"));
+        assert_eq!(e, "--ca-file /dev/zero: a device, not a regular file");
+        let fifo = std::env::temp_dir().join(format!("bb-tls-{}-fifo", std::process::id()));
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+        let e = refused(&fifo);
+        let _ = std::fs::remove_file(&fifo);
+        assert!(e.ends_with("-fifo: a FIFO, not a regular file"), "{e}");
+        let e = roots_from_pem(b"not a certificate\n").unwrap_err();
+        assert!(e.contains("no PEM certificate"), "{e}");
+        let garbage = "-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydA==\n-----END CERTIFICATE-----\n";
+        let e = roots_from_pem(garbage.as_bytes()).unwrap_err();
         assert!(e.contains("certificate 1"), "{e}");
-        let _ = std::fs::remove_file(path);
     }
 }

@@ -7,6 +7,7 @@ use super::addr::{Addr, RpcStream};
 use super::deadline::DeadlineReader;
 use super::protocol::Codec;
 use crate::util::error::{Cause, Error, Result};
+use crate::util::format::printable;
 use crate::wire::{self, Header, WireError};
 use std::io::BufReader;
 use std::time::{Duration, Instant};
@@ -94,7 +95,8 @@ pub(super) fn check_header(h: &Header, payload: &[u8]) -> std::result::Result<()
             h.id,
             h.status,
             wire::status::name(h.status),
-            String::from_utf8_lossy(&payload[..payload.len().min(200)])
+            // The server's words, as text that cannot drive the terminal.
+            printable(&String::from_utf8_lossy(&payload[..payload.len().min(200)]))
         ));
     }
     Ok(())

@@ -78,6 +78,9 @@ impl Options {
         check_depths(&depths)?;
         check_connections(&connections, args.connect.is_none())?;
         check_payloads(&payloads, max_frame)?;
+        if !open_loop && styles.iter().any(|s| s.pipelined()) {
+            check_in_flight_memory(&depths, &payloads, &connections)?;
+        }
         if timeout.is_zero() {
             return Err(Error::usage("--call-timeout must be longer than 0"));
         }
@@ -176,6 +179,25 @@ fn check_payloads(payloads: &[u64], max_frame: u32) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Refuses pipelined rows whose calls in flight would not fit in memory: each of a
+/// connection's `--depth` calls holds its request while it is written and its reply
+/// until it is taken, so a row holds about depth × 2 frames per connection. (The open
+/// loop bounds what it writes ahead by itself.)
+fn check_in_flight_memory(depths: &[usize], payloads: &[u64], connections: &[usize]) -> Result<()> {
+    let (Some(&d), Some(&p), Some(&c)) = (
+        depths.iter().max(),
+        payloads.iter().max(),
+        connections.iter().max(),
+    ) else {
+        return Ok(());
+    };
+    let frame = crate::wire::HEADER_LEN as u64 + 5 + p;
+    let needed = (d as u64)
+        .saturating_mul(c as u64)
+        .saturating_mul(2 * frame);
+    cli::check_fits_in_memory("--depth", &format!("{d} with --payload {p}"), needed)
 }
 
 /// The server given (`--connect`), or one spawned per benchmark on each `--transport`.
@@ -292,8 +314,39 @@ mod tests {
         assert_eq!(o.depths, [64]);
         assert_eq!(o.offered.len(), LOADS.len());
         assert!(!o.timed);
-        let o = options(&["--payload", "16m", "--max-frame", "17m", "--depth", "65536"]);
+        let o = options(&["--payload", "16m", "--max-frame", "17m", "--client", "sync"]);
         assert_eq!(o.unwrap().client.max_frame, 17 << 20);
+        assert_eq!(options(&["--depth", "65536"]).unwrap().depths, [65536]);
+    }
+
+    #[test]
+    fn pipelined_calls_in_flight_must_fit_in_memory() {
+        // 65536 calls of 16 MiB, requests and replies: 2 TiB, on no machine.
+        let huge = ["--payload", "16m", "--max-frame", "17m", "--depth", "65536"];
+        for client in ["async", "future"] {
+            let e = refused(&[&huge[..], &["--client", client]].concat());
+            assert!(
+                e.starts_with("--depth 65536 with --payload 16777216: the run would need"),
+                "{client}: {e}"
+            );
+        }
+        // Sync holds one call, whatever --depth says; the open loop bounds its own.
+        assert!(options(&[&huge[..], &["--client", "sync"]].concat()).is_ok());
+        let open = ["--rate", "1k", "--mode", "sample"];
+        assert!(options(&[&huge[..], &open[..]].concat()).is_ok());
+        // Connections multiply it.
+        let many = [
+            "--depth",
+            "65536",
+            "--payload",
+            "1m",
+            "--connections",
+            "1000",
+        ];
+        assert!(
+            refused(&[&many[..], &["--client", "async", "--connect", "tcp:a:1"]].concat())
+                .starts_with("--depth 65536 with --payload 1048576")
+        );
     }
 
     #[test]

@@ -145,14 +145,10 @@ fn remove_stale_dirs(tmp: &std::path::Path) {
         else {
             continue;
         };
-        let (Ok(pid), Ok(_)) = (pid.parse::<i32>(), n.parse::<u32>()) else {
+        let (Ok(pid), Ok(_)) = (pid.parse::<u32>(), n.parse::<u32>()) else {
             continue;
         };
-        // ESRCH: no such process. A live one, or one not ours to signal (EPERM), stays.
-        let gone = pid > 0
-            && nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None)
-                == Err(nix::errno::Errno::ESRCH);
-        if !gone || !entry.file_type().is_ok_and(|t| t.is_dir()) {
+        if !crate::system::exit::pid_gone(pid) || !entry.file_type().is_ok_and(|t| t.is_dir()) {
             continue;
         }
         let socket = entry.path().join("rpc.sock");

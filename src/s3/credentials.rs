@@ -7,10 +7,11 @@
 //! `AWS_ENDPOINT_URL`, then the profile's `s3 =` section and its own `endpoint_url`.
 //! The result says where the keys came from, never what they are.
 
-use crate::util::error::{Error, Result};
 use crate::s3::endpoint::{Addressing, Endpoint};
 use crate::s3::ini::{self, Section};
 use crate::s3::sigv4::Credentials;
+use crate::util::error::{Error, Result};
+use crate::util::file;
 use std::path::{Path, PathBuf};
 
 /// The region when nothing names one, as the AWS SDKs' S3 clients take it.
@@ -44,6 +45,9 @@ impl Settings {
     }
 }
 
+/// The largest AWS file read: they are a few hundred bytes; more is not one.
+const MAX_FILE: u64 = 1 << 20;
+
 /// One AWS file, read: its path, and its sections (none when it does not exist).
 struct File {
     path: PathBuf,
@@ -51,28 +55,44 @@ struct File {
 }
 
 impl File {
-    /// Reads `path`; a missing file has no sections unless an environment variable named
-    /// it (`named_by`), which makes it an error, as is one that cannot be read or parsed.
+    /// Reads `path`, a regular file of at most [`MAX_FILE`]; a missing one has no sections
+    /// unless an environment variable named it (`named_by`), which makes it an error, as
+    /// is one that cannot be read or parsed. A parse error names the line, never its text.
     fn load(path: PathBuf, named_by: Option<&str>) -> Result<File> {
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && named_by.is_none() => {
+        let name = match named_by {
+            Some(var) => format!("{var} {}", path.display()),
+            None => path.display().to_string(),
+        };
+        let limit = format!(
+            "{} KiB (an AWS file is a few hundred bytes)",
+            MAX_FILE >> 10
+        );
+        let bytes = match file::read_regular(&path, &name, MAX_FILE, &limit) {
+            Ok(b) => b,
+            Err(e) if e.io_kind() == Some(std::io::ErrorKind::NotFound) && named_by.is_none() => {
                 return Ok(File {
                     path,
                     sections: Vec::new(),
                 })
             }
-            Err(e) => {
-                let what = match named_by {
-                    Some(var) => format!("reading {} (from {var})", path.display()),
-                    None => format!("reading {}", path.display()),
-                };
-                return Err(Error::io(what, e));
-            }
+            Err(e) => return Err(e),
         };
-        let sections =
-            ini::parse(&text).map_err(|e| Error::usage(format!("{}: {e}", path.display())))?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            Error::usage(format!(
+                "{name}: not text (byte {} is not UTF-8)",
+                e.utf8_error().valid_up_to()
+            ))
+        })?;
+        let sections = ini::parse(&text).map_err(|e| Error::usage(format!("{name}: {e}")))?;
         Ok(File { path, sections })
+    }
+
+    /// No file: what a default file is without a home directory.
+    fn none(path: PathBuf) -> File {
+        File {
+            path,
+            sections: Vec::new(),
+        }
     }
 
     fn section(&self, name: &str) -> Option<&Section> {
@@ -88,24 +108,38 @@ impl File {
     }
 }
 
+/// An environment variable, none when empty; a control character in it (a CR or LF that
+/// would end a request header and start another, an escape) is refused, naming it.
+fn checked_var(env: &dyn Fn(&str) -> Option<String>, name: &str) -> Result<Option<String>> {
+    match env(name).filter(|v| !v.is_empty()) {
+        Some(v) if v.chars().any(char::is_control) => Err(Error::usage(format!(
+            "{name} holds a control character (CR, LF, ESC or another): \
+             its value goes into requests"
+        ))),
+        v => Ok(v),
+    }
+}
+
 /// Resolves the settings with `env` for environment variables (a test passes its own).
+/// The credentials file is read only when the keys must come from it: not with
+/// `--no-sign`, nor with the keys in the environment.
 pub fn resolve(env: &dyn Fn(&str) -> Option<String>, no_sign: bool) -> Result<Settings> {
-    let var = |name: &str| env(name).filter(|v| !v.is_empty());
-    let home = var("HOME").map(PathBuf::from);
-    // A file the user named must be there; the default ones may be missing.
-    let load = |override_var: &str, default: &str| match var(override_var) {
+    let var = |name: &str| checked_var(env, name);
+    let home = var("HOME")?.map(PathBuf::from);
+    // A file the user named must be there; the default ones may be missing, and without
+    // a home directory there are none.
+    let load = |override_var: &str, default: &str| match var(override_var)? {
         Some(p) => File::load(expand_home(&p, home.as_deref()), Some(override_var)),
-        None => {
-            let dir = home.clone().unwrap_or_else(|| PathBuf::from("~"));
-            File::load(dir.join(".aws").join(default), None)
-        }
+        None => match &home {
+            Some(dir) => File::load(dir.join(".aws").join(default), None),
+            None => Ok(File::none(PathBuf::from(format!("~/.aws/{default}")))),
+        },
     };
-    let cred_file = load("AWS_SHARED_CREDENTIALS_FILE", "credentials")?;
+    let env_keys = var("AWS_ACCESS_KEY_ID")?.is_some() || var("AWS_SECRET_ACCESS_KEY")?.is_some();
     let conf_file = load("AWS_CONFIG_FILE", "config")?;
 
-    let named = var("AWS_PROFILE");
+    let named = var("AWS_PROFILE")?;
     let profile = named.clone().unwrap_or_else(|| "default".to_string());
-    let cred_section = cred_file.section(&profile);
     let conf_section = conf_file
         .section(&format!("profile {profile}"))
         .or_else(|| {
@@ -113,6 +147,13 @@ pub fn resolve(env: &dyn Fn(&str) -> Option<String>, no_sign: bool) -> Result<Se
                 .then(|| conf_file.section("default"))
                 .flatten()
         });
+    // The credentials file when the keys come from it, or to look for a profile named
+    // that the config file does not have.
+    let cred_file = match (!no_sign && !env_keys) || (named.is_some() && conf_section.is_none()) {
+        true => load("AWS_SHARED_CREDENTIALS_FILE", "credentials")?,
+        false => File::none(PathBuf::new()),
+    };
+    let cred_section = cred_file.section(&profile);
     if named.is_some() && cred_section.is_none() && conf_section.is_none() {
         return Err(Error::usage(format!(
             "AWS_PROFILE names profile '{profile}', which is in neither {} nor {}",
@@ -140,10 +181,13 @@ pub fn resolve(env: &dyn Fn(&str) -> Option<String>, no_sign: bool) -> Result<Se
         (Some(c), origin)
     };
 
-    let region = var("AWS_REGION")
-        .or_else(|| var("AWS_DEFAULT_REGION"))
-        .or_else(|| conf_file.value(conf_section, "region").map(String::from))
-        .unwrap_or_else(|| DEFAULT_REGION.to_string());
+    let region = match var("AWS_REGION")?.or(var("AWS_DEFAULT_REGION")?) {
+        Some(r) => r,
+        None => conf_file
+            .value(conf_section, "region")
+            .unwrap_or(DEFAULT_REGION)
+            .to_string(),
+    };
 
     let s3 = conf_section.and_then(|s| s.get("s3"));
     let nested = |key: &str| {
@@ -153,8 +197,11 @@ pub fn resolve(env: &dyn Fn(&str) -> Option<String>, no_sign: bool) -> Result<Se
     let config_error = |line: usize, e: String| {
         Error::usage(format!("{}: line {line}: {e}", conf_file.path.display()))
     };
-    let endpoint = match var("AWS_ENDPOINT_URL_S3").or_else(|| var("AWS_ENDPOINT_URL")) {
-        Some(url) => Some(Endpoint::parse(&url).map_err(Error::usage)?),
+    let from_env = |name: &'static str| Ok(var(name)?.map(|url| (name, url)));
+    let endpoint = match from_env("AWS_ENDPOINT_URL_S3")?.or(from_env("AWS_ENDPOINT_URL")?) {
+        Some((name, url)) => {
+            Some(Endpoint::parse(&url).map_err(|m| Error::usage(format!("{name}: {m}")))?)
+        }
         None => match nested("endpoint_url")
             .or_else(|| conf_section.and_then(|s| s.get("endpoint_url")))
         {
@@ -177,17 +224,17 @@ pub fn resolve(env: &dyn Fn(&str) -> Option<String>, no_sign: bool) -> Result<Se
 
 /// The keys, from the environment, else the credentials file, else the config file.
 fn keys(
-    var: &dyn Fn(&str) -> Option<String>,
+    var: &dyn Fn(&str) -> Result<Option<String>>,
     profile: &str,
     (cred_file, cred_section): (&File, Option<&Section>),
     (conf_file, conf_section): (&File, Option<&Section>),
 ) -> Result<(Credentials, String)> {
-    match (var("AWS_ACCESS_KEY_ID"), var("AWS_SECRET_ACCESS_KEY")) {
+    match (var("AWS_ACCESS_KEY_ID")?, var("AWS_SECRET_ACCESS_KEY")?) {
         (Some(id), Some(secret)) => {
             let c = Credentials {
                 access_key_id: id,
                 secret_access_key: secret,
-                session_token: var("AWS_SESSION_TOKEN").or_else(|| var("AWS_SECURITY_TOKEN")),
+                session_token: var("AWS_SESSION_TOKEN")?.or(var("AWS_SECURITY_TOKEN")?),
             };
             return Ok((c, "environment (AWS_ACCESS_KEY_ID)".to_string()));
         }
@@ -411,7 +458,7 @@ mod tests {
             .unwrap_err();
         assert!(
             e.to_string()
-                .starts_with("reading /nonexistent/cfg (from AWS_CONFIG_FILE): "),
+                .starts_with("reading AWS_CONFIG_FILE /nonexistent/cfg: "),
             "{e}"
         );
         let e = home.resolve(&[], false).unwrap_err();
@@ -443,7 +490,7 @@ mod tests {
 
         let home = Home::new(Some("[default]\naws_access_key_id\n"), None);
         let e = home.resolve(&[], false).unwrap_err();
-        assert!(e.to_string().ends_with(".aws/credentials: line 2: expected '[section]', 'key = value' or a comment, found 'aws_access_key_id'"), "{e}");
+        assert!(e.to_string().ends_with(".aws/credentials: line 2: 'aws_access_key_id' has no '=' (expected '[section]', 'key = value' or a comment)"), "{e}");
         let home = Home::new(
             Some(CREDENTIALS),
             Some("[default]\ns3 =\n  addressing_style = sideways\n"),
@@ -454,5 +501,115 @@ mod tests {
                 .contains(".aws/config: line 3: invalid addressing style 'sideways'"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_control_character_in_a_value_sent_is_refused_naming_its_variable() {
+        let home = Home::new(Some(CREDENTIALS), Some(CONFIG));
+        let keys = [
+            ("AWS_ACCESS_KEY_ID", "AKENV"),
+            ("AWS_SECRET_ACCESS_KEY", "senv"),
+        ];
+        for name in [
+            "AWS_SESSION_TOKEN",
+            "AWS_ACCESS_KEY_ID",
+            "AWS_REGION",
+            "AWS_DEFAULT_REGION",
+            "AWS_PROFILE",
+            "AWS_ENDPOINT_URL",
+        ] {
+            for bad in ["t\r\nX-Injected: 1", "t\nX", "t\x1b[31m"] {
+                let vars: Vec<_> = keys
+                    .iter()
+                    .filter(|(k, _)| *k != name)
+                    .copied()
+                    .chain([(name, bad)])
+                    .collect();
+                let e = home.resolve(&vars, false).unwrap_err();
+                assert_eq!(e.exit_code(), 2, "{name}: {e}");
+                assert!(
+                    e.to_string()
+                        .starts_with(&format!("{name} holds a control character")),
+                    "{name}: {e}"
+                );
+                assert!(!e.to_string().contains(bad), "{e}");
+            }
+        }
+        // From a file, the line and the key are named.
+        let home = Home::new(
+            Some("[default]\naws_access_key_id = AK\naws_secret_access_key = s\naws_session_token = t\rX-Injected: 1\n"),
+            None,
+        );
+        let e = home.resolve(&[], false).unwrap_err();
+        assert!(
+            e.to_string().ends_with(".aws/credentials: line 4 ('aws_session_token'): a control character (CR, LF, ESC or another) where none belongs"),
+            "{e}"
+        );
+        assert!(!e.to_string().contains("Injected"), "{e}");
+    }
+
+    #[test]
+    fn a_malformed_line_is_named_never_quoted() {
+        let secret = "wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY";
+        let home = Home::new(
+            Some(&format!(
+                "[default]\naws_access_key_id = AK\naws_secret_access_key {secret}\n"
+            )),
+            None,
+        );
+        let e = home.resolve(&[], false).unwrap_err().to_string();
+        assert!(
+            e.ends_with(".aws/credentials: line 3: 'aws_secret_access_key' has no '=' (expected '[section]', 'key = value' or a comment)"),
+            "{e}"
+        );
+        let home = Home::new(Some(&format!("[default]\n{secret}\n")), None);
+        let e = home.resolve(&[], false).unwrap_err().to_string();
+        assert!(
+            e.contains("line 2: expected") && !e.contains("wJalr"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn files_are_bounded_regular_files_read_only_when_needed() {
+        let home = Home::new(None, None);
+        let fifo = home.0.join("fifo");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+        let big = home.0.join("big");
+        std::fs::write(&big, vec![b'#'; (MAX_FILE + 1) as usize]).unwrap();
+        let fifo = fifo.to_str().unwrap();
+        for var in ["AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE"] {
+            for (path, why) in [
+                ("/dev/zero", "a device, not a regular file"),
+                (fifo, "a FIFO, not a regular file"),
+                (big.to_str().unwrap(), "larger than 1024 KiB"),
+            ] {
+                let e = home.resolve(&[(var, path)], false).unwrap_err();
+                assert_eq!(e.exit_code(), 2, "{e}");
+                assert!(
+                    e.to_string().starts_with(&format!("{var} {path}: {why}")),
+                    "{e}"
+                );
+            }
+        }
+        // Not read at all with --no-sign, nor with the keys in the environment.
+        let vars = [("AWS_SHARED_CREDENTIALS_FILE", "/dev/zero")];
+        assert!(home.resolve(&vars, true).is_ok());
+        let env_keys = [
+            vars[0],
+            ("AWS_ACCESS_KEY_ID", "AK"),
+            ("AWS_SECRET_ACCESS_KEY", "s"),
+        ];
+        assert_eq!(key(&home.resolve(&env_keys, false).unwrap()), "AK");
+        // A binary file is bad input, as a malformed one is.
+        std::fs::write(&big, b"[default]\n\xff\xfe\n").unwrap();
+        let e = home
+            .resolve(&[("AWS_CONFIG_FILE", big.to_str().unwrap())], true)
+            .unwrap_err();
+        assert_eq!(e.exit_code(), 2, "{e}");
+        // Without a home directory there are no default files (not ./~/.aws/...).
+        let e = resolve(&|_| None, false).unwrap_err();
+        assert!(e.to_string().contains("~/.aws/credentials"), "{e}");
+        assert!(resolve(&|_| None, true).is_ok());
     }
 }

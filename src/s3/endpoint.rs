@@ -53,14 +53,21 @@ impl Endpoint {
 
     /// `http[s]://HOST[:PORT][/]`, as `AWS_ENDPOINT_URL` gives it.
     pub fn parse(url: &str) -> Result<Endpoint, String> {
-        let bad = || format!("invalid endpoint URL '{url}' (expected http[s]://HOST[:PORT])");
+        let bad = || {
+            format!(
+                "invalid endpoint URL '{}' (expected http[s]://HOST[:PORT])",
+                crate::util::format::printable(url)
+            )
+        };
         let (https, rest) = match url.split_once("://") {
             Some(("http", rest)) => (false, rest),
             Some(("https", rest)) => (true, rest),
             _ => return Err(bad()),
         };
         let authority = rest.strip_suffix('/').unwrap_or(rest);
-        if authority.is_empty() || authority.contains(['/', '?', '#', '@', ' ']) {
+        // The host goes into the Host header as it is.
+        let unfit = |c: char| c.is_control() || c.is_whitespace() || "/?#@".contains(c);
+        if authority.is_empty() || authority.contains(unfit) {
             return Err(bad());
         }
         let default_port = if https { 443 } else { 80 };
@@ -138,6 +145,17 @@ mod tests {
             "http://u@x",
         ] {
             assert!(Endpoint::parse(bad).unwrap_err().contains(bad), "{bad}");
+        }
+        for bad in [
+            "http://h\r\nX-Injected: 1",
+            "http://h\x1b[2J:80",
+            "http://h\t:1",
+        ] {
+            let e = Endpoint::parse(bad).unwrap_err();
+            assert!(
+                e.starts_with("invalid endpoint URL") && !e.contains(['\r', '\n', '\x1b', '\t']),
+                "{e}"
+            );
         }
     }
 

@@ -2,7 +2,9 @@
 //! it (Python's configparser): `[section]` headers, `key = value` or `key: value`, whole
 //! lines of `#` or `;` comments, blank lines, whitespace around everything, keys in any
 //! case, and indented `key = value` lines under a key with no value as a nested section
-//! (`s3 =` then `  addressing_style = path`). Anything else is an error naming the line.
+//! (`s3 =` then `  addressing_style = path`). Anything else is an error naming the line
+//! and at most its key, never its text: a credentials file's lines hold secrets. A control
+//! character (a CR, an escape) is refused on any line: values go into request headers.
 
 /// One `key = value`, with the line it was on and its nested keys.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,6 +44,12 @@ pub(crate) fn parse(text: &str) -> Result<Vec<Section>, String> {
         if trimmed.is_empty() || trimmed.starts_with('#') || trimmed.starts_with(';') {
             continue;
         }
+        if trimmed.chars().any(char::is_control) {
+            return Err(format!(
+                "line {line}{}: a control character (CR, LF, ESC or another) where none belongs",
+                named(trimmed).map_or(String::new(), |k| format!(" ('{k}')"))
+            ));
+        }
         let indented = raw.starts_with([' ', '\t']);
         if trimmed.starts_with('[') {
             let name = trimmed
@@ -63,13 +71,20 @@ pub(crate) fn parse(text: &str) -> Result<Vec<Section>, String> {
             }
             continue;
         }
-        let (key, value) = split_pair(trimmed).ok_or_else(|| {
-            format!(
-                "line {line}: expected '[section]', 'key = value' or a comment, found '{trimmed}'"
-            )
+        let (key, value) = split_pair(trimmed).ok_or_else(|| match named(trimmed) {
+            Some(k) => format!(
+                "line {line}: '{k}' has no '=' (expected '[section]', 'key = value' or a comment)"
+            ),
+            None => format!(
+                "line {line}: expected '[section]', 'key = value' or a comment \
+                 (the line is not shown: it may hold a secret)"
+            ),
         })?;
         let Some(section) = sections.last_mut() else {
-            return Err(format!("line {line}: '{key}' comes before any [section]"));
+            return Err(format!(
+                "line {line}: {} comes before any [section]",
+                named(&key).map_or("a key".into(), |k| format!("'{k}'"))
+            ));
         };
         let entry = Entry {
             key,
@@ -81,14 +96,27 @@ pub(crate) fn parse(text: &str) -> Result<Vec<Section>, String> {
             Some(parent) if indented && parent.value.is_empty() => parent.nested.push(entry),
             Some(_) if indented => {
                 return Err(format!(
-                    "line {line}: an indented '{}' belongs under a key with no value (like 's3 =')",
-                    entry.key
+                    "line {line}: an indented {} belongs under a key with no value (like 's3 =')",
+                    named(&entry.key).map_or("key".into(), |k| format!("'{k}'"))
                 ))
             }
             _ => section.entries.push(entry),
         }
     }
     Ok(sections)
+}
+
+/// The key a line starts with, when it looks like one (lowercase letters, digits and
+/// `_`, as every AWS setting is named), to name in an error; anything else may be a
+/// secret, and a line whose first word is 40 random characters is never named.
+fn named(line: &str) -> Option<&str> {
+    let end = line
+        .find(|c: char| !(c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'))
+        .unwrap_or(line.len());
+    let (key, rest) = line.split_at(end);
+    let whole_word =
+        rest.is_empty() || rest.starts_with(|c: char| c.is_whitespace() || c == '=' || c == ':');
+    (whole_word && (1..=32).contains(&key.len())).then_some(key)
 }
 
 /// `key = value` or `key: value`, split at the first `=` or `:`; the key lowercase.
@@ -130,7 +158,7 @@ mod tests {
         for (text, want) in [
             (
                 "[default]\nthis is not a pair\n",
-                "line 2: expected '[section]'",
+                "line 2: 'this' has no '=' (expected '[section]'",
             ),
             ("key = v\n", "line 1: 'key' comes before any [section]"),
             ("[default\n", "line 1: a section header"),
@@ -140,9 +168,28 @@ mod tests {
                 "line 3: an indented 'nested'",
             ),
             ("[a]\n= x\n", "line 2: expected"),
+            (
+                "[a]\naws_secret_access_key SECRET\n",
+                "line 2: 'aws_secret_access_key' has no '='",
+            ),
+            (
+                "[a]\nwJalrXUtnFEMI/K7MDENG\n",
+                "line 2: expected '[section]', 'key = value' or a comment (the line is not shown",
+            ),
+            (
+                "[a]\nregion = x\rX-Injected: 1\n",
+                "line 2 ('region'): a control character",
+            ),
+            (
+                "[a]\naws_session_token = a\x1b[2Jb\n",
+                "line 2 ('aws_session_token'): a control",
+            ),
         ] {
             let e = parse(text).unwrap_err();
             assert!(e.starts_with(want), "{text:?}: {e}");
+            for secret in ["SECRET", "wJalr", "X-Injected", "\x1b"] {
+                assert!(!e.contains(secret), "{text:?}: {e}");
+            }
         }
     }
 }

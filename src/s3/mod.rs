@@ -15,6 +15,8 @@ pub use credentials::Settings;
 pub use endpoint::{Addressing, Endpoint};
 pub use request::{Bucket, HttpRequest, Payload};
 
+use crate::util::format::printable;
+
 /// A bucket and the prefix its objects' keys start with (empty, or ending with `/`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Location {
@@ -29,7 +31,7 @@ impl Location {
             .strip_prefix("s3://")
             .ok_or_else(|| format!("invalid S3 location '{s}' (expected s3://BUCKET/PREFIX/)"))?;
         let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
-        Location::new(bucket, prefix).map_err(|e| format!("'{s}': {e}"))
+        Location::new(bucket, prefix).map_err(|e| format!("'{}': {e}", printable(s)))
     }
 
     /// From `BUCKET` and `PREFIX`, as the original benchmark read them: `None` when
@@ -48,8 +50,13 @@ impl Location {
                 .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_'));
         if !valid {
             return Err(format!(
-                "'{bucket}' is not a bucket name (3 or more letters, digits, '.', '-' or '_')"
+                "'{}' is not a bucket name (3 or more letters, digits, '.', '-' or '_')",
+                printable(bucket)
             ));
+        }
+        // Keys are encoded in the request line, but printed as they are.
+        if prefix.chars().any(char::is_control) {
+            return Err("the prefix holds a control character (CR, LF, ESC or another)".into());
         }
         let prefix = prefix.trim_start_matches('/');
         let prefix = if prefix.is_empty() || prefix.ends_with('/') {
@@ -105,5 +112,18 @@ mod tests {
             .unwrap()
             .unwrap_err()
             .starts_with("BUCKET and PREFIX: "));
+        for (b, p) in [
+            ("bench\r\nX-Injected: 1", ""),
+            ("bench", "runs/\r\nX: 1"),
+            ("bench", "\x1b[2J"),
+        ] {
+            let e = env(Some(b), Some(p)).unwrap().unwrap_err();
+            assert!(
+                e.starts_with("BUCKET and PREFIX: ") && !e.contains(['\r', '\n', '\x1b']),
+                "{e}"
+            );
+        }
+        let e = Location::parse("s3://bench/a\nb").unwrap_err();
+        assert!(e.contains("control character") && !e.contains('\n'), "{e}");
     }
 }

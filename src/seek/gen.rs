@@ -9,9 +9,12 @@ use super::file::FileSource;
 use super::options::{Dest, GenOptions};
 use super::s3;
 use super::spec::SourceSpec;
+use crate::harness::signals;
 use crate::net::http::HttpClient;
 use crate::report::print_stdout;
+use crate::system::exit;
 use crate::util::error::{Error, Result};
+use crate::util::file;
 use crate::util::terminal::{program_name, warn};
 use std::path::Path;
 use std::time::Duration;
@@ -75,6 +78,49 @@ pub fn check_room(flag: &str, dir: &Path, sizes: &[u64], seed: u64) -> Result<()
     Ok(())
 }
 
+/// [`data::ensure_dir`] leaving no temporary file behind: those of runs that died are
+/// removed first, and this run's are removed by an exit hook if a signal ends it while
+/// it writes them (SIGINT, SIGTERM, SIGHUP).
+fn ensure_dir(dir: &Path, sizes: &[u64], seed: u64, check_content: bool) -> Result<data::Ensured> {
+    remove_stale_temp_files(dir);
+    let pid = std::process::id();
+    let temps: Vec<_> = sizes
+        .iter()
+        .map(|&size| Object::new(size, seed).name)
+        .chain([data::MANIFEST.to_string()])
+        .map(|name| file::temp_path(&dir.join(name), pid))
+        .collect();
+    signals::exit_on_signals();
+    let hook = exit::add_exit_hook(move || {
+        for t in &temps {
+            let _ = std::fs::remove_file(t);
+        }
+    });
+    let ensured = data::ensure_dir(dir, sizes, seed, check_content);
+    exit::remove_exit_hook(hook);
+    ensured
+}
+
+/// Removes the temporary files (`.NAME.tmp.PID`) of objects and manifests that runs
+/// killed outright left in `dir` (SIGKILL gives no time to clean up): only regular files,
+/// only of the names this generator writes, only those whose PID is gone.
+fn remove_stale_temp_files(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some((file, pid)) = name.to_str().and_then(file::temp_file_of) else {
+            continue;
+        };
+        // Objects are `random-SIZE.txt` (data::object_name).
+        let ours = file.starts_with("random-") || file == data::MANIFEST;
+        if ours && entry.file_type().is_ok_and(|t| t.is_file()) && exit::pid_gone(pid) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
 /// Says (on stderr) why a directory's objects were made again, if they were.
 fn say_why(ensured: &data::Ensured) {
     if let Some(why) = &ensured.stale {
@@ -86,7 +132,7 @@ fn say_why(ensured: &data::Ensured) {
 /// a line per file saying what became of it.
 pub fn write_dir(dir: &Path, sizes: &[u64], seed: u64) -> Result<String> {
     let mut out = String::new();
-    let ensured = data::ensure_dir(dir, sizes, seed, true)?;
+    let ensured = ensure_dir(dir, sizes, seed, true)?;
     say_why(&ensured);
     for (object, outcome) in ensured.outcomes {
         let what = match outcome {
@@ -169,7 +215,7 @@ pub fn upload(
 /// Generates missing or wrong objects (the reviewers' "create the data if it does not
 /// exist, then run"), and with `cold` checks once that their pages can be dropped.
 pub fn prepare_dir(dir: &Path, sizes: &[u64], seed: u64, cold: bool) -> Result<()> {
-    let ensured = data::ensure_dir(dir, sizes, seed, false)?;
+    let ensured = ensure_dir(dir, sizes, seed, false)?;
     say_why(&ensured);
     for (object, outcome) in ensured.outcomes {
         if outcome == Outcome::Written {

@@ -5,11 +5,11 @@
 
 use super::data::Object;
 use crate::net::http::{Answer, Ask, Body, Head, HttpClient, Origin, Payload, Url};
-use crate::util::error::{Error, Result};
-use crate::util::format::printable;
 use crate::s3::request::complete_multipart_body;
 use crate::s3::sigv4::{Sha256Writer, UNSIGNED_PAYLOAD};
 use crate::s3::{self, xml, Addressing, Bucket, Location, Settings};
+use crate::util::error::{Error, Result};
+use crate::util::format::printable;
 use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -122,7 +122,8 @@ impl S3Objects {
             .header("x-amz-bucket-region")
             .map(String::from)
             .or_else(|| xml::element(body, "Region"))?;
-        (region != self.bucket.settings.region).then_some(region)
+        // The server's words: printed, and suggested as AWS_REGION's value.
+        (region != self.bucket.settings.region).then(|| printable(&region))
     }
 }
 

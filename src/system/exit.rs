@@ -89,6 +89,17 @@ fn end_and_reap(pid: nix::unistd::Pid, ending: Ending) {
     let _ = waitpid(pid, None);
 }
 
+/// Whether process `pid` is gone (ESRCH), so that what it left (a socket directory, a
+/// temporary file) is nobody's; a live one, or one not ours to signal (EPERM), is not.
+pub fn pid_gone(pid: u32) -> bool {
+    let Ok(pid) = i32::try_from(pid) else {
+        return false;
+    };
+    pid > 0
+        && nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None)
+            == Err(nix::errno::Errno::ESRCH)
+}
+
 /// Runs every clean-up hook, the latest first, then exits with `code`. Only the first
 /// caller does: another thread (the main thread failing because the signal thread's
 /// clean-up killed its server, say) waits here for that exit, which keeps its code.
@@ -119,6 +130,15 @@ fn lock_unless_exiting() -> MutexGuard<'static, Hooks> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pid_is_gone_once_reaped() {
+        assert!(!pid_gone(std::process::id()));
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        child.wait().unwrap();
+        assert!(pid_gone(child.id()));
+        assert!(!pid_gone(0) && !pid_gone(u32::MAX));
+    }
 
     #[test]
     fn the_hook_of_a_spawned_child_kills_and_reaps_it() {

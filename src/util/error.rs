@@ -97,6 +97,13 @@ impl Error {
         self
     }
 
+    /// This error as bad input (exit 2), its message and cause kept: a file the user
+    /// named that cannot be read is a bad setting, not a failed measurement.
+    pub fn as_usage(mut self) -> Error {
+        self.0.kind = ErrorKind::Usage;
+        self
+    }
+
     pub fn kind(&self) -> ErrorKind {
         self.0.kind
     }

@@ -2,7 +2,8 @@
 //! anything runs, and written after it without ever leaving it half-written or replacing
 //! what is not a regular file: a regular file is replaced by a renamed temporary file, a
 //! symlink is followed and kept, a character device or FIFO (`/dev/stdout`, a pipe) is
-//! written in place.
+//! written in place. Small inputs (settings, certificates, results) are read through
+//! [`read_regular`], bounded.
 
 use crate::util::error::{Error, Result};
 use std::fs;
@@ -76,6 +77,49 @@ pub fn write_output_with(
         Destination::Stderr => write(&mut io::stderr().lock()),
     };
     written.map_err(|e| failed(e.to_string()))
+}
+
+/// The bytes of `path`, an input that must be a regular file of at most `max_bytes`: a
+/// FIFO would block, a device (`/dev/zero`) never ends, and a file larger than its kind
+/// ever is is a mistake rather than input. `name` names it in each error (its path, and
+/// the flag or variable it came from); `limit` says what the bound is ("--max-input 64
+/// MiB"). Every error is bad input (exit 2), naming the file; an I/O error keeps its
+/// cause, so that a caller can tell a missing file by [`Error::io_kind`].
+pub fn read_regular(path: &Path, name: &str, max_bytes: u64, limit: &str) -> Result<Vec<u8>> {
+    use std::io::Read;
+    // Opened without blocking, so that a FIFO is refused rather than waited on; what is
+    // open is what is checked, not a path that might change in between.
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| Error::io(format!("reading {name}"), e).as_usage())?;
+    let meta = file
+        .metadata()
+        .map_err(|e| Error::io(format!("reading {name}"), e).as_usage())?;
+    if !meta.is_file() {
+        let what = match meta.file_type() {
+            t if t.is_dir() => "a directory",
+            t if t.is_fifo() => "a FIFO",
+            t if t.is_char_device() || t.is_block_device() => "a device",
+            t if t.is_socket() => "a socket",
+            _ => "not a file",
+        };
+        return Err(Error::usage(format!("{name}: {what}, not a regular file")));
+    }
+    let too_large = || Error::usage(format!("{name}: larger than {limit}"));
+    if meta.len() > max_bytes {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::new();
+    file.take(max_bytes + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(format!("reading {name}"), e).as_usage())?;
+    if bytes.len() as u64 > max_bytes {
+        // It grew while it was read.
+        return Err(too_large());
+    }
+    Ok(bytes)
 }
 
 /// Writes to stdout; a closed pipe (`| head`) ends the process quietly.
@@ -195,6 +239,20 @@ fn follow_symlinks(path: &Path) -> io::Result<PathBuf> {
     Err(io::Error::from(nix::errno::Errno::ELOOP))
 }
 
+/// The temporary file that process `pid` writes `target` through: `.NAME.tmp.PID`
+/// beside it.
+pub fn temp_path(target: &Path, pid: u32) -> PathBuf {
+    let name = target.file_name().unwrap_or(target.as_os_str());
+    parent(target).join(format!(".{}.tmp.{pid}", name.to_string_lossy()))
+}
+
+/// The file and the process of a temporary file [`temp_path`] names, if `name` is one.
+pub fn temp_file_of(name: &str) -> Option<(&str, u32)> {
+    let (file, pid) = name.strip_prefix('.')?.rsplit_once(".tmp.")?;
+    let pid = pid.parse().ok().filter(|&p| p > 0)?;
+    (!file.is_empty()).then_some((file, pid))
+}
+
 /// Writes the contents `write` makes to a temporary file beside `target`, syncs it, renames it over `target`
 /// and syncs the directory, so that after a crash or a power cut `target` is the old file
 /// or the whole new one. The new file keeps the old one's owner (where this process may
@@ -204,12 +262,7 @@ fn replace(
     write: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>,
 ) -> io::Result<()> {
     let dir = parent(target);
-    let name = target.file_name().unwrap_or(target.as_os_str());
-    let tmp = dir.join(format!(
-        ".{}.tmp.{}",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
+    let tmp = temp_path(target, std::process::id());
     let old = fs::metadata(target).ok().filter(fs::Metadata::is_file);
     // A temporary file a killed run of the same pid left behind.
     let _ = fs::remove_file(&tmp);
@@ -314,6 +367,59 @@ mod tests {
             assert!(m.file_type().is_symlink(), "{link} is still a symlink");
         }
         assert_eq!(names(&dir.0), ["link.json", "link2.json", "real.json"]);
+    }
+
+    #[test]
+    fn temporary_files_are_named_and_recognised() {
+        let tmp = temp_path(Path::new("d/random-1gb.txt"), 42);
+        assert_eq!(tmp, Path::new("d/.random-1gb.txt.tmp.42"));
+        let name = tmp.file_name().unwrap().to_str().unwrap();
+        assert_eq!(temp_file_of(name), Some(("random-1gb.txt", 42)));
+        for other in [
+            "random-1gb.txt",
+            ".x.tmp.",
+            ".x.tmp.0",
+            ".x.tmp.1a",
+            "..tmp.5",
+            "x.tmp.5",
+        ] {
+            assert_eq!(temp_file_of(other), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn inputs_are_regular_files_read_within_their_bound() {
+        let dir = TempDir::new("read-regular");
+        let file = dir.0.join("small");
+        fs::write(&file, b"four").unwrap();
+        let read = |path: &Path, max| read_regular(path, "THE_VAR x", max, "4 bytes");
+        assert_eq!(read(&file, 4).unwrap(), b"four");
+        let e = read(&file, 3).unwrap_err();
+        assert_eq!(
+            (e.exit_code(), e.to_string()),
+            (2, "THE_VAR x: larger than 4 bytes".into())
+        );
+        let fifo = dir.0.join("pipe");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+        // Nobody writes to it: waiting on it would never end.
+        for (path, what) in [(&fifo, "a FIFO"), (&PathBuf::from("/dev/zero"), "a device")] {
+            let e = read(path, 4).unwrap_err();
+            assert_eq!(e.exit_code(), 2, "{e}");
+            assert_eq!(
+                e.to_string(),
+                format!("THE_VAR x: {what}, not a regular file")
+            );
+        }
+        assert!(read(&dir.0, 4)
+            .unwrap_err()
+            .to_string()
+            .contains("a directory"));
+        let e = read(&dir.0.join("missing"), 4).unwrap_err();
+        assert_eq!(
+            (e.io_kind(), e.exit_code()),
+            (Some(io::ErrorKind::NotFound), 2)
+        );
+        assert!(e.to_string().starts_with("reading THE_VAR x: "), "{e}");
     }
 
     #[test]

@@ -526,6 +526,33 @@ fn bad_flags_are_one_line_and_exit_2() {
     }
 }
 
+/// 65536 calls in flight of 16 MiB each way (2 TiB) are refused at flag time, naming
+/// both flags, where they used to abort on the allocation.
+#[test]
+fn pipelined_calls_that_would_not_fit_in_memory_are_refused() {
+    for client in ["async", "future"] {
+        let run = bb_rpc(&[
+            "--client",
+            client,
+            "--depth",
+            "65536",
+            "--payload",
+            "16m",
+            "--max-frame",
+            "17m",
+            "--transport",
+            "unix",
+        ]);
+        assert_eq!(run.code, 2, "{client}: {}", run.stderr);
+        let line = run.stderr.trim();
+        assert_eq!(line.lines().count(), 1, "{client}: {line}");
+        assert!(
+            line.contains("--depth 65536") && line.contains("--payload 16777216"),
+            "{client}: {line}"
+        );
+    }
+}
+
 #[test]
 fn serve_replaces_only_a_stale_socket_at_its_path() {
     let dir = TempDir::new("rpc-listen");
@@ -598,6 +625,50 @@ fn fake_server(behave: impl Fn(std::net::TcpStream) + Send + Sync + 'static) -> 
         }
     });
     addr
+}
+
+/// A server's error frame holding NUL, ESC, a newline and a forged line reaches the
+/// terminal escaped, on the one error line.
+#[test]
+fn a_server_error_frame_reaches_the_terminal_escaped() {
+    let addr = framed_server(|h, _, out| {
+        let why = "no\0pe\x1b[2J\x1b]0;owned\x07\nbb-rpc: all calls answered";
+        protocol::push_error(out, h, status::ERROR, why);
+    });
+    let (run, _) = client_against(&addr, "sync");
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        !run.stderr.contains(['\0', '\x1b', '\x07']),
+        "{:?}",
+        run.stderr
+    );
+    assert!(
+        !run.stderr
+            .lines()
+            .any(|l| l.starts_with("bb-rpc: all calls")),
+        "{:?}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("no\\u{0}pe"), "{:?}", run.stderr);
+}
+
+/// A fake server that reads the client's hello, then answers each frame with what
+/// `answer` pushes for it (its header and payload) until the client goes.
+fn framed_server(answer: impl Fn(&Header, &[u8], &mut Vec<u8>) + Send + Sync + 'static) -> String {
+    fake_server(move |mut s| {
+        let mut hello = [0u8; 4];
+        if s.read_exact(&mut hello).is_err() {
+            return;
+        }
+        let mut payload = Vec::new();
+        while let Ok(h) = wire::read_frame(&mut s, 1 << 20, &mut payload) {
+            let mut out = Vec::new();
+            answer(&h, &payload, &mut out);
+            if s.write_all(&out).is_err() {
+                return;
+            }
+        }
+    })
 }
 
 fn client_against(addr: &str, style: &str) -> (crate::support::Run, Duration) {
@@ -902,28 +973,17 @@ fn a_server_whose_call_count_goes_backwards_fails_the_run() {
     // would: u64 arithmetic used to wrap round and pass the final check.
     let calls = Arc::new(std::sync::atomic::AtomicU64::new(1_000_000));
     let counter = calls.clone();
-    let addr = fake_server(move |mut s| {
-        let mut hello = [0u8; 4];
-        if s.read_exact(&mut hello).is_err() {
-            return;
-        }
-        let mut payload = Vec::new();
-        while let Ok(h) = wire::read_frame(&mut s, 1 << 20, &mut payload) {
-            let mut out = Vec::new();
-            if h.method == protocol::STATS {
-                let stats = ServerStats {
-                    echo_calls: counter.load(std::sync::atomic::Ordering::SeqCst),
-                    ..ServerStats::default()
-                };
-                // Every later stats() sees fewer calls than the first.
-                counter.store(0, std::sync::atomic::Ordering::SeqCst);
-                protocol::push_reply(&mut out, &h, &Reply::Stats(stats));
-            } else {
-                protocol::push_reply(&mut out, &h, &Reply::Echo(&payload));
-            }
-            if s.write_all(&out).is_err() {
-                return;
-            }
+    let addr = framed_server(move |h, payload, out| {
+        if h.method == protocol::STATS {
+            let stats = ServerStats {
+                echo_calls: counter.load(std::sync::atomic::Ordering::SeqCst),
+                ..ServerStats::default()
+            };
+            // Every later stats() sees fewer calls than the first.
+            counter.store(0, std::sync::atomic::Ordering::SeqCst);
+            protocol::push_reply(out, h, &Reply::Stats(stats));
+        } else {
+            protocol::push_reply(out, h, &Reply::Echo(payload));
         }
     });
     let run = bb_rpc(&["--connect", &addr, "--client", "sync", "--codec", "raw"]);

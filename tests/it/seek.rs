@@ -920,3 +920,77 @@ mod timing {
         );
     }
 }
+
+/// The temporary files (`.NAME.tmp.PID`) in `dir`.
+fn temp_files(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".tmp."))
+        .collect()
+}
+
+/// A signal while gen writes a large object leaves no temporary file: the exit hook
+/// removes it before the process exits with 128 + the signal.
+#[test]
+fn a_signal_while_gen_writes_leaves_no_temporary_file() {
+    use nix::sys::signal::Signal;
+    for signal in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
+        let dir = TempDir::new("seek-gen-signal");
+        let child = Command::new(EXE)
+            .args([
+                "gen",
+                "--dir",
+                dir.path().to_str().unwrap(),
+                "--sizes",
+                "1g",
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let tmp = dir.join(&format!(".random-1gb.txt.tmp.{pid}"));
+        let writing = crate::support::wait_for(Duration::from_secs(30), || {
+            std::fs::metadata(&tmp).is_ok_and(|m| m.len() > 0)
+        });
+        assert!(
+            writing,
+            "{signal}: gen never started writing {}",
+            tmp.display()
+        );
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), signal).unwrap();
+        let run = crate::support::finish_within(child, Duration::from_secs(30), "gen");
+        assert_eq!(run.code, 128 + signal as i32, "{signal}: {}", run.stderr);
+        assert_eq!(temp_files(dir.path()), Vec::<String>::new(), "{signal}");
+    }
+}
+
+/// What a run killed outright left (SIGKILL: no hook runs) is removed by the next gen,
+/// when its process is gone; a live process's is left alone.
+#[test]
+fn gen_removes_the_temporary_files_of_dead_runs_only() {
+    let dir = TempDir::new("seek-gen-stale");
+    let mut dead = Command::new("true").spawn().unwrap();
+    dead.wait().unwrap();
+    let dead_tmp = format!(".random-1mb.txt.tmp.{}", dead.id());
+    let live_tmp = format!(".random-1kb.txt.tmp.{}", std::process::id());
+    let other = format!(".notes.txt.tmp.{}", dead.id());
+    for name in [&dead_tmp, &live_tmp, &other] {
+        std::fs::write(dir.join(name), b"partial").unwrap();
+    }
+    bb_seek(&[
+        "gen",
+        "--dir",
+        dir.path().to_str().unwrap(),
+        "--sizes",
+        "1k",
+    ])
+    .assert_ok();
+    let mut left = temp_files(dir.path());
+    left.sort();
+    let mut want = vec![live_tmp, other];
+    want.sort();
+    assert_eq!(left, want);
+}

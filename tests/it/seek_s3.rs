@@ -11,6 +11,7 @@ use boardbench::s3::sigv4::Credentials;
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::process::Command;
+use std::time::Duration;
 
 const EXE: &str = env!("CARGO_BIN_EXE_bb-seek");
 
@@ -525,6 +526,31 @@ fn s3_refusals_from_a_server_are_one_clear_line() {
         &read(moved, &[]),
         &["the bucket is in region eu-central-1, not eu-west-1: set AWS_REGION=eu-central-1"],
     );
+    // What the server names as the region reaches the terminal escaped, on one line.
+    for (header, body) in [
+        ("eu\x1b[2J\x1b]0;owned\x07", ""),
+        (
+            "",
+            "<Error><Code>PermanentRedirect</Code><Region>eu\x1b[31m\nbb-seek: all objects verified</Region></Error>",
+        ),
+    ] {
+        let header = match header {
+            "" => String::new(),
+            h => format!("x-amz-bucket-region: {h}\r\n"),
+        };
+        let moved = canned(format!(
+            "HTTP/1.1 301 Moved Permanently\r\n{header}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        ));
+        let run = read(moved, &[]);
+        assert_refused(&run, &["the bucket is in region eu\\u{1b}"]);
+        assert!(!run.stderr.contains(['\x1b', '\x07']), "{:?}", run.stderr);
+        assert!(
+            !run.stderr.lines().any(|l| l.starts_with("bb-seek: all objects")),
+            "{:?}",
+            run.stderr
+        );
+    }
     let dropped = canned(String::new());
     assert_refused(
         &read(dropped, &[]),
@@ -563,6 +589,162 @@ fn s3_flags_and_settings_are_checked_before_anything_runs() {
         assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
         assert!(run.stderr.contains(needle), "{args:?}: {}", run.stderr);
         assert_eq!(run.stderr.lines().count(), 1, "{args:?}: {}", run.stderr);
+    }
+}
+
+/// A listener on 127.0.0.1 that nothing should reach: its endpoint, and a check that no
+/// connection came.
+fn untouched() -> (TcpListener, String) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let endpoint = format!("http://{}", listener.local_addr().unwrap());
+    (listener, endpoint)
+}
+
+fn assert_untouched(listener: &TcpListener, what: &str) {
+    match listener.accept() {
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+        Ok(_) => panic!("{what}: a request was sent"),
+        Err(e) => panic!("{what}: {e}"),
+    }
+}
+
+/// bb-seek as [`bb_seek`] runs it, killed and failing the test if still running after a
+/// deadline (a FIFO read would wait forever).
+fn bb_seek_bounded(home: &TempDir, env: &[(&str, &str)], args: &[&str]) -> Run {
+    let child = alone(EXE, home, env)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let what = format!("{env:?} {args:?}");
+    crate::support::finish_within(child, Duration::from_secs(20), &what)
+}
+
+/// A bad setting's refusal: exit 2, one line, `needle` in it, within a deadline.
+fn assert_usage(home: &TempDir, env: &[(&str, &str)], args: &[&str], needle: &str) -> String {
+    let run = bb_seek_bounded(home, env, args);
+    let what = format!("{env:?} {args:?}");
+    assert_eq!(run.code, 2, "{what}: {}", run.stderr);
+    assert_eq!(
+        run.stderr.trim().lines().count(),
+        1,
+        "{what}: {}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains(needle),
+        "{what}: no {needle:?} in {}",
+        run.stderr
+    );
+    run.stderr
+}
+
+const READ_S3: &[&str] = &["--source", "s3://bench/runs/", "--sizes", "64k"];
+
+#[test]
+fn a_control_character_in_a_setting_is_refused_before_any_request() {
+    let home = TempDir::new("seek-s3-crlf");
+    let (listener, endpoint) = untouched();
+    let args = [seek::SHORT, READ_S3].concat();
+    for var in ["AWS_SESSION_TOKEN", "AWS_ACCESS_KEY_ID", "AWS_REGION"] {
+        let mut env = vec![
+            ("AWS_ACCESS_KEY_ID", "AKIAEXAMPLE"),
+            ("AWS_SECRET_ACCESS_KEY", "secret"),
+            ("AWS_ENDPOINT_URL", endpoint.as_str()),
+        ];
+        env.retain(|(k, _)| *k != var);
+        env.push((var, "x\r\nX-Injected: 1"));
+        let line = assert_usage(
+            &home,
+            &env,
+            &args,
+            &format!("{var} holds a control character"),
+        );
+        assert!(!line.contains("Injected"), "{line}");
+        assert_untouched(&listener, var);
+    }
+    // And from a profile's file, naming the file, the line and the key.
+    let creds = home.join("creds");
+    std::fs::write(
+        &creds,
+        "[default]\naws_access_key_id = AK\naws_secret_access_key = s\n\
+         aws_session_token = t\rX-Injected: 1\n",
+    )
+    .unwrap();
+    let env = [
+        ("AWS_SHARED_CREDENTIALS_FILE", creds.to_str().unwrap()),
+        ("AWS_ENDPOINT_URL", endpoint.as_str()),
+    ];
+    assert_usage(
+        &home,
+        &env,
+        &args,
+        "creds: line 4 ('aws_session_token'): a control",
+    );
+    assert_untouched(&listener, "the credentials file");
+}
+
+#[test]
+fn a_malformed_credentials_line_is_named_and_never_quoted() {
+    let home = TempDir::new("seek-s3-secret");
+    let creds = home.join("creds");
+    let secret = "wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY";
+    std::fs::write(
+        &creds,
+        format!("[default]\naws_access_key_id = AK\naws_secret_access_key {secret}\n"),
+    )
+    .unwrap();
+    let env = [("AWS_SHARED_CREDENTIALS_FILE", creds.to_str().unwrap())];
+    let args = [seek::SHORT, READ_S3].concat();
+    let line = assert_usage(
+        &home,
+        &env,
+        &args,
+        "creds: line 3: 'aws_secret_access_key' has no '='",
+    );
+    assert!(!line.contains(secret), "{line}");
+    // A huge malformed line is not echoed either: the file is refused by its size.
+    std::fs::write(&creds, format!("[default]\n{}\n", "S".repeat(4 << 20))).unwrap();
+    let line = assert_usage(&home, &env, &args, "AWS_SHARED_CREDENTIALS_FILE");
+    assert!(line.len() < 300 && !line.contains("SSSS"), "{line}");
+}
+
+#[test]
+fn settings_files_that_never_end_or_block_are_refused_within_a_deadline() {
+    let home = TempDir::new("seek-s3-dev-zero");
+    let fifo = home.join("fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let fifo = fifo.to_str().unwrap();
+    let keys = [
+        ("AWS_ACCESS_KEY_ID", "AKIAEXAMPLE"),
+        ("AWS_SECRET_ACCESS_KEY", "secret"),
+    ];
+    let args = [seek::SHORT, READ_S3].concat();
+    for path in ["/dev/zero", fifo] {
+        for var in ["AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE"] {
+            assert_usage(&home, &[(var, path)], &args, &format!("{var} {path}: a "));
+        }
+        // The keys in the environment, or --no-sign: the credentials file is not read,
+        // and the run goes as far as the server's answer.
+        for (with_keys, no_sign) in [(true, &[][..]), (false, &["--no-sign"][..])] {
+            let server = canned(s3_error("400 Bad Request", "ExpiredToken", "Expired."));
+            let endpoint = format!("http://127.0.0.1:{server}");
+            let mut env = vec![
+                ("AWS_SHARED_CREDENTIALS_FILE", path),
+                ("AWS_ENDPOINT_URL", &endpoint),
+            ];
+            if with_keys {
+                env.extend_from_slice(&keys);
+            }
+            let args = [&args[..], no_sign].concat();
+            assert_refused(&bb_seek_bounded(&home, &env, &args), &["ExpiredToken"]);
+        }
+        let ca = [&args[..], &["--ca-file", path]].concat();
+        assert_usage(&home, &keys, &ca, "--ca-file");
     }
 }
 

@@ -17,6 +17,13 @@ pub struct Url {
 
 impl Url {
     pub fn parse(s: &str) -> std::result::Result<Url, String> {
+        // The host and path go into the request line and the Host header as they are.
+        if s.chars().any(|c| c.is_control() || c.is_whitespace()) {
+            return Err(format!(
+                "invalid URL '{}': a URL holds no space or control character",
+                crate::util::format::printable(s)
+            ));
+        }
         let (https, rest) = match s.split_once("://") {
             Some(("http", rest)) => (false, rest),
             Some(("https", rest)) if cfg!(feature = "tls") => (true, rest),
