@@ -5,8 +5,8 @@
 
 #![allow(dead_code)] // each fuzz target uses one of these checks
 
-use boardbench::util::json::Json;
 use boardbench::rpc::protocol::{self, Codec};
+use boardbench::util::json::Json;
 use boardbench::wire::{self, msgpack, Header, HEADER_LEN};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;

@@ -166,7 +166,10 @@ pub fn column_labels(paths: &[PathBuf]) -> Vec<String> {
             let s = p.to_string_lossy();
             let s = s.trim_end_matches('/');
             let s = s.strip_suffix(".json").unwrap_or(s);
-            s.split('/').filter(|c| !c.is_empty()).map(String::from).collect()
+            s.split('/')
+                .filter(|c| !c.is_empty())
+                .map(String::from)
+                .collect()
         })
         .collect();
     let shortest = parts.iter().map(Vec::len).min().unwrap_or(1);

@@ -4,12 +4,12 @@
 //! measured loop around these is in `runner`.
 
 use super::cli::CommonArgs;
+use crate::model::modes::Mode;
 pub use crate::model::params::label;
 pub use crate::model::settings::{Metric, Settings, TimeUnit};
-use crate::model::modes::Mode;
-use crate::util::error::Result;
 use crate::stats::histogram::Histogram;
 use crate::system::cpu::CpuTime;
+use crate::util::error::Result;
 use std::time::Duration;
 
 // Here, not beside `Settings` in the model, since the flags are the harness's.
@@ -39,7 +39,6 @@ impl Settings {
         }
         self
     }
-
 }
 
 /// The measured operation of a benchmark, set up and ready.

@@ -71,10 +71,8 @@ fn probe(exe: &Path) -> std::io::Result<()> {
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
     exec_directly(&mut command)?;
-    let (mut child, hook) = crate::system::exit::spawn_with_exit_hook(
-        &mut command,
-        crate::system::exit::Ending::Kill,
-    )?;
+    let (mut child, hook) =
+        crate::system::exit::spawn_with_exit_hook(&mut command, crate::system::exit::Ending::Kill)?;
     let _ = child.kill();
     let _ = child.wait();
     crate::system::exit::remove_exit_hook(hook);

@@ -4,12 +4,12 @@
 //! where the kernel cannot execute the foreign binary by itself); without it, such a
 //! qemu is looked for on PATH (`exec`). Servers start the same way.
 
-use crate::util::error::{Error, Result};
-use crate::system::exit::Ending;
 use crate::harness::runner::ForkResult;
 use crate::stats::histogram::Histogram;
 use crate::system::cpu::{CpuTime, CpuUsage};
+use crate::system::exit::Ending;
 use crate::system::placement::PairPlacement;
+use crate::util::error::{Error, Result};
 use std::io::{BufRead, BufReader, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
@@ -103,7 +103,9 @@ pub(crate) fn run_child(
     Ok(match parsed {
         Err(Unreported::Failed(error)) => Err(error),
         _ if !status.success() => Err(Error::failed(format!("fork {fork} failed ({status})"))),
-        Err(Unreported::Bad(e)) => Err(Error::failed(format!("fork {fork} sent a bad report: {e}"))),
+        Err(Unreported::Bad(e)) => {
+            Err(Error::failed(format!("fork {fork} sent a bad report: {e}")))
+        }
         Ok(result) => Ok(result),
     })
 }
@@ -233,7 +235,9 @@ fn read_report(read_end: OwnedFd) -> std::result::Result<ForkResult, Unreported>
         }
         lines.push(line);
     }
-    Err(Unreported::Bad("no report (the fork ended early)".to_string()))
+    Err(Unreported::Bad(
+        "no report (the fork ended early)".to_string(),
+    ))
 }
 
 /// Why a fork sent no result.

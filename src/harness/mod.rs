@@ -18,17 +18,17 @@ pub(crate) mod watchdog;
 
 use self::benchmark::{Benchmark, Settings, TimeUnit};
 use self::cli::{CommonArgs, Mode, Profile};
-use crate::util::error::{Error, Result};
-use crate::util::format::{count, format_duration};
 use crate::model::answer::{Answer, Answerer};
 use crate::model::failure::Failure;
 use crate::model::params::{label_with, varying_keys};
 use crate::model::warning::{environment_warnings, Warning};
-use crate::util::terminal::{program_name, warn};
-use crate::util::progress::Progress;
 use crate::system::cooldown;
 use crate::system::env::Environment;
 use crate::system::throttle::{Snapshot, ThrottleReport};
+use crate::util::error::{Error, Result};
+use crate::util::format::{count, format_duration};
+use crate::util::progress::Progress;
+use crate::util::terminal::{program_name, warn};
 
 /// What a binary hands to the harness.
 pub struct Suite {
@@ -180,11 +180,7 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
         return Ok(());
     }
     let env = Environment::capture();
-    crate::stderr!(
-        "{}, {}",
-        header(&env, &settings, &plan),
-        plan.summary()
-    );
+    crate::stderr!("{}, {}", header(&env, &settings, &plan), plan.summary());
     print_notes(&suite.notes);
     for w in environment_warnings(&env) {
         warn(&w);
@@ -214,6 +210,10 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
     let mut failed = Vec::new();
     // Whether every failure so far was bad input (a pattern file without reads, say).
     let mut bad_input = true;
+    // The error of the benchmark just before, when it failed: the same error twice in a
+    // row is the run's (expired credentials, a server gone), not a benchmark's, and it
+    // would only repeat for every one left.
+    let mut previous: Option<String> = None;
     // The progress line names a benchmark by what tells it from the others.
     let varying = varying_keys(suite.benchmarks.iter().map(|b| b.params.as_slice()));
     for (index, bench) in suite.benchmarks.iter().enumerate() {
@@ -256,17 +256,29 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
                 return Err(e);
             }
             progress.finish();
-            crate::stderr!("{}: error: {label}: {e}", program_name());
+            let text = e.to_string();
+            let repeated = previous.as_deref() == Some(text.as_str());
+            if repeated {
+                crate::stderr!(
+                    "{}: {label} failed the same way: stopping before the other {}",
+                    program_name(),
+                    count((suite.benchmarks.len() - index - 1) as u64, "benchmark")
+                );
+            } else {
+                crate::stderr!("{}: error: {label}: {text}", program_name());
+            }
             bad_input &= e.exit_code() == 2;
             failed.push(Failure {
                 benchmark: label,
-                error: e.to_string(),
+                error: text.clone(),
             });
-            if flags.fail_on_error {
+            previous = Some(text);
+            if flags.fail_on_error || repeated {
                 break;
             }
             continue;
         }
+        previous = None;
         let throttle = ThrottleReport::between(&before, &Snapshot::take());
         if throttle.throttled {
             progress.clear();
@@ -285,7 +297,9 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
     progress.finish();
     aggregate::add_scaling(&mut results);
     aggregate::add_ratios(&mut results);
-    let answer = suite.answer.map(|answerer| Answer::new(program_name(), answerer(&results)));
+    let answer = suite
+        .answer
+        .map(|answerer| Answer::new(program_name(), answerer(&results)));
     crate::report::emit(
         &results,
         &failed,
@@ -468,31 +482,12 @@ mod tests {
         }
     }
 
-    /// Benchmarks `bb.t.a`, `bb.t.b` and `bb.t.c`; b fails as it is set up. `set_up`
-    /// counts the set-ups of each.
-    fn a_b_and_c(set_up: &Rc<RefCell<Vec<&'static str>>>) -> Vec<Benchmark> {
-        struct Nothing;
-        impl benchmark::Workload for Nothing {
-            fn run(&mut self, _: u64) -> Result<()> {
-                Ok(())
-            }
+    /// A workload that does nothing, for benchmarks whose set-up is what is tested.
+    struct Nothing;
+    impl benchmark::Workload for Nothing {
+        fn run(&mut self, _: u64) -> Result<()> {
+            Ok(())
         }
-        ["a", "b", "c"]
-            .into_iter()
-            .map(|name| {
-                let set_up = set_up.clone();
-                Benchmark::new(
-                    format!("bb.t.{name}"),
-                    Box::new(move || {
-                        set_up.borrow_mut().push(name);
-                        match name {
-                            "b" => Err(Error::failed("connecting to 127.0.0.1:1: refused")),
-                            _ => Ok(Box::new(Nothing) as Box<dyn benchmark::Workload>),
-                        }
-                    }),
-                )
-            })
-            .collect()
     }
 
     #[test]
@@ -502,7 +497,12 @@ mod tests {
         let output = dir.join("r.json");
         let run = |fail_on_error: bool| {
             let set_up = Rc::new(RefCell::new(Vec::new()));
-            let suite = Suite::new(TimeUnit::Millis, one_shot(), a_b_and_c(&set_up));
+            let plan = [
+                ("a", None),
+                ("b", Some("connecting to 127.0.0.1:1: refused")),
+                ("c", None),
+            ];
+            let suite = Suite::new(TimeUnit::Millis, one_shot(), failing(&set_up, &plan));
             let flags = CommonArgs {
                 output: Some(output.clone()),
                 fail_on_error,
@@ -515,13 +515,21 @@ mod tests {
         };
         let names = |json: &crate::util::json::Json| -> Vec<String> {
             let entries = json.as_array().unwrap().iter();
-            entries.map(|e| e.get("benchmark").unwrap().as_str().unwrap().to_string()).collect()
+            entries
+                .map(|e| e.get("benchmark").unwrap().as_str().unwrap().to_string())
+                .collect()
         };
         let (e, json, set_up) = run(false);
-        assert_eq!((e.to_string().as_str(), e.exit_code()), ("1 of 3 benchmarks failed", 1));
+        assert_eq!(
+            (e.to_string().as_str(), e.exit_code()),
+            ("1 of 3 benchmarks failed", 1)
+        );
         assert_eq!(set_up, ["a", "b", "c"], "the run goes on past b");
         assert_eq!(names(&json), ["bb.t.a", "bb.t.c"]);
-        let failed = json.as_array().unwrap()[0].get("boardbench").unwrap().get("failed");
+        let failed = json.as_array().unwrap()[0]
+            .get("boardbench")
+            .unwrap()
+            .get("failed");
         let failed = &failed.unwrap().as_array().unwrap()[0];
         assert_eq!(failed.get("benchmark").unwrap().as_str(), Some("bb.t.b"));
         let error = failed.get("error").unwrap().as_str();
@@ -534,6 +542,48 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// Benchmarks `bb.t.NAME`, each failing in set-up with its error where it has one.
+    fn failing(
+        set_up: &Rc<RefCell<Vec<String>>>,
+        plan: &[(&'static str, Option<&'static str>)],
+    ) -> Vec<Benchmark> {
+        plan.iter()
+            .map(|&(name, error)| {
+                let set_up = set_up.clone();
+                Benchmark::new(
+                    format!("bb.t.{name}"),
+                    Box::new(move || {
+                        set_up.borrow_mut().push(name.to_string());
+                        match error {
+                            Some(e) => Err(Error::failed(e)),
+                            None => Ok(Box::new(Nothing) as Box<dyn benchmark::Workload>),
+                        }
+                    }),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_same_error_twice_in_a_row_stops_the_run() {
+        let run = |plan: &[(&'static str, Option<&'static str>)]| {
+            let set_up = Rc::new(RefCell::new(Vec::new()));
+            let suite = Suite::new(TimeUnit::Millis, one_shot(), failing(&set_up, plan));
+            let e = run_suite(suite, &CommonArgs::default()).unwrap_err();
+            let set_up = set_up.borrow().clone();
+            (e.to_string(), set_up)
+        };
+        let expired = Some("ExpiredToken");
+        let (e, set_up) = run(&[("a", None), ("b", expired), ("c", expired), ("d", None)]);
+        assert_eq!(set_up, ["a", "b", "c"], "d is never set up");
+        assert_eq!(e, "2 of 4 benchmarks failed");
+        // Two different errors, or the same one with a success between: the run goes on.
+        let (_, set_up) = run(&[("a", Some("x")), ("b", Some("y")), ("c", None)]);
+        assert_eq!(set_up, ["a", "b", "c"]);
+        let (_, set_up) = run(&[("a", expired), ("b", None), ("c", expired), ("d", None)]);
+        assert_eq!(set_up, ["a", "b", "c", "d"]);
+    }
+
     #[test]
     fn the_run_fails_naming_what_failed() {
         let failure = |name: &str| Failure {
@@ -542,7 +592,10 @@ mod tests {
         };
         assert!(failures(&[], 3, true).is_ok());
         let one = failures(&[failure("bb.t.a")], 1, false).unwrap_err();
-        assert_eq!((one.to_string().as_str(), one.exit_code()), ("bb.t.a failed", 1));
+        assert_eq!(
+            (one.to_string().as_str(), one.exit_code()),
+            ("bb.t.a failed", 1)
+        );
         let two = failures(&[failure("bb.t.a"), failure("bb.t.b")], 2, true).unwrap_err();
         assert_eq!(two.to_string(), "2 of 2 benchmarks failed");
         assert_eq!(two.exit_code(), 2, "bad input throughout");
@@ -557,7 +610,10 @@ mod tests {
             ..Default::default()
         };
         let s = one_shot().full;
-        let (mut shots, mut timed) = (Benchmark::new("bb.t.s", Box::new(|| unreachable!())), Benchmark::new("bb.t.t", Box::new(|| unreachable!())));
+        let (mut shots, mut timed) = (
+            Benchmark::new("bb.t.s", Box::new(|| unreachable!())),
+            Benchmark::new("bb.t.t", Box::new(|| unreachable!())),
+        );
         shots.invocation_estimate = Some(std::time::Duration::from_millis(1));
         (shots.mode, timed.mode) = (Some(Mode::SingleShot), Some(Mode::AverageTime));
         timed.invocation_estimate = Some(std::time::Duration::from_millis(1));
@@ -565,7 +621,9 @@ mod tests {
         let text = header(&env, &s, &plan(vec![shots]));
         assert!(text.contains(": armv6l, ARM1176, 1 core\n"), "{text}");
         assert!(
-            text.ends_with("\n# 1 benchmark, mode ss, warm-up 0 shots, 1 shot, 0 forks, timeout 10m"),
+            text.ends_with(
+                "\n# 1 benchmark, mode ss, warm-up 0 shots, 1 shot, 0 forks, timeout 10m"
+            ),
             "{text}"
         );
         let mut shots = Benchmark::new("bb.t.s", Box::new(|| unreachable!()));

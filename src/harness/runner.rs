@@ -6,10 +6,10 @@
 use super::benchmark::{Benchmark, Metric, PairedBaseline, Settings, TimeUnit, Workload};
 use super::cli::Mode;
 use super::watchdog;
-use crate::util::error::Result;
 use crate::stats::histogram::Histogram;
 use crate::system::cpu::{self, CpuMeter, CpuUsage};
 use crate::system::placement::{self, PairPlacement, Placement};
+use crate::util::error::Result;
 use std::time::{Duration, Instant};
 
 /// What one process measured of one benchmark.
@@ -473,7 +473,9 @@ mod tests {
                 self.calls += 1;
                 std::thread::sleep(Duration::from_millis(50));
                 if self.calls == 4 {
-                    return Err(crate::util::error::Error::failed("check of iteration 4 failed"));
+                    return Err(crate::util::error::Error::failed(
+                        "check of iteration 4 failed",
+                    ));
                 }
                 Ok(())
             }

@@ -3,7 +3,9 @@
 //! most; what a block (the server calling back) adds. The first transport in full, the
 //! others a line each.
 
-use crate::model::answer::{duration_ns, find, ns_per_op, ratio_is_one, times, values_of, MAX_LINES};
+use crate::model::answer::{
+    duration_ns, find, ns_per_op, ratio_is_one, times, values_of, MAX_LINES,
+};
 use crate::model::modes::Mode;
 use crate::model::result::BenchResult;
 
@@ -23,7 +25,11 @@ pub(crate) fn answer(results: &[BenchResult]) -> Vec<String> {
     } else {
         results.to_vec()
     };
-    let remote: Vec<BenchResult> = rows.iter().filter(|r| r.name == "bb.ipc.remote").cloned().collect();
+    let remote: Vec<BenchResult> = rows
+        .iter()
+        .filter(|r| r.name == "bb.ipc.remote")
+        .cloned()
+        .collect();
     let mut lines = Vec::new();
     for (i, transport) in values_of(&remote, "transport").iter().enumerate() {
         let calls: Vec<&BenchResult> = remote
@@ -91,7 +97,13 @@ mod tests {
     use crate::model::settings::TimeUnit;
 
     /// An avgt row in microseconds per call, with its ratios where given.
-    fn row(name: &str, call: Option<&str>, transport: Option<&str>, us: &[f64], ratios: &[(&str, &[f64])]) -> BenchResult {
+    fn row(
+        name: &str,
+        call: Option<&str>,
+        transport: Option<&str>,
+        us: &[f64],
+        ratios: &[(&str, &[f64])],
+    ) -> BenchResult {
         let mut r = sample_result(name, "1", us.to_vec());
         r.settings.mode = Mode::AverageTime;
         r.time_unit = TimeUnit::Micros;
@@ -110,17 +122,45 @@ mod tests {
     #[test]
     fn a_call_against_its_floor_and_a_local_call_then_the_shapes() {
         let results = [
-            row("bb.ipc.local", Some("method_no_args"), None, &[0.055, 0.055], &[]),
+            row(
+                "bb.ipc.local",
+                Some("method_no_args"),
+                None,
+                &[0.055, 0.055],
+                &[],
+            ),
             row("bb.ipc.floor", None, Some("unix"), &[18.0, 18.2], &[]),
-            row("bb.ipc.remote", Some("method_no_args"), Some("unix"), &[19.1, 19.3], &[
-                ("vs floor", &[1.07, 1.09, 1.08, 1.08]),
-                ("vs local", &[348.0]),
-            ]),
-            row("bb.ipc.remote", Some("method_keywords"), Some("unix"), &[51.0, 52.0], &[]),
-            row("bb.ipc.remote", Some("method_block"), Some("unix"), &[134.0, 134.5], &[]),
-            row("bb.ipc.remote", Some("method_no_args"), Some("tcp"), &[25.0, 25.2], &[
-                ("vs floor", &[0.9, 1.2, 1.0, 1.1]),
-            ]),
+            row(
+                "bb.ipc.remote",
+                Some("method_no_args"),
+                Some("unix"),
+                &[19.1, 19.3],
+                &[
+                    ("vs floor", &[1.07, 1.09, 1.08, 1.08]),
+                    ("vs local", &[348.0]),
+                ],
+            ),
+            row(
+                "bb.ipc.remote",
+                Some("method_keywords"),
+                Some("unix"),
+                &[51.0, 52.0],
+                &[],
+            ),
+            row(
+                "bb.ipc.remote",
+                Some("method_block"),
+                Some("unix"),
+                &[134.0, 134.5],
+                &[],
+            ),
+            row(
+                "bb.ipc.remote",
+                Some("method_no_args"),
+                Some("tcp"),
+                &[25.0, 25.2],
+                &[("vs floor", &[0.9, 1.2, 1.0, 1.1])],
+            ),
         ];
         let lines = answer(&results);
         assert_eq!(
@@ -134,6 +174,9 @@ mod tests {
             ]
         );
         assert!(lines.iter().all(|l| l.chars().count() <= 80));
-        assert!(answer(&results[..2]).is_empty(), "no remote call, nothing to answer");
+        assert!(
+            answer(&results[..2]).is_empty(),
+            "no remote call, nothing to answer"
+        );
     }
 }

@@ -11,9 +11,9 @@
 use super::calls::{self, USAGE_METHOD};
 use super::conn::Conn;
 use super::transport::{self, Transport};
-use crate::util::error::{Error, Result};
 use crate::harness::fork::Purpose;
 use crate::system::cpu::CpuTime;
+use crate::util::error::{Error, Result};
 use crate::wire::msgpack::{self, Value};
 use crate::wire::{status, Header, WireError, FLAG_CALLBACK, FLAG_RESPONSE};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};

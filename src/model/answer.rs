@@ -87,7 +87,11 @@ pub fn wrap(head: &str, items: &[String]) -> Vec<String> {
 }
 
 /// The first result named `name` whose params include every `(key, value)` of `with`.
-pub fn find<'a>(results: &'a [BenchResult], name: &str, with: &[(&str, &str)]) -> Option<&'a BenchResult> {
+pub fn find<'a>(
+    results: &'a [BenchResult],
+    name: &str,
+    with: &[(&str, &str)],
+) -> Option<&'a BenchResult> {
     results
         .iter()
         .find(|r| r.name == name && with.iter().all(|(k, v)| r.param(k) == Some(v)))
@@ -222,10 +226,15 @@ mod tests {
 
     #[test]
     fn wrapped_lists_stay_within_80_columns() {
-        let items: Vec<String> = (0..12).map(|i| format!("pattern{i} 2.04x slower")).collect();
+        let items: Vec<String> = (0..12)
+            .map(|i| format!("pattern{i} 2.04x slower"))
+            .collect();
         let lines = wrap("  others:", &items);
         assert!(lines.len() > 1, "{lines:?}");
-        assert!(lines.iter().all(|l| l.chars().count() <= WIDTH), "{lines:?}");
+        assert!(
+            lines.iter().all(|l| l.chars().count() <= WIDTH),
+            "{lines:?}"
+        );
         assert_eq!(lines.join(" ").matches("slower").count(), 12);
         assert_eq!(wrap("a:", &["b".into()]), ["a:b"]);
     }
@@ -240,7 +249,12 @@ mod tests {
         assert_eq!(noise_mark(differ(&a, &c)), " (noise)");
         let one = sample_result("bb.x", "1", vec![100.0]);
         assert_eq!(differ(&a, &one), None);
-        assert_eq!(find(&[a.clone(), b.clone()], "bb.x", &[("threads", "2")]).unwrap().raw, b.raw);
+        assert_eq!(
+            find(&[a.clone(), b.clone()], "bb.x", &[("threads", "2")])
+                .unwrap()
+                .raw,
+            b.raw
+        );
         assert_eq!(values_of(&[a, b, c], "threads"), ["1", "2", "4"]);
     }
 }

@@ -44,11 +44,17 @@ pub fn param_keys<'a>(lists: impl IntoIterator<Item = &'a [(String, String)]>) -
 
 /// The parameter names whose values differ between some of `lists` (a key missing from
 /// one list counts as a value): what tells one benchmark of a run from another.
-pub fn varying_keys<'a>(lists: impl IntoIterator<Item = &'a [(String, String)]> + Clone) -> Vec<String> {
+pub fn varying_keys<'a>(
+    lists: impl IntoIterator<Item = &'a [(String, String)]> + Clone,
+) -> Vec<String> {
     param_keys(lists.clone())
         .into_iter()
         .filter(|k| {
-            let values: Vec<Option<&str>> = lists.clone().into_iter().map(|p| param_value(p, k)).collect();
+            let values: Vec<Option<&str>> = lists
+                .clone()
+                .into_iter()
+                .map(|p| param_value(p, k))
+                .collect();
             values.iter().any(|v| *v != values[0])
         })
         .collect()
@@ -56,7 +62,11 @@ pub fn varying_keys<'a>(lists: impl IntoIterator<Item = &'a [(String, String)]> 
 
 /// `name (k=v, …)` with only the parameters named in `keys`.
 pub fn label_with(name: &str, params: &[(String, String)], keys: &[String]) -> String {
-    let kept: Vec<(String, String)> = params.iter().filter(|(k, _)| keys.contains(k)).cloned().collect();
+    let kept: Vec<(String, String)> = params
+        .iter()
+        .filter(|(k, _)| keys.contains(k))
+        .cloned()
+        .collect();
     label(name, &kept)
 }
 
@@ -67,14 +77,23 @@ mod tests {
     #[test]
     fn only_the_parameters_that_tell_benchmarks_apart_vary() {
         let p = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
-            pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
         };
         let a = p(&[("input", "city.json"), ("threads", "1"), ("lock", "none")]);
         let b = p(&[("input", "city.json"), ("threads", "2"), ("lock", "none")]);
         let c = p(&[("input", "city.json"), ("threads", "2")]);
         let lists = [a.as_slice(), b.as_slice(), c.as_slice()];
         assert_eq!(varying_keys(lists.iter().copied()), ["threads", "lock"]);
-        assert_eq!(varying_keys([a.as_slice()].into_iter()), Vec::<String>::new());
-        assert_eq!(label_with("bb.zstd.compress", &a, &["threads".into()]), "bb.zstd.compress (threads=1)");
+        assert_eq!(
+            varying_keys([a.as_slice()].into_iter()),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            label_with("bb.zstd.compress", &a, &["threads".into()]),
+            "bb.zstd.compress (threads=1)"
+        );
     }
 }

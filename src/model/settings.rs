@@ -122,4 +122,3 @@ pub struct Metric {
     pub unit: String,
     pub value: f64,
 }
-

@@ -123,7 +123,9 @@ mod tests {
             cores_online: 1,
             ..Default::default()
         };
-        assert!(environment_warnings(&one)[0].to_string().contains("0.50 of 1 core over"));
+        assert!(environment_warnings(&one)[0]
+            .to_string()
+            .contains("0.50 of 1 core over"));
         // The load average the previous binary left behind is no sign of a busy machine:
         // only what ran during the window counts.
         let quiet = Environment {

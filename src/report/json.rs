@@ -380,7 +380,10 @@ fn environment_json(env: &Environment) -> Json {
             env.background.map_or(Json::Null, |b| {
                 Json::obj([
                     ("cores", Json::Num((b.cores * 1000.0).round() / 1000.0)),
-                    ("windowS", Json::Num((b.window.as_secs_f64() * 1000.0).round() / 1000.0)),
+                    (
+                        "windowS",
+                        Json::Num((b.window.as_secs_f64() * 1000.0).round() / 1000.0),
+                    ),
                 ])
             }),
         ),
@@ -433,7 +436,11 @@ mod tests {
         let name = listed[0].get("benchmark").unwrap().as_str();
         assert_eq!(name, Some("bb.ipc.remote (transport=tcp)"));
         assert_eq!(listed[0].get("error").unwrap().as_str(), Some("refused"));
-        assert!(entries[1].get("boardbench").unwrap().get("failed").is_none());
+        assert!(entries[1]
+            .get("boardbench")
+            .unwrap()
+            .get("failed")
+            .is_none());
         assert_eq!(render(&[], &failed, &env, None).trim(), "[]");
     }
 

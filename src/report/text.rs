@@ -523,7 +523,11 @@ THROTTLED: bb.zstd.decompress (level=3, threads=2): vcgencmd get_throttled: thro
 
     #[test]
     fn sample_mode_cnt_is_the_number_of_samples() {
-        let text = render(&[crate::model::result::tests::sample_mode_result()], &[], None);
+        let text = render(
+            &[crate::model::result::tests::sample_mode_result()],
+            &[],
+            None,
+        );
         let cnt = |name: &str| {
             let line = text.lines().find(|l| l.starts_with(name)).unwrap();
             line.split_whitespace().nth(4).unwrap().to_string()

@@ -3,7 +3,9 @@
 //! loop the highest load held and its p99 there. About the first transport, the smallest
 //! payload and one connection: the rows a person compares first.
 
-use crate::model::answer::{amount, differ, duration_ns, noise_mark, ratio_is_one, times, values_of};
+use crate::model::answer::{
+    amount, differ, duration_ns, noise_mark, ratio_is_one, times, values_of,
+};
 use crate::model::modes::Mode;
 use crate::model::result::BenchResult;
 
@@ -26,9 +28,19 @@ pub(crate) fn answer(results: &[BenchResult]) -> Vec<String> {
 
 /// The row of `style` over `transport` at the reference payload, codec and connections,
 /// at `depth` (None: the deepest there is).
-fn row<'a>(rows: &[&'a BenchResult], style: &str, transport: &str, codec: Option<&str>, depth: Option<usize>) -> Option<&'a BenchResult> {
+fn row<'a>(
+    rows: &[&'a BenchResult],
+    style: &str,
+    transport: &str,
+    codec: Option<&str>,
+    depth: Option<usize>,
+) -> Option<&'a BenchResult> {
     let payload = smallest(rows, "payload")?;
-    let depth_of = |r: &BenchResult| r.param("depth").and_then(|d| d.parse::<usize>().ok()).unwrap_or(1);
+    let depth_of = |r: &BenchResult| {
+        r.param("depth")
+            .and_then(|d| d.parse::<usize>().ok())
+            .unwrap_or(1)
+    };
     let mut matching: Vec<&BenchResult> = rows
         .iter()
         .copied()
@@ -55,8 +67,16 @@ fn smallest(rows: &[&BenchResult], key: &str) -> Option<String> {
 
 /// The codec the comparisons are made in: raw where it ran.
 fn reference_codec(rows: &[&BenchResult]) -> Option<String> {
-    let codecs: Vec<String> = rows.iter().filter_map(|r| r.param("codec")).map(String::from).collect();
-    codecs.iter().find(|c| *c == "raw").or(codecs.first()).cloned()
+    let codecs: Vec<String> = rows
+        .iter()
+        .filter_map(|r| r.param("codec"))
+        .map(String::from)
+        .collect();
+    codecs
+        .iter()
+        .find(|c| *c == "raw")
+        .or(codecs.first())
+        .cloned()
 }
 
 fn closed_loop(rows: &[&BenchResult], transport: &str) -> Vec<String> {
@@ -79,7 +99,8 @@ fn closed_loop(rows: &[&BenchResult], transport: &str) -> Vec<String> {
         });
     }
     lines.push(first);
-    let deep = |style| row(rows, style, transport, codec, None).filter(|r| r.param("depth") != Some("1"));
+    let deep =
+        |style| row(rows, style, transport, codec, None).filter(|r| r.param("depth") != Some("1"));
     if let Some(a) = deep("async") {
         lines.push(format!(
             "  async ({} in flight) {}/s = {} sync{}",
@@ -97,18 +118,29 @@ fn closed_loop(rows: &[&BenchResult], transport: &str) -> Vec<String> {
             ));
         }
     }
-    let other_codec = values_of(&rows.iter().map(|r| (*r).clone()).collect::<Vec<_>>(), "codec")
-        .into_iter()
-        .find(|c| Some(c.as_str()) != codec);
+    let other_codec = values_of(
+        &rows.iter().map(|r| (*r).clone()).collect::<Vec<_>>(),
+        "codec",
+    )
+    .into_iter()
+    .find(|c| Some(c.as_str()) != codec);
     if let Some(other) = other_codec {
         if let Some(o) = row(rows, "sync", transport, Some(&other), Some(1)) {
             // Time per call, the codec's against the reference's.
             let cost = sync.summary.mean / o.summary.mean - 1.0;
             let reference = codec.unwrap_or("-");
             lines.push(match differ(sync, o) {
-                Some(false) => format!("  {other} costs what {reference} does, within noise (sync)"),
-                _ if cost >= 0.0 => format!("  {other} costs {:.0}% per call over {reference} (sync)", cost * 100.0),
-                _ => format!("  {other} is {:.0}% cheaper per call than {reference} (sync)", -cost * 100.0),
+                Some(false) => {
+                    format!("  {other} costs what {reference} does, within noise (sync)")
+                }
+                _ if cost >= 0.0 => format!(
+                    "  {other} costs {:.0}% per call over {reference} (sync)",
+                    cost * 100.0
+                ),
+                _ => format!(
+                    "  {other} is {:.0}% cheaper per call than {reference} (sync)",
+                    -cost * 100.0
+                ),
             });
         }
     }
@@ -119,16 +151,25 @@ fn closed_loop(rows: &[&BenchResult], transport: &str) -> Vec<String> {
 fn transport_line(rows: &[&BenchResult], first: &str, other: &str) -> Option<String> {
     let codec = reference_codec(rows);
     let codec = codec.as_deref();
-    let (a, b) = (row(rows, "sync", first, codec, Some(1))?, row(rows, "sync", other, codec, Some(1))?);
+    let (a, b) = (
+        row(rows, "sync", first, codec, Some(1))?,
+        row(rows, "sync", other, codec, Some(1))?,
+    );
     let mut line = format!(
         "{other}: sync {} calls/s, {} {first}'s{}",
         amount(b.summary.mean),
         times(b.summary.mean / a.summary.mean),
         noise_mark(differ(a, b))
     );
-    if let (Some(x), Some(y)) = (row(rows, "async", first, codec, None), row(rows, "async", other, codec, None)) {
+    if let (Some(x), Some(y)) = (
+        row(rows, "async", first, codec, None),
+        row(rows, "async", other, codec, None),
+    ) {
         if x.param("depth") == y.param("depth") && x.param("depth") != Some("1") {
-            line.push_str(&format!("; async {}", times(y.summary.mean / x.summary.mean)));
+            line.push_str(&format!(
+                "; async {}",
+                times(y.summary.mean / x.summary.mean)
+            ));
         }
     }
     Some(line)
@@ -136,15 +177,25 @@ fn transport_line(rows: &[&BenchResult], first: &str, other: &str) -> Option<Str
 
 /// The open loop's rows: the highest offered load held, with its p99 there.
 fn open_loop(results: &[BenchResult]) -> Option<String> {
-    let offered: Vec<&BenchResult> = results.iter().filter(|r| r.offered_rate.is_some()).collect();
-    let lowest = offered.iter().map(|r| r.offered_rate.unwrap_or(f64::NAN)).reduce(f64::min)?;
-    let held = offered
+    let offered: Vec<&BenchResult> = results
         .iter()
-        .filter(|r| !r.saturated())
-        .max_by(|a, b| a.offered_rate.unwrap_or(0.0).total_cmp(&b.offered_rate.unwrap_or(0.0)));
+        .filter(|r| r.offered_rate.is_some())
+        .collect();
+    let lowest = offered
+        .iter()
+        .map(|r| r.offered_rate.unwrap_or(f64::NAN))
+        .reduce(f64::min)?;
+    let held = offered.iter().filter(|r| !r.saturated()).max_by(|a, b| {
+        a.offered_rate
+            .unwrap_or(0.0)
+            .total_cmp(&b.offered_rate.unwrap_or(0.0))
+    });
     Some(match held {
         Some(r) => {
-            let share = r.param("load").map(|l| format!(" ({l} of max)")).unwrap_or_default();
+            let share = r
+                .param("load")
+                .map(|l| format!(" ({l} of max)"))
+                .unwrap_or_default();
             let p99 = r
                 .histogram
                 .as_ref()
@@ -156,7 +207,10 @@ fn open_loop(results: &[BenchResult]) -> Option<String> {
                 amount(r.offered_rate.unwrap_or(f64::NAN))
             )
         }
-        None => format!("open loop: no load held, down to {} calls/s offered", amount(lowest)),
+        None => format!(
+            "open loop: no load held, down to {} calls/s offered",
+            amount(lowest)
+        ),
     })
 }
 
@@ -185,7 +239,11 @@ mod tests {
     #[test]
     fn sync_against_async_and_future_the_codec_and_tcp() {
         let mut sync = row("sync", "unix", "raw", "1", &[100e3, 101e3, 102e3]);
-        sync.secondary.push(Secondary::new("vs floor", "x", vec![vec![0.93, 0.94, 0.92, 0.93]]));
+        sync.secondary.push(Secondary::new(
+            "vs floor",
+            "x",
+            vec![vec![0.93, 0.94, 0.92, 0.93]],
+        ));
         let results = [
             sync,
             row("sync", "unix", "msgpack", "1", &[92e3, 93e3, 94e3]),
@@ -218,7 +276,10 @@ mod tests {
         held.cpu.wall = 1.0;
         let mut lost = held.clone();
         lost.offered_rate = Some(50e3);
-        assert_eq!(answer(&[held.clone(), lost.clone()]), ["open loop: held 10.0k calls/s"]);
+        assert_eq!(
+            answer(&[held.clone(), lost.clone()]),
+            ["open loop: held 10.0k calls/s"]
+        );
         assert_eq!(
             answer(&[lost]),
             ["open loop: no load held, down to 50.0k calls/s offered"]

@@ -9,8 +9,8 @@
 
 use super::addr::{Addr, Listener, RpcStream};
 use super::protocol::{self, Call, Reply, ServerStats, FLAG_MSGPACK};
-use crate::util::error::{Error, Result};
 use crate::system::cpu::CpuTime;
+use crate::util::error::{Error, Result};
 use crate::wire::{self, status, Header, WireError, HEADER_LEN};
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};

@@ -19,7 +19,11 @@ pub(crate) fn answer(results: &[BenchResult]) -> Vec<String> {
         }
         let owned: Vec<BenchResult> = here.iter().map(|r| (*r).clone()).collect();
         for key in values_of(&owned, "key") {
-            let rows: Vec<&BenchResult> = here.iter().copied().filter(|r| r.param("key") == Some(&key)).collect();
+            let rows: Vec<&BenchResult> = here
+                .iter()
+                .copied()
+                .filter(|r| r.param("key") == Some(&key))
+                .collect();
             lines.extend(object_lines(&key, &rows));
         }
     }
@@ -28,7 +32,11 @@ pub(crate) fn answer(results: &[BenchResult]) -> Vec<String> {
 }
 
 /// The plain and stream rows of one pattern (and read size), where both ran.
-fn pair<'a>(rows: &[&'a BenchResult], name: &str, read_size: Option<&str>) -> Option<(&'a BenchResult, &'a BenchResult)> {
+fn pair<'a>(
+    rows: &[&'a BenchResult],
+    name: &str,
+    read_size: Option<&str>,
+) -> Option<(&'a BenchResult, &'a BenchResult)> {
     let of = |client: &str| {
         rows.iter().copied().find(|r| {
             r.name == name
@@ -50,7 +58,11 @@ fn verdict(plain: &BenchResult, stream: &BenchResult) -> String {
         return "a tie".to_string();
     }
     let speedup = plain.seconds_per_op() / stream.seconds_per_op();
-    let noise = if differ(plain, stream) == Some(false) { " (noise)" } else { "" };
+    let noise = if differ(plain, stream) == Some(false) {
+        " (noise)"
+    } else {
+        ""
+    };
     if speedup >= 1.0 {
         format!("{} faster{noise}", times(speedup))
     } else {
@@ -73,7 +85,10 @@ fn object_lines(key: &str, rows: &[&BenchResult]) -> Vec<String> {
     let mut items = Vec::new();
     if let Some(size) = &smallest {
         if let Some((plain, stream)) = pair(rows, "bb.seek.sequential", Some(size)) {
-            head = format!("{key}, sequential {size}: stream {}", verdict(plain, stream));
+            head = format!(
+                "{key}, sequential {size}: stream {}",
+                verdict(plain, stream)
+            );
             let (s, p) = (requests(stream), requests(plain));
             items.push(format!(
                 "  {s:.0} request{} against {p:.0}",
@@ -89,14 +104,22 @@ fn object_lines(key: &str, rows: &[&BenchResult]) -> Vec<String> {
     names.dedup();
     for name in names {
         if let Some((plain, stream)) = pair(rows, name, None) {
-            items.push(format!("{} {}", name.trim_start_matches("bb.seek."), verdict(plain, stream)));
+            items.push(format!(
+                "{} {}",
+                name.trim_start_matches("bb.seek."),
+                verdict(plain, stream)
+            ));
         }
     }
     if items.is_empty() {
         return Vec::new();
     }
     let mut lines = vec![head];
-    lines.extend(wrap("", &items).into_iter().map(|l| l.trim_end().to_string()));
+    lines.extend(
+        wrap("", &items)
+            .into_iter()
+            .map(|l| l.trim_end().to_string()),
+    );
     lines
 }
 
@@ -127,7 +150,11 @@ mod tests {
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-        r.secondary = vec![Secondary::new("requests", "req/op", vec![vec![requests; ms.len()]])];
+        r.secondary = vec![Secondary::new(
+            "requests",
+            "req/op",
+            vec![vec![requests; ms.len()]],
+        )];
         r
     }
 
@@ -152,6 +179,9 @@ mod tests {
             ]
         );
         assert!(lines.iter().all(|l| l.chars().count() <= 80));
-        assert!(answer(&results[2..3]).is_empty(), "plain alone: nothing to compare");
+        assert!(
+            answer(&results[2..3]).is_empty(),
+            "plain alone: nothing to compare"
+        );
     }
 }

@@ -8,8 +8,8 @@
 //! arena, with the kernel's asynchronous read-ahead (faulting pages into a mapping
 //! waits for the storage at each fetch: 1.5 to 2 times slower from a cold disk here).
 
-use crate::util::error::Result;
 use crate::seek::mapping::Mapping;
+use crate::util::error::Result;
 use std::collections::HashMap;
 
 /// The piece of a mapping whose pages go together when none of its blocks is mapped: the

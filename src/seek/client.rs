@@ -6,10 +6,10 @@
 //! than the plain client would read; a local file's blocks already in the page cache are
 //! served from its mapping, so smaller reads are one copy too (out of the page cache).
 
-use crate::util::error::{Error, Result};
 use crate::seek::cache::{BlockCache, Destination};
 use crate::seek::mapping::page_size;
 use crate::seek::source::{read_end, FetchCounters, Metered, Sink, Source};
+use crate::util::error::{Error, Result};
 
 /// A client reading one object.
 pub(crate) trait Reader {

@@ -2,9 +2,9 @@
 //! 32-bit boards too), and the page-cache controls of `--cold`: dropping an object's
 //! pages (posix_fadvise DONTNEED) and checking with mincore that they really went.
 
-use crate::util::error::{Error, Result};
 use crate::seek::mapping::Mapping;
 use crate::seek::source::Source;
+use crate::util::error::{Error, Result};
 use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};

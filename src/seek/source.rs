@@ -5,9 +5,9 @@
 //! larger than the memory its reader holds is delivered piece by piece into a [`Sink`]
 //! (still one GET; for a file, a pread per piece).
 
-use crate::util::error::{Error, Result};
-use crate::seek::mapping::Mapping;
 pub use crate::net::sink::{Buffers, Sink};
+use crate::seek::mapping::Mapping;
+use crate::util::error::{Error, Result};
 
 /// An object that can be read at any offset.
 pub trait Source {

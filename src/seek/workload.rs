@@ -10,8 +10,8 @@ use super::file::FileSource;
 use super::pattern::{Read, Reads};
 use super::source::{FetchCounters, Sink};
 use super::spec::SourceSpec;
-use crate::util::error::{Error, Result};
 use crate::harness::benchmark::{Metric, Workload};
+use crate::util::error::{Error, Result};
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -20,9 +20,12 @@ pub(crate) mod tests {
         (a - b).abs() <= tol * b.abs().max(1e-12)
     }
 
+    /// A real entry: where it is from, its samples as (value, count), its primaryMetric.
+    type RealEntry = (String, Vec<(f64, u64)>, serde_json::Value);
+
     /// Every sample-mode entry of real JMH files (tests/data/jmh, SOURCES.md) that has a
     /// `rawDataHistogram`: its samples as JMH's multiset, and its primaryMetric.
-    fn real_sample_entries() -> Vec<(String, Vec<(f64, u64)>, serde_json::Value)> {
+    fn real_sample_entries() -> Vec<RealEntry> {
         let mut out = Vec::new();
         for file in [
             "victoriengb-sample-jmh1.37.json",

@@ -222,7 +222,11 @@ mod tests {
     #[test]
     fn an_impossibly_small_peak_rss_is_unknown() {
         let status = |hwm: &str| format!("Name:\tbb-ipc\nVmPeak:\t  2048 kB\nVmHWM:\t{hwm}\n");
-        assert_eq!(peak_rss_in(&status("    4 kB")), None, "armv7 6.1 after clear_refs");
+        assert_eq!(
+            peak_rss_in(&status("    4 kB")),
+            None,
+            "armv7 6.1 after clear_refs"
+        );
         assert_eq!(peak_rss_in(&status("   63 kB")), None);
         assert_eq!(peak_rss_in(&status("   64 kB")), Some(64));
         assert_eq!(peak_rss_in(&status(" 10240 kB")), Some(10240));

@@ -236,9 +236,19 @@ pub(crate) mod tests {
             format!("processor\t: 0\nmodel name\t: {model}\nCPU part\t: {part}\n")
         };
         for (board, model, part, name) in [
-            ("Zero, 1", "ARMv6-compatible processor rev 7 (v6l)", "0xb76", "ARM1176"),
+            (
+                "Zero, 1",
+                "ARMv6-compatible processor rev 7 (v6l)",
+                "0xb76",
+                "ARM1176",
+            ),
             ("2", "ARMv7 Processor rev 5 (v7l)", "0xc07", "Cortex-A7"),
-            ("3, Zero 2", "ARMv7 Processor rev 4 (v7l)", "0xd03", "Cortex-A53"),
+            (
+                "3, Zero 2",
+                "ARMv7 Processor rev 4 (v7l)",
+                "0xd03",
+                "Cortex-A53",
+            ),
             ("4", "ARMv7 Processor rev 3 (v7l)", "0xD08", "Cortex-A72"),
             ("5", "ARMv8 Processor rev 1", "0xd0b", "Cortex-A76"),
         ] {
@@ -257,7 +267,10 @@ pub(crate) mod tests {
                 "{part}"
             );
             assert_eq!(digits, digits.to_ascii_lowercase(), "{part}");
-            assert!(!ARM_PARTS[..i].iter().any(|(p, _)| p == part), "{part} twice");
+            assert!(
+                !ARM_PARTS[..i].iter().any(|(p, _)| p == part),
+                "{part} twice"
+            );
         }
     }
 

@@ -67,11 +67,9 @@ fn vcgencmd(args: &[&str]) -> Option<String> {
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null());
-    let (child, hook) = crate::system::exit::spawn_with_exit_hook(
-        &mut command,
-        crate::system::exit::Ending::Kill,
-    )
-    .ok()?;
+    let (child, hook) =
+        crate::system::exit::spawn_with_exit_hook(&mut command, crate::system::exit::Ending::Kill)
+            .ok()?;
     let out = child.wait_with_output();
     crate::system::exit::remove_exit_hook(hook);
     let out = out.ok()?;

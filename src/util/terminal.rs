@@ -28,4 +28,3 @@ macro_rules! stderr {
 pub fn warn(w: &dyn fmt::Display) {
     crate::stderr!("{}: warning: {w}", program_name());
 }
-

@@ -25,4 +25,3 @@ pub fn unescape(s: &str) -> String {
         .replace("&#34;", "\"")
         .replace("&amp;", "&")
 }
-

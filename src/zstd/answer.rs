@@ -40,8 +40,16 @@ fn mb_per_s(r: &BenchResult) -> f64 {
 
 fn op_answer(op: &str, rows: &[&BenchResult]) -> Vec<String> {
     let unlocked: Vec<&BenchResult> = rows.iter().copied().filter(|r| lock(r) == "none").collect();
-    let locked: Vec<&BenchResult> = rows.iter().copied().filter(|r| lock(r) == "global").collect();
-    let main = if unlocked.is_empty() { &locked } else { &unlocked };
+    let locked: Vec<&BenchResult> = rows
+        .iter()
+        .copied()
+        .filter(|r| lock(r) == "global")
+        .collect();
+    let main = if unlocked.is_empty() {
+        &locked
+    } else {
+        &unlocked
+    };
     let Some(&base) = main.iter().min_by_key(|r| threads(r)) else {
         return Vec::new();
     };
@@ -80,9 +88,20 @@ fn op_answer(op: &str, rows: &[&BenchResult]) -> Vec<String> {
 
 /// With a global lock measured too: at the most threads both ran, what the lock leaves of
 /// the speedup and what releasing it gains.
-fn lock_line(base: &BenchResult, unlocked: &[&BenchResult], locked: &[&BenchResult]) -> Option<String> {
-    let l = locked.iter().copied().filter(|l| unlocked.iter().any(|u| threads(u) == threads(l))).max_by_key(|r| threads(r))?;
-    let u = unlocked.iter().copied().find(|u| threads(u) == threads(l))?;
+fn lock_line(
+    base: &BenchResult,
+    unlocked: &[&BenchResult],
+    locked: &[&BenchResult],
+) -> Option<String> {
+    let l = locked
+        .iter()
+        .copied()
+        .filter(|l| unlocked.iter().any(|u| threads(u) == threads(l)))
+        .max_by_key(|r| threads(r))?;
+    let u = unlocked
+        .iter()
+        .copied()
+        .find(|u| threads(u) == threads(l))?;
     Some(format!(
         "  a global lock at {} threads: {} (cpu {:.0}%); releasing it gains {}{}",
         threads(l),
@@ -145,6 +164,9 @@ mod tests {
     fn nothing_measured_nothing_said() {
         assert!(answer(&[]).is_empty());
         let only = [row("compress", "2", "none", &[10.0, 11.0], 150.0)];
-        assert_eq!(answer(&only), ["compress: 10.5 MB/s on 2 threads (level 3, city.json)"]);
+        assert_eq!(
+            answer(&only),
+            ["compress: 10.5 MB/s on 2 threads (level 3, city.json)"]
+        );
     }
 }

@@ -5,7 +5,15 @@
 use crate::support::{entry, run_with, TempDir};
 use serde_json::Value;
 
-const TINY: &[&str] = &["--quick", "--warmup", "0", "--iterations", "3", "--time", "100ms"];
+const TINY: &[&str] = &[
+    "--quick",
+    "--warmup",
+    "0",
+    "--iterations",
+    "3",
+    "--time",
+    "100ms",
+];
 
 /// Runs `exe` with `args` writing JSON to a file and the text table to stdout (as
 /// `--output` does); returns the answer's lines from the text and the JSON document.
@@ -17,7 +25,11 @@ fn run_both(exe: &str, args: &[&str]) -> (Vec<String>, Value) {
     all.extend(["--output", json.to_str().unwrap()]);
     let run = run_with(exe, &all, &[]);
     run.assert_ok();
-    let program = std::path::Path::new(exe).file_name().unwrap().to_str().unwrap();
+    let program = std::path::Path::new(exe)
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap();
     let marker = format!("== {program}: the answer ==");
     let at = run
         .stdout
@@ -44,7 +56,9 @@ fn run_both(exe: &str, args: &[&str]) -> (Vec<String>, Value) {
 
 /// The number before `unit` in `line` (`344 MB/s` → 344; `101k calls/s` → 101000).
 fn number_before(line: &str, unit: &str) -> f64 {
-    let end = line.find(unit).unwrap_or_else(|| panic!("no '{unit}' in {line}"));
+    let end = line
+        .find(unit)
+        .unwrap_or_else(|| panic!("no '{unit}' in {line}"));
     let word = line[..end].trim_end().rsplit(' ').next().unwrap();
     let (digits, scale) = match word.chars().last() {
         Some('k') => (&word[..word.len() - 1], 1e3),
@@ -52,7 +66,10 @@ fn number_before(line: &str, unit: &str) -> f64 {
         Some('G') => (&word[..word.len() - 1], 1e9),
         _ => (word, 1.0),
     };
-    digits.parse::<f64>().unwrap_or_else(|_| panic!("'{word}' in {line}")) * scale
+    digits
+        .parse::<f64>()
+        .unwrap_or_else(|_| panic!("'{word}' in {line}"))
+        * scale
 }
 
 /// Whether `shown` is `value` as three significant figures show it.
@@ -69,23 +86,43 @@ fn bb_zstd_answers_with_its_one_thread_rate_and_the_speedup() {
     let one = entry(&doc, "bb.zstd.compress", &[("threads", "1")]);
     let mbs = one["secondaryMetrics"]["MB/s"]["score"].as_f64().unwrap();
     assert!(lines[0].starts_with("compress: "), "{lines:?}");
-    assert!(shows(number_before(&lines[0], "MB/s"), mbs), "{lines:?} against {mbs}");
+    assert!(
+        shows(number_before(&lines[0], "MB/s"), mbs),
+        "{lines:?} against {mbs}"
+    );
     let two = entry(&doc, "bb.zstd.compress", &[("threads", "2")]);
     let speedup = two["secondaryMetrics"]["MB/s"]["score"].as_f64().unwrap() / mbs;
     assert!(lines[1].starts_with("  2 threads: "), "{lines:?}");
-    assert!(shows(number_before(&lines[1], "x ("), speedup), "{lines:?} against {speedup}");
+    assert!(
+        shows(number_before(&lines[1], "x ("), speedup),
+        "{lines:?} against {speedup}"
+    );
 }
 
 #[test]
 fn bb_ipc_answers_with_a_call_against_its_floor_and_a_local_call() {
     let (lines, doc) = run_both(
         env!("CARGO_BIN_EXE_bb-ipc"),
-        &["--transport", "unix", "--calls", "method_no_args,method_block", "--mode", "avgt"],
+        &[
+            "--transport",
+            "unix",
+            "--calls",
+            "method_no_args,method_block",
+            "--mode",
+            "avgt",
+        ],
     );
-    let remote = entry(&doc, "bb.ipc.remote", &[("call", "method_no_args"), ("transport", "unix")]);
+    let remote = entry(
+        &doc,
+        "bb.ipc.remote",
+        &[("call", "method_no_args"), ("transport", "unix")],
+    );
     let us = remote["primaryMetric"]["score"].as_f64().unwrap();
     assert!(lines[0].starts_with("unix: a call costs "), "{lines:?}");
-    let said: Vec<&str> = lines[0]["unix: a call costs ".len()..].split(' ').take(2).collect();
+    let said: Vec<&str> = lines[0]["unix: a call costs ".len()..]
+        .split(' ')
+        .take(2)
+        .collect();
     let scale = match said[1] {
         "ns" => 1e-3,
         "us" => 1.0,
@@ -94,21 +131,46 @@ fn bb_ipc_answers_with_a_call_against_its_floor_and_a_local_call() {
     };
     let shown = said[0].parse::<f64>().unwrap() * scale;
     // Nanoseconds are shown whole, the rest in three figures.
-    assert!(shows(shown, us) || (shown - us).abs() < 1e-3, "{lines:?} against {us} us");
-    assert!(lines.iter().any(|l| l.contains("a local call")), "{lines:?}");
-    assert!(lines.iter().any(|l| l.contains("a block (the server calls back)")), "{lines:?}");
+    assert!(
+        shows(shown, us) || (shown - us).abs() < 1e-3,
+        "{lines:?} against {us} us"
+    );
+    assert!(
+        lines.iter().any(|l| l.contains("a local call")),
+        "{lines:?}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("a block (the server calls back)")),
+        "{lines:?}"
+    );
 }
 
 #[test]
 fn bb_rpc_answers_with_sync_against_async() {
     let (lines, doc) = run_both(
         env!("CARGO_BIN_EXE_bb-rpc"),
-        &["--transport", "unix", "--payload", "16", "--codec", "raw", "--client", "sync,async", "--depth", "1,8"],
+        &[
+            "--transport",
+            "unix",
+            "--payload",
+            "16",
+            "--codec",
+            "raw",
+            "--client",
+            "sync,async",
+            "--depth",
+            "1,8",
+        ],
     );
     let sync = entry(&doc, "bb.rpc.sync", &[("transport", "unix")]);
     let calls = sync["primaryMetric"]["score"].as_f64().unwrap();
     assert!(lines[0].starts_with("unix, 16 B, raw: sync "), "{lines:?}");
-    assert!(shows(number_before(&lines[0], "calls/s"), calls), "{lines:?} against {calls}");
+    assert!(
+        shows(number_before(&lines[0], "calls/s"), calls),
+        "{lines:?} against {calls}"
+    );
     assert!(lines[1].starts_with("  async (8 in flight) "), "{lines:?}");
 }
 
@@ -117,13 +179,34 @@ fn bb_seek_answers_with_the_stream_against_plain() {
     let data = TempDir::new("answers-seek");
     let (lines, doc) = run_both(
         env!("CARGO_BIN_EXE_bb-seek"),
-        &["--sizes", "64k", "--source", data.path().to_str().unwrap(), "--read-size", "4k"],
+        &[
+            "--sizes",
+            "64k",
+            "--source",
+            data.path().to_str().unwrap(),
+            "--read-size",
+            "4k",
+        ],
     );
-    let plain = entry(&doc, "bb.seek.sequential", &[("client", "plain"), ("read-size", "4k")]);
-    let stream = entry(&doc, "bb.seek.sequential", &[("client", "stream"), ("read-size", "4k")]);
+    let plain = entry(
+        &doc,
+        "bb.seek.sequential",
+        &[("client", "plain"), ("read-size", "4k")],
+    );
+    let stream = entry(
+        &doc,
+        "bb.seek.sequential",
+        &[("client", "stream"), ("read-size", "4k")],
+    );
     let requests = |e: &Value| e["secondaryMetrics"]["requests"]["score"].as_f64().unwrap();
-    assert!(lines[0].starts_with("random-64kb.txt, sequential 4k: stream "), "{lines:?}");
+    assert!(
+        lines[0].starts_with("random-64kb.txt, sequential 4k: stream "),
+        "{lines:?}"
+    );
     let (s, p) = (requests(stream), requests(plain));
-    let said = format!("  {s:.0} request{} against {p:.0}", if s == 1.0 { "" } else { "s" });
+    let said = format!(
+        "  {s:.0} request{} against {p:.0}",
+        if s == 1.0 { "" } else { "s" }
+    );
     assert!(lines[1].starts_with(&said), "{lines:?} against {said}");
 }

@@ -188,17 +188,26 @@ fn references(module: &[String], src: &str) -> Vec<Reference> {
                 use_tree(&tokens, &mut j, Vec::new(), &mut paths);
                 for (path, line) in paths {
                     if let Some(to) = resolve(&here, &path) {
-                        out.push(Reference { from: here.clone(), to, line });
+                        out.push(Reference {
+                            from: here.clone(),
+                            to,
+                            line,
+                        });
                     }
                 }
                 i = j;
                 continue;
             }
             Token::Ident(_) | Token::Dollar => {
-                let start = if tokens[i].0 == Token::Dollar { i + 1 } else { i };
+                let start = if tokens[i].0 == Token::Dollar {
+                    i + 1
+                } else {
+                    i
+                };
                 let preceded_by_sep = i > 0 && tokens[i - 1].0 == Token::PathSep;
                 if let (false, Some(first)) = (preceded_by_sep, ident(tokens.get(start))) {
-                    if is_root(first) && matches!(tokens.get(start + 1), Some((Token::PathSep, _))) {
+                    if is_root(first) && matches!(tokens.get(start + 1), Some((Token::PathSep, _)))
+                    {
                         let mut path = vec![first.to_string()];
                         let mut j = start + 1;
                         while let (Some((Token::PathSep, _)), Some(seg)) =
@@ -208,7 +217,11 @@ fn references(module: &[String], src: &str) -> Vec<Reference> {
                             j += 2;
                         }
                         if let Some(to) = resolve(&here, &path) {
-                            out.push(Reference { from: here.clone(), to, line: tokens[i].1 });
+                            out.push(Reference {
+                                from: here.clone(),
+                                to,
+                                line: tokens[i].1,
+                            });
                         }
                         i = j;
                         continue;
@@ -227,7 +240,12 @@ fn is_root(s: &str) -> bool {
 }
 
 /// Expands the use tree at `*j` into full paths with their lines; leaves `*j` after it.
-fn use_tree(tokens: &[(Token, usize)], j: &mut usize, prefix: Vec<String>, out: &mut Vec<(Vec<String>, usize)>) {
+fn use_tree(
+    tokens: &[(Token, usize)],
+    j: &mut usize,
+    prefix: Vec<String>,
+    out: &mut Vec<(Vec<String>, usize)>,
+) {
     let mut path = prefix.clone();
     let mut line = tokens.get(*j).map_or(0, |t| t.1);
     if tokens.get(*j).map(|t| &t.0) == Some(&Token::Dollar) {
@@ -266,7 +284,10 @@ fn use_tree(tokens: &[(Token, usize)], j: &mut usize, prefix: Vec<String>, out: 
             Some(Token::Other) => *j += 1, // `*`
             _ => break,
         }
-        if matches!(tokens.get(*j).map(|t| &t.0), Some(Token::Comma | Token::Close | Token::Semi) | None) {
+        if matches!(
+            tokens.get(*j).map(|t| &t.0),
+            Some(Token::Comma | Token::Close | Token::Semi) | None
+        ) {
             break;
         }
     }
@@ -314,8 +335,10 @@ fn modules(src: &Path) -> BTreeMap<Vec<String>, PathBuf> {
                 continue;
             }
             let rel = path.strip_prefix(src).unwrap().with_extension("");
-            let mut segs: Vec<String> =
-                rel.iter().map(|s| s.to_string_lossy().into_owned()).collect();
+            let mut segs: Vec<String> = rel
+                .iter()
+                .map(|s| s.to_string_lossy().into_owned())
+                .collect();
             if segs == ["lib"] {
                 continue;
             }
@@ -331,8 +354,13 @@ fn modules(src: &Path) -> BTreeMap<Vec<String>, PathBuf> {
 }
 
 /// The longest module that is a prefix of `path`.
-fn owner<'a>(known: &'a BTreeMap<Vec<String>, PathBuf>, path: &[String]) -> Option<&'a Vec<String>> {
-    (1..=path.len()).rev().find_map(|n| known.get_key_value(&path[..n]).map(|(k, _)| k))
+fn owner<'a>(
+    known: &'a BTreeMap<Vec<String>, PathBuf>,
+    path: &[String],
+) -> Option<&'a Vec<String>> {
+    (1..=path.len())
+        .rev()
+        .find_map(|n| known.get_key_value(&path[..n]).map(|(k, _)| k))
 }
 
 /// The layers, top first, from the ```layers block of ARCHITECTURE.md.
@@ -341,7 +369,10 @@ fn layers(architecture: &str) -> Vec<Vec<String>> {
         .find("```layers\n")
         .expect("ARCHITECTURE.md has a ```layers block")
         + "```layers\n".len();
-    let end = start + architecture[start..].find("```").expect("the layers block ends");
+    let end = start
+        + architecture[start..]
+            .find("```")
+            .expect("the layers block ends");
     architecture[start..end]
         .lines()
         .map(|l| l.split('#').next().unwrap())
@@ -357,14 +388,19 @@ fn layers(architecture: &str) -> Vec<Vec<String>> {
 /// The violations of `layers` by the references in `files` (module path, source): an
 /// upward or same-layer import between top-level modules, a top-level module missing from
 /// the layers, or a cycle among the sibling files of one folder.
-fn violations(layers: &[Vec<String>], files: &BTreeMap<Vec<String>, (PathBuf, String)>) -> Vec<String> {
+fn violations(
+    layers: &[Vec<String>],
+    files: &BTreeMap<Vec<String>, (PathBuf, String)>,
+) -> Vec<String> {
     let rank: BTreeMap<&str, usize> = layers
         .iter()
         .enumerate()
         .flat_map(|(r, ms)| ms.iter().map(move |m| (m.as_str(), r)))
         .collect();
-    let known: BTreeMap<Vec<String>, PathBuf> =
-        files.iter().map(|(k, (p, _))| (k.clone(), p.clone())).collect();
+    let known: BTreeMap<Vec<String>, PathBuf> = files
+        .iter()
+        .map(|(k, (p, _))| (k.clone(), p.clone()))
+        .collect();
     let mut problems = Vec::new();
     let tops: BTreeSet<&str> = known.keys().map(|k| k[0].as_str()).collect();
     for top in &tops {
@@ -373,12 +409,15 @@ fn violations(layers: &[Vec<String>], files: &BTreeMap<Vec<String>, (PathBuf, St
         }
     }
     // Sibling edges, per folder: parent -> (child -> children it imports).
-    let mut siblings: BTreeMap<Vec<String>, BTreeMap<String, BTreeMap<String, String>>> = BTreeMap::new();
+    let mut siblings: BTreeMap<Vec<String>, BTreeMap<String, BTreeMap<String, String>>> =
+        BTreeMap::new();
     for (module, (path, src)) in files {
         let top = module[0].as_str();
         for r in references(module, src) {
             // A bin's `boardbench::x` is the crate's x.
-            let Some(target) = owner(&known, &r.to) else { continue };
+            let Some(target) = owner(&known, &r.to) else {
+                continue;
+            };
             let at = format!("{}:{}", path.display(), r.line);
             let (from_top, to_top) = (top, target[0].as_str());
             if from_top != to_top {
@@ -386,7 +425,11 @@ fn violations(layers: &[Vec<String>], files: &BTreeMap<Vec<String>, (PathBuf, St
                     (Some(a), Some(b)) if a >= b => problems.push(format!(
                         "{at}: {from_top} imports {} from {to_top}, {}",
                         r.to.join("::"),
-                        if a == b { "a module of its own layer" } else { "a layer above it" }
+                        if a == b {
+                            "a module of its own layer"
+                        } else {
+                            "a layer above it"
+                        }
                     )),
                     _ => {}
                 }
@@ -394,7 +437,11 @@ fn violations(layers: &[Vec<String>], files: &BTreeMap<Vec<String>, (PathBuf, St
             }
             // Within one top-level module: lift both ends to the children of their
             // common ancestor; a module and its own ancestors are not an edge.
-            let common = module.iter().zip(target.iter()).take_while(|(a, b)| a == b).count();
+            let common = module
+                .iter()
+                .zip(target.iter())
+                .take_while(|(a, b)| a == b)
+                .count();
             if common == module.len() || common == target.len() {
                 continue;
             }
@@ -429,7 +476,8 @@ fn cycles(edges: &BTreeMap<String, BTreeMap<String, String>>) -> Vec<Vec<String>
     let reaches = |from: &str, to: &str| -> Option<Vec<String>> {
         // Breadth-first search for a path from -> to, returned without `from`.
         let mut seen = BTreeSet::new();
-        let mut queue = std::collections::VecDeque::from([(from.to_string(), Vec::<String>::new())]);
+        let mut queue =
+            std::collections::VecDeque::from([(from.to_string(), Vec::<String>::new())]);
         while let Some((node, path)) = queue.pop_front() {
             for next in edges.get(&node).into_iter().flat_map(|m| m.keys()) {
                 let mut p = path.clone();
@@ -478,19 +526,42 @@ fn imports_run_one_way_down_the_layers_of_architecture_md() {
     let layers = layers(&architecture);
     assert!(layers.len() >= 3, "{layers:?}");
     let files = source_files();
-    assert!(files.len() > 50, "found only {} files under src/", files.len());
+    assert!(
+        files.len() > 50,
+        "found only {} files under src/",
+        files.len()
+    );
     let problems = violations(&layers, &files);
-    assert!(problems.is_empty(), "{} problems:\n{}", problems.len(), problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "{} problems:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
 }
 
 /// The checker itself, on a small made-up tree: it must see each kind of violation.
 #[test]
 fn the_check_fails_on_an_upward_import_a_same_layer_import_and_a_cycle() {
     let layers = layers("text\n```layers\nbin\nharness  # the core\nreport model\nutil/\n```\n");
-    assert_eq!(layers, [vec!["bin"], vec!["harness"], vec!["report", "model"], vec!["util"]]);
+    assert_eq!(
+        layers,
+        [
+            vec!["bin"],
+            vec!["harness"],
+            vec!["report", "model"],
+            vec!["util"]
+        ]
+    );
     let file = |m: &str, src: &str| {
         let segs: Vec<String> = m.split("::").map(String::from).collect();
-        (segs, (PathBuf::from(format!("src/{}.rs", m.replace("::", "/"))), src.to_string()))
+        (
+            segs,
+            (
+                PathBuf::from(format!("src/{}.rs", m.replace("::", "/"))),
+                src.to_string(),
+            ),
+        )
     };
     let clean: BTreeMap<_, _> = [
         file("bin::bb-x", "use boardbench::harness::run; fn main() { boardbench::util::f(); }"),
@@ -518,9 +589,18 @@ fn the_check_fails_on_an_upward_import_a_same_layer_import_and_a_cycle() {
     }
     let problems = violations(&layers, &bad);
     let has = |s: &str| problems.iter().any(|p| p.contains(s));
-    assert!(has("src/util.rs:3: util imports harness::run from harness, a layer above it"), "{problems:#?}");
-    assert!(has("model imports report::text from report, a module of its own layer"), "{problems:#?}");
-    assert!(has("a cycle among the files of src/report: csv -> text"), "{problems:#?}");
+    assert!(
+        has("src/util.rs:3: util imports harness::run from harness, a layer above it"),
+        "{problems:#?}"
+    );
+    assert!(
+        has("model imports report::text from report, a module of its own layer"),
+        "{problems:#?}"
+    );
+    assert!(
+        has("a cycle among the files of src/report: csv -> text"),
+        "{problems:#?}"
+    );
     assert!(has("src/stray is in no layer"), "{problems:#?}");
     assert_eq!(problems.len(), 4, "{problems:#?}");
 }

@@ -340,11 +340,20 @@ fn run_on_a_pi_zero(dir: &TempDir, busy: bool) -> Run {
     write("proc/loadavg", "1.49 0.89 0.38 1/60 321\n");
     let stat = root.join("proc/stat");
     let ticks = move |n: u64| {
-        let (used, idle) = if busy { (1000 + n, 5000) } else { (1000, 5000 + n) };
+        let (used, idle) = if busy {
+            (1000 + n, 5000)
+        } else {
+            (1000, 5000 + n)
+        };
         format!("cpu  {used} 0 0 {idle} 0 0 0 0 0 0\ncpu0 {used} 0 0 {idle} 0 0 0 0 0 0\n")
     };
     replace(&stat, &ticks(0));
-    run_ticking(&root, stat, ticks, &["--op", "compress", "--format", "json"])
+    run_ticking(
+        &root,
+        stat,
+        ticks,
+        &["--op", "compress", "--format", "json"],
+    )
 }
 
 /// The boards' false "machine is busy": a load average left by the previous binary is
@@ -366,14 +375,16 @@ fn busy_is_what_other_processes_ran_just_before_not_the_load_average() {
     let env = &quiet.json()[0]["environment"];
     assert_eq!(env["cpuModel"], "ARM1176", "{env}");
     assert_eq!(env["background"]["cores"], 0.0, "{env}");
-    assert!(env["background"]["windowS"].as_f64().unwrap() >= 0.25, "{env}");
+    assert!(
+        env["background"]["windowS"].as_f64().unwrap() >= 0.25,
+        "{env}"
+    );
 
     let busy = run_on_a_pi_zero(&dir, true);
     busy.assert_ok();
     assert!(
-        busy.stderr.contains(
-            "warning: the machine is busy: other processes used 1.00 of 1 core over 0.2"
-        ),
+        busy.stderr
+            .contains("warning: the machine is busy: other processes used 1.00 of 1 core over 0.2"),
         "{}",
         busy.stderr
     );

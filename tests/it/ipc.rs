@@ -186,16 +186,42 @@ fn a_failing_benchmark_is_named_and_the_others_still_reported() {
     let remote = |t: &str| format!("bb.ipc.remote (call=method_a3, transport={t})");
     let refused = "the server refused the call (bad arguments)";
     for forks in ["0", "1"] {
-        let args = ["--calls", "method_a3", "--transport", "pipes,unix", "--mode", "avgt"];
-        let text = bb_ipc(&[&args[..], &["--forks", forks]].concat(), &[("BB_IPC_FAULT", "bad-args")]);
+        let args = [
+            "--calls",
+            "method_a3",
+            "--transport",
+            "pipes,unix",
+            "--mode",
+            "avgt",
+        ];
+        let text = bb_ipc(
+            &[&args[..], &["--forks", forks]].concat(),
+            &[("BB_IPC_FAULT", "bad-args")],
+        );
         assert_eq!(text.code, 1, "forks {forks}: {}", text.stderr);
         for t in ["pipes", "unix"] {
-            let named = format!("bb-ipc: error: {}: method_a3 over {t}: {refused}", remote(t));
-            assert!(text.stderr.contains(&named), "forks {forks}: {}", text.stderr);
+            let named = format!(
+                "bb-ipc: error: {}: method_a3 over {t}: {refused}",
+                remote(t)
+            );
+            assert!(
+                text.stderr.contains(&named),
+                "forks {forks}: {}",
+                text.stderr
+            );
             let failed = format!("\nFAILED: {}: method_a3 over {t}: {refused}", remote(t));
-            assert!(text.stdout.contains(&failed), "forks {forks}: {}", text.stdout);
+            assert!(
+                text.stdout.contains(&failed),
+                "forks {forks}: {}",
+                text.stdout
+            );
         }
-        assert!(text.stderr.ends_with("bb-ipc: error: 2 of 5 benchmarks failed\n"), "{}", text.stderr);
+        assert!(
+            text.stderr
+                .ends_with("bb-ipc: error: 2 of 5 benchmarks failed\n"),
+            "{}",
+            text.stderr
+        );
         assert!(text.stdout.starts_with("Benchmark "), "{}", text.stdout);
         let json = bb_ipc(
             &[&args[..], &["--forks", forks, "--format", "json"]].concat(),
@@ -207,7 +233,12 @@ fn a_failing_benchmark_is_named_and_the_others_still_reported() {
             .as_array()
             .unwrap()
             .iter()
-            .map(|e| (e["benchmark"].as_str().unwrap(), e["params"]["transport"].as_str()))
+            .map(|e| {
+                (
+                    e["benchmark"].as_str().unwrap(),
+                    e["params"]["transport"].as_str(),
+                )
+            })
             .collect();
         assert_eq!(
             rows,
@@ -224,19 +255,40 @@ fn a_failing_benchmark_is_named_and_the_others_still_reported() {
             .map(|f| f["benchmark"].as_str().unwrap())
             .collect();
         assert_eq!(failed, [remote("pipes"), remote("unix")]);
-        assert!(v[0]["boardbench"]["failed"][0]["error"].as_str().unwrap().contains(refused));
+        assert!(v[0]["boardbench"]["failed"][0]["error"]
+            .as_str()
+            .unwrap()
+            .contains(refused));
     }
     let stop = bb_ipc(
-        &["--calls", "method_a3", "--transport", "pipes,unix", "--mode", "avgt", "--fail-on-error", "--format", "json"],
+        &[
+            "--calls",
+            "method_a3",
+            "--transport",
+            "pipes,unix",
+            "--mode",
+            "avgt",
+            "--fail-on-error",
+            "--format",
+            "json",
+        ],
         &[("BB_IPC_FAULT", "bad-args")],
     );
     assert_eq!(stop.code, 1, "{}", stop.stderr);
-    assert!(stop.stderr.ends_with(&format!("{} failed\n", "1 of 5 benchmarks")), "{}", stop.stderr);
+    assert!(
+        stop.stderr
+            .ends_with(&format!("{} failed\n", "1 of 5 benchmarks")),
+        "{}",
+        stop.stderr
+    );
     assert!(!stop.stderr.contains("transport=unix"), "{}", stop.stderr);
     let v = stop.json();
     let entries = v.as_array().unwrap();
     assert_eq!(entries.len(), 2, "the local call and the pipes floor: {v}");
-    assert_eq!(v[0]["boardbench"]["failed"][0]["benchmark"], remote("pipes").as_str());
+    assert_eq!(
+        v[0]["boardbench"]["failed"][0]["benchmark"],
+        remote("pipes").as_str()
+    );
 }
 
 #[cfg(feature = "fault-injection")]

@@ -517,7 +517,30 @@ fn s3_refusals_from_a_server_are_one_clear_line() {
             "with a session token",
         ],
     );
-    assert_eq!(run.stderr.matches("error:").count(), 1, "{}", run.stderr);
+    // Said once: the second benchmark failing the same way stops the run, and the last
+    // line counts what failed.
+    assert_eq!(
+        run.stderr
+            .matches("ExpiredToken: The provided token")
+            .count(),
+        2,
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("failed the same way: stopping before the other 8 benchmarks"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("[3/10]"), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .trim_end()
+            .ends_with("error: 2 of 10 benchmarks failed"),
+        "{}",
+        run.stderr
+    );
     let moved = canned(
         "HTTP/1.1 301 Moved Permanently\r\nx-amz-bucket-region: eu-central-1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
             .to_string(),
@@ -758,14 +781,28 @@ mod timing {
     fn through_a_20_ms_proxy_the_estimate_is_the_wall_time_of_the_run() {
         let nginx = Nginx::start();
         let home = TempDir::new("seek-http-estimate");
-        bb_seek(&home, &[], &["gen", "--dest", &nginx.url("objects"), "--sizes", "64k,256k"])
-            .assert_ok();
+        bb_seek(
+            &home,
+            &[],
+            &[
+                "gen",
+                "--dest",
+                &nginx.url("objects"),
+                "--sizes",
+                "64k,256k",
+            ],
+        )
+        .assert_ok();
         let proxy = LatencyProxy::start(nginx.port, 20);
         let source = format!("http://127.0.0.1:{}/objects/", proxy.port);
         // About 16 s, 13 of them 20 ms round trips: the probe's, times each client's
         // requests (plain: one a read; stream: its fetches).
         let args = ["--quick", "--sizes", "64k,256k", "--source", &source];
         let (run, _) = crate::plan::plan_and_run(&home, EXE, &args);
-        assert!(run.stderr.contains(&format!("{source}: round trip ")), "{}", run.stderr);
+        assert!(
+            run.stderr.contains(&format!("{source}: round trip ")),
+            "{}",
+            run.stderr
+        );
     }
 }

@@ -96,7 +96,13 @@ fn check_run_all(shell: &[&str]) {
         .unwrap_or_else(|| panic!("no answer block on the screen:\n{}", run.stdout));
     let summary_line = run.stdout.find("FAILED: bb-broken").unwrap();
     assert!(answer < summary_line, "{}", run.stdout);
-    assert!(run.stdout[answer..].lines().all(|l| l.chars().count() <= 80), "{}", run.stdout);
+    assert!(
+        run.stdout[answer..]
+            .lines()
+            .all(|l| l.chars().count() <= 80),
+        "{}",
+        run.stdout
+    );
     let res = results_dir(&run);
     check_zstd_results(&res);
     assert!(!res.join("bb-broken.json").exists());
@@ -521,7 +527,10 @@ fn fleet_runs_every_board_and_compares_them() {
         .filter(|l| l.starts_with("bb.zstd."))
         .collect();
     assert_eq!(rows.len(), 4, "{table}");
-    assert!(table.contains("\n== bb-compare: the answer ==\n"), "{table}");
+    assert!(
+        table.contains("\n== bb-compare: the answer ==\n"),
+        "{table}"
+    );
     for r in rows {
         assert!(!r.contains(" - "), "a row without both boards: {r}");
     }
