@@ -58,10 +58,13 @@ impl Options {
 
 /// Refuses an output that is one of the inputs (the same device and inode, or a `*.json`
 /// inside a results directory given), or that both outputs name (one would overwrite the
-/// other). A stream written in place (a FIFO, `/dev/stdout`) replaces nothing.
+/// other). A stream written in place (a FIFO, `/dev/stdout`) replaces nothing, and
+/// neither does stdout, even where it is a file (`> log`).
 fn check_outputs(inputs: &[PathBuf], output: Option<&Path>, svg: Option<&Path>) -> Result<()> {
     use std::os::unix::fs::MetadataExt;
     let id = |m: &std::fs::Metadata| (m.dev(), m.ino());
+    let output = output.filter(|p| !crate::util::file::is_stdout(p));
+    let svg = svg.filter(|p| !crate::util::file::is_stdout(p));
     let given = [("--output", output), ("--svg", svg)];
     for (flag, path) in given.into_iter().filter_map(|(f, p)| Some((f, p?))) {
         // Only a file there already can be an input.
