@@ -160,10 +160,10 @@ mod tests {
             TimeUnit::Millis,
             &[bench("bb.x.timed"), shot],
         );
-        // 2 forks × (45 s of iterations + 15 × 2 ms + 40 ms): 90.14 s.
-        assert_eq!(plan.benchmarks[0].estimate, Duration::from_millis(90_140));
-        // 2 forks × (15 shots × 500 ms + 40 ms): 15.08 s.
-        assert_eq!(plan.benchmarks[1].estimate, Duration::from_millis(15_080));
+        // 2 forks × (45 s of iterations + 15 × 2 ms + 30 ms): 90.12 s.
+        assert_eq!(plan.benchmarks[0].estimate, Duration::from_millis(90_120));
+        // 2 forks × (15 shots × 500 ms + 30 ms): 15.06 s.
+        assert_eq!(plan.benchmarks[1].estimate, Duration::from_millis(15_060));
         let text = plan.render("bb-x");
         assert!(
             text.starts_with("# bb-x --dry-run, profile full: 2 benchmarks\n"),
@@ -177,7 +177,7 @@ mod tests {
         );
         // And a quarter of a second watching other processes first.
         assert!(
-            text.ends_with("estimated duration: about 1 min 45 s (105.5 s)\n"),
+            text.ends_with("estimated duration: about 1 min 45 s (105.4 s)\n"),
             "{text}"
         );
         assert_eq!(plan.summary(), "profile full: about 1 min 45 s");
