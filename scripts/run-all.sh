@@ -171,7 +171,11 @@ for name in $names; do
         cat "$res/$name.txt"
     } >>"$summary"
     # Each binary's answer block (its text report's last lines), shown at the end.
-    sed -n '/^== .*: the answer ==$/,$p' "$res/$name.txt" >>"$answers"
+    block=$(sed -n '/^== .*: the answer ==$/,$p' "$res/$name.txt")
+    if [ -n "$block" ]; then
+        [ -s "$answers" ] && echo >>"$answers"
+        printf '%s\n' "$block" >>"$answers"
+    fi
     rm -f "$res/$name.txt"
     if [ $rc -eq 0 ]; then
         echo "$name: ok in ${took}s"

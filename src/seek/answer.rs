@@ -102,14 +102,21 @@ fn object_lines(key: &str, rows: &[&BenchResult]) -> Vec<String> {
         .filter(|n| *n != "bb.seek.sequential")
         .collect();
     names.dedup();
+    // Ties are said once, for every pattern that tied.
+    let mut ties = Vec::new();
     for name in names {
         if let Some((plain, stream)) = pair(rows, name, None) {
-            items.push(format!(
-                "{} {}",
-                name.trim_start_matches("bb.seek."),
-                verdict(plain, stream)
-            ));
+            let pattern = name.trim_start_matches("bb.seek.");
+            match verdict(plain, stream) {
+                v if v == "a tie" => ties.push(pattern),
+                v => items.push(format!("{pattern} {v}")),
+            }
         }
+    }
+    match ties.as_slice() {
+        [] => {}
+        [one] => items.push(format!("{one} a tie")),
+        [first @ .., last] => items.push(format!("{} and {last} a tie", first.join(", "))),
     }
     if items.is_empty() {
         return Vec::new();
@@ -175,7 +182,7 @@ mod tests {
             lines,
             [
                 "random-16mb.txt, sequential 4k: stream 30.8x faster",
-                "  5 requests against 4096, backward a tie, parquet 2.00x slower",
+                "  5 requests against 4096, parquet 2.00x slower, backward a tie",
             ]
         );
         assert!(lines.iter().all(|l| l.chars().count() <= 80));

@@ -264,9 +264,5 @@ fn a_modest_rate_is_held_and_reported_as_jmh_sample_mode_that_bb_compare_reads()
     // The rate is a column, or, the same in every row, named once above the table.
     let rate_shown = header.contains("rate=100")
         || (header.contains("(rate)") && row.is_some_and(|r| r.contains(" 100 ")));
-    assert!(
-        row.is_some() && rate_shown,
-        "{}",
-        compare.stdout
-    );
+    assert!(row.is_some() && rate_shown, "{}", compare.stdout);
 }
