@@ -1,14 +1,22 @@
-//! Every default path, run as a person first runs it: each binary with no flags at all
-//! (the standard profile, whole), bb-seek in a directory without data/ (it generates
-//! the objects), and `--dry-run`, whose plan must name exactly the benchmarks that run.
-//! The four measurements run at once here, so this file takes as long as the longest.
+//! Every default path, run as a person first runs it: each binary with no flags but
+//! shorter timings (the standard profile's whole matrix, iterations and forks, each
+//! iteration shorter: the rule's "shortening only timings"), bb-seek in a directory
+//! without data/ (it generates the objects), and `--dry-run`, whose plan must name
+//! exactly the benchmarks that run. The four measurements run at once here, so this file
+//! takes as long as the longest.
 
 use crate::support::{planned_labels, run_in, Run, TempDir};
 
-/// Runs `exe` with no flags in a fresh directory, and its `--dry-run` there first.
+/// The standard profile's iterations, each shorter (timed modes only; single shots have
+/// no time).
+const SHORTER: [&str; 4] = ["--warmup-time", "100ms", "--time", "200ms"];
+
+/// Runs `exe` with no flags but [`SHORTER`] in a fresh directory, and its `--dry-run`
+/// there first.
 fn run_with_no_flags(name: &str, exe: &str) -> (Run, Vec<String>, TempDir) {
     let dir = TempDir::new(&format!("defaults-{name}"));
-    let plan = run_in(dir.path(), exe, &["--dry-run"], &[]);
+    let dry = [&SHORTER[..], &["--dry-run"]].concat();
+    let plan = run_in(dir.path(), exe, &dry, &[]);
     plan.assert_ok();
     assert!(
         std::fs::read_dir(dir.path()).unwrap().next().is_none(),
@@ -16,7 +24,7 @@ fn run_with_no_flags(name: &str, exe: &str) -> (Run, Vec<String>, TempDir) {
     );
     let planned = planned_labels(&plan.stdout);
     assert!(!planned.is_empty(), "{}", plan.stdout);
-    let run = run_in(dir.path(), exe, &[], &[]);
+    let run = run_in(dir.path(), exe, &SHORTER, &[]);
     run.assert_ok();
     assert!(
         run.stderr.contains("profile standard: about "),
