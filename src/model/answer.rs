@@ -29,11 +29,19 @@ pub struct Answer {
 }
 
 impl Answer {
-    /// `lines` cut to [`WIDTH`] columns and [`MAX_LINES`] lines, as both reports show them.
+    /// `lines` cut to [`WIDTH`] columns and [`MAX_LINES`] lines, as both reports show them;
+    /// where lines are left out, the last says so rather than a sentence ending mid-way.
     pub fn new(program: String, lines: Vec<String>) -> Answer {
+        let mut kept: Vec<String> = lines.iter().take(MAX_LINES).map(|l| fit(l)).collect();
+        if lines.len() > MAX_LINES {
+            kept[MAX_LINES - 1] = format!(
+                "… {} more lines left out: the table has them",
+                lines.len() - (MAX_LINES - 1)
+            );
+        }
         Answer {
             program,
-            lines: lines.iter().take(MAX_LINES).map(|l| fit(l)).collect(),
+            lines: kept,
         }
     }
 
@@ -222,6 +230,13 @@ mod tests {
         assert_eq!(lines[1], "short");
         assert_eq!(lines[2].chars().count(), WIDTH);
         assert!(lines[2].ends_with('…'));
+        let ten: Vec<String> = (1..=10).map(|i| format!("line {i}")).collect();
+        let cut = Answer::new("bb-x".into(), ten);
+        assert_eq!(cut.lines.len(), MAX_LINES);
+        assert_eq!(cut.lines[6], "line 7");
+        assert_eq!(cut.lines[7], "… 3 more lines left out: the table has them");
+        let eight: Vec<String> = (1..=8).map(|i| format!("line {i}")).collect();
+        assert_eq!(Answer::new("bb-x".into(), eight.clone()).lines, eight);
     }
 
     #[test]

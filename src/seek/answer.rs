@@ -3,20 +3,82 @@
 //! requests each made, and how it fares on the other patterns, a tie where both made the
 //! same requests and the difference is noise.
 
-use crate::model::answer::{differ, times, values_of, wrap, MAX_LINES};
+use crate::model::answer::{differ, times, values_of, wrap, MAX_LINES, WIDTH};
 use crate::model::result::BenchResult;
 
 pub(crate) fn answer(results: &[BenchResult]) -> Vec<String> {
-    let mut lines = Vec::new();
+    let objects = objects(results);
+    let full: Vec<String> = objects.iter().flat_map(Object::lines).collect();
+    if full.len() <= MAX_LINES {
+        return full;
+    }
+    // Too many objects for the whole story: a line each, the sequential verdict and its
+    // requests, and a count of those left out rather than a list cut mid-sentence.
+    let mut short: Vec<String> = objects
+        .iter()
+        .filter_map(|o| Some(o.source.iter().cloned().chain([o.line()?])))
+        .flatten()
+        .collect();
+    if short.len() > MAX_LINES {
+        let left = short.len() - (MAX_LINES - 1);
+        short.truncate(MAX_LINES - 1);
+        short.push(format!("and {left} more lines: see the table"));
+    }
+    short
+}
+
+/// What the answer says of one object: its headline and the rest.
+struct Object {
+    /// A source's name (`http://…:`) ahead of its first object, where there are several.
+    source: Option<String>,
+    head: String,
+    /// The requests line's item (`9 requests against 256`), where sequential reads ran.
+    requests: Option<String>,
+    /// The requests, then the other patterns' verdicts.
+    items: Vec<String>,
+}
+
+impl Object {
+    /// The whole story: the head, then the items wrapped.
+    fn lines(&self) -> Vec<String> {
+        let mut lines: Vec<String> = self.source.iter().cloned().collect();
+        if self.items.is_empty() {
+            return lines;
+        }
+        lines.push(self.head.clone());
+        lines.extend(
+            wrap("", &self.items)
+                .into_iter()
+                .map(|l| l.trim_end().to_string()),
+        );
+        lines
+    }
+
+    /// One line: the head and, where it fits, the requests.
+    fn line(&self) -> Option<String> {
+        if self.items.is_empty() {
+            return None;
+        }
+        let mut line = self.head.clone();
+        if let Some(r) = &self.requests {
+            let longer = format!("{line}, {}", r.trim_start());
+            if longer.chars().count() <= WIDTH {
+                line = longer;
+            }
+        }
+        Some(line)
+    }
+}
+
+fn objects(results: &[BenchResult]) -> Vec<Object> {
+    let mut objects = Vec::new();
     let sources = values_of(results, "source");
     for source in &sources {
         let here: Vec<&BenchResult> = results
             .iter()
             .filter(|r| r.param("source") == Some(source))
             .collect();
-        if sources.len() > 1 {
-            lines.push(format!("{}:", source.chars().take(70).collect::<String>()));
-        }
+        let mut named = sources.len() > 1;
         let owned: Vec<BenchResult> = here.iter().map(|r| (*r).clone()).collect();
         for key in values_of(&owned, "key") {
             let rows: Vec<&BenchResult> = here
@@ -24,11 +86,15 @@ pub(crate) fn answer(results: &[BenchResult]) -> Vec<String> {
                 .copied()
                 .filter(|r| r.param("key") == Some(&key))
                 .collect();
-            lines.extend(object_lines(&key, &rows));
+            let mut object = object(&key, &rows);
+            if named && !object.items.is_empty() {
+                object.source = Some(format!("{}:", source.chars().take(70).collect::<String>()));
+                named = false;
+            }
+            objects.push(object);
         }
     }
-    lines.truncate(MAX_LINES);
-    lines
+    objects
 }
 
 /// The plain and stream rows of one pattern (and read size), where both ran.
@@ -70,9 +136,9 @@ fn verdict(plain: &BenchResult, stream: &BenchResult) -> String {
     }
 }
 
-/// Two lines or so: the sequential reads of the smallest size, then the requests they
-/// made and the other patterns, wrapped.
-fn object_lines(key: &str, rows: &[&BenchResult]) -> Vec<String> {
+/// What to say of one object: the sequential reads of the smallest size, then the
+/// requests they made and the other patterns.
+fn object(key: &str, rows: &[&BenchResult]) -> Object {
     let sequential: Vec<BenchResult> = rows
         .iter()
         .filter(|r| r.name == "bb.seek.sequential")
@@ -83,6 +149,7 @@ fn object_lines(key: &str, rows: &[&BenchResult]) -> Vec<String> {
         .min_by_key(|s| size_bytes(s));
     let mut head = format!("{key}:");
     let mut items = Vec::new();
+    let mut requests_item = None;
     if let Some(size) = &smallest {
         if let Some((plain, stream)) = pair(rows, "bb.seek.sequential", Some(size)) {
             head = format!(
@@ -90,10 +157,12 @@ fn object_lines(key: &str, rows: &[&BenchResult]) -> Vec<String> {
                 verdict(plain, stream)
             );
             let (s, p) = (requests(stream), requests(plain));
-            items.push(format!(
+            let item = format!(
                 "  {s:.0} request{} against {p:.0}",
                 if s == 1.0 { "" } else { "s" }
-            ));
+            );
+            requests_item = Some(item.clone());
+            items.push(item);
         }
     }
     let mut names: Vec<&str> = rows
@@ -118,16 +187,12 @@ fn object_lines(key: &str, rows: &[&BenchResult]) -> Vec<String> {
         [one] => items.push(format!("{one} a tie")),
         [first @ .., last] => items.push(format!("{} and {last} a tie", first.join(", "))),
     }
-    if items.is_empty() {
-        return Vec::new();
+    Object {
+        source: None,
+        head,
+        requests: requests_item,
+        items,
     }
-    let mut lines = vec![head];
-    lines.extend(
-        wrap("", &items)
-            .into_iter()
-            .map(|l| l.trim_end().to_string()),
-    );
-    lines
 }
 
 /// `4k`, `1m`, `512` as bytes, for ordering.
@@ -190,5 +255,48 @@ mod tests {
             answer(&results[2..3]).is_empty(),
             "plain alone: nothing to compare"
         );
+    }
+
+    #[test]
+    fn many_objects_get_a_line_each_never_a_list_cut_short() {
+        let object = |key: &str| {
+            let mut rows = vec![
+                row("sequential", "plain", "4k", &[335.0, 336.0, 337.0], 4096.0),
+                row("sequential", "stream", "4k", &[10.8, 10.9, 11.0], 5.0),
+                row("backward", "plain", "-", &[5.0, 5.1, 4.9], 8.0),
+                row("backward", "stream", "-", &[5.05, 5.0, 4.95], 8.0),
+                row("parquet", "plain", "-", &[4.0, 4.1, 4.2], 4.0),
+                row("parquet", "stream", "-", &[8.0, 8.2, 8.4], 3.0),
+            ];
+            for r in &mut rows {
+                for (k, v) in &mut r.params {
+                    if k == "key" {
+                        *v = key.to_string();
+                    }
+                }
+            }
+            rows
+        };
+        let keys: Vec<String> = (1..=4).map(|i| format!("random-{i}mb.txt")).collect();
+        let four: Vec<BenchResult> = keys.iter().flat_map(|k| object(k)).collect();
+        assert_eq!(answer(&four).len(), 8, "two lines each fit");
+        let keys: Vec<String> = (1..=5).map(|i| format!("random-{i}mb.txt")).collect();
+        let five: Vec<BenchResult> = keys.iter().flat_map(|k| object(k)).collect();
+        let lines = answer(&five);
+        assert_eq!(
+            lines.len(),
+            5,
+            "five objects' whole stories would take 10 lines of 8"
+        );
+        assert_eq!(
+            lines[0],
+            "random-1mb.txt, sequential 4k: stream 30.8x faster, 5 requests against 4096"
+        );
+        let keys: Vec<String> = (1..=10).map(|i| format!("random-{i}mb.txt")).collect();
+        let ten: Vec<BenchResult> = keys.iter().flat_map(|k| object(k)).collect();
+        let lines = answer(&ten);
+        assert_eq!(lines.len(), MAX_LINES);
+        assert_eq!(lines[7], "and 3 more lines: see the table");
+        assert!(lines[6].starts_with("random-7mb.txt,"));
     }
 }
