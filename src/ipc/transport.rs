@@ -4,6 +4,7 @@
 //! unique name under `$TMPDIR` and is removed when dropped and on every abnormal exit.
 
 use super::conn::Conn;
+use crate::net::addr::{Addr, Listener};
 use crate::util::error::{Error, Result};
 use nix::sys::socket::{
     accept4, bind, connect, listen, socket, socketpair, AddressFamily, Backlog, SockFlag, SockType,
@@ -11,6 +12,9 @@ use nix::sys::socket::{
 };
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
+
+/// How long the client's end waits to connect to a listener made a moment before.
+const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Transport {
@@ -140,12 +144,13 @@ pub(crate) fn open(transport: Transport) -> Result<Opened> {
             })
         }
         Transport::Tcp => {
-            let listener = std::net::TcpListener::bind(("127.0.0.1", 0))
+            let listener = Addr::Tcp("127.0.0.1:0".to_string())
+                .listen()
                 .map_err(io_err("binding 127.0.0.1"))?;
             let addr = listener.local_addr().map_err(io_err("reading the port"))?;
-            let client = std::net::TcpStream::connect(addr)
+            let client = addr
+                .connect(CONNECT_TIMEOUT)
                 .map_err(io_err(&format!("connecting to {addr}")))?;
-            client.set_nodelay(true).map_err(io_err("TCP_NODELAY"))?;
             Ok(Opened {
                 client: Conn::over_socket(client.into())
                     .map_err(io_err("duplicating the socket"))?,
@@ -196,10 +201,8 @@ pub(crate) fn server_end(transport: Transport, mut fds: Vec<OwnedFd>) -> std::io
             Conn::over_socket(socket)
         }
         (Transport::Tcp, 1) => {
-            let listener = std::net::TcpListener::from(fds.remove(0));
-            let (stream, _) = listener.accept()?;
-            stream.set_nodelay(true)?;
-            Conn::over_socket(stream.into())
+            let listener = Listener::Tcp(std::net::TcpListener::from(fds.remove(0)));
+            Conn::over_socket(listener.accept()?.into())
         }
         (Transport::Socketpair, 1) => Conn::over_socket(fds.remove(0)),
         (Transport::Pipes, 2) => {

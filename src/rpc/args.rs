@@ -1,11 +1,11 @@
 //! bb-rpc's flags: the benchmark's, with the common ones, and `bb-rpc serve`'s (which
 //! also builds a spawned server's arguments, so that they are named in one place).
 
-use super::addr::Addr;
 use super::open_loop::{rate_param, MAX_RATE};
 use super::plan::Style;
 use super::protocol::Codec;
 use crate::harness::cli;
+use crate::net::addr::Addr;
 use std::time::Duration;
 
 crate::bench_args! {

@@ -2,11 +2,11 @@
 //! from its send, so a dead, silent or dripping server is an error, never a hang. The
 //! pipelined client is in `pipeline.rs`; what both share, in `config.rs`.
 
-use super::addr::RpcStream;
 use super::config::{check_header, ClientConfig};
 use super::deadline::DeadlineReader;
 use super::protocol::{self, Call, Reply, ServerStats};
 use super::requests::Requests;
+use crate::net::addr::SocketStream;
 use crate::util::error::{Error, Result};
 use crate::wire;
 use std::io::{BufReader, Write};
@@ -30,7 +30,7 @@ impl ClientConfig {
 /// A blocking stub: one call in flight.
 pub struct SyncClient {
     config: ClientConfig,
-    writer: RpcStream,
+    writer: SocketStream,
     reader: BufReader<DeadlineReader>,
     out: Vec<u8>,
     payload: Vec<u8>,

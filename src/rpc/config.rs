@@ -3,9 +3,9 @@
 //! header. The blocking stub (`client.rs`) and the pipeline (`pipeline.rs`) both build on
 //! it. Every connect and hello has a deadline, the call timeout from its start.
 
-use super::addr::{Addr, RpcStream};
 use super::deadline::DeadlineReader;
 use super::protocol::Codec;
+use crate::net::addr::{Addr, SocketStream};
 use crate::util::error::{Cause, Error, Result};
 use crate::util::format::printable;
 use crate::wire::{self, Header, WireError};
@@ -56,7 +56,7 @@ impl ClientConfig {
     }
 
     /// Connects and exchanges hellos, each within the timeout.
-    pub(super) fn open(&self) -> Result<(RpcStream, BufReader<DeadlineReader>)> {
+    pub(super) fn open(&self) -> Result<(SocketStream, BufReader<DeadlineReader>)> {
         let start = Instant::now();
         let mut stream = self
             .addr

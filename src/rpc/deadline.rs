@@ -3,13 +3,13 @@
 //! 10-second timeout open forever. Here the timeout shrinks to what is left of the
 //! deadline as it nears, and a read past it fails at once.
 
-use super::addr::RpcStream;
+use crate::net::addr::SocketStream;
 use std::io::{self, Read};
 use std::time::{Duration, Instant};
 
 /// A stream whose reads, while a deadline is set, fail with `TimedOut` once it passes.
 pub(crate) struct DeadlineReader {
-    stream: RpcStream,
+    stream: SocketStream,
     deadline: Option<Instant>,
     /// The socket's read timeout as last set (`timeout` until a deadline nears).
     socket_timeout: Duration,
@@ -23,7 +23,7 @@ const SLACK: Duration = Duration::from_millis(20);
 
 impl DeadlineReader {
     /// Wraps `stream`, setting its read timeout to `timeout`.
-    pub(crate) fn new(stream: RpcStream, timeout: Duration) -> io::Result<DeadlineReader> {
+    pub(crate) fn new(stream: SocketStream, timeout: Duration) -> io::Result<DeadlineReader> {
         stream.set_read_timeout(Some(timeout))?;
         Ok(DeadlineReader {
             stream,
@@ -94,7 +94,7 @@ mod tests {
             }
         });
         // Each byte comes well within the 1 s timeout; the 300 ms deadline still holds.
-        let mut r = DeadlineReader::new(RpcStream::Unix(mine), Duration::from_secs(1)).unwrap();
+        let mut r = DeadlineReader::new(SocketStream::Unix(mine), Duration::from_secs(1)).unwrap();
         let start = Instant::now();
         r.set_deadline(start + Duration::from_millis(300));
         let mut buf = [0u8; 1];

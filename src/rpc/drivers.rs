@@ -2,13 +2,13 @@
 //! pipeline completing by callback (async) or by handle (future), the open loop, and the
 //! floor, plain length-prefixed echo with no RPC layer.
 
-use super::addr::{Addr, RpcStream};
 use super::client::SyncClient;
 use super::config::ClientConfig;
 use super::open_loop::{OpenLoop, Recorder};
 use super::pipeline::{Pipeline, ReplyTimes};
 use super::plan::{Plan, Style};
 use super::requests::Requests;
+use crate::net::addr::{Addr, SocketStream};
 use crate::util::error::{Error, Result};
 use std::io::{Read, Write};
 use std::sync::Arc;
@@ -101,7 +101,7 @@ impl Driver for FutureDriver {
 /// each read parses every message it completed, as a pipelined client at its best would.
 /// At depth 1 it is a blocking round trip per call.
 struct FloorDriver {
-    stream: RpcStream,
+    stream: SocketStream,
     addr: Addr,
     /// `depth` messages back to back: a write of any number of calls is a slice of it.
     messages: Vec<u8>,
@@ -113,7 +113,7 @@ struct FloorDriver {
 }
 
 impl FloorDriver {
-    fn new(stream: RpcStream, addr: Addr, payload: &[u8], depth: usize) -> FloorDriver {
+    fn new(stream: SocketStream, addr: Addr, payload: &[u8], depth: usize) -> FloorDriver {
         let mut message = (payload.len() as u32).to_le_bytes().to_vec();
         message.extend_from_slice(payload);
         FloorDriver {
@@ -206,7 +206,7 @@ mod tests {
                 }
             }
         });
-        let stream = RpcStream::Unix(mine);
+        let stream = SocketStream::Unix(mine);
         stream.set_timeouts(Some(Duration::from_secs(5))).unwrap();
         let addr = Addr::Unix(PathBuf::from("pair"));
         let mut driver = FloorDriver::new(stream, addr, b"0123456789abcdef", depth);

@@ -2,7 +2,6 @@
 //! shared wire format, the server, the three client styles, the open loop and its sweep,
 //! the workload the harness measures, and the binary's flags, their checks and its suite.
 
-pub mod addr;
 mod answer;
 pub mod args;
 pub mod client;

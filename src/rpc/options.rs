@@ -2,7 +2,6 @@
 //! matrix ([`Options`]), and `bb-rpc serve`'s server ([`ServeOptions`]). Each check's
 //! message names its flag; a bad value is exit code 2.
 
-use super::addr::Addr;
 use super::args::{Args, Rates, ServeArgs, DEFAULT_MAX_CONNECTIONS};
 use super::config::ClientConfig;
 use super::plan::{Style, Target};
@@ -11,6 +10,7 @@ use super::server::ServerConfig;
 use super::sweep::LOADS;
 use crate::harness::cli::{self, CommonArgs, HasCommon};
 use crate::model::modes::Mode;
+use crate::net::addr::Addr;
 use crate::util::error::{Error, Result};
 use std::time::Duration;
 

@@ -3,12 +3,12 @@
 //! either by a callback (async, whose freed room it refills itself) or for a handle the
 //! caller waits on later (future). The oldest call in flight is held to its deadline.
 
-use super::addr::RpcStream;
 use super::config::{check_header, ClientConfig};
 use super::deadline::DeadlineReader;
 use super::in_flight::InFlight;
 use super::protocol::{self, Codec};
 use super::requests::Requests;
+use crate::net::addr::SocketStream;
 use crate::util::error::Result;
 use crate::wire::{self, Header, WireError, HEADER_LEN};
 use std::io::{BufRead, BufReader, Write};
@@ -110,7 +110,7 @@ impl Pipeline {
     /// with `times`, timed as they come in.
     fn start(
         config: &ClientConfig,
-        writer: RpcStream,
+        writer: SocketStream,
         reader: BufReader<DeadlineReader>,
         requests: Arc<Requests>,
         times: Option<Arc<dyn ReplyTimes>>,
@@ -415,13 +415,13 @@ impl Refill {
 /// encoded in until one write sends them. The sender has one; the reader thread, which
 /// refills, has its own on a clone of the socket.
 struct Outgoing {
-    writer: RpcStream,
+    writer: SocketStream,
     out: Vec<u8>,
     scratch: Vec<u8>,
 }
 
 impl Outgoing {
-    fn new(writer: RpcStream) -> Outgoing {
+    fn new(writer: SocketStream) -> Outgoing {
         Outgoing {
             writer,
             out: Vec::new(),
@@ -587,9 +587,9 @@ impl Replies<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::addr::Addr;
     use super::super::protocol::Reply;
     use super::*;
+    use crate::net::addr::Addr;
     use std::io::Read;
     use std::time::Duration;
 

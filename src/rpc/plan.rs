@@ -1,8 +1,8 @@
 //! What one bb-rpc benchmark is, for the process that measures it: the client style,
 //! where the server is, and the calls' shape ([`Plan`]).
 
-use super::addr::Addr;
 use super::config::ClientConfig;
+use crate::net::addr::Addr;
 
 /// How calls are made on each connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,8 +7,8 @@
 //! one line, and closes that connection only. SIGINT/SIGTERM stop it gracefully, within
 //! a bound: replies a client does not read are given up after [`STOP_WRITE_TIME`].
 
-use super::addr::{Addr, Listener, RpcStream};
 use super::protocol::{self, Call, Reply, ServerStats, FLAG_MSGPACK};
+use crate::net::addr::{Addr, Listener, SocketStream};
 use crate::system::cpu::CpuTime;
 use crate::util::error::{Error, Result};
 use crate::wire::{self, status, Header, WireError, HEADER_LEN};
@@ -49,7 +49,7 @@ struct Shared {
     config: ServerConfig,
     counters: CallCounters,
     /// Live connections, so a stop can end their reads.
-    live: Mutex<HashMap<u64, RpcStream>>,
+    live: Mutex<HashMap<u64, SocketStream>>,
 }
 
 impl Shared {
@@ -205,7 +205,7 @@ fn stop_connections(shared: &Shared, threads: &[std::thread::JoinHandle<()>]) {
 }
 
 /// Serves one connection to its end, registered so a stop can end its reads.
-fn connection(stream: RpcStream, conn: u64, peer: &str, shared: &Shared) {
+fn connection(stream: SocketStream, conn: u64, peer: &str, shared: &Shared) {
     let registered = stream.try_clone().map(|clone| {
         shared
             .live
@@ -258,7 +258,7 @@ fn describe(e: &WireError, idle: Duration) -> String {
 }
 
 /// The floor: every byte read is written straight back.
-fn floor(mut stream: RpcStream) -> std::result::Result<(), WireError> {
+fn floor(mut stream: SocketStream) -> std::result::Result<(), WireError> {
     let mut buf = vec![0u8; READ_BUFFER];
     let mut writer = stream.try_clone()?;
     loop {
@@ -273,7 +273,7 @@ fn floor(mut stream: RpcStream) -> std::result::Result<(), WireError> {
 
 /// Tells a connection beyond the limit why it is closed, where the protocol can say it
 /// (a hello and an error frame; a floor has no frames), without waiting on the peer.
-fn refuse(mut stream: RpcStream, floor: bool, why: &str) {
+fn refuse(mut stream: SocketStream, floor: bool, why: &str) {
     if floor {
         return;
     }
@@ -288,7 +288,7 @@ fn refuse(mut stream: RpcStream, floor: bool, why: &str) {
 
 /// The framed protocol: hello, then requests answered in order.
 fn frames(
-    stream: RpcStream,
+    stream: SocketStream,
     conn: u64,
     peer: &str,
     shared: &Shared,
@@ -351,7 +351,7 @@ fn frames(
 /// Stops writing and reads what the peer still sends for a moment (at most
 /// [`DRAIN_TIME`], at most [`DRAIN_BYTES`]), so that closing sends no reset that could
 /// destroy the error frame just written.
-fn drain_and_close(stream: &RpcStream) {
+fn drain_and_close(stream: &SocketStream) {
     let _ = stream.shutdown(Shutdown::Write);
     let Ok(mut reader) = stream.try_clone() else {
         return;

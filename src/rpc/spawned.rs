@@ -3,9 +3,9 @@
 //! finishes and killed on any abnormal exit; and the socket directories that runs killed
 //! outright left behind.
 
-use super::addr::Addr;
 use super::args::{ServeArgs, DEFAULT_MAX_CONNECTIONS};
 use crate::harness::fork::Purpose;
+use crate::net::addr::Addr;
 use crate::util::error::{Error, Result};
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;

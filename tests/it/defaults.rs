@@ -9,7 +9,7 @@ use crate::support::{planned_labels, run_in, Run, TempDir};
 
 /// The standard profile's iterations, each shorter (timed modes only; single shots have
 /// no time).
-const SHORTER: [&str; 4] = ["--warmup-time", "100ms", "--time", "200ms"];
+const SHORTER: [&str; 4] = ["--warmup-time", "20ms", "--time", "50ms"];
 
 /// Runs `exe` with no flags but [`SHORTER`] in a fresh directory, and its `--dry-run`
 /// there first.

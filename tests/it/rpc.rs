@@ -6,7 +6,7 @@
 
 use crate::support::rpc_server::Server;
 use crate::support::{run_with, TempDir};
-use boardbench::rpc::addr::Addr;
+use boardbench::net::addr::Addr;
 use boardbench::rpc::protocol::{self, Call, Codec, Reply, FLAG_MSGPACK};
 use boardbench::wire::{self, status, Header};
 use std::io::{BufRead, BufReader, Read, Write};

@@ -2,7 +2,7 @@
 //! 127.0.0.1 with an ephemeral port, its stderr collected, killed when dropped.
 
 use super::TempDir;
-use boardbench::rpc::addr::Addr;
+use boardbench::net::addr::Addr;
 use boardbench::rpc::config::ClientConfig;
 use boardbench::rpc::protocol::Codec;
 use boardbench::wire;

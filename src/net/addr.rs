@@ -1,6 +1,6 @@
-//! Where an RPC server listens and a client connects: `unix:PATH` or `tcp:HOST:PORT`,
-//! and one stream and one listener type over both transports, so the server and the
-//! clients are written once.
+//! Where a server listens and a client connects: `unix:PATH` or `tcp:HOST:PORT`, and one
+//! stream and one listener type over both transports, so bb-rpc's server and clients and
+//! bb-ipc's TCP transport are written once.
 
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream, ToSocketAddrs};
@@ -48,16 +48,16 @@ impl Addr {
     }
 
     /// Connects, giving up after `timeout`.
-    pub(crate) fn connect(&self, timeout: Duration) -> io::Result<RpcStream> {
+    pub(crate) fn connect(&self, timeout: Duration) -> io::Result<SocketStream> {
         match self {
-            Addr::Unix(path) => connect_unix(path, timeout).map(RpcStream::Unix),
+            Addr::Unix(path) => connect_unix(path, timeout).map(SocketStream::Unix),
             Addr::Tcp(hostport) => {
                 let mut last = io::Error::new(io::ErrorKind::NotFound, "no address");
                 for sa in hostport.to_socket_addrs()? {
                     match TcpStream::connect_timeout(&sa, timeout) {
                         Ok(s) => {
                             s.set_nodelay(true)?;
-                            return Ok(RpcStream::Tcp(s));
+                            return Ok(SocketStream::Tcp(s));
                         }
                         Err(e) => last = e,
                     }
@@ -159,27 +159,27 @@ impl std::fmt::Display for Addr {
 
 /// A connected stream over either transport.
 #[derive(Debug)]
-pub(crate) enum RpcStream {
+pub(crate) enum SocketStream {
     Unix(UnixStream),
     Tcp(TcpStream),
 }
 
-impl RpcStream {
-    pub(crate) fn try_clone(&self) -> io::Result<RpcStream> {
+impl SocketStream {
+    pub(crate) fn try_clone(&self) -> io::Result<SocketStream> {
         match self {
-            RpcStream::Unix(s) => s.try_clone().map(RpcStream::Unix),
-            RpcStream::Tcp(s) => s.try_clone().map(RpcStream::Tcp),
+            SocketStream::Unix(s) => s.try_clone().map(SocketStream::Unix),
+            SocketStream::Tcp(s) => s.try_clone().map(SocketStream::Tcp),
         }
     }
 
     /// Bounds every blocking read and write (None: wait forever). Clones share it.
     pub(crate) fn set_timeouts(&self, timeout: Option<Duration>) -> io::Result<()> {
         match self {
-            RpcStream::Unix(s) => {
+            SocketStream::Unix(s) => {
                 s.set_read_timeout(timeout)?;
                 s.set_write_timeout(timeout)
             }
-            RpcStream::Tcp(s) => {
+            SocketStream::Tcp(s) => {
                 s.set_read_timeout(timeout)?;
                 s.set_write_timeout(timeout)
             }
@@ -189,43 +189,61 @@ impl RpcStream {
     /// Bounds every blocking read alone.
     pub(crate) fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
         match self {
-            RpcStream::Unix(s) => s.set_read_timeout(timeout),
-            RpcStream::Tcp(s) => s.set_read_timeout(timeout),
+            SocketStream::Unix(s) => s.set_read_timeout(timeout),
+            SocketStream::Tcp(s) => s.set_read_timeout(timeout),
         }
     }
 
     pub(crate) fn shutdown(&self, how: Shutdown) -> io::Result<()> {
         match self {
-            RpcStream::Unix(s) => s.shutdown(how),
-            RpcStream::Tcp(s) => s.shutdown(how),
+            SocketStream::Unix(s) => s.shutdown(how),
+            SocketStream::Tcp(s) => s.shutdown(how),
         }
     }
 
     /// The peer, for log lines.
     pub(crate) fn peer(&self) -> String {
         match self {
-            RpcStream::Unix(_) => "unix".to_string(),
-            RpcStream::Tcp(s) => s
+            SocketStream::Unix(_) => "unix".to_string(),
+            SocketStream::Tcp(s) => s
                 .peer_addr()
                 .map_or_else(|_| "tcp".to_string(), |a| format!("tcp:{a}")),
         }
     }
 }
 
-impl Read for RpcStream {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            RpcStream::Unix(s) => s.read(buf),
-            RpcStream::Tcp(s) => s.read(buf),
+impl From<SocketStream> for std::os::fd::OwnedFd {
+    fn from(s: SocketStream) -> Self {
+        match s {
+            SocketStream::Unix(s) => s.into(),
+            SocketStream::Tcp(s) => s.into(),
         }
     }
 }
 
-impl Write for RpcStream {
+impl From<Listener> for std::os::fd::OwnedFd {
+    fn from(l: Listener) -> Self {
+        match l {
+            Listener::Unix(l, _) => l.into(),
+            Listener::Tcp(l) => l.into(),
+        }
+    }
+}
+
+impl Read for SocketStream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            SocketStream::Unix(s) => s.read(buf),
+            SocketStream::Tcp(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for SocketStream {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
-            RpcStream::Unix(s) => s.write(buf),
-            RpcStream::Tcp(s) => s.write(buf),
+            SocketStream::Unix(s) => s.write(buf),
+            SocketStream::Tcp(s) => s.write(buf),
         }
     }
 
@@ -242,13 +260,13 @@ pub(crate) enum Listener {
 }
 
 impl Listener {
-    pub(crate) fn accept(&self) -> io::Result<RpcStream> {
+    pub(crate) fn accept(&self) -> io::Result<SocketStream> {
         match self {
-            Listener::Unix(l, _) => l.accept().map(|(s, _)| RpcStream::Unix(s)),
+            Listener::Unix(l, _) => l.accept().map(|(s, _)| SocketStream::Unix(s)),
             Listener::Tcp(l) => {
                 let (s, _) = l.accept()?;
                 s.set_nodelay(true)?;
-                Ok(RpcStream::Tcp(s))
+                Ok(SocketStream::Tcp(s))
             }
         }
     }
