@@ -172,13 +172,16 @@ impl Comparison {
         let mut notes = Vec::new();
         if used(Test::ForkMeans) {
             notes.push(format!(
-                "p (fork means): Welch over the fork means, both sides with {} forks or more",
+                "p{}: Welch over the fork means, both sides with {} forks or more",
+                Test::ForkMeans.mark(),
                 samples::MIN_FORKS
             ));
         }
         if used(Test::Samples) {
-            notes
-                .push("p (samples): Welch over every sample of sample mode, count-weighted".into());
+            notes.push(format!(
+                "p{}: Welch over every sample of sample mode, count-weighted",
+                Test::Samples.mark()
+            ));
         }
         if used(Test::Iterations) && !notes.is_empty() {
             notes.push("p alone: Welch over the iterations of all forks".into());

@@ -43,6 +43,16 @@ impl Test {
             Test::ForkMeans => "fork means",
         }
     }
+
+    /// The footnote mark a p-value carries in the tables where its test is not the
+    /// pooled iterations', explained once under the table.
+    pub fn mark(self) -> &'static str {
+        match self {
+            Test::Iterations => "",
+            Test::Samples => "*",
+            Test::ForkMeans => "**",
+        }
+    }
 }
 
 impl Samples {

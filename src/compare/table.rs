@@ -106,12 +106,13 @@ pub fn p_text(p: f64) -> String {
     }
 }
 
-/// The p-value with the test it came from, where that is not pooled iterations.
+/// The p-value with the mark of the test it came from, where that is not pooled
+/// iterations.
 fn p_with_test(p: f64, test: Test) -> String {
     match test {
         Test::Iterations => p_text(p),
         _ if p.is_nan() => String::new(),
-        _ => format!("{} ({})", p_text(p), test.name()),
+        _ => format!("{}{}", p_text(p), test.mark()),
     }
 }
 
@@ -213,8 +214,8 @@ pub const TABLE_WIDTH: usize = 120;
 fn text(c: &Comparison) -> String {
     let families = answer::families(&c.rows);
     let sections = families.len() > 1;
-    let mut out = String::new();
-    for (i, (what, rows)) in families.iter().enumerate() {
+    let mut tables = Vec::new();
+    for (what, rows) in &families {
         let (mut header, mut cells, described) = display_table(c, rows, true);
         let common = common_columns(&mut header, &mut cells, described);
         let heading = match (sections, common.is_empty()) {
@@ -227,6 +228,39 @@ fn text(c: &Comparison) -> String {
             (false, false) => Some(format!("all rows: {}", common.join(", "))),
             (false, true) => None,
         };
+        tables.push((heading, header, cells));
+    }
+    // Runs are named by letter, with a legend, where a table is past the width and a
+    // run's name is longer than a score with its error mostly is.
+    let too_wide = c.labels.iter().any(|l| l.chars().count() > 12)
+        && tables.iter().any(|(_, header, cells)| {
+            aligned(header, cells)
+                .lines()
+                .any(|l| l.chars().count() > TABLE_WIDTH)
+        });
+    let mut out = String::new();
+    if too_wide && c.labels.len() > 1 {
+        let letters: Vec<String> = (0..c.labels.len()).map(run_letter).collect();
+        let legend: Vec<String> = c
+            .labels
+            .iter()
+            .zip(&letters)
+            .map(|(label, letter)| format!("{letter} = {label}"))
+            .collect();
+        for line in answer::wrap(&format!("runs: {}", legend.join(", ")), TABLE_WIDTH) {
+            out.push_str(&line);
+            out.push('\n');
+        }
+        out.push('\n');
+        for (_, header, _) in &mut tables {
+            for (label, letter) in c.labels.iter().zip(&letters) {
+                if let Some(cell) = header.iter_mut().find(|h| *h == label) {
+                    *cell = letter.clone();
+                }
+            }
+        }
+    }
+    for (i, (heading, header, cells)) in tables.iter().enumerate() {
         if i > 0 {
             out.push('\n');
         }
@@ -234,7 +268,7 @@ fn text(c: &Comparison) -> String {
             out.push_str(&line);
             out.push('\n');
         }
-        out.push_str(&aligned(&header, &cells));
+        out.push_str(&aligned(header, cells));
     }
     out.push('\n');
     for note in &c.notes {
@@ -253,6 +287,14 @@ fn text(c: &Comparison) -> String {
         out.push_str(&answer);
     }
     out
+}
+
+/// A run's letter in a table too wide for its name: `A`, `B`, … `Z`, then `R27`.
+fn run_letter(i: usize) -> String {
+    match u8::try_from(i) {
+        Ok(n) if n < 26 => char::from(b'A' + n).to_string(),
+        _ => format!("R{}", i + 1),
+    }
 }
 
 /// The widest line of the summary under the table: room for the indent Ansible's YAML
@@ -544,6 +586,46 @@ bb.x.*, the rest: 1 row only in base
     }
 
     #[test]
+    fn runs_named_wider_than_the_table_allows_go_by_letter_with_a_legend() {
+        let run = |label: &str, score: f64| {
+            (
+                label.to_string(),
+                vec![measurement(
+                    "bb.zstd.compress",
+                    &[("threads", "1")],
+                    &[score, score],
+                )],
+            )
+        };
+        let long = ["x".repeat(50), "y".repeat(50)];
+        let c = compare(vec![run(&long[0], 1.0), run(&long[1], 2.0)], criteria());
+        let t = text(&c);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(
+            lines[0],
+            format!("runs: A = {}, B = {}", long[0], long[1]),
+            "{t}"
+        );
+        let header = lines.iter().find(|l| l.starts_with("Benchmark")).unwrap();
+        assert!(header.contains(" A ") && !header.contains(&long[0]), "{t}");
+        assert!(
+            t.lines()
+                .filter(|l| !l.starts_with("against "))
+                .all(|l| l.chars().count() <= TABLE_WIDTH),
+            "{t}"
+        );
+        // Short names stay in the header.
+        let c = compare(vec![run("pi4", 1.0), run("pi5", 2.0)], criteria());
+        let t = text(&c);
+        assert!(!t.contains("runs: "), "{t}");
+        assert!(
+            t.lines()
+                .any(|l| l.starts_with("Benchmark") && l.contains("pi5")),
+            "{t}"
+        );
+    }
+
+    #[test]
     fn each_family_is_a_section_with_its_own_columns() {
         let c = compare(
             vec![
@@ -643,8 +725,8 @@ bb.x.*, the rest: 1 row only in base
         assert_eq!(p_text(1e-310), "<1e-300");
         assert_eq!(p_text(0.0), "<1e-300");
         assert_eq!(p_text(f64::NAN), "");
-        assert_eq!(p_with_test(0.5, Test::ForkMeans), "0.500 (fork means)");
-        assert_eq!(p_with_test(0.0, Test::Samples), "<1e-300 (samples)");
+        assert_eq!(p_with_test(0.5, Test::ForkMeans), "0.500**");
+        assert_eq!(p_with_test(0.0, Test::Samples), "<1e-300*");
         assert_eq!(p_with_test(0.0, Test::Iterations), "<1e-300");
     }
 }
