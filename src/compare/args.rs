@@ -12,7 +12,7 @@ use std::path::PathBuf;
 /// Welch t-test. Exit 1 when a result is slower beyond the threshold and significant.
 #[argh(
     example = "bb-compare base.json new.json\nbb-compare results/pi4-*/ results/pi5-*/ --format markdown\nbb-compare a.json b.json c.json --svg chart.svg --ignore-params threads",
-    note = "Verdicts: faster or slower (beyond --threshold and Welch p < --alpha), same (within --threshold), noise (beyond it but not significant), ? (too few iterations to test).\nThe test runs over the iterations of all forks; p marked * over sample mode's samples, count-weighted; ** over the fork means, when both sides have 3 forks or more.\nExit codes: 0 no regression, 1 something is slower, 2 bad flags or a malformed file."
+    note = "Verdicts: faster or slower (beyond --threshold and Welch p < --alpha), same (within --threshold), noise (beyond it but not significant), ? (too few iterations to test).\nThe test runs over the iterations of all forks; p marked * over sample mode's samples, count-weighted; ** over the fork means, when both sides have 3 forks or more; ^ over each side's iteration means, a histogram against iteration scores alone.\nExit codes: 0 no regression, 1 something is slower, 2 bad flags or a malformed file."
 )]
 pub struct Args {
     /// result files or results directories; the first is the base
@@ -25,8 +25,8 @@ pub struct Args {
     #[argh(option, default = "0.05", from_str_fn(parse_percent))]
     pub threshold: f64,
     /// report format: text, csv, json, markdown, or gab-bigger and gab-smaller
-    /// (github-action-benchmark's custom JSON, the last file's rows of one direction);
-    /// default text, or from --output's extension
+    /// (github-action-benchmark's custom JSON, the last file's rows of one direction, each
+    /// named by its row alone); default text, or from --output's extension
     #[argh(option, from_str_fn(table::parse_table_format))]
     pub format: Option<table::TableFormat>,
     /// write the report to this file (atomically); the text table still goes to stdout

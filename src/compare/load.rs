@@ -4,6 +4,7 @@
 //! mark; an empty file or one that is not an array of benchmarks is a clear error.
 
 use super::{Measurement, OfferedLoad, Samples};
+use crate::stats::welch::Moments;
 use crate::util::error::{Error, Result};
 use crate::util::json::Json;
 use std::path::{Path, PathBuf};
@@ -386,9 +387,12 @@ fn raw_data(v: Option<&Json>) -> std::result::Result<Samples, String> {
 fn histogram(v: &Json) -> std::result::Result<Samples, String> {
     let bad = "rawDataHistogram is not [fork][iteration][[value, count], ...]";
     let mut forks = Vec::new();
+    let mut iteration_means = Vec::new();
     for fork in v.as_array().ok_or(bad)? {
         let mut pairs = Vec::new();
+        let mut means = Vec::new();
         for iteration in fork.as_array().ok_or(bad)? {
+            let first = pairs.len();
             for pair in iteration.as_array().ok_or(bad)? {
                 let (value, count) = match pair.as_array() {
                     Some([value, count]) => (value.as_f64(), count.as_f64()),
@@ -403,12 +407,18 @@ fn histogram(v: &Json) -> std::result::Result<Samples, String> {
                     pairs.push((value, count as u64));
                 }
             }
+            let mean = Moments::of(pairs[first..].iter().copied()).mean;
+            if mean.is_finite() {
+                means.push(mean);
+            }
         }
         forks.push(pairs);
+        iteration_means.push(means);
     }
     Ok(Samples {
         forks,
         histogram: true,
+        iteration_means,
     })
 }
 
@@ -451,6 +461,11 @@ mod tests {
         let m = &parse(text).unwrap()[0];
         assert_eq!(m.samples.count(), 10);
         assert_eq!(m.samples.forks.len(), 2, "iterations pooled per fork");
+        assert_eq!(
+            m.samples.iteration_means,
+            [vec![12.5, 10.0], vec![30.0]],
+            "each iteration's mean kept"
+        );
         assert_eq!(m.score, 15.0, "(70 + 20 + 60) / 10, not the file's 99");
         assert!(m.error.is_finite() && m.error > 0.0);
         assert_eq!(m.threads, Some(2));

@@ -113,6 +113,8 @@ pub struct Row {
     /// JMH's top-level threads of the first run that has it; shown as a `threads` param
     /// where runs or rows differ in it and the params do not say.
     pub threads: Option<u64>,
+    /// Whether `params` holds a `threads` shown for that, not one of the file's params.
+    pub threads_shown: bool,
     pub unit: String,
     pub cells: Vec<Option<Cell>>,
 }
@@ -127,7 +129,8 @@ impl Row {
 /// Something the table cannot show: a benchmark on one side only, params that differ.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Note {
-    /// `missing`, `params`, `units`, `duplicate`, or `load` (how sweep rows matched).
+    /// `missing`, `params`, `units`, `duplicate`, `load` (how sweep rows matched), or
+    /// `error` (a score that is not a number: NaN, ±Infinity).
     pub kind: &'static str,
     pub message: String,
 }
@@ -139,6 +142,9 @@ pub struct Comparison {
     pub criteria: Criteria,
     pub rows: Vec<Row>,
     pub notes: Vec<Note>,
+    /// The cells left empty because the file's score is not a number: (row, column,
+    /// score), each with an `error` note.
+    pub invalid: Vec<(usize, usize, f64)>,
 }
 
 impl Comparison {
@@ -181,6 +187,12 @@ impl Comparison {
             notes.push(format!(
                 "p{}: Welch over every sample of sample mode, count-weighted",
                 Test::Samples.mark()
+            ));
+        }
+        if used(Test::IterationMeans) {
+            notes.push(format!(
+                "p{}: a histogram against iteration scores alone, ratio and Welch over each side's iteration means",
+                Test::IterationMeans.mark()
             ));
         }
         if used(Test::Iterations) && !notes.is_empty() {
@@ -240,6 +252,14 @@ pub fn run(args: &args::Args) -> Result<()> {
     if let Some(path) = &o.svg {
         write_output(path, svg::render(&comparison).as_bytes())?;
     }
+    let direction = match report::choose_format(o.format, o.output.as_deref()) {
+        table::TableFormat::GabBigger => Some(gab::Direction::Bigger),
+        table::TableFormat::GabSmaller => Some(gab::Direction::Smaller),
+        _ => None,
+    };
+    for line in direction.map_or_else(Vec::new, |d| gab::left_out(&comparison, d)) {
+        crate::util::terminal::warn(&line);
+    }
     report::deliver(o.format, o.output.as_deref(), |format| {
         table::render(format, &comparison)
     })?;
@@ -262,6 +282,7 @@ pub fn compare(runs: Vec<(String, Vec<Measurement>)>, criteria: Criteria) -> Com
     let labels: Vec<String> = runs.iter().map(|(l, _)| l.clone()).collect();
     let ignore_threads = criteria.ignore_params.iter().any(|p| p == "threads");
     let mut by_load: Vec<String> = Vec::new();
+    let mut invalid: Vec<(usize, usize, f64)> = Vec::new();
     for (column, (run_label, measurements)) in runs.into_iter().enumerate() {
         for mut m in measurements {
             m.params
@@ -289,6 +310,7 @@ pub fn compare(runs: Vec<(String, Vec<Measurement>)>, criteria: Criteria) -> Com
                     higher_is_better: m.higher_is_better,
                     params: m.params.clone(),
                     threads: m.threads,
+                    threads_shown: false,
                     unit: m.unit.clone(),
                     cells: vec![None; labels.len()],
                 });
@@ -319,8 +341,22 @@ pub fn compare(runs: Vec<(String, Vec<Measurement>)>, criteria: Criteria) -> Com
                 });
                 continue;
             };
+            let score = m.score * scale;
+            if !score.is_finite() {
+                notes.push(Note {
+                    kind: "error",
+                    message: format!(
+                        "{} ({}) in {run_label}: the score is {}, not a measurement: not compared",
+                        row.label(),
+                        row.mode,
+                        java_number(m.score)
+                    ),
+                });
+                invalid.push((index, column, m.score));
+                continue;
+            }
             row.cells[column] = Some(Cell {
-                score: m.score * scale,
+                score,
                 error: m.error * scale,
                 samples: m.samples.scaled(scale),
                 change: None,
@@ -337,7 +373,7 @@ pub fn compare(runs: Vec<(String, Vec<Measurement>)>, criteria: Criteria) -> Com
             cell.change = Some(judge(&base, cell, row.higher_is_better, &criteria));
         }
     }
-    notes.extend(unmatched(&rows, &labels));
+    notes.extend(unmatched(&rows, &labels, &invalid));
     notes.extend(by_load.into_iter().map(|benchmark| Note {
         kind: "load",
         message: format!(
@@ -349,6 +385,18 @@ pub fn compare(runs: Vec<(String, Vec<Measurement>)>, criteria: Criteria) -> Com
         criteria,
         rows,
         notes,
+        invalid,
+    }
+}
+
+/// A number as JMH's JSON writes one that is not finite (`NaN`, `Infinity`,
+/// `-Infinity`), or as Rust prints it.
+pub(crate) fn java_number(v: f64) -> String {
+    match v {
+        v if v.is_nan() => "NaN".into(),
+        f64::INFINITY => "Infinity".into(),
+        f64::NEG_INFINITY => "-Infinity".into(),
+        v => v.to_string(),
     }
 }
 
@@ -365,9 +413,21 @@ pub(crate) fn judge(
     higher_is_better: bool,
     criteria: &Criteria,
 ) -> Change {
-    let ratio = new.score / base.score;
-    let ratio_error =
-        ratio.abs() * ((base.error / base.score).powi(2) + (new.error / new.score).powi(2)).sqrt();
+    // A histogram against iteration scores alone: both sides' iteration means, for the
+    // ratio as for the test, where both have some.
+    let by_iteration = |c: &Cell| c.samples.by_iteration().mean_and_error();
+    let ((b, b_error), (n, n_error)) = match (by_iteration(base), by_iteration(new)) {
+        (b, n)
+            if samples::mixed(&base.samples, &new.samples)
+                && b.0.is_finite()
+                && n.0.is_finite() =>
+        {
+            (b, n)
+        }
+        _ => ((base.score, base.error), (new.score, new.error)),
+    };
+    let ratio = n / b;
+    let ratio_error = ratio.abs() * ((b_error / b).powi(2) + (n_error / n).powi(2)).sqrt();
     let (p_value, test) = samples::significance(&base.samples, &new.samples);
     let better = if higher_is_better {
         ratio > 1.0
@@ -408,6 +468,7 @@ fn show_threads(rows: &mut [Row]) {
             if !row.params.iter().any(|(k, _)| k == "threads") {
                 row.params.push(("threads".into(), t.to_string()));
                 row.params.sort();
+                row.threads_shown = true;
             }
         }
     }
@@ -429,10 +490,13 @@ pub fn distinct_labels(labels: Vec<String>) -> Vec<String> {
 }
 
 /// Notes for rows that some run lacks: the benchmark is missing there, or it is there
-/// with other params.
-fn unmatched(rows: &[Row], labels: &[String]) -> Vec<Note> {
+/// with other params. A cell left out for an `invalid` score has its own note. A params
+/// note names the rows on the other side; each of them gets no note of its own, which
+/// would say the same from that side.
+fn unmatched(rows: &[Row], labels: &[String], invalid: &[(usize, usize, f64)]) -> Vec<Note> {
     let mut notes = Vec::new();
-    for row in rows {
+    let mut named: Vec<usize> = Vec::new();
+    for (index, row) in rows.iter().enumerate() {
         let have: Vec<&str> = labels
             .iter()
             .zip(&row.cells)
@@ -440,12 +504,14 @@ fn unmatched(rows: &[Row], labels: &[String]) -> Vec<Note> {
             .map(|(l, _)| l.as_str())
             .collect();
         for (column, label) in labels.iter().enumerate() {
-            if row.cells[column].is_some() {
+            let left_out = invalid.iter().any(|&(r, c, _)| (r, c) == (index, column));
+            if row.cells[column].is_some() || left_out {
                 continue;
             }
-            let others: Vec<&Row> = rows
+            let others: Vec<(usize, &Row)> = rows
                 .iter()
-                .filter(|r| {
+                .enumerate()
+                .filter(|(_, r)| {
                     r.benchmark == row.benchmark && r.mode == row.mode && r.cells[column].is_some()
                 })
                 .collect();
@@ -461,6 +527,11 @@ fn unmatched(rows: &[Row], labels: &[String]) -> Vec<Note> {
                 });
                 continue;
             }
+            if named.contains(&index) {
+                continue;
+            }
+            named.extend(others.iter().map(|(i, _)| *i));
+            let others: Vec<&Row> = others.into_iter().map(|(_, r)| r).collect();
             let hint = ignore_hint(rows, row, &others);
             let theirs: Vec<String> = others
                 .iter()
@@ -691,6 +762,125 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_params_note_is_printed_once_not_from_each_side() {
+        let raw = [10.0, 11.0, 12.0];
+        let c = compare(
+            vec![
+                (
+                    "base".into(),
+                    vec![measurement("bb.x", &[("size", "1")], &raw)],
+                ),
+                (
+                    "new".into(),
+                    vec![measurement("bb.x", &[("size", "2")], &raw)],
+                ),
+            ],
+            criteria(),
+        );
+        let said: Vec<&str> = c.notes.iter().map(|n| n.message.as_str()).collect();
+        assert_eq!(
+            said,
+            ["bb.x (thrpt) in base has params (size=1), new has (size=2); --ignore-params size compares them anyway"]
+        );
+    }
+
+    #[test]
+    fn a_score_that_is_not_a_number_is_an_error_for_its_row_alone() {
+        let raw = [10.0, 11.0, 12.0];
+        for bad in [f64::NEG_INFINITY, f64::INFINITY, f64::NAN] {
+            let mut broken = measurement("bb.x", &[], &raw);
+            broken.score = bad;
+            broken.error = f64::INFINITY;
+            let c = compare(
+                vec![
+                    (
+                        "base".into(),
+                        vec![
+                            measurement("bb.x", &[], &raw),
+                            measurement("bb.y", &[], &raw),
+                        ],
+                    ),
+                    (
+                        "new".into(),
+                        vec![broken.clone(), measurement("bb.y", &[], &raw)],
+                    ),
+                ],
+                criteria(),
+            );
+            assert!(c.rows[0].cells[1].is_none(), "{bad}: no cell, no verdict");
+            assert_eq!(c.count(Verdict::Noise), 0);
+            assert_eq!(c.count(Verdict::Same), 1, "bb.y still compared");
+            assert_eq!(c.invalid.len(), 1);
+            assert_eq!((c.invalid[0].0, c.invalid[0].1), (0, 1));
+            let notes: Vec<(&str, &str)> = c
+                .notes
+                .iter()
+                .map(|n| (n.kind, n.message.as_str()))
+                .collect();
+            let shown = java_number(bad);
+            assert_eq!(
+                notes,
+                [(
+                    "error",
+                    format!("bb.x (thrpt) in new: the score is {shown}, not a measurement: not compared")
+                        .as_str()
+                )],
+                "one note, not a missing one too"
+            );
+        }
+        // In the base: the others have nothing to be judged against.
+        let mut broken = measurement("bb.x", &[], &raw);
+        broken.score = f64::NEG_INFINITY;
+        let c = compare(
+            vec![
+                ("base".into(), vec![broken]),
+                ("new".into(), vec![measurement("bb.x", &[], &raw)]),
+            ],
+            criteria(),
+        );
+        assert!(c.rows[0].cells[0].is_none());
+        assert_eq!(c.rows[0].cells[1].as_ref().unwrap().change, None);
+        assert_eq!(c.notes.len(), 1, "{:#?}", c.notes);
+    }
+
+    #[test]
+    fn a_histogram_against_iteration_scores_is_compared_on_iteration_means() {
+        // The histogram's samples weigh the slow second iteration 9 to 1; its iteration
+        // means are 10 and 20, the other side's iterations 15 and 15.
+        let mut sample = measurement("bb.x", &[], &[1.0]);
+        sample.mode = "sample".into();
+        sample.higher_is_better = false;
+        sample.unit = "us/op".into();
+        sample.samples = Samples {
+            forks: vec![vec![(10.0, 1), (20.0, 9)]],
+            histogram: true,
+            iteration_means: vec![vec![10.0, 20.0]],
+        };
+        (sample.score, sample.error) = sample.samples.mean_and_error();
+        let mut means = measurement("bb.x", &[], &[15.0, 15.0, 15.0, 15.0]);
+        means.mode = "sample".into();
+        means.higher_is_better = false;
+        means.unit = "us/op".into();
+        let c = compare(
+            vec![("hist".into(), vec![sample]), ("raw".into(), vec![means])],
+            criteria(),
+        );
+        let cell = c.rows[0].cells[1].as_ref().unwrap();
+        assert_eq!(cell.score, 15.0, "the file's score is shown");
+        let change = cell.change.as_ref().unwrap();
+        assert_eq!(change.test, Test::IterationMeans);
+        assert_eq!(
+            change.ratio, 1.0,
+            "15 over the mean of 10 and 20, not over 19"
+        );
+        assert!(
+            c.summary().contains("p^: a histogram against iteration scores alone"),
+            "{}",
+            c.summary()
+        );
+    }
+
+    #[test]
     fn the_hint_names_only_params_that_tell_the_rows_apart() {
         let raw = [10.0, 11.0, 12.0];
         let m = |params: &[(&str, &str)]| measurement("bb.x", params, &raw);
@@ -712,12 +902,8 @@ pub(crate) mod tests {
             .filter_map(|n| n.message.split("--ignore-params ").nth(1))
             .map(|h| h.split(' ').next().unwrap())
             .collect();
-        assert_eq!(
-            hints,
-            ["threads", "codec,threads", "threads", "codec,threads"],
-            "{:#?}",
-            c.notes
-        );
+        // Once each, from base's side: new's rows are named there.
+        assert_eq!(hints, ["threads", "codec,threads"], "{:#?}", c.notes);
         for hint in ["threads", "codec,threads"] {
             let opts = Criteria {
                 ignore_params: hint.split(',').map(String::from).collect(),

@@ -6,7 +6,9 @@
 //! The test is Welch's t-test over the iterations (or samples) of all forks pooled, unless
 //! both sides have at least [`MIN_FORKS`] forks: then it is over the fork means, since
 //! run-to-run variance lives between forks (JMH's advice) and pooling iterations from
-//! several forks understates it.
+//! several forks understates it. A histogram against iteration scores alone (a sample
+//! row whose file kept only `rawData`) is tested on both sides' iteration means: Welch
+//! over 368,757 samples against 15 means would weigh unlike things as like.
 
 use crate::stats::student_t::student_t_quantile;
 use crate::stats::summary::CONFIDENCE;
@@ -22,6 +24,10 @@ pub struct Samples {
     pub forks: Vec<Vec<(f64, u64)>>,
     /// Whether the values are sample mode's histogram buckets rather than iterations.
     pub histogram: bool,
+    /// With a histogram, each iteration's mean (count-weighted), per fork: what a file
+    /// without the histogram would hold as `rawData`. Empty for iteration scores, which
+    /// are their own.
+    pub iteration_means: Vec<Vec<f64>>,
 }
 
 /// Which test a p-value comes from.
@@ -33,6 +39,9 @@ pub enum Test {
     Samples,
     /// Welch's t-test over the fork means (both sides with at least [`MIN_FORKS`] forks).
     ForkMeans,
+    /// Welch's t-test over the iteration means of all forks, pooled: one side's histogram
+    /// against the other's iteration scores alone.
+    IterationMeans,
 }
 
 impl Test {
@@ -41,6 +50,7 @@ impl Test {
             Test::Iterations => "iterations",
             Test::Samples => "samples",
             Test::ForkMeans => "fork means",
+            Test::IterationMeans => "iteration means",
         }
     }
 
@@ -51,6 +61,7 @@ impl Test {
             Test::Iterations => "",
             Test::Samples => "*",
             Test::ForkMeans => "**",
+            Test::IterationMeans => "^",
         }
     }
 }
@@ -64,7 +75,17 @@ impl Samples {
                 .map(|f| f.into_iter().map(|v| (v, 1)).collect())
                 .collect(),
             histogram: false,
+            iteration_means: Vec::new(),
         }
+    }
+
+    /// The scores of the iterations, per fork: the iteration means of a histogram, the
+    /// values themselves otherwise.
+    pub fn by_iteration(&self) -> Samples {
+        if !self.histogram {
+            return self.clone();
+        }
+        Samples::iterations(self.iteration_means.clone())
     }
 
     fn all(&self) -> impl Iterator<Item = (f64, u64)> + Clone + '_ {
@@ -93,6 +114,11 @@ impl Samples {
                 .map(|f| f.iter().map(|&(v, c)| (v * by, c)).collect())
                 .collect(),
             histogram: self.histogram,
+            iteration_means: self
+                .iteration_means
+                .iter()
+                .map(|f| f.iter().map(|v| v * by).collect())
+                .collect(),
         }
     }
 
@@ -138,8 +164,21 @@ impl Samples {
     }
 }
 
+/// Whether `base` and `new` are a histogram and iteration scores alone: then both are
+/// compared on their iteration means ([`Samples::by_iteration`]).
+pub fn mixed(base: &Samples, new: &Samples) -> bool {
+    base.histogram != new.histogram
+}
+
 /// The p-value of the difference between `base` and `new`, and the test it comes from.
 pub fn significance(base: &Samples, new: &Samples) -> (f64, Test) {
+    if mixed(base, new) {
+        let (base, new) = (base.by_iteration(), new.by_iteration());
+        return match significance(&base, &new) {
+            (p, Test::Iterations) => (p, Test::IterationMeans),
+            other => other,
+        };
+    }
     let (a, b) = (base.fork_means(), new.fork_means());
     if a.len() >= MIN_FORKS && b.len() >= MIN_FORKS {
         let ones = |v: &[f64]| v.iter().map(|&m| (m, 1)).collect::<Vec<_>>();
@@ -173,7 +212,12 @@ mod tests {
         let h = Samples {
             forks: vec![vec![(1.0, 3), (5.0, 1)], vec![(2.0, 4)]],
             histogram: true,
+            iteration_means: vec![vec![1.0, 5.0], vec![2.0]],
         };
+        assert_eq!(
+            h.scaled(2.0).by_iteration(),
+            Samples::iterations(vec![vec![2.0, 10.0], vec![4.0]])
+        );
         let flat = Samples::iterations(vec![vec![1.0, 1.0, 1.0, 5.0], vec![2.0, 2.0, 2.0, 2.0]]);
         assert_eq!(h.count(), 8);
         assert_eq!(h.pooled(), flat.pooled());
@@ -239,6 +283,30 @@ mod tests {
         assert_eq!(significance(&two, &b).1, Test::Iterations);
         let mut h = two.clone();
         h.histogram = true;
-        assert_eq!(significance(&h, &b).1, Test::Samples);
+        h.iteration_means = forks(0.0)[..2].to_vec();
+        assert_eq!(significance(&h, &h).1, Test::Samples);
+        assert_eq!(significance(&h, &b).1, Test::IterationMeans);
+    }
+
+    #[test]
+    fn a_histogram_against_iteration_scores_alone_is_tested_on_iteration_means() {
+        // 100,000 samples around 100 in 15 iterations, against the same 15 iteration
+        // means shifted by 0.5%: like against like, the iterations of both sides.
+        let means: Vec<f64> = (0..15).map(|i| 100.0 + (i % 5) as f64).collect();
+        let h = Samples {
+            forks: vec![means
+                .iter()
+                .flat_map(|&m| [(m - 1.0, 3333), (m + 1.0, 3333)])
+                .collect()],
+            histogram: true,
+            iteration_means: vec![means.clone()],
+        };
+        let shifted = Samples::iterations(vec![means.iter().map(|m| m * 1.005).collect()]);
+        let (p, test) = significance(&h, &shifted);
+        assert_eq!(test, Test::IterationMeans);
+        assert!(p > 0.1, "{p}");
+        assert_eq!(significance(&shifted, &h).1, Test::IterationMeans);
+        let pooled = welch(h.pooled(), shifted.pooled());
+        assert!(pooled < p, "{pooled} {p}");
     }
 }

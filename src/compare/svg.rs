@@ -1029,6 +1029,7 @@ mod tests {
             m.samples = Samples {
                 forks: vec![vec![(us[0], 500), (us[1], 490), (us[2], 10)]],
                 histogram: true,
+                iteration_means: Vec::new(),
             };
             m.offered_load = Some(OfferedLoad { target, achieved });
             m

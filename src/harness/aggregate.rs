@@ -98,7 +98,7 @@ pub fn add_scaling(results: &mut [BenchResult]) {
                     && others(r) == others(&results[i])
                     && r.mode() == results[i].mode()
             })
-            .filter_map(|r| Some((threads_of(r)?, r.summary.mean)))
+            .filter_map(|r| Some((threads_of(r)?, r.score().mean)))
             .collect();
         if group.len() < 2 {
             continue;
@@ -107,7 +107,8 @@ pub fn add_scaling(results: &mut [BenchResult]) {
             (f64::INFINITY, f64::NAN),
             |a, b| if b.0 < a.0 { b } else { a },
         );
-        let score = results[i].summary.mean;
+        // The score the reports print: in sample mode over every sample, as JMH's.
+        let score = results[i].score().mean;
         let speedup = if results[i].mode().higher_is_better() {
             score / base_score
         } else {
@@ -261,5 +262,29 @@ mod tests {
             rs[2].secondary("speedup").is_none(),
             "a lone thread count has nothing to scale against"
         );
+    }
+
+    #[test]
+    fn sample_mode_scales_the_score_the_reports_print_not_the_iteration_mean() {
+        // The same samples at 1 and 2 threads; iteration means made to differ 7-fold.
+        let one = crate::model::result::tests::sample_mode_result();
+        let mut two = one.clone();
+        for (k, v) in &mut two.params {
+            if k == "threads" {
+                *v = "2".into();
+            }
+        }
+        two.raw = vec![vec![50.0, 50.0], vec![50.0]];
+        two.summary = Summary::of(&[50.0, 50.0, 50.0]);
+        assert!((one.summary.mean / two.summary.mean - 7.34).abs() < 0.01);
+        let mut rs = vec![one, two];
+        add_scaling(&mut rs);
+        let speedup = rs[1].secondary("speedup").unwrap().summary.mean;
+        assert_eq!(speedup, rs[0].score().mean / rs[1].score().mean);
+        assert_eq!(
+            speedup, 1.0,
+            "over every sample, as JMH's score and the JSON's"
+        );
+        assert_eq!(rs[1].secondary("efficiency").unwrap().summary.mean, 0.5);
     }
 }

@@ -95,7 +95,7 @@ macro_rules! bench_args {
             /// an iteration that runs longer than this fails the run (default 10m)
             #[argh(option, from_str_fn($crate::harness::cli::parse_duration))]
             pub timeout: Option<std::time::Duration>,
-            /// report format: text, csv, json or bm (default text, or from the --output extension)
+            /// report format: text, csv, json, jmh (JMH's JSON keys only, for strict readers) or bm (default text, or from the --output extension)
             #[argh(option, from_str_fn($crate::harness::cli::parse_format))]
             pub format: Option<$crate::harness::cli::Format>,
             /// write the report to this file (atomically: a temporary file, then renamed)

@@ -179,4 +179,25 @@ mod tests {
             "no remote call, nothing to answer"
         );
     }
+
+    #[test]
+    fn in_sample_mode_a_call_costs_the_score_the_json_reports() {
+        // Samples of 1 to 100 us and ten of 1 ms (136.8 us over every sample), in
+        // iterations whose means are 25.5, 75.5 and 1000 us (367 us).
+        let mut r = crate::model::result::tests::sample_mode_result();
+        r.params = vec![
+            ("call".into(), "method_no_args".into()),
+            ("transport".into(), "unix".into()),
+        ];
+        let score = r.score().mean;
+        assert!((score - 136.8).abs() < 0.2, "{score}");
+        assert!((r.summary.mean - 367.0).abs() < 0.1);
+        assert_eq!(
+            answer(&[r]),
+            [format!(
+                "unix: a call costs {} (method_no_args)",
+                duration_ns(score * 1e3)
+            )]
+        );
+    }
 }

@@ -82,6 +82,8 @@ pub enum Format {
     Text,
     Csv,
     Json,
+    /// JMH's `-rf json` with JMH's keys only, for readers that refuse unknown keys.
+    Jmh,
     /// Ruby's Benchmark.bm layout: user, system, total and (real) per benchmark.
     Bm,
 }
@@ -99,15 +101,16 @@ pub fn parse_mode(s: &str) -> std::result::Result<Mode, String> {
     }
 }
 
-/// Parses `text`, `csv`, `json` or `bm`.
+/// Parses `text`, `csv`, `json`, `jmh` or `bm`.
 pub fn parse_format(s: &str) -> std::result::Result<Format, String> {
     match s {
         "text" => Ok(Format::Text),
         "csv" => Ok(Format::Csv),
         "json" => Ok(Format::Json),
+        "jmh" => Ok(Format::Jmh),
         "bm" => Ok(Format::Bm),
         _ => Err(format!(
-            "unknown format '{s}' (expected text, csv, json or bm)"
+            "unknown format '{s}' (expected text, csv, json, jmh or bm)"
         )),
     }
 }
@@ -122,6 +125,8 @@ mod tests {
         assert_eq!(parse_mode("sample"), Ok(Mode::Sample));
         assert!(parse_mode("fast").is_err());
         assert_eq!(parse_format("json"), Ok(Format::Json));
+        assert_eq!(parse_format("jmh"), Ok(Format::Jmh));
+        assert_eq!(parse_format("bm"), Ok(Format::Bm));
         assert!(parse_format("xml").unwrap_err().contains("'xml'"));
     }
 }

@@ -3,8 +3,10 @@
 //! the JVM fields, iterations, times, batch sizes, params, primaryMetric and
 //! secondaryMetrics; sample mode with `rawDataHistogram` and the `p0.00` … percentile
 //! metrics, scored over every sample),
-//! so JMH result viewers and strict readers take it; boardbench adds `environment` and
-//! `boardbench` fields they ignore.
+//! so JMH result viewers take it; boardbench adds `environment` and `boardbench` fields
+//! that they ignore. A reader that refuses unknown keys (Jackson's
+//! `FAIL_ON_UNKNOWN_PROPERTIES`, kotlinx.serialization's default) takes `--format jmh`
+//! ([`render_jmh`]): the same entries with JMH's keys only.
 
 use crate::model::answer::Answer;
 use crate::model::failure::Failure;
@@ -34,7 +36,7 @@ pub fn render(
     env: &Environment,
     answer: Option<&Answer>,
 ) -> String {
-    let mut entries: Vec<Json> = results.iter().map(|r| entry(r, env)).collect();
+    let mut entries: Vec<Json> = results.iter().map(|r| entry(r, Some(env))).collect();
     if let Some(Json::Obj(first)) = entries.first_mut() {
         if let Some((_, Json::Obj(ours))) = first.iter_mut().find(|(k, _)| k == "boardbench") {
             if let Some(answer) = answer {
@@ -52,6 +54,14 @@ pub fn render(
         }
     }
     Json::Arr(entries).to_pretty()
+}
+
+/// `--format jmh`: the entries with JMH's keys only (the 19 of JMH's `-rf json`, and in
+/// the metrics JMH's own), so that a reader that refuses unknown keys opens the file;
+/// the environment, boardbench's extras, the answer and the failed benchmarks are left
+/// out (the text table on stdout, with `--output`, still has the last two).
+pub fn render_jmh(results: &[BenchResult]) -> String {
+    Json::Arr(results.iter().map(|r| entry(r, None)).collect()).to_pretty()
 }
 
 fn answer_json(answer: &Answer) -> Json {
@@ -97,7 +107,9 @@ fn vm_fields() -> [(&'static str, Json); 5] {
     ]
 }
 
-fn entry(r: &BenchResult, env: &Environment) -> Json {
+/// One benchmark's entry; with `env`, boardbench's `environment` and `boardbench` extras
+/// after JMH's keys.
+fn entry(r: &BenchResult, env: Option<&Environment>) -> Json {
     let s = &r.settings;
     let mode = r.mode();
     let mut fields: Vec<(&str, Json)> = vec![
@@ -148,6 +160,11 @@ fn entry(r: &BenchResult, env: &Environment) -> Json {
             metric(&r.score(), r.percentiles(), &r.unit(), primary_raw),
         ),
         ("secondaryMetrics", Json::obj(secondary)),
+    ]);
+    let Some(env) = env else {
+        return Json::obj(fields);
+    };
+    fields.extend([
         ("environment", environment_json(env)),
         (
             "boardbench",
@@ -584,6 +601,98 @@ mod tests {
                 "rawData"
             ]
         );
+    }
+
+    /// The keys JMH's `-rf json` writes in an entry (`JSONResultFormat`), params
+    /// included, and in a metric (primary or secondary): a strict reader's data class.
+    pub(crate) const JMH_ENTRY_KEYS: [&str; 19] = [
+        "jmhVersion",
+        "benchmark",
+        "mode",
+        "threads",
+        "forks",
+        "jvm",
+        "jvmArgs",
+        "jdkVersion",
+        "vmName",
+        "vmVersion",
+        "warmupIterations",
+        "warmupTime",
+        "warmupBatchSize",
+        "measurementIterations",
+        "measurementTime",
+        "measurementBatchSize",
+        "params",
+        "primaryMetric",
+        "secondaryMetrics",
+    ];
+    pub(crate) const JMH_METRIC_KEYS: [&str; 7] = [
+        "score",
+        "scoreError",
+        "scoreConfidence",
+        "scorePercentiles",
+        "scoreUnit",
+        "rawData",
+        "rawDataHistogram",
+    ];
+
+    /// Reads `text` as a reader that refuses unknown keys does: every key of an entry and
+    /// of its metrics must be one of JMH's. The unknown keys, with where they are.
+    fn unknown_keys(text: &str) -> Vec<String> {
+        let v: serde_json::Value = serde_json::from_str(text).unwrap();
+        let mut unknown = Vec::new();
+        let mut check = |o: &serde_json::Value, allowed: &[&str], at: &str| {
+            for k in o.as_object().unwrap().keys() {
+                if !allowed.contains(&k.as_str()) {
+                    unknown.push(format!("{at}{k}"));
+                }
+            }
+        };
+        for (i, e) in v.as_array().unwrap().iter().enumerate() {
+            check(e, &JMH_ENTRY_KEYS, &format!("[{i}]."));
+            check(&e["primaryMetric"], &JMH_METRIC_KEYS, "primaryMetric.");
+            for (name, m) in e["secondaryMetrics"].as_object().unwrap() {
+                check(m, &JMH_METRIC_KEYS, &format!("secondaryMetrics.{name}."));
+            }
+        }
+        unknown
+    }
+
+    #[test]
+    fn the_jmh_format_has_jmh_keys_only_and_json_the_same_entries_with_extras() {
+        let mut thrpt = sample_result("bb.zstd.compress", "1", vec![1.0, 2.0, 3.0]);
+        thrpt.secondary = vec![crate::model::result::Secondary::new(
+            "MB/s",
+            "MB/s",
+            vec![vec![3.0, 4.0, 5.0]],
+        )];
+        let sample = crate::model::result::tests::sample_mode_result();
+        let results = [thrpt, sample];
+        let failed = [Failure {
+            benchmark: "bb.x".into(),
+            error: "refused".into(),
+        }];
+        let answer = Answer::new("bb-zstd".into(), vec!["fast".into()]);
+        let env = Environment::default();
+        let strict = render_jmh(&results);
+        assert_eq!(unknown_keys(&strict), Vec::<String>::new(), "{strict}");
+        let ours = render(&results, &failed, &env, Some(&answer));
+        let unknown = unknown_keys(&ours);
+        // serde_json sorts the keys.
+        let extras = ["boardbench", "environment"];
+        let want: Vec<String> = (0..2)
+            .flat_map(|i| extras.map(|k| format!("[{i}].{k}")))
+            .collect();
+        assert_eq!(unknown, want);
+        // Without the extras, the same document.
+        let mut doc: serde_json::Value = serde_json::from_str(&ours).unwrap();
+        for e in doc.as_array_mut().unwrap() {
+            let e = e.as_object_mut().unwrap();
+            e.remove("environment");
+            e.remove("boardbench");
+        }
+        let strict: serde_json::Value = serde_json::from_str(&strict).unwrap();
+        assert_eq!(strict, doc);
     }
 
     #[test]

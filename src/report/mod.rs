@@ -31,7 +31,7 @@ pub(crate) fn jmh_param_order(keys: impl IntoIterator<Item = String>) -> Vec<Str
 }
 
 /// Renders `results` in `format`, with the benchmarks that `failed` where the format has
-/// room for them (text and JSON; CSV and bm leave them out).
+/// room for them (text and JSON; CSV, bm and JMH's own JSON leave them out).
 fn render(
     format: Format,
     results: &[BenchResult],
@@ -43,6 +43,7 @@ fn render(
         Format::Text => text::render(results, failed, answer),
         Format::Csv => csv::render(results),
         Format::Json => json::render(results, failed, env, answer),
+        Format::Jmh => json::render_jmh(results),
         Format::Bm => bm::render(results),
     }
 }

@@ -90,7 +90,7 @@ fn closed_loop(rows: &[&BenchResult], transport: &str) -> Vec<String> {
     let mut first = format!(
         "{transport}, {payload} B, {}: sync {} calls/s",
         codec.unwrap_or("-"),
-        amount(sync.summary.mean)
+        amount(sync.score().mean)
     );
     if let Some(v) = sync.secondary("vs floor") {
         first.push_str(&match ratio_is_one(v) {
@@ -105,15 +105,15 @@ fn closed_loop(rows: &[&BenchResult], transport: &str) -> Vec<String> {
         lines.push(format!(
             "  async ({} in flight) {}/s = {} sync{}",
             a.param("depth").unwrap_or("?"),
-            amount(a.summary.mean),
-            times(a.summary.mean / sync.summary.mean),
+            amount(a.score().mean),
+            times(a.score().mean / sync.score().mean),
             noise_mark(differ(sync, a))
         ));
         if let Some(f) = deep("future").filter(|f| f.param("depth") == a.param("depth")) {
             lines.push(format!(
                 "  future at the same depth {}/s = {} async{}",
-                amount(f.summary.mean),
-                times(f.summary.mean / a.summary.mean),
+                amount(f.score().mean),
+                times(f.score().mean / a.score().mean),
                 noise_mark(differ(a, f))
             ));
         }
@@ -127,7 +127,7 @@ fn closed_loop(rows: &[&BenchResult], transport: &str) -> Vec<String> {
     if let Some(other) = other_codec {
         if let Some(o) = row(rows, "sync", transport, Some(&other), Some(1)) {
             // Time per call, the codec's against the reference's.
-            let cost = sync.summary.mean / o.summary.mean - 1.0;
+            let cost = sync.score().mean / o.score().mean - 1.0;
             let reference = codec.unwrap_or("-");
             lines.push(match differ(sync, o) {
                 Some(false) => {
@@ -157,8 +157,8 @@ fn transport_line(rows: &[&BenchResult], first: &str, other: &str) -> Option<Str
     );
     let mut line = format!(
         "{other}: sync {} calls/s, {} {first}'s{}",
-        amount(b.summary.mean),
-        times(b.summary.mean / a.summary.mean),
+        amount(b.score().mean),
+        times(b.score().mean / a.score().mean),
         noise_mark(differ(a, b))
     );
     if let (Some(x), Some(y)) = (
@@ -168,7 +168,7 @@ fn transport_line(rows: &[&BenchResult], first: &str, other: &str) -> Option<Str
         if x.param("depth") == y.param("depth") && x.param("depth") != Some("1") {
             line.push_str(&format!(
                 "; async {}",
-                times(y.summary.mean / x.summary.mean)
+                times(y.score().mean / x.score().mean)
             ));
         }
     }

@@ -930,7 +930,8 @@ fn the_hint_names_only_the_param_that_differs_and_following_it_merges_nothing() 
         .filter(|l| l.starts_with("params:"))
         .map(|l| l.split("; ").nth(1).unwrap_or("no hint"))
         .collect();
-    assert_eq!(hints.len(), 4, "{}", run.stdout);
+    // Once per row of base, each naming new's rows: new's have no notes of their own.
+    assert_eq!(hints.len(), 2, "{}", run.stdout);
     assert!(
         hints
             .iter()
@@ -1180,12 +1181,66 @@ fn gab_formats_write_the_actions_custom_json_split_by_direction() {
         }
     }
     let v = compare(&["--format", "gab-bigger", &thrpt]).json();
-    assert_eq!(
-        v[0]["name"],
-        "org.openjdk.jmh.samples.JMHSample_01_HelloWorld.wellHelloThere"
-    );
+    let name = "org.openjdk.jmh.samples.JMHSample_01_HelloWorld.wellHelloThere [thrpt]";
+    assert_eq!(v[0]["name"], name);
     assert_eq!(v[0]["unit"], "ops/s");
     assert!(v[0]["range"].as_str().unwrap().starts_with("± "));
+    // The action keeps a series' history by its name: one more row, at 4 threads, and a
+    // broken one, rename nothing (the table shows threads now, the names do not).
+    let d = TempDir::new("cmp-gab-names");
+    let mut doc = read_data("gab-jmh-thrpt.json");
+    let mut four = doc[0].clone();
+    four["threads"] = 4.into();
+    let mut broken = doc[0].clone();
+    broken["benchmark"] = "org.x.Broken.run".into();
+    broken["primaryMetric"]["score"] = "-Infinity".into();
+    broken["primaryMetric"]["scoreError"] = "Infinity".into();
+    doc.as_array_mut().unwrap().extend([four, broken]);
+    let more = write_doc(&d, "more.json", &doc);
+    let text = compare(&[&more]);
+    text.assert_ok();
+    assert!(
+        text.stdout.contains("(threads)"),
+        "the table tells them apart: {}",
+        text.stdout
+    );
+    let error = text
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("error: org.x.Broken.run (thrpt) in "))
+        .unwrap_or_else(|| panic!("{}", text.stdout));
+    assert!(
+        error.ends_with("more: the score is -Infinity, not a measurement: not compared"),
+        "{error}"
+    );
+    let run = compare(&["--format", "gab-bigger", &more]);
+    run.assert_ok();
+    let v = run.json();
+    let names: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [name, &name.replace(" [", " (threads=4) [")],
+        "{v:#}"
+    );
+    assert!(v.as_array().unwrap().iter().all(|e| e["value"].is_number()));
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .starts_with("bb-compare: warning: org.x.Broken.run [thrpt]: the score in "),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .ends_with("more is -Infinity, not a number: left out of the gab-bigger file\n"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
@@ -1234,6 +1289,39 @@ fn boardbench_sample_files_compare_from_their_histograms() {
         v["rows"][0]["results"][0]["samples"], doc[0]["boardbench"]["samples"],
         "every sample counted"
     );
+    // The same run with only its iteration means as rawData (what a sample file without
+    // its histogram holds): compared on iteration means, not samples against means.
+    let mut means = doc.clone();
+    let pm = means[0]["primaryMetric"].as_object_mut().unwrap();
+    let histogram = pm.remove("rawDataHistogram").unwrap();
+    let raw: Vec<Vec<f64>> = histogram
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|fork| {
+            let fork = fork.as_array().unwrap();
+            fork.iter()
+                .map(|i| {
+                    let pairs = i.as_array().unwrap();
+                    let (sum, n) = pairs.iter().fold((0.0, 0.0), |(s, n), p| {
+                        let (v, c) = (p[0].as_f64().unwrap(), p[1].as_f64().unwrap());
+                        (s + v * c, n + c)
+                    });
+                    sum / n
+                })
+                .collect()
+        })
+        .collect();
+    pm.insert("rawData".into(), json!(raw));
+    let means = write_doc(&d, "means.json", &means);
+    let v = compare(&["--format", "json", &own, &means]).json();
+    let cell = &v["rows"][0]["results"][1];
+    assert_eq!(cell["test"], "iteration means", "{v:#}");
+    assert!(
+        (cell["ratio"].as_f64().unwrap() - 1.0).abs() < 1e-9,
+        "the same iterations: {v:#}"
+    );
+    assert_eq!(cell["verdict"], "same", "{v:#}");
     // MB/s, boardbench's own secondary metric: bigger is better.
     let mut faster = doc.clone();
     scale_metric(&mut faster[0]["secondaryMetrics"]["MB/s"], 2.0);

@@ -450,6 +450,134 @@ fn visualizer_reads_a_boardbench_sample_file_without_a_missing_field_or_nan() {
         .contains("rawDataHistogram"));
 }
 
+/// The keys of JMH's `-rf json` entries, and of their metrics (primary and secondary):
+/// what a reader that refuses unknown keys (Jackson's FAIL_ON_UNKNOWN_PROPERTIES,
+/// kotlinx.serialization's default) declares.
+const JMH_ENTRY_KEYS: [&str; 19] = [
+    "jmhVersion",
+    "benchmark",
+    "mode",
+    "threads",
+    "forks",
+    "jvm",
+    "jvmArgs",
+    "jdkVersion",
+    "vmName",
+    "vmVersion",
+    "warmupIterations",
+    "warmupTime",
+    "warmupBatchSize",
+    "measurementIterations",
+    "measurementTime",
+    "measurementBatchSize",
+    "params",
+    "primaryMetric",
+    "secondaryMetrics",
+];
+const JMH_METRIC_KEYS: [&str; 7] = [
+    "score",
+    "scoreError",
+    "scoreConfidence",
+    "scorePercentiles",
+    "scoreUnit",
+    "rawData",
+    "rawDataHistogram",
+];
+
+/// `doc` read as a strict reader reads it: the keys JMH's data classes lack, with where.
+fn unknown_keys(doc: &Value) -> Vec<String> {
+    let mut unknown = Vec::new();
+    let mut check = |o: &Value, allowed: &[&str], at: String| match o.as_object() {
+        Some(o) => unknown.extend(
+            o.keys()
+                .filter(|k| !allowed.contains(&k.as_str()))
+                .map(|k| format!("{at}{k}")),
+        ),
+        None => unknown.push(format!("{at}: not an object")),
+    };
+    for (i, e) in doc.as_array().unwrap().iter().enumerate() {
+        check(e, &JMH_ENTRY_KEYS, format!("[{i}]."));
+        check(
+            &e["primaryMetric"],
+            &JMH_METRIC_KEYS,
+            format!("[{i}].primaryMetric."),
+        );
+        for (name, m) in e["secondaryMetrics"].as_object().unwrap() {
+            check(
+                m,
+                &JMH_METRIC_KEYS,
+                format!("[{i}].secondaryMetrics.{name}."),
+            );
+        }
+    }
+    unknown
+}
+
+#[test]
+fn the_jmh_format_opens_in_a_reader_that_refuses_unknown_keys() {
+    // The whitelist is JMH's: every real JMH file here keeps to it.
+    for file in [
+        "openjdk-golden.json",
+        "victoriengb-sample-jmh1.37.json",
+        "vietj-sample-jmh1.21.json",
+        "dennisrippinger-thrpt-10forks-jmh1.19.json",
+        "mariofusco-avgt-nan-secondary.json",
+        "gab-jmh-params.json",
+    ] {
+        let real: Value = serde_json::from_str(&read(file)).unwrap();
+        assert_eq!(unknown_keys(&real), Vec::<String>::new(), "{file}");
+    }
+    let d = crate::support::TempDir::new("jmh-strict");
+    let sample = sample_run("jmh");
+    let strict = sample.json();
+    assert_eq!(
+        unknown_keys(&strict),
+        Vec::<String>::new(),
+        "{}",
+        sample.stdout
+    );
+    assert!(strict[0]["primaryMetric"].get("rawDataHistogram").is_some());
+    assert!(strict[0]["secondaryMetrics"].get("p0.99").is_some());
+    visualizer_extract(&strict).unwrap();
+    // --format json has boardbench's extras, which a strict reader refuses.
+    let ours = sample_run("json").json();
+    assert_eq!(
+        unknown_keys(&ours)[..2],
+        ["[0].boardbench", "[0].environment"]
+    );
+    let thrpt = bb_zstd(&[
+        "--op",
+        "compress",
+        "--threads",
+        "1",
+        "--forks",
+        "0",
+        "--format",
+        "jmh",
+    ]);
+    thrpt.assert_ok();
+    let doc = thrpt.json();
+    assert_eq!(unknown_keys(&doc), Vec::<String>::new(), "{}", thrpt.stdout);
+    assert!(doc[0]["secondaryMetrics"].get("MB/s").is_some());
+    // bb-compare reads both forms: the strict file against boardbench's own.
+    let write = |name: &str, v: &Value| {
+        let path = d.join(name);
+        std::fs::write(&path, serde_json::to_string(v).unwrap()).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let (strict, ours) = (write("strict.json", &strict), write("ours.json", &ours));
+    let cmp = run_with(
+        env!("CARGO_BIN_EXE_bb-compare"),
+        &["--format", "json", &ours, &strict],
+        &[],
+    );
+    let v = cmp.json();
+    let row = &v["rows"][0];
+    assert_eq!(row["benchmark"], "bb.zstd.decompress", "{v:#}");
+    assert!(row["results"][1]["ratio"].as_f64().is_some(), "{v:#}");
+    assert_eq!(row["results"][1]["test"], "samples", "{v:#}");
+}
+
 /// The cells of a CSV line as JMH writes them (quoted or bare, no commas inside quotes
 /// in these files but params, which are handled).
 fn cells(line: &str) -> Vec<String> {

@@ -363,6 +363,11 @@ fn bad_flags_get_one_line_and_exit_2() {
         (vec!["--level", "99"], vec![], "--level 99"),
         (vec!["--time", "3"], vec![], "--time"),
         (vec!["--mode", "fast"], vec![], "fast"),
+        (
+            vec!["--format", "yaml"],
+            vec![],
+            "unknown format 'yaml' (expected text, csv, json, jmh or bm)",
+        ),
         (vec!["--op", "zip"], vec![], "--op"),
         (
             vec!["--lock", "gvl"],
@@ -428,6 +433,16 @@ fn help_shows_an_example_and_exits_0() {
             && run.stdout.contains("--reuse-context")
             && run.stdout.contains("--lock")
     );
+    // Every --format value is listed (argh wraps the description).
+    let format: String = run
+        .stdout
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("--format"))
+        .take_while(|l| !l.trim_start().starts_with("--output"))
+        .collect();
+    for value in ["text", "csv", "json", "jmh", "bm"] {
+        assert!(format.contains(value), "{value}: {format}");
+    }
 }
 
 /// A run that would take hours: a million jobs per invocation.
