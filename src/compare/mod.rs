@@ -874,7 +874,8 @@ pub(crate) mod tests {
             "15 over the mean of 10 and 20, not over 19"
         );
         assert!(
-            c.summary().contains("p^: a histogram against iteration scores alone"),
+            c.summary()
+                .contains("p^: a histogram against iteration scores alone"),
             "{}",
             c.summary()
         );

@@ -30,8 +30,13 @@ pub const GUESS: Cost = Cost {
     bandwidth: 1e9,
 };
 
-/// The 1-byte GETs timed for the round trip (the fastest counts).
-const ROUND_TRIPS: usize = 3;
+/// The 1-byte GETs timed for the round trip. Their median counts: the fastest of three
+/// said half the round trip a run then saw from moto's server under load, and one slow
+/// answer must not double it either.
+const ROUND_TRIPS: usize = 7;
+/// The least time a body is taken to have needed.
+const MIN_BODY: f64 = 1e-6;
+
 /// The largest range GET timed for the bandwidth.
 const BANDWIDTH_RANGE: u64 = 4 << 20;
 
@@ -64,10 +69,10 @@ impl Probe {
             match self.measure() {
                 Ok(cost) => {
                     crate::stderr!(
-                        "{}: {label}: round trip {:.1} ms, {:.0} MB/s ({} requests in {}, for the estimates)",
+                        "{}: {label}: round trip {:.1} ms, {} ({} requests in {}, for the estimates)",
                         program_name(),
                         cost.round_trip * 1e3,
-                        cost.bandwidth / 1e6,
+                        cost.bandwidth_text(self.object.size.min(BANDWIDTH_RANGE)),
                         ROUND_TRIPS + 2,
                         format_estimate(started.elapsed())
                     );
@@ -94,22 +99,36 @@ impl Probe {
             source.read_into(0, len, &mut sink)?;
             Ok(started.elapsed().as_secs_f64())
         };
-        let mut round_trip = f64::INFINITY;
+        let mut round_trips = Vec::with_capacity(ROUND_TRIPS);
         for _ in 0..ROUND_TRIPS {
-            round_trip = round_trip.min(timed(1.min(o.size))?);
+            round_trips.push(timed(1.min(o.size))?);
         }
+        round_trips.sort_by(f64::total_cmp);
         let len = o.size.min(BANDWIDTH_RANGE);
         let took = timed(len)?;
-        Ok(Cost::from_timings(round_trip, len, took))
+        // The body's time is the large GET's beyond the quickest round trip; a request
+        // costs the median one.
+        let mut cost = Cost::from_timings(round_trips[0], len, took);
+        cost.round_trip = round_trips[ROUND_TRIPS / 2];
+        Ok(cost)
     }
 }
 
 impl Cost {
+    /// `269 MB/s`, or what a body too quick to time against the round trip says of it.
+    fn bandwidth_text(&self, len: u64) -> String {
+        if self.bandwidth >= len as f64 / MIN_BODY {
+            format!("a {len}-byte GET no slower than a round trip")
+        } else {
+            format!("{:.0} MB/s", self.bandwidth / 1e6)
+        }
+    }
+
     /// The cost from a round trip of `round_trip` seconds, and a GET of `len` bytes that
     /// took `took`: its time beyond a round trip is the body's.
     pub fn from_timings(round_trip: f64, len: u64, took: f64) -> Cost {
         // A body too quick to time against the round trip: no slower than 1 µs for it.
-        let body = (took - round_trip).max(1e-6);
+        let body = (took - round_trip).max(MIN_BODY);
         Cost {
             round_trip,
             bandwidth: len as f64 / body,

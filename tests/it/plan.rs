@@ -26,10 +26,20 @@ const SHORT: [&str; 10] = [
 /// benchmarks always, and the estimate within 25% of the wall time, in one of
 /// [`crate::support::timing::TRIES`] tries (the shared retry of the timing tests).
 pub(crate) fn plan_and_run(dir: &TempDir, exe: &str, args: &[&str]) -> (Run, f64) {
+    plan_and_run_with(dir, exe, args, &[])
+}
+
+/// [`plan_and_run`] with `env` added to the environment of both runs.
+pub(crate) fn plan_and_run_with(
+    dir: &TempDir,
+    exe: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> (Run, f64) {
     crate::support::timing::retry(&format!("the plan of {exe} {args:?}"), || {
         let dry = [args, &["--dry-run"]].concat();
         let started = Instant::now();
-        let plan = run_in(dir.path(), exe, &dry, &[]);
+        let plan = run_in(dir.path(), exe, &dry, env);
         let planning = started.elapsed();
         plan.assert_ok();
         assert!(
@@ -43,7 +53,7 @@ pub(crate) fn plan_and_run(dir: &TempDir, exe: &str, args: &[&str]) -> (Run, f64
         ]
         .concat();
         let started = Instant::now();
-        let run = run_in(dir.path(), exe, &real, &[]);
+        let run = run_in(dir.path(), exe, &real, env);
         let wall = started.elapsed().as_secs_f64();
         run.assert_ok();
         let report: serde_json::Value =

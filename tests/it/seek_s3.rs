@@ -805,4 +805,36 @@ mod timing {
             run.stderr
         );
     }
+
+    #[test]
+    #[ignore = "needs moto (scripts/setup.sh test); run by make test"]
+    fn against_moto_the_estimate_is_the_wall_time_of_the_run() {
+        let moto = Moto::start();
+        let creds = moto.user();
+        let home = TempDir::new("seek-s3-estimate");
+        let endpoint = moto.endpoint();
+        let none = home.join("empty");
+        std::fs::write(&none, "").unwrap();
+        let none = none.to_str().unwrap();
+        let env = [
+            keys_for(&creds, &endpoint),
+            vec![
+                ("AWS_REGION", "us-east-1"),
+                ("AWS_CONFIG_FILE", none),
+                ("AWS_SHARED_CREDENTIALS_FILE", none),
+            ],
+        ]
+        .concat();
+        let source = "s3://estimate/runs/";
+        bb_seek(&home, &env, &["gen", "--dest", source, "--sizes", "64k,1m"]).assert_ok();
+        // moto answers each request in milliseconds of Python: the probe's round trip and
+        // bandwidth, times each pattern's requests and bytes, are the run's time.
+        let args = ["--quick", "--sizes", "64k,1m", "--source", source];
+        let (run, _) = crate::plan::plan_and_run_with(&home, EXE, &args, &env);
+        assert!(
+            run.stderr.contains(&format!("{source}: round trip ")),
+            "{}",
+            run.stderr
+        );
+    }
 }
