@@ -7,6 +7,7 @@
 #   scripts/deploy.sh [--quick | --standard | --full] [--target armv7|aarch64|x86|armv6]
 #                     [--only zstd,...] [--no-build | --dist TARBALL] [--results DIR] HOST
 #   scripts/deploy.sh --print-target [--target T] HOST   (checks the board, prints T)
+#   scripts/deploy.sh --dry-run [...] HOST   (run-all.sh --dry-run's plan, from the board)
 #
 # HOST is user@host or a Host of your ssh config. Without --target, the target follows
 # the board's `uname -m` (armv6l, a Pi Zero or 1: armv6); with it, a board of another
@@ -15,11 +16,13 @@
 # REMOTE_DIR: where on the board (default ~/boardbench; a leading ~ is the board's home).
 # The profile defaults to run-all's (standard); BB_FLAGS and BB_FLAGS_<name> are passed
 # on to run-all.sh on the board, after the profile. Exit code: run-all's (0 all ran, 1 a binary
-# failed), 1 when the board cannot be reached, 2 for bad arguments.
+# failed), 1 when the board cannot be reached, 2 for bad arguments. --dry-run unpacks the
+# dist in a temporary folder on the board, prints run-all.sh --dry-run's plan and estimate
+# from there, and removes it: nothing is left on the board, nothing comes back.
 set -eu
 
 usage() {
-    echo "usage: deploy.sh [--quick | --standard | --full] [--target armv7|aarch64|x86|armv6] [--only LIST] [--no-build | --dist TARBALL] [--results DIR] HOST" >&2
+    echo "usage: deploy.sh [--quick | --standard | --full] [--target armv7|aarch64|x86|armv6] [--only LIST] [--no-build | --dist TARBALL] [--results DIR] [--dry-run] HOST" >&2
     exit 2
 }
 
@@ -31,6 +34,7 @@ build=yes
 dist=
 results=results
 print_target=no
+dry_run=no
 host=
 while [ $# -gt 0 ]; do
     case $1 in
@@ -41,7 +45,8 @@ while [ $# -gt 0 ]; do
         --dist) [ $# -ge 2 ] || usage; dist=$2; shift ;;
         --results) [ $# -ge 2 ] || usage; results=$2; shift ;;
         --print-target) print_target=yes ;;
-        -h | --help) sed -n '2,19s/^# \{0,1\}//p' "$0"; exit 0 ;;
+        --dry-run) dry_run=yes ;;
+        -h | --help) sed -n '2,23s/^# \{0,1\}//p' "$0"; exit 0 ;;
         -*) echo "deploy.sh: unknown option '$1'" >&2; usage ;;
         *) [ -z "$host" ] || usage; host=$1 ;;
     esac
@@ -104,13 +109,6 @@ fi
 [ -f "$dist" ] || { say "no dist tarball at $dist"; exit 1; }
 name=$(basename "$dist" .tar.gz)
 
-# Copied through ssh itself rather than scp, whose remote paths each scp version
-# quotes and expands its own way.
-say "copying $name to $remote_dir ($arch)"
-# shellcheck disable=SC2086
-ssh $ssh_opts "$host" "mkdir -p $rdir && cd $rdir && rm -rf $(quote "$name") && tar -xzf -" <"$dist" \
-    || { say "copying $dist to $remote_dir failed"; exit 1; }
-
 # run-all on the board, with BB_FLAGS and BB_FLAGS_<name> passed on.
 vars=
 for v in $(env | sed -n 's/^\(BB_FLAGS[A-Za-z0-9_]*\)=.*/\1/p'); do
@@ -119,6 +117,22 @@ for v in $(env | sed -n 's/^\(BB_FLAGS[A-Za-z0-9_]*\)=.*/\1/p'); do
 done
 only_arg=
 [ -n "$only" ] && only_arg="--only $(quote "$only")"
+
+if [ $dry_run = yes ]; then
+    say "run-all.sh --dry-run for $name, in a temporary folder on the board"
+    # shellcheck disable=SC2086
+    ssh $ssh_opts "$host" "t=\$(mktemp -d) && trap 'rm -rf \"\$t\"' EXIT && cd \"\$t\" && tar -xzf - \
+        && cd $(quote "$name") &&$vars sh scripts/run-all.sh --dry-run $profile $only_arg" <"$dist"
+    exit
+fi
+
+# Copied through ssh itself rather than scp, whose remote paths each scp version
+# quotes and expands its own way.
+say "copying $name to $remote_dir ($arch)"
+# shellcheck disable=SC2086
+ssh $ssh_opts "$host" "mkdir -p $rdir && cd $rdir && rm -rf $(quote "$name") && tar -xzf -" <"$dist" \
+    || { say "copying $dist to $remote_dir failed"; exit 1; }
+
 say "running run-all.sh ${profile:-(standard profile)}"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

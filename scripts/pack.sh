@@ -1,7 +1,8 @@
 #!/bin/sh
 # Packs one target's release binaries with what a board needs (README, ARCHITECTURE, docs/,
 # BENCHMARKS, scripts/run-all.sh, scripts/seek-s3.sh) into
-# dist/boardbench-<version>-<target>.tar.gz and prints its path.
+# dist/boardbench-<version>-<target>.tar.gz and prints its path; a tarball already there
+# with the same contents is kept as it is ("pack: ... unchanged" on stderr).
 #   scripts/pack.sh TARGET     (after make cross-TARGET; armv7, aarch64, x86, armv6 or a triple)
 # CROSS=zig (as make passes it on) packs the short names' zig builds, from target/zig.
 set -eu
@@ -38,6 +39,15 @@ done
 cp README.md ARCHITECTURE.md BENCHMARKS.md "$dir/"
 cp -R docs "$dir/"
 cp scripts/run-all.sh scripts/seek-s3.sh "$dir/scripts/"
+# The same contents as the tarball already there: that one is kept, byte for byte, so the
+# playbook's copy to a board finds the same checksum and copies nothing.
+if [ -f "dist/$name.tar.gz" ] && mkdir "$stage/old" \
+    && tar -C "$stage/old" -xzf "dist/$name.tar.gz" 2>/dev/null \
+    && diff -r "$stage/old/$name" "$dir" >/dev/null 2>&1; then
+    echo "pack: dist/$name.tar.gz unchanged" >&2
+    echo "dist/$name.tar.gz"
+    exit 0
+fi
 tar -C "$stage" -czf "$stage/$name.tar.gz" "$name"
 mv "$stage/$name.tar.gz" "dist/$name.tar.gz"
 echo "dist/$name.tar.gz"

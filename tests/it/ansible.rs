@@ -1,7 +1,9 @@
 //! The fleet playbook, tested for real: ansible-playbook (scripts/setup.sh test puts it in
 //! target/tools-venv) runs ansible/boardbench.yml against two OpenSSH servers on
 //! 127.0.0.1 as two boards, with a board that does not answer and one refused for its
-//! architecture; and ansible-lint passes on ansible/ at its default profile.
+//! architecture; as Ansible users run it (--limit, --check, each tag alone, a second
+//! deploy, a bad variable, the role imported from their own playbook); and ansible-lint
+//! passes on ansible/ at its production profile.
 
 use crate::support::boards::{
     check_default_suite, check_zstd_results, start_boards, user, x86_musl_bb_zstd, Boards, REPO,
@@ -52,7 +54,19 @@ fn ansible_env(boards: &Boards) -> Vec<(String, String)> {
 
 /// Runs `exe args` in `cwd` with Ansible's environment.
 fn run_ansible(boards: &Boards, cwd: &Path, exe: &str, args: &[&str]) -> Run {
-    let env = ansible_env(boards);
+    run_ansible_with(boards, cwd, exe, args, &[])
+}
+
+/// [`run_ansible`] with more variables in the environment.
+fn run_ansible_with(
+    boards: &Boards,
+    cwd: &Path,
+    exe: &str,
+    args: &[&str],
+    more: &[(&str, &str)],
+) -> Run {
+    let mut env = ansible_env(boards);
+    env.extend(more.iter().map(|(k, v)| (k.to_string(), v.to_string())));
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     run_in(cwd, exe, args, &env)
 }
@@ -156,19 +170,21 @@ fn check_compare(run: &Path) {
     assert!(svg.contains("bb.zstd."), "{svg}");
 }
 
+/// The lines a task printed, under its `TASK [boardbench : name]` header.
+fn task_output<'a>(stdout: &'a str, task: &str) -> Vec<&'a str> {
+    stdout
+        .lines()
+        .skip_while(|l| !l.starts_with(&format!("TASK [boardbench : {task}]")))
+        .skip(1)
+        .take_while(|l| !l.starts_with("TASK [") && !l.starts_with("PLAY "))
+        .collect()
+}
+
 /// The play's printed comparison: the answer under its marker, then the table, as lines
 /// of text (not a JSON list of strings) of at most 120 columns.
 fn check_printed_comparison(stdout: &str) {
-    let section = |task: &str| -> Vec<&str> {
-        stdout
-            .lines()
-            .skip_while(|l| !l.starts_with(&format!("TASK [{task}]")))
-            .skip(1)
-            .take_while(|l| !l.starts_with("TASK [") && !l.starts_with("PLAY "))
-            .collect()
-    };
-    let answer = section("Show the answer");
-    let table = section("Show the table (compare.txt)");
+    let answer = task_output(stdout, "Show the answer");
+    let table = task_output(stdout, "Show the table (compare.txt)");
     assert!(
         answer
             .iter()
@@ -207,7 +223,9 @@ fn playbook_runs_the_boards_and_reports_the_ones_that_fail() {
         &format!(
             "board2 bb_python=false remote_dir='{d}/remote 2'\n\
              dead ansible_host=127.0.0.1 ansible_port={dead}\n\
-             wrongarch ansible_host=127.0.0.1 ansible_port={p1} target=armv7\n",
+             wrongarch ansible_host=127.0.0.1 ansible_port={p1} target=armv7\n\
+             [nas]\n\
+             nas ansible_host=127.0.0.1 ansible_port={p1}\n",
             d = d.display(),
             dead = free_port(),
             p1 = boards.servers[0].port,
@@ -237,16 +255,32 @@ fn playbook_runs_the_boards_and_reports_the_ones_that_fail() {
         ],
     );
     assert_eq!(
-        run.code, 2,
-        "failed boards make the exit status 2\n{}\n{}",
+        run.code, 4,
+        "an unreachable board makes Ansible's exit status 4 (2 for failed ones alone)\n{}\n{}",
         run.stdout, run.stderr
     );
     for good in ["board1", "board2"] {
         assert!(recap(&run, good).contains(" failed=0 "), "{}", run.stdout);
     }
-    for bad in ["dead", "wrongarch"] {
-        assert!(recap(&run, bad).contains(" failed=1 "), "{}", run.stdout);
-    }
+    // The board that does not answer is unreachable, as tools that count them expect.
+    let dead = recap(&run, "dead");
+    assert!(
+        dead.contains(" unreachable=1 ")
+            && dead.contains(" failed=0 ")
+            && dead.contains(" ignored=0"),
+        "{dead}"
+    );
+    assert!(
+        recap(&run, "wrongarch").contains(" failed=1 "),
+        "{}",
+        run.stdout
+    );
+    // Only the group boards: the inventory's other hosts are left alone.
+    assert!(
+        !run.stdout.lines().any(|l| l.starts_with("nas ")),
+        "{}",
+        run.stdout
+    );
     let fleet = new_run_dir(&results, &[]);
     for board in ["board1", "board2"] {
         check_zstd_results(&board_results(&fleet, board));
@@ -311,6 +345,201 @@ fn make_fleet_with_only_an_inventory_runs_the_standard_suite_and_exits_zero() {
     }
 }
 
+/// Every file under `dirs` with its size and modification time, Ansible's own temporary
+/// files (~/.ansible) aside: what a play that changes nothing leaves as it was.
+fn snapshot(dirs: &[PathBuf]) -> Vec<(PathBuf, u64, std::time::SystemTime)> {
+    let mut all = Vec::new();
+    let mut todo = dirs.to_vec();
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten() {
+            let e = e.unwrap();
+            let m = e.metadata().unwrap();
+            if e.file_name() == ".ansible" {
+                continue;
+            }
+            if m.is_dir() {
+                todo.push(e.path());
+            }
+            all.push((e.path(), m.len(), m.modified().unwrap()));
+        }
+    }
+    all.sort();
+    all
+}
+
+#[test]
+#[ignore = "needs make cross, openssh-server and ansible (scripts/setup.sh test); run by make test"]
+fn playbook_takes_ansible_users_habits_limit_check_tags_and_the_role() {
+    x86_musl_bb_zstd();
+    venv_bin();
+    let boards = start_boards();
+    let d = boards.dir.path();
+    let inv = inventory(
+        &boards,
+        "[second]\nboard2\n",
+        &format!("bb_flags_zstd={ZSTD_FLAGS}"),
+    );
+    let results = d.join("results");
+    let cwd = TempDir::new("ansible-cwd");
+    let flags = format!("bb_flags='{SHORT_TIMING}'");
+    let results_var = format!("results_dir={}", results.display());
+    let play = |extra: &[&str]| -> Run {
+        let mut args = vec![
+            "-i",
+            inv.to_str().unwrap(),
+            concat!(env!("CARGO_MANIFEST_DIR"), "/ansible/boardbench.yml"),
+            "-e",
+            "profile=quick",
+            "-e",
+            "only=zstd",
+            "-e",
+            &flags,
+            "-e",
+            &results_var,
+            "-e",
+            "poll_interval=1",
+        ];
+        args.extend_from_slice(extra);
+        run_ansible(&boards, cwd.path(), "ansible-playbook", &args)
+    };
+    let homes = [d.join("home-sshd1"), d.join("home-sshd2")];
+    let deployed = |home: &Path| home.join("boardbench").exists();
+    let dist = Path::new(REPO).join("dist/boardbench-0.1.0-x86_64-unknown-linux-musl.tar.gz");
+
+    // A typo in a variable is refused on the controller, before anything is copied.
+    let run = play(&["-e", "only=zsdt"]);
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("boardbench_only") && run.stdout.contains("zsdt"),
+        "names the variable and the value: {}",
+        run.stdout
+    );
+    assert!(!deployed(&homes[0]) && !deployed(&homes[1]) && !results.exists());
+
+    // The build tag alone: the dist, nothing on the boards, no results folder.
+    let run = play(&["--tags", "build"]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(dist.is_file());
+    assert!(!deployed(&homes[0]) && !deployed(&homes[1]) && !results.exists());
+
+    // Check mode: each board's plan, its estimate from the board, and nothing changed.
+    let watched = [homes[0].clone(), homes[1].clone(), results.clone()];
+    let before = (
+        snapshot(&watched),
+        std::fs::metadata(&dist).unwrap().modified().unwrap(),
+    );
+    let run = play(&["--check"]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let plan = task_output(&run.stdout, "Show the board's plan").join("\n");
+    for want in [
+        "board1: x86_64, the x86 build",
+        "board2: x86_64, the x86 build",
+        "would copy dist/boardbench-0.1.0-x86_64-unknown-linux-musl.tar.gz",
+        "would run: run-all.sh --quick --only zstd",
+        "run-all: 1 binaries, profile quick, estimated duration: about ",
+    ] {
+        assert!(plan.contains(want), "{want:?} in the plan:\n{}", run.stdout);
+    }
+    for board in ["board1", "board2"] {
+        assert!(recap(&run, board).contains(" changed=0 "), "{}", run.stdout);
+    }
+    let after = (
+        snapshot(&watched),
+        std::fs::metadata(&dist).unwrap().modified().unwrap(),
+    );
+    assert!(
+        before == after,
+        "--check changed files:\n{before:#?}\n{after:#?}"
+    );
+
+    // --limit to one board, each stage's tag alone: deploy, then run without copying,
+    // then fetch what that run left on the board.
+    let run = play(&["--limit", "board1", "--tags", "deploy"]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        !run.stdout.lines().any(|l| l.starts_with("board2 ")),
+        "{}",
+        run.stdout
+    );
+    assert!(deployed(&homes[0]) && !deployed(&homes[1]) && !results.exists());
+    let run = play(&["--limit", "board1", "--tags", "run"]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(task_output(&run.stdout, "Copy the dist to the board").is_empty());
+    assert_eq!(runs_in(&homes[0].join("boardbench/results")).len(), 1);
+    assert!(!results.exists(), "run alone fetches nothing");
+    let run = play(&["--limit", "board1", "--tags", "fetch"]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let fetched = new_run_dir(&results, &[]);
+    check_zstd_results(&board_results(&fetched, "board1"));
+    assert!(!fetched.join("board2").exists() && !fetched.join("compare.txt").exists());
+
+    // --limit to a group: board2 alone is built for and deployed.
+    let run = play(&["--limit", "second", "--tags", "build,deploy"]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        !run.stdout.lines().any(|l| l.starts_with("board1 ")),
+        "{}",
+        run.stdout
+    );
+    assert!(deployed(&homes[1]));
+
+    // The role imported from a playbook of one's own, its variables given there; both
+    // boards deployed already with this dist, so every deploy step is ok, not changed.
+    let own = d.join("own.yml");
+    std::fs::write(
+        &own,
+        format!(
+            "- name: My boards\n  hosts: boards\n  gather_facts: false\n  tasks:\n\
+             \x20   - name: Benchmark them\n      ansible.builtin.import_role:\n        name: boardbench\n\
+             \x20     vars:\n        boardbench_profile: quick\n        boardbench_only: [zstd]\n\
+             \x20       boardbench_flags: \"{SHORT_TIMING}\"\n        boardbench_results_dir: {r}\n\
+             \x20       boardbench_poll_interval: 1\n",
+            r = results.display()
+        ),
+    )
+    .unwrap();
+    let roles = format!("{REPO}/ansible/roles");
+    let before = runs_in(&results);
+    let run = run_ansible_with(
+        &boards,
+        cwd.path(),
+        "ansible-playbook",
+        &["-i", inv.to_str().unwrap(), own.to_str().unwrap()],
+        &[("ANSIBLE_ROLES_PATH", &roles)],
+    );
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    for task in [
+        "Build and pack each target once, on the controller",
+        "Create remote_dir on the board",
+        "Copy the dist to the board",
+        "Look for the unpacked dist on the board",
+        "Remove the older dist of the same name",
+        "Unpack the dist on the board",
+    ] {
+        let lines = task_output(&run.stdout, task);
+        assert!(!lines.is_empty(), "{task}: not run\n{}", run.stdout);
+        assert!(
+            !lines.iter().any(|l| l.starts_with("changed:")),
+            "{task}: changed on the second deploy: {lines:#?}"
+        );
+    }
+    for board in ["board1", "board2"] {
+        assert!(recap(&run, board).contains(" failed=0 "), "{}", run.stdout);
+    }
+    let fleet = new_run_dir(&results, &before);
+    check_compare(&fleet);
+    check_printed_comparison(&run.stdout);
+
+    // The compare tag alone: the last results compared again, no new folder.
+    let before = runs_in(&results);
+    std::fs::remove_file(fleet.join("compare.txt")).unwrap();
+    let run = play(&["--tags", "compare"]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(runs_in(&results), before);
+    check_compare(&fleet);
+    check_printed_comparison(&run.stdout);
+}
+
 #[test]
 #[ignore = "needs ansible-lint (scripts/setup.sh test); run by make test"]
 fn ansible_lint_passes_on_the_playbook() {
@@ -324,7 +553,7 @@ fn ansible_lint_passes_on_the_playbook() {
     let run = run_in(
         Path::new(REPO),
         bin.join("ansible-lint").to_str().unwrap(),
-        &["--offline", "ansible/"],
+        &["--offline", "--profile", "production", "ansible/"],
         &[
             ("PATH", &path),
             ("NO_COLOR", "1"),
