@@ -137,14 +137,29 @@ test-cargo:
 	$(CARGO) test --features fault-injection,tls
 	$(CARGO) test --lib -- seek:: bad_flags
 
-# The zig path's armv7 too, into target/zig, so the Debian build stays as it is.
+# make cross's builds and the zig path's armv7 (into target/zig, so the Debian build
+# stays as it is), the same commands in fewer cargo runs, two at once: the three Debian
+# targets in one cargo, whose jobs fill one target's single-threaded fat-LTO links with
+# another's compiles, then armv6; beside them, in target/zig, the zig armv7.
 # Then the ignored tests, which need the cross builds (and qemu-user, nginx, moto, sshd,
 # ansible, chromium): in the release profile, since run-all's and the fleet's default
 # binaries are target/release. Only tests/it has ignored tests, so --test it: no release
 # (fat LTO) build of the library's and the binaries' empty unit-test harnesses. The same
 # build, without features, then runs bb-seek's bad_flags tests as a bare cargo build is.
-test-cross: cross
+.PHONY: test-builds test-builds-debian test-builds-zig
+test-builds:
+	@scripts/setup.sh debian
+	@scripts/setup.sh zig-std
+	$(MAKE) -j2 test-builds-debian test-builds-zig
+
+test-builds-debian:
+	$(CARGO) build --release --target $(ARMV7) --target $(AARCH64) --target $(X86) $(FEATURES)
+	$(MAKE) cross-armv6
+
+test-builds-zig:
 	$(MAKE) cross-armv7 CROSS=zig
+
+test-cross: test-builds
 	@scripts/setup.sh test
 	$(CARGO) test --release --test it -- --ignored --test-threads 1
 	$(CARGO) test --release --test it -- seek::bad_flags
