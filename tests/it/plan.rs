@@ -64,8 +64,11 @@ pub(crate) fn plan_and_run_with(
         ran.sort();
         assert_eq!(planned, ran, "the plan lists what runs");
         let estimate = estimated_seconds(&plan.stdout);
+        // Within 25%, and half a second: a run of a second or two is mostly processes
+        // starting, which a machine under load (make test's builds beside it) stretches
+        // by more than a quarter.
         assert!(
-            (estimate - wall).abs() <= 0.25 * wall,
+            (estimate - wall).abs() <= 0.25 * wall + 0.5,
             "estimate {estimate:.1} s against a real run of {wall:.1} s:\n{}",
             plan.stdout
         );

@@ -266,9 +266,64 @@ fn deploy_copies_runs_and_fetches_results_over_ssh() {
         boards.dir.join("remote1").to_str().unwrap(),
     );
     run.assert_ok();
+    // The board's run reaches the screen as it goes, over ssh without a terminal: a
+    // line as each benchmark starts and ends; then the answer, within 80 columns.
+    let both = format!("{}{}", run.stdout, run.stderr);
+    assert!(
+        both.contains("[1/4] bb.zstd.compress") && both.contains("done in"),
+        "{both}"
+    );
+    let answer: Vec<&str> = run
+        .stdout
+        .lines()
+        .skip_while(|l| *l != "== bb-zstd: the answer ==")
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert!(
+        answer.first().is_some_and(|l| l.starts_with("compress: ")),
+        "{}",
+        run.stdout
+    );
+    assert!(answer.iter().all(|l| l.chars().count() <= 80), "{answer:?}");
     let res = results_dir(&run);
     assert!(res.starts_with(&local), "{}", res.display());
     check_zstd_results(&res);
+    // bb-zstd run by hand as README shows it, `ssh board ./bb-zstd`, with no terminal:
+    // its progress lines on stderr, its answer last on stdout.
+    let unpacked = std::fs::read_dir(boards.dir.join("remote1"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.is_dir() && p.to_str().unwrap().ends_with("x86_64-unknown-linux-musl"))
+        .unwrap();
+    let mut ssh: Vec<String> = boards
+        .ssh_opts
+        .split_whitespace()
+        .map(String::from)
+        .collect();
+    ssh.push("board1".into());
+    ssh.push(format!(
+        "{}/bin/bb-zstd --quick {ZSTD_FLAGS} --threads 1",
+        unpacked.display()
+    ));
+    let by_hand = run_with(
+        "ssh",
+        &ssh.iter().map(String::as_str).collect::<Vec<_>>(),
+        &[],
+    );
+    by_hand.assert_ok();
+    assert!(
+        by_hand.stderr.contains("[1/2] bb.zstd.compress") && by_hand.stderr.contains("done in"),
+        "{}",
+        by_hand.stderr
+    );
+    assert!(
+        by_hand
+            .stdout
+            .contains("== bb-zstd: the answer ==\ncompress: "),
+        "{}",
+        by_hand.stdout
+    );
     // The board keeps its copy: the dist and the results under REMOTE_DIR.
     let remote = boards.dir.join("remote1");
     let dists: Vec<_> = std::fs::read_dir(&remote)
