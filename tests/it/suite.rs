@@ -672,3 +672,23 @@ fn fleet_jobs_carry_any_checkout_path_and_run_nothing_in_it() {
         "{args:?}"
     );
 }
+
+#[test]
+fn run_all_refuses_an_empty_or_option_like_out_in_one_line() {
+    let d = TempDir::new("run-all-out");
+    for (value, said) in [
+        ("", "--out '': expected a directory"),
+        (
+            "-x",
+            "--out '-x': expected a directory (one named so is ./-x)",
+        ),
+    ] {
+        let mut c = std::process::Command::new("sh");
+        c.args([&script("run-all.sh"), "--dry-run", "--out", value])
+            .current_dir(d.path());
+        let run: Run = c.output().unwrap().into();
+        assert_eq!(run.code, 2, "{value:?}: {}", run.stderr);
+        assert_eq!(run.stderr, format!("run-all.sh: {said}\n"));
+        assert!(!d.join("-x").exists());
+    }
+}
