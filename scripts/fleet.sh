@@ -76,6 +76,8 @@ while IFS= read -r line || [ -n "$line" ]; do
     case ${1:-} in dir=*) dir=${1#dir=}; shift ;; esac
     board_ssh="${SSH_OPTS:-} $*"
     label=$(printf '%s' "$host" | tr -c 'A-Za-z0-9._-' '_')
+    # `.` and `..` would be the fleet's directory or its parent.
+    case $label in . | ..) label=board-$lineno ;; esac
     case " $labels " in *" $label "*) label=$label-$lineno ;; esac
     labels="$labels $label"
     target_arg=
@@ -87,11 +89,18 @@ while IFS= read -r line || [ -n "$line" ]; do
         failed="$failed $label"
         continue
     fi
+    case $target in armv7 | aarch64 | x86 | armv6) ;; *)
+        echo "$label: FAILED: deploy.sh --print-target said '$target'"
+        failed="$failed $label"
+        continue ;;
+    esac
     {
         echo "SSH_OPTS=$(quote "$board_ssh")"
         [ -n "$dir" ] && echo "REMOTE_DIR=$(quote "$dir")"
         echo "export SSH_OPTS REMOTE_DIR"
-        printf '%s' "$(quote "$repo/scripts/deploy.sh") $profile --target $target --dist @DIST_$target@ --results $(quote "$fleet/$label")"
+        # The tarball's path is the job's environment ($BB_DIST_<target>, set below), so
+        # that no path passes through sed or the shell's parsing again, whatever it holds.
+        printf '%s' "$(quote "$repo/scripts/deploy.sh") $profile --target $target --dist \"\$BB_DIST_$target\" --results $(quote "$fleet/$label")"
         [ -n "$only" ] && printf ' --only %s' "$(quote "$only")"
         echo " $(quote "$host") >>$(quote "$fleet/$label.log") 2>&1"
         echo "echo \$? >$(quote "$work/$label.rc")"
@@ -104,12 +113,13 @@ done <"$hosts_file"
 for target in $(sort -u "$work/targets" 2>/dev/null); do
     [ $build = yes ] && make -s -C "$repo" "cross-$target" >&2
     dist=$repo/$("$repo/scripts/pack.sh" "$target")
-    set +f
-    for job in "$work"/job.*; do
-        [ -f "$job" ] || continue
-        sed "s|@DIST_$target@|$(quote "$dist")|" "$job" >"$job.tmp" && mv "$job.tmp" "$job"
-    done
-    set -f
+    # The jobs read it from their environment: no eval, no sed replacement text.
+    case $target in
+        armv7) BB_DIST_armv7=$dist; export BB_DIST_armv7 ;;
+        aarch64) BB_DIST_aarch64=$dist; export BB_DIST_aarch64 ;;
+        x86) BB_DIST_x86=$dist; export BB_DIST_x86 ;;
+        armv6) BB_DIST_armv6=$dist; export BB_DIST_armv6 ;;
+    esac
 done
 
 set +f

@@ -44,6 +44,12 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
+# A missing value (`--out --quick`) or an empty one would reach mkdir as an option or
+# nothing: one line, exit 2, before anything runs. A directory named -x is ./-x.
+case $out in
+    '') echo "run-all.sh: --out '': expected a directory" >&2; exit 2 ;;
+    -*) echo "run-all.sh: --out '$out': expected a directory (one named so is ./$out)" >&2; exit 2 ;;
+esac
 
 here=$(cd "$(dirname "$0")" && pwd)
 if [ -n "${BB_BIN_DIR:-}" ]; then
@@ -115,7 +121,7 @@ fi
 
 host=$(uname -n)
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
-mkdir -p "$out" || exit 1
+mkdir -p "$out" || { echo "run-all.sh: --out '$out': cannot create it" >&2; exit 1; }
 res=$out/$host-$stamp
 n=1
 while ! mkdir "$res" 2>/dev/null; do    # two runs in the same second get their own

@@ -6,7 +6,9 @@
 use super::{Measurement, OfferedLoad, Samples};
 use crate::stats::welch::Moments;
 use crate::util::error::{Error, Result};
+use crate::util::file::read_regular;
 use crate::util::json::Json;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 /// The measurements of one column: a JSON file, or every `*.json` under a directory
@@ -20,28 +22,30 @@ pub fn load(path: &Path) -> Result<Vec<Measurement>> {
 pub const DEFAULT_MAX_INPUT: u64 = 64 << 20;
 
 /// A result file's text: a regular file (a FIFO or a device would block or never end),
-/// at most `max_bytes` long (the parsed JSON takes several times its size), and UTF-8
-/// (anything else is not a JSON result file). Each refusal is a usage error: exit 2,
-/// never the 1 that means "slower" to a script.
+/// at most `max_bytes` long, and UTF-8 (anything else is not a JSON result file), read
+/// through [`read_regular`]. Each refusal, a dangling symlink's included, is a usage
+/// error: exit 2, never the 1 that means "slower" to a script; a missing file is the
+/// 1 of a run that failed to make it.
 fn read_result_file(file: &Path, max_bytes: u64) -> Result<String> {
-    let meta =
-        std::fs::metadata(file).map_err(|e| Error::io(format!("reading {}", file.display()), e))?;
-    if !meta.is_file() {
-        return Err(Error::usage(format!(
-            "{}: not a regular file (a FIFO, a device or a socket is not a result file)",
-            file.display()
-        )));
-    }
-    if meta.len() > max_bytes {
-        return Err(Error::usage(format!(
-            "{}: {} MiB, more than --max-input {} MiB",
-            file.display(),
-            meta.len() >> 20,
-            max_bytes >> 20
-        )));
-    }
-    let bytes =
-        std::fs::read(file).map_err(|e| Error::io(format!("reading {}", file.display()), e))?;
+    let limit = format!("--max-input {}", size(max_bytes));
+    let bytes = match read_regular(file, &file.display().to_string(), max_bytes, &limit) {
+        Err(e) if e.io_kind() == Some(std::io::ErrorKind::NotFound) => {
+            return Err(match std::fs::read_link(file) {
+                // A symlink to nothing is bad input, as a FIFO is.
+                Ok(to) => Error::usage(format!(
+                    "{}: a dangling symlink (to {}), not a result file",
+                    file.display(),
+                    to.display()
+                )),
+                // A missing file: the run that should have made it failed (exit 1).
+                Err(_) => Error::io(
+                    format!("reading {}", file.display()),
+                    std::io::Error::from_raw_os_error(libc::ENOENT),
+                ),
+            });
+        }
+        other => other?,
+    };
     String::from_utf8(bytes).map_err(|e| {
         not_results(
             file,
@@ -50,13 +54,26 @@ fn read_result_file(file: &Path, max_bytes: u64) -> Result<String> {
     })
 }
 
+/// A size as a flag reads it back: `64 MiB`, `1 KiB`, `100 bytes`.
+fn size(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
+        b if b >= 1 << 10 && b % (1 << 10) == 0 => format!("{} KiB", b >> 10),
+        b => format!("{b} bytes"),
+    }
+}
+
 /// As [`load`], with `metric` (a secondary metric's name, see [`metric_matches`]) in
 /// place of the primary metric; entries without it are left out, and a file where no
 /// entry has it is an error that names the metrics it has.
 /// Files larger than `max_bytes` are refused.
 pub fn load_metric(path: &Path, metric: Option<&str>, max_bytes: u64) -> Result<Vec<Measurement>> {
     let files = if path.is_dir() {
-        json_files_under(path)?
+        let walk = json_files_under(path)?;
+        if let Some(note) = walk.skipped_note(path) {
+            crate::util::terminal::warn(&note);
+        }
+        walk.files
     } else {
         vec![path.to_path_buf()]
     };
@@ -69,16 +86,20 @@ pub fn load_metric(path: &Path, metric: Option<&str>, max_bytes: u64) -> Result<
     let mut all = Vec::new();
     let mut found_metrics: Vec<String> = Vec::new();
     for file in files {
-        let text = read_result_file(&file, max_bytes)?;
+        let whole = read_result_file(&file, max_bytes)?;
         // JMH never writes a byte order mark, but an editor may.
-        let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+        let text = whole.strip_prefix('\u{feff}').unwrap_or(&whole);
         if text.trim().is_empty() {
             // What a failed JMH run leaves behind.
             return Err(Error::usage(format!("empty file: {}", file.display())));
         }
-        let doc = Json::parse(text).map_err(|why| not_results(&file, &why))?;
+        // Numbers packed (rawData can hold millions), and the text let go before the
+        // samples are made from them: a small multiple of the file at any moment.
+        let doc = Json::parse_compact(text).map_err(|why| not_results(&file, &why));
+        drop(whole);
+        let mut doc = doc?;
         found_metrics.extend(metric_names(&doc));
-        all.extend(parse_doc(&doc, metric).map_err(|why| not_results(&file, &why))?);
+        all.extend(parse_doc(&mut doc, metric).map_err(|why| not_results(&file, &why))?);
     }
     if all.is_empty() {
         return Err(Error::usage(match metric {
@@ -181,31 +202,118 @@ pub fn column_labels(paths: &[PathBuf]) -> Vec<String> {
     parts.iter().map(|p| p[shared..].join("/")).collect()
 }
 
-/// Every `*.json` file under `dir` except `env.json`, sorted, subdirectories included.
-fn json_files_under(dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut files = Vec::new();
-    let entries =
-        std::fs::read_dir(dir).map_err(|e| Error::io(format!("reading {}", dir.display()), e))?;
-    for entry in entries {
-        let path = entry
-            .map_err(|e| Error::io(format!("reading {}", dir.display()), e))?
-            .path();
-        if path.is_dir() {
-            files.extend(json_files_under(&path)?);
-        } else if path.extension().is_some_and(|e| e == "json")
-            && path.file_name().is_some_and(|n| n != "env.json")
-        {
-            files.push(path);
-        }
+/// How deep a results directory is walked: run-all's is one level, a fleet's two.
+pub const MAX_DEPTH: usize = 16;
+
+/// The most result files one directory gives: a fleet of boards is a few hundred.
+pub const MAX_FILES: usize = 10_000;
+
+/// The result files of a directory, and what the walk left out.
+#[derive(Debug, Default)]
+struct Walk {
+    files: Vec<PathBuf>,
+    /// Directories (or files) reached again through a symlink: each is read once.
+    again: Vec<PathBuf>,
+    /// Directories deeper than [`MAX_DEPTH`].
+    deep: Vec<PathBuf>,
+    /// Whether files past [`MAX_FILES`] were left out.
+    full: bool,
+}
+
+impl Walk {
+    /// One line saying what was skipped, naming the first of each kind; None when
+    /// nothing was.
+    fn skipped_note(&self, dir: &Path) -> Option<String> {
+        let first = |v: &[PathBuf], what: &str| {
+            v.first().map(|p| {
+                let more = match v.len() {
+                    1 => String::new(),
+                    n => format!(" and {} more", n - 1),
+                };
+                format!(
+                    "{what} ({}{more})",
+                    crate::util::format::printable(&p.display().to_string())
+                )
+            })
+        };
+        let parts: Vec<String> = [
+            first(&self.again, "already read through another path"),
+            first(&self.deep, &format!("deeper than {MAX_DEPTH} directories")),
+            self.full
+                .then(|| format!("past the first {MAX_FILES} files")),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        (!parts.is_empty()).then(|| {
+            format!(
+                "{}: skipped what was {}",
+                crate::util::format::printable(&dir.display().to_string()),
+                parts.join("; ")
+            )
+        })
     }
-    files.sort();
-    Ok(files)
+}
+
+/// Every `*.json` file under `dir` except `env.json`, sorted, subdirectories included:
+/// each real directory and file once (by device and inode, so that a symlink to `.` or
+/// to a parent ends), at most [`MAX_DEPTH`] deep and [`MAX_FILES`] files.
+fn json_files_under(dir: &Path) -> Result<Walk> {
+    let mut walk = Walk::default();
+    let mut seen = std::collections::HashSet::new();
+    let id = |m: &std::fs::Metadata| (m.dev(), m.ino());
+    let top = std::fs::metadata(dir)
+        .map_err(|e| Error::io(format!("reading {}", dir.display()), e).as_usage())?;
+    seen.insert(id(&top));
+    // Depth first, each directory's entries in name order.
+    let mut stack = vec![(dir.to_path_buf(), 0)];
+    while let Some((at, depth)) = stack.pop() {
+        let entries = std::fs::read_dir(&at)
+            .map_err(|e| Error::io(format!("reading {}", at.display()), e).as_usage())?;
+        let mut paths = entries
+            .map(|e| e.map(|e| e.path()))
+            .collect::<std::io::Result<Vec<_>>>()
+            .map_err(|e| Error::io(format!("reading {}", at.display()), e).as_usage())?;
+        paths.sort();
+        let mut subdirs = Vec::new();
+        for path in paths {
+            let json = path.extension().is_some_and(|e| e == "json")
+                && path.file_name().is_some_and(|n| n != "env.json");
+            // Symlinks followed; a dangling one named *.json is read, and refused, as
+            // the input it claims to be.
+            let meta = std::fs::metadata(&path).ok();
+            let is_dir = meta.as_ref().is_some_and(std::fs::Metadata::is_dir);
+            if !is_dir && !json {
+                continue;
+            }
+            if let Some(m) = &meta {
+                if !seen.insert(id(m)) {
+                    walk.again.push(path);
+                    continue;
+                }
+            }
+            if is_dir {
+                if depth + 1 > MAX_DEPTH {
+                    walk.deep.push(path);
+                } else {
+                    subdirs.push((path, depth + 1));
+                }
+            } else if walk.files.len() < MAX_FILES {
+                walk.files.push(path);
+            } else {
+                walk.full = true;
+            }
+        }
+        stack.extend(subdirs.into_iter().rev());
+    }
+    walk.files.sort();
+    Ok(walk)
 }
 
 /// Parses a JSON result document: an array of JMH entries. The error says what is wrong
 /// and in which entry.
 pub fn parse(text: &str) -> std::result::Result<Vec<Measurement>, String> {
-    parse_doc(&Json::parse(text)?, None)
+    parse_doc(&mut Json::parse_compact(text)?, None)
 }
 
 /// What a JSON value is, for messages.
@@ -215,13 +323,23 @@ fn kind(v: &Json) -> &'static str {
         Json::Bool(_) => "a boolean",
         Json::Num(_) => "a number",
         Json::Str(_) => "a string",
-        Json::Arr(_) => "an array",
+        Json::Arr(_) | Json::Nums(_) | Json::Pairs(_) => "an array",
         Json::Obj(_) => "an object",
     }
 }
 
-fn parse_doc(doc: &Json, metric: Option<&str>) -> std::result::Result<Vec<Measurement>, String> {
-    let Some(entries) = doc.as_array() else {
+/// Reads a document's measurements; the raw data is moved out of it rather than copied.
+fn parse_doc(
+    doc: &mut Json,
+    metric: Option<&str>,
+) -> std::result::Result<Vec<Measurement>, String> {
+    // Packed, the entries are numbers or pairs: never benchmark objects.
+    match doc {
+        Json::Nums(_) => return Err("entry 1: expected a benchmark object, found a number".into()),
+        Json::Pairs(_) => return Err("entry 1: expected a benchmark object, found an array".into()),
+        _ => {}
+    }
+    let Json::Arr(entries) = doc else {
         let what = if doc.get("rows").is_some() && doc.get("files").is_some() {
             " (bb-compare's own report, not a result file)"
         } else {
@@ -233,7 +351,7 @@ fn parse_doc(doc: &Json, metric: Option<&str>) -> std::result::Result<Vec<Measur
         ));
     };
     let mut out = Vec::new();
-    for (i, e) in entries.iter().enumerate() {
+    for (i, e) in entries.iter_mut().enumerate() {
         // Names from the file (a benchmark's, a param's) may hold escaped control
         // characters: every entry's error is made printable here.
         let at = |why: String| crate::util::format::printable(&format!("entry {}: {why}", i + 1));
@@ -249,15 +367,35 @@ fn parse_doc(doc: &Json, metric: Option<&str>) -> std::result::Result<Vec<Measur
                     .into(),
             ));
         }
-        if let Some(m) = entry(e, metric).map_err(at)? {
+        let raw = take_raw_data(e, metric);
+        if let Some(m) = entry(e, metric, raw).map_err(at)? {
             out.push(m);
         }
     }
     Ok(out)
 }
 
-/// One entry's measurement: its primary metric, or `metric` (None when it lacks it).
-fn entry(e: &Json, metric: Option<&str>) -> std::result::Result<Option<Measurement>, String> {
+/// The `rawData` of an entry's metric (its primary one, or the first secondary one that
+/// matches `metric`), taken out of it: millions of values are moved, not copied.
+fn take_raw_data(e: &mut Json, metric: Option<&str>) -> Option<Json> {
+    let data = match metric {
+        None => e.get_mut("primaryMetric")?,
+        Some(wanted) => match e.get_mut("secondaryMetrics")? {
+            Json::Obj(pairs) => &mut pairs.iter_mut().find(|(k, _)| metric_matches(k, wanted))?.1,
+            _ => return None,
+        },
+    };
+    data.get_mut("rawData")
+        .map(|v| std::mem::replace(v, Json::Null))
+}
+
+/// One entry's measurement: its primary metric, or `metric` (None when it lacks it);
+/// `raw` is its metric's `rawData`, taken out of it.
+fn entry(
+    e: &Json,
+    metric: Option<&str>,
+    raw: Option<Json>,
+) -> std::result::Result<Option<Measurement>, String> {
     let text = |key: &str| {
         e.get(key)
             .and_then(Json::as_str)
@@ -336,7 +474,7 @@ fn entry(e: &Json, metric: Option<&str>) -> std::result::Result<Option<Measureme
             }
             samples
         }
-        None => raw_data(data.get("rawData")).map_err(|why| format!("{what}: {why}"))?,
+        None => raw_data(raw).map_err(|why| format!("{what}: {why}"))?,
     };
     Ok(Some(Measurement {
         benchmark,
@@ -362,22 +500,52 @@ fn offered_load(e: &Json) -> Option<OfferedLoad> {
     })
 }
 
+/// The `[value, count]` pairs of an array, compact ([`Json::Pairs`]) or not: None when
+/// it is not an array, Some(None) for an item that is not a pair of numbers.
+fn pairs(v: &Json) -> Option<Box<dyn Iterator<Item = Option<(Option<f64>, Option<f64>)>> + '_>> {
+    match v {
+        Json::Pairs(ps) => Some(Box::new(ps.iter().map(|p| Some((Some(p[0]), Some(p[1])))))),
+        Json::Arr(items) => Some(Box::new(items.iter().map(|pair| match pair {
+            Json::Nums(p) if p.len() == 2 => Some((Some(p[0]), Some(p[1]))),
+            Json::Arr(p) if p.len() == 2 => Some((p[0].as_f64(), p[1].as_f64())),
+            _ => None,
+        }))),
+        _ => None,
+    }
+}
+
 /// JMH's `rawData`: per fork, one score per iteration; NaN and infinities left out.
-fn raw_data(v: Option<&Json>) -> std::result::Result<Samples, String> {
+/// A packed fork's numbers are kept where they are.
+fn raw_data(v: Option<Json>) -> std::result::Result<Samples, String> {
     let mut forks = Vec::new();
-    if let Some(v) = v {
-        for fork in v.as_array().ok_or("rawData is not an array")? {
-            let mut values = Vec::new();
-            for v in fork.as_array().ok_or("rawData is not an array of arrays")? {
-                let v = v
-                    .as_f64()
-                    .ok_or("rawData holds a value that is not a number")?;
-                if v.is_finite() {
-                    values.push(v);
-                }
-            }
-            forks.push(values);
+    let finite = |mut values: Vec<f64>| {
+        values.retain(|v| v.is_finite());
+        values
+    };
+    match v {
+        None | Some(Json::Null) => {}
+        Some(Json::Pairs(ps)) => {
+            // Forks of two iterations each, packed.
+            forks = ps.into_iter().map(|p| finite(p.to_vec())).collect();
         }
+        Some(Json::Arr(items)) => {
+            for fork in items {
+                let values = match fork {
+                    Json::Nums(ns) => ns,
+                    Json::Arr(items) => items
+                        .iter()
+                        .map(|v| {
+                            v.as_f64()
+                                .ok_or("rawData holds a value that is not a number")
+                        })
+                        .collect::<std::result::Result<_, _>>()?,
+                    _ => return Err("rawData is not an array of arrays".into()),
+                };
+                forks.push(finite(values));
+            }
+        }
+        Some(Json::Nums(_)) => return Err("rawData is not an array of arrays".into()),
+        Some(_) => return Err("rawData is not an array".into()),
     }
     Ok(Samples::iterations(forks))
 }
@@ -389,37 +557,30 @@ fn histogram(v: &Json) -> std::result::Result<Samples, String> {
     let mut forks = Vec::new();
     let mut iteration_means = Vec::new();
     for fork in v.as_array().ok_or(bad)? {
-        let mut pairs = Vec::new();
+        let mut pairs_of_fork = Vec::new();
         let mut means = Vec::new();
         for iteration in fork.as_array().ok_or(bad)? {
-            let first = pairs.len();
-            for pair in iteration.as_array().ok_or(bad)? {
-                let (value, count) = match pair.as_array() {
-                    Some([value, count]) => (value.as_f64(), count.as_f64()),
-                    _ => return Err(bad.into()),
-                };
+            let first = pairs_of_fork.len();
+            for pair in pairs(iteration).ok_or(bad)? {
+                let (value, count) = pair.ok_or(bad)?;
                 let (Some(value), Some(count)) = (value, count) else {
                     return Err(
                         "rawDataHistogram holds a value or count that is not a number".into(),
                     );
                 };
                 if value.is_finite() && count >= 1.0 {
-                    pairs.push((value, count as u64));
+                    pairs_of_fork.push((value, count as u64));
                 }
             }
-            let mean = Moments::of(pairs[first..].iter().copied()).mean;
+            let mean = Moments::of(pairs_of_fork[first..].iter().copied()).mean;
             if mean.is_finite() {
                 means.push(mean);
             }
         }
-        forks.push(pairs);
+        forks.push(pairs_of_fork);
         iteration_means.push(means);
     }
-    Ok(Samples {
-        forks,
-        histogram: true,
-        iteration_means,
-    })
+    Ok(Samples::buckets(forks, iteration_means))
 }
 
 #[cfg(test)]
@@ -469,9 +630,9 @@ mod tests {
         assert_eq!(m.score, 15.0, "(70 + 20 + 60) / 10, not the file's 99");
         assert!(m.error.is_finite() && m.error > 0.0);
         assert_eq!(m.threads, Some(2));
-        let doc = Json::parse(text).unwrap();
+        let mut doc = Json::parse_compact(text).unwrap();
         for wanted in ["p0.99", "·p0.99", "lat·p0.99"] {
-            let p = &parse_doc(&doc, Some(wanted)).unwrap()[0];
+            let p = &parse_doc(&mut doc.clone(), Some(wanted)).unwrap()[0];
             assert_eq!(p.benchmark, "org.x.B.lat:p0.99", "{wanted}");
             assert_eq!(p.score, 30.0);
             assert!(!p.higher_is_better);
@@ -480,7 +641,7 @@ mod tests {
                 Samples::iterations(vec![vec![20.0, 10.0], vec![30.0]])
             );
         }
-        assert!(parse_doc(&doc, Some("p0.50")).unwrap().is_empty());
+        assert!(parse_doc(&mut doc, Some("p0.50")).unwrap().is_empty());
         assert_eq!(m.offered_load, None, "JMH offers no load");
         let open = text.replace(
             r#""secondaryMetrics":{"#,

@@ -366,11 +366,12 @@ pub fn compare(runs: Vec<(String, Vec<Measurement>)>, criteria: Criteria) -> Com
     }
     show_threads(&mut rows);
     for row in &mut rows {
-        let Some(base) = row.cells[0].clone() else {
+        // Split rather than cloned: a cell's samples can be millions of values.
+        let Some((Some(base), others)) = row.cells.split_first_mut() else {
             continue;
         };
-        for cell in row.cells.iter_mut().skip(1).flatten() {
-            cell.change = Some(judge(&base, cell, row.higher_is_better, &criteria));
+        for cell in others.iter_mut().flatten() {
+            cell.change = Some(judge(base, cell, row.higher_is_better, &criteria));
         }
     }
     notes.extend(unmatched(&rows, &labels, &invalid));
@@ -851,11 +852,7 @@ pub(crate) mod tests {
         sample.mode = "sample".into();
         sample.higher_is_better = false;
         sample.unit = "us/op".into();
-        sample.samples = Samples {
-            forks: vec![vec![(10.0, 1), (20.0, 9)]],
-            histogram: true,
-            iteration_means: vec![vec![10.0, 20.0]],
-        };
+        sample.samples = Samples::buckets(vec![vec![(10.0, 1), (20.0, 9)]], vec![vec![10.0, 20.0]]);
         (sample.score, sample.error) = sample.samples.mean_and_error();
         let mut means = measurement("bb.x", &[], &[15.0, 15.0, 15.0, 15.0]);
         means.mode = "sample".into();

@@ -34,7 +34,13 @@ impl Options {
                     "no result files given (bb-compare BASE.json NEW.json ...; see --help)",
                 ));
             }
-            if let Some(path) = args.files.iter().find(|p| !p.exists()) {
+            // A missing file is a run that failed to make it (exit 1); a symlink to
+            // nothing is bad input (exit 2), as the loader says.
+            if let Some(path) = args
+                .files
+                .iter()
+                .find(|p| !p.exists() && std::fs::read_link(p).is_err())
+            {
                 return Err(Error::failed(format!("{}: no such file", path.display())));
             }
             check_outputs(&args.files, args.output.as_deref(), args.svg.as_deref())?;

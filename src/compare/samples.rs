@@ -20,8 +20,12 @@ pub const MIN_FORKS: usize = 3;
 /// One result's raw data, per fork.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Samples {
-    /// Per fork, (value, count): iteration scores with count 1, or histogram buckets.
-    pub forks: Vec<Vec<(f64, u64)>>,
+    /// Per fork, the values: iteration scores, or histogram buckets' values.
+    pub forks: Vec<Vec<f64>>,
+    /// Per fork, each value's count (a histogram's); a fork without counts (iteration
+    /// scores: all of them) counts each value once. Apart from the values, so that
+    /// millions of iteration scores take 8 bytes each.
+    pub counts: Vec<Vec<u64>>,
     /// Whether the values are sample mode's histogram buckets rather than iterations.
     pub histogram: bool,
     /// With a histogram, each iteration's mean (count-weighted), per fork: what a file
@@ -67,29 +71,47 @@ impl Test {
 }
 
 impl Samples {
-    /// Iteration scores, one list per fork.
+    /// Iteration scores, one list per fork (kept as they are, not copied).
     pub fn iterations(forks: Vec<Vec<f64>>) -> Samples {
         Samples {
-            forks: forks
-                .into_iter()
-                .map(|f| f.into_iter().map(|v| (v, 1)).collect())
-                .collect(),
+            forks,
+            counts: Vec::new(),
             histogram: false,
             iteration_means: Vec::new(),
         }
     }
 
-    /// The scores of the iterations, per fork: the iteration means of a histogram, the
-    /// values themselves otherwise.
-    pub fn by_iteration(&self) -> Samples {
-        if !self.histogram {
-            return self.clone();
+    /// A histogram: per fork, (value, count) buckets, and each iteration's mean.
+    pub fn buckets(forks: Vec<Vec<(f64, u64)>>, iteration_means: Vec<Vec<f64>>) -> Samples {
+        let (forks, counts) = forks.into_iter().map(|f| f.into_iter().unzip()).unzip();
+        Samples {
+            forks,
+            counts,
+            histogram: true,
+            iteration_means,
         }
-        Samples::iterations(self.iteration_means.clone())
+    }
+
+    /// Fork `i`'s (value, count) pairs.
+    pub fn fork(&self, i: usize) -> impl Iterator<Item = (f64, u64)> + Clone + '_ {
+        let counts = self.counts.get(i).map_or(&[][..], Vec::as_slice);
+        self.forks[i]
+            .iter()
+            .enumerate()
+            .map(move |(j, &v)| (v, counts.get(j).copied().unwrap_or(1)))
+    }
+
+    /// The scores of the iterations, per fork: the iteration means of a histogram, the
+    /// values themselves otherwise (borrowed: raw data can be millions of values).
+    pub fn by_iteration(&self) -> std::borrow::Cow<'_, Samples> {
+        if !self.histogram {
+            return std::borrow::Cow::Borrowed(self);
+        }
+        std::borrow::Cow::Owned(Samples::iterations(self.iteration_means.clone()))
     }
 
     fn all(&self) -> impl Iterator<Item = (f64, u64)> + Clone + '_ {
-        self.forks.iter().flatten().copied()
+        (0..self.forks.len()).flat_map(|i| self.fork(i))
     }
 
     /// The number of iterations, or of samples for a histogram.
@@ -105,21 +127,17 @@ impl Samples {
         self.fork_means().len()
     }
 
-    /// The same data in another unit.
-    pub fn scaled(&self, by: f64) -> Samples {
-        Samples {
-            forks: self
-                .forks
-                .iter()
-                .map(|f| f.iter().map(|&(v, c)| (v * by, c)).collect())
-                .collect(),
-            histogram: self.histogram,
-            iteration_means: self
-                .iteration_means
-                .iter()
-                .map(|f| f.iter().map(|v| v * by).collect())
-                .collect(),
+    /// The same data in another unit, scaled where it is rather than copied.
+    pub fn scaled(mut self, by: f64) -> Samples {
+        if by != 1.0 {
+            for v in self.forks.iter_mut().flatten() {
+                *v *= by;
+            }
+            for v in self.iteration_means.iter_mut().flatten() {
+                *v *= by;
+            }
         }
+        self
     }
 
     /// Every value of every fork, weighted by its count.
@@ -129,9 +147,8 @@ impl Samples {
 
     /// The (weighted) mean of each fork that holds data.
     pub fn fork_means(&self) -> Vec<f64> {
-        self.forks
-            .iter()
-            .map(|f| Moments::of(f.iter().copied()).mean)
+        (0..self.forks.len())
+            .map(|i| Moments::of(self.fork(i)).mean)
             .filter(|m| m.is_finite())
             .collect()
     }
@@ -174,6 +191,7 @@ pub fn mixed(base: &Samples, new: &Samples) -> bool {
 pub fn significance(base: &Samples, new: &Samples) -> (f64, Test) {
     if mixed(base, new) {
         let (base, new) = (base.by_iteration(), new.by_iteration());
+        let (base, new) = (base.as_ref(), new.as_ref());
         return match significance(&base, &new) {
             (p, Test::Iterations) => (p, Test::IterationMeans),
             other => other,
@@ -209,13 +227,12 @@ mod tests {
 
     #[test]
     fn counts_weigh_every_sample() {
-        let h = Samples {
-            forks: vec![vec![(1.0, 3), (5.0, 1)], vec![(2.0, 4)]],
-            histogram: true,
-            iteration_means: vec![vec![1.0, 5.0], vec![2.0]],
-        };
+        let h = Samples::buckets(
+            vec![vec![(1.0, 3), (5.0, 1)], vec![(2.0, 4)]],
+            vec![vec![1.0, 5.0], vec![2.0]],
+        );
         assert_eq!(
-            h.scaled(2.0).by_iteration(),
+            *h.clone().scaled(2.0).by_iteration(),
             Samples::iterations(vec![vec![2.0, 10.0], vec![4.0]])
         );
         let flat = Samples::iterations(vec![vec![1.0, 1.0, 1.0, 5.0], vec![2.0, 2.0, 2.0, 2.0]]);
@@ -223,7 +240,8 @@ mod tests {
         assert_eq!(h.pooled(), flat.pooled());
         assert_eq!(h.mean_and_error(), flat.mean_and_error());
         assert_eq!(h.fork_means(), vec![2.0, 2.0]);
-        assert_eq!(h.scaled(1e3).forks[1], vec![(2000.0, 4)]);
+        let scaled = h.clone().scaled(1e3);
+        assert_eq!(scaled.fork(1).collect::<Vec<_>>(), vec![(2000.0, 4)]);
         // Sorted 1 1 1 2 2 2 2 5: the median is the fourth, the top eighth the last.
         let p = |q: f64| h.percentile(q);
         assert_eq!(
@@ -293,14 +311,13 @@ mod tests {
         // 100,000 samples around 100 in 15 iterations, against the same 15 iteration
         // means shifted by 0.5%: like against like, the iterations of both sides.
         let means: Vec<f64> = (0..15).map(|i| 100.0 + (i % 5) as f64).collect();
-        let h = Samples {
-            forks: vec![means
+        let h = Samples::buckets(
+            vec![means
                 .iter()
                 .flat_map(|&m| [(m - 1.0, 3333), (m + 1.0, 3333)])
                 .collect()],
-            histogram: true,
-            iteration_means: vec![means.clone()],
-        };
+            vec![means.clone()],
+        );
         let shifted = Samples::iterations(vec![means.iter().map(|m| m * 1.005).collect()]);
         let (p, test) = significance(&h, &shifted);
         assert_eq!(test, Test::IterationMeans);

@@ -1026,11 +1026,10 @@ mod tests {
             m.mode = "sample".into();
             m.unit = "us/op".into();
             m.higher_is_better = false;
-            m.samples = Samples {
-                forks: vec![vec![(us[0], 500), (us[1], 490), (us[2], 10)]],
-                histogram: true,
-                iteration_means: Vec::new(),
-            };
+            m.samples = Samples::buckets(
+                vec![vec![(us[0], 500), (us[1], 490), (us[2], 10)]],
+                Vec::new(),
+            );
             m.offered_load = Some(OfferedLoad { target, achieved });
             m
         };

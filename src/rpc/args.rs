@@ -114,6 +114,10 @@ pub enum Rates {
     Sweep,
 }
 
+/// The smallest `--rate`: a rate is shown with three decimals (`rate=0.001`), so that a
+/// smaller one would show as 0 and be planned at thousands of hours.
+const MIN_RATE: f64 = 0.001;
+
 /// Parses `--rate`: `sweep`, or calls per second, `500`, `1k`, `2.5k`, `1m` (powers of
 /// 1000).
 fn parse_rates(s: &str) -> std::result::Result<Rates, String> {
@@ -128,7 +132,8 @@ fn parse_rates(s: &str) -> std::result::Result<Rates, String> {
     cli::parse_list(s, |x| {
         let bad = || {
             format!(
-                "invalid rate '{x}' (expected calls per second per connection, above 0 and at most {}: 500, 1k, 2.5k)",
+                "invalid rate '{x}' (expected calls per second per connection, at least {} and at most {}: 500, 1k, 2.5k)",
+                rate_param(MIN_RATE),
                 rate_param(MAX_RATE)
             )
         };
@@ -142,7 +147,7 @@ fn parse_rates(s: &str) -> std::result::Result<Rates, String> {
             return Err(bad());
         }
         let rate = digits.parse::<f64>().map_err(|_| bad())? * scale;
-        if rate > 0.0 && rate <= MAX_RATE {
+        if (MIN_RATE..=MAX_RATE).contains(&rate) {
             Ok(rate)
         } else {
             Err(bad())
@@ -234,7 +239,18 @@ mod tests {
             alone.contains("sweep picks its own rates, alone"),
             "{alone}"
         );
-        for bad in ["0", "-1", "1e3", "inf", "x", "20m", ""] {
+        assert_eq!(parse_rates("0.001"), Ok(Rates::Fixed(vec![0.001])));
+        for bad in [
+            "0",
+            "-1",
+            "1e3",
+            "inf",
+            "x",
+            "20m",
+            "",
+            "0.0000001",
+            "0.0009",
+        ] {
             let e = parse_rates(bad).unwrap_err();
             assert!(e.contains("invalid rate"), "{bad}: {e}");
         }

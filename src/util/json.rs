@@ -11,6 +11,13 @@ pub enum Json {
     Num(f64),
     Str(String),
     Arr(Vec<Json>),
+    /// An array of numbers, from [`Json::parse_compact`] only: 8 bytes a number rather
+    /// than a value each (JMH's rawData can hold millions). JMH's strings for the
+    /// non-finite ("NaN", "+INF", ...) are numbers here, as [`Json::as_f64`] reads them.
+    Nums(Vec<f64>),
+    /// An array of two-number arrays (JMH's rawDataHistogram buckets, `[value, count]`),
+    /// from [`Json::parse_compact`] only.
+    Pairs(Vec<[f64; 2]>),
     /// An object, in insertion order.
     Obj(Vec<(String, Json)>),
 }
@@ -39,6 +46,14 @@ impl Json {
     pub fn get(&self, key: &str) -> Option<&Json> {
         match self {
             Json::Obj(pairs) => pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    /// The value of `key` in an object, to change or take.
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut Json> {
+        match self {
+            Json::Obj(pairs) => pairs.iter_mut().find(|(k, _)| k == key).map(|(_, v)| v),
             _ => None,
         }
     }
@@ -85,6 +100,13 @@ impl Json {
             Json::Num(n) => write_number(out, *n),
             Json::Str(s) => write_string(out, s),
             Json::Arr(items) if items.is_empty() => out.push_str("[]"),
+            Json::Nums(v) => Json::Arr(v.iter().map(|&n| Json::Num(n)).collect()).write(out, depth),
+            Json::Pairs(v) => Json::Arr(
+                v.iter()
+                    .map(|p| Json::Arr(vec![Json::Num(p[0]), Json::Num(p[1])]))
+                    .collect(),
+            )
+            .write(out, depth),
             Json::Obj(pairs) if pairs.is_empty() => out.push_str("{}"),
             Json::Arr(items) => {
                 // Arrays of plain numbers (raw data) stay on one line, as JMH writes them.
@@ -130,9 +152,21 @@ impl Json {
 
     /// Parses a JSON document (RFC 8259).
     pub fn parse(text: &str) -> Result<Json, String> {
+        Json::parse_with(text, false)
+    }
+
+    /// As [`Json::parse`], with arrays of numbers as [`Json::Nums`] and arrays of
+    /// two-number arrays as [`Json::Pairs`]: a document of millions of samples held in
+    /// a small multiple of its size (a value each would take 32 bytes a number and more).
+    pub fn parse_compact(text: &str) -> Result<Json, String> {
+        Json::parse_with(text, true)
+    }
+
+    fn parse_with(text: &str, compact: bool) -> Result<Json, String> {
         let mut p = Parser {
             bytes: text.as_bytes(),
             pos: 0,
+            compact,
         };
         let v = p.value(0)?;
         p.skip_ws();
@@ -180,6 +214,73 @@ fn write_string(out: &mut String, s: &str) {
 struct Parser<'a> {
     bytes: &'a [u8],
     pos: usize,
+    /// Whether arrays of numbers are packed ([`Json::parse_compact`]).
+    compact: bool,
+}
+
+/// A compact array as it is read: numbers, pairs of numbers, or values, whichever its
+/// items so far all are.
+enum Items {
+    Empty,
+    Nums(Vec<f64>),
+    Pairs(Vec<[f64; 2]>),
+    Values(Vec<Json>),
+}
+
+impl Items {
+    fn push(&mut self, v: Json) {
+        let pair = |v: &Json| match v {
+            Json::Nums(p) if p.len() == 2 => Some([p[0], p[1]]),
+            _ => None,
+        };
+        match self {
+            Items::Values(vs) => return vs.push(v),
+            Items::Empty => {
+                if let Some(n) = v.as_f64() {
+                    return *self = Items::Nums(vec![n]);
+                }
+                if let Some(p) = pair(&v) {
+                    return *self = Items::Pairs(vec![p]);
+                }
+            }
+            Items::Nums(ns) => {
+                if let Some(n) = v.as_f64() {
+                    return ns.push(n);
+                }
+            }
+            Items::Pairs(ps) => {
+                if let Some(p) = pair(&v) {
+                    return ps.push(p);
+                }
+            }
+        }
+        let mut values = std::mem::replace(self, Items::Empty).into_values();
+        values.push(v);
+        *self = Items::Values(values);
+    }
+
+    fn into_values(self) -> Vec<Json> {
+        match self {
+            Items::Empty => Vec::new(),
+            Items::Nums(ns) => ns.into_iter().map(Json::Num).collect(),
+            Items::Pairs(ps) => ps.into_iter().map(|p| Json::Nums(p.to_vec())).collect(),
+            Items::Values(vs) => vs,
+        }
+    }
+
+    fn into_json(self) -> Json {
+        match self {
+            Items::Nums(mut ns) => {
+                ns.shrink_to_fit();
+                Json::Nums(ns)
+            }
+            Items::Pairs(mut ps) => {
+                ps.shrink_to_fit();
+                Json::Pairs(ps)
+            }
+            other => Json::Arr(other.into_values()),
+        }
+    }
 }
 
 impl Parser<'_> {
@@ -221,11 +322,15 @@ impl Parser<'_> {
             Some(b'"') => self.string().map(Json::Str),
             Some(b'[') => {
                 self.pos += 1;
-                let mut items = Vec::new();
+                let mut items = if self.compact {
+                    Items::Empty
+                } else {
+                    Items::Values(Vec::new())
+                };
                 self.skip_ws();
                 if self.bytes.get(self.pos) == Some(&b']') {
                     self.pos += 1;
-                    return Ok(Json::Arr(items));
+                    return Ok(Json::Arr(Vec::new()));
                 }
                 loop {
                     items.push(self.value(depth + 1)?);
@@ -234,7 +339,7 @@ impl Parser<'_> {
                         Some(b',') => self.pos += 1,
                         Some(b']') => {
                             self.pos += 1;
-                            return Ok(Json::Arr(items));
+                            return Ok(items.into_json());
                         }
                         _ => return Err(self.error("expected ',' or ']'")),
                     }
@@ -366,6 +471,45 @@ impl Parser<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn compact_parsing_packs_numbers_and_pairs_and_reads_the_same() {
+        let text = r#"{"raw":[[1,"NaN",2.5],[]],"h":[[[1,3],[2,"+INF"]]],"mixed":[1,"a",[2,3]],
+            "pairs_then":[[1,2],3],"top":[1,2]}"#;
+        let v = Json::parse_compact(text).unwrap();
+        let raw = v.get("raw").unwrap().as_array().unwrap();
+        assert!(matches!(&raw[0], Json::Nums(n) if n.len() == 3 && n[1].is_nan()));
+        assert_eq!(raw[1], Json::Arr(vec![]));
+        let h = &v.get("h").unwrap().as_array().unwrap()[0];
+        assert_eq!(h, &Json::Pairs(vec![[1.0, 3.0], [2.0, f64::INFINITY]]));
+        assert_eq!(
+            v.get("mixed").unwrap(),
+            &Json::Arr(vec![
+                Json::Num(1.0),
+                Json::str("a"),
+                Json::Nums(vec![2.0, 3.0])
+            ])
+        );
+        assert_eq!(
+            v.get("pairs_then").unwrap(),
+            &Json::Arr(vec![Json::Nums(vec![1.0, 2.0]), Json::Num(3.0)])
+        );
+        assert_eq!(v.get("top").unwrap(), &Json::Nums(vec![1.0, 2.0]));
+        // Written back, the packed arrays are the arrays they were.
+        let plain = Json::parse(text).unwrap();
+        assert_eq!(
+            Json::parse(&v.to_pretty()).unwrap().get("mixed"),
+            plain.get("mixed")
+        );
+        assert_eq!(
+            Json::parse(&v.to_pretty()).unwrap().get("top"),
+            plain.get("top")
+        );
+        assert_eq!(
+            Json::parse_compact("[1, x]").unwrap_err(),
+            Json::parse("[1, x]").unwrap_err()
+        );
+    }
 
     #[test]
     fn prints_jmh_style_and_parses_back() {

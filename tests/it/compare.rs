@@ -3,7 +3,7 @@
 //! mismatched params, JMH's own files, malformed input), every format, and the SVG chart
 //! rendered by a real headless chromium.
 
-use crate::support::{run_with, Run, TempDir};
+use crate::support::{run_bounded, run_with, Run, TempDir};
 use serde_json::{json, Value};
 
 const EXE: &str = env!("CARGO_BIN_EXE_bb-compare");
@@ -1012,7 +1012,7 @@ fn binary_oversized_and_non_regular_inputs_are_malformed_not_slower() {
     let run = compare(&["--max-input", "1k", &good, &good]);
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(
-        run.stderr.contains("more than --max-input"),
+        run.stderr.contains("larger than --max-input 1 KiB"),
         "{}",
         run.stderr
     );
@@ -1339,4 +1339,159 @@ fn boardbench_sample_files_compare_from_their_histograms() {
         .as_str()
         .unwrap()
         .starts_with("bb.zstd.decompress ("));
+}
+
+#[test]
+fn a_results_directory_that_loops_is_walked_once_and_says_what_it_skipped() {
+    let d = TempDir::new("cmp-loops");
+    let (base, new) = (d.join("base"), d.join("new"));
+    for dir in [&base, &new, &base.join("sub")] {
+        std::fs::create_dir_all(dir).unwrap();
+    }
+    let e = |name: &str, f: f64| entry(name, "thrpt", json!({}), &scaled(f), "ops/s");
+    std::fs::write(
+        base.join("a.json"),
+        serde_json::to_string(&vec![e("bb.a", 1.0)]).unwrap(),
+    )
+    .unwrap();
+    std::fs::write(
+        base.join("sub/b.json"),
+        serde_json::to_string(&vec![e("bb.b", 1.0)]).unwrap(),
+    )
+    .unwrap();
+    std::fs::write(
+        new.join("all.json"),
+        serde_json::to_string(&vec![e("bb.a", 1.0), e("bb.b", 1.0)]).unwrap(),
+    )
+    .unwrap();
+    // Two links to the directory itself, one to its parent from below, one to a file.
+    std::os::unix::fs::symlink(".", base.join("l1")).unwrap();
+    std::os::unix::fs::symlink(".", base.join("l2")).unwrap();
+    std::os::unix::fs::symlink("..", base.join("sub/up")).unwrap();
+    std::os::unix::fs::symlink("a.json", base.join("again.json")).unwrap();
+    let run = run_bounded(
+        EXE,
+        &[base.to_str().unwrap(), new.to_str().unwrap()],
+        &[],
+        std::time::Duration::from_secs(60),
+    );
+    run.assert_ok();
+    assert!(!run.stdout.contains("duplicate"), "{}", run.stdout);
+    assert!(line(&run, "bb.a").ends_with("same"), "{}", run.stdout);
+    assert!(line(&run, "bb.b").ends_with("same"), "{}", run.stdout);
+    let notes: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains("skipped"))
+        .collect();
+    assert_eq!(notes.len(), 1, "one note:\n{}", run.stderr);
+    assert!(
+        notes[0].contains("already read through another path") && notes[0].contains("3 more"),
+        "{}",
+        notes[0]
+    );
+    // Deeper than the walk goes: said, not followed.
+    let mut deep = new.clone();
+    for i in 0..20 {
+        deep = deep.join(format!("d{i}"));
+    }
+    std::fs::create_dir_all(&deep).unwrap();
+    std::fs::write(deep.join("x.json"), "[]").unwrap();
+    let run = compare(&[base.to_str().unwrap(), new.to_str().unwrap()]);
+    run.assert_ok();
+    assert!(
+        run.stderr.contains("deeper than 16 directories"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_dangling_json_symlink_is_bad_input_and_a_missing_file_a_failed_run() {
+    let d = TempDir::new("cmp-dangling");
+    let good = write(
+        &d,
+        "good.json",
+        vec![entry("bb.x", "thrpt", json!({}), &STEADY, "ops/s")],
+    );
+    let dir = d.join("results");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::copy(&good, dir.join("good.json")).unwrap();
+    std::os::unix::fs::symlink("gone.json", dir.join("link.json")).unwrap();
+    for input in [dir.clone(), dir.join("link.json")] {
+        let run = compare(&[&good, input.to_str().unwrap()]);
+        assert_eq!(run.code, 2, "{}", run.stderr);
+        assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+        assert!(
+            run.stderr
+                .contains("link.json: a dangling symlink (to gone.json)"),
+            "{}",
+            run.stderr
+        );
+    }
+}
+
+/// The peak resident memory of `exe args`, in bytes (the child's own, from wait4).
+fn peak_rss(args: &[&str]) -> (i32, u64) {
+    let child = std::process::Command::new(EXE)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: a zeroed rusage is a valid one; wait4 fills it for our own child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = child.id() as libc::pid_t;
+    // SAFETY: wait4 on our child's pid, with pointers to live locals.
+    let got = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(got, pid);
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        -1
+    };
+    (code, usage.ru_maxrss as u64 * 1024)
+}
+
+#[test]
+fn memory_stays_within_a_small_multiple_of_the_input() {
+    let d = TempDir::new("cmp-memory");
+    // 1.5 million iteration scores of two bytes each, and 300,000 histogram buckets:
+    // held as a value each, such files took 17 to 29 times their size.
+    let n = 1_500_000;
+    let mut raw = String::from(
+        r#"[{"benchmark":"bb.big","mode":"thrpt","threads":1,"forks":1,"params":{},"primaryMetric":{"score":1,"scoreError":"NaN","scoreUnit":"ops/s","rawData":[["#,
+    );
+    raw.push_str(&"1,".repeat(n - 1));
+    raw.push_str(r#"1]]},"secondaryMetrics":{}},"#);
+    raw.push_str(
+        r#"{"benchmark":"bb.hist","mode":"sample","threads":1,"forks":1,"params":{},"primaryMetric":{"score":1,"scoreError":"NaN","scoreUnit":"us/op","rawDataHistogram":[[["#,
+    );
+    raw.push_str(&"[1,1],".repeat(300_000 - 1));
+    raw.push_str(r#"[2,1]]]]},"secondaryMetrics":{}}]"#);
+    let big = d.join("big.json");
+    std::fs::write(&big, &raw).unwrap();
+    let small = write(
+        &d,
+        "small.json",
+        vec![
+            entry("bb.big", "thrpt", json!({}), &STEADY, "ops/s"),
+            entry("bb.hist", "sample", json!({}), &STEADY, "us/op"),
+        ],
+    );
+    let _gate = crate::support::timing::shared();
+    let (code, baseline) = peak_rss(&[&small, &small]);
+    assert_eq!(code, 0);
+    let big = big.to_str().unwrap();
+    let (code, peak) = peak_rss(&[big, big]);
+    assert_eq!(code, 0);
+    let input = 2 * raw.len() as u64;
+    let held = peak.saturating_sub(baseline);
+    assert!(
+        held < 8 * input,
+        "{held} bytes above the baseline {baseline} for {input} bytes of input: {:.1}x",
+        held as f64 / input as f64
+    );
 }

@@ -626,3 +626,124 @@ fn fleet_runs_every_board_and_compares_them() {
     let svg = std::fs::read_to_string(fleet.join("compare.svg")).unwrap();
     assert!(svg.contains("bb.zstd.compress") && svg.contains("vs threads"));
 }
+
+/// fleet.sh from a checkout whose path holds a quote, `$(touch X)`, `&`, `|`, a space
+/// and a newline, with deploy.sh and pack.sh stood in for (no board, no build): every
+/// job gets the paths as they are, and nothing in them runs.
+#[test]
+fn fleet_jobs_carry_any_checkout_path_and_run_nothing_in_it() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = TempDir::new("fleet-path");
+    let repo = d.join("it's $(touch X) & | a b\nc");
+    let scripts = repo.join("scripts");
+    std::fs::create_dir_all(&scripts).unwrap();
+    for name in ["fleet.sh", "lib.sh"] {
+        std::fs::copy(script(name), scripts.join(name)).unwrap();
+    }
+    let log = d.join("deploy.args");
+    let fakes = [
+        (
+            "deploy.sh",
+            // The board's target when asked; otherwise each argument on a line of its
+            // own, NUL-ended.
+            "#!/bin/sh\ncase \" $* \" in *' --print-target '*) echo x86; exit 0 ;; esac\n\
+             printf '%s\\0' \"$@\" >>\"$FAKE_DEPLOY_LOG\"\n",
+        ),
+        ("pack.sh", "#!/bin/sh\necho \"dist/boardbench-$1.tar.gz\"\n"),
+    ];
+    for (name, text) in fakes {
+        let path = scripts.join(name);
+        std::fs::write(&path, text).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let hosts = d.join("hosts");
+    std::fs::write(&hosts, "board1 x86\n..\n").unwrap();
+    let results = d.join("results");
+    let fleet = scripts.join("fleet.sh");
+    let mut c = std::process::Command::new("sh");
+    c.args([
+        fleet.to_str().unwrap(),
+        hosts.to_str().unwrap(),
+        "--no-build",
+        "--results",
+        results.to_str().unwrap(),
+    ])
+    .current_dir(d.path())
+    .env("FAKE_DEPLOY_LOG", &log)
+    .env("BB_COMPARE", env!("CARGO_BIN_EXE_bb-compare"))
+    .stdin(std::process::Stdio::null())
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped());
+    let run = crate::support::finish_within(
+        c.spawn().unwrap(),
+        std::time::Duration::from_secs(60),
+        "fleet.sh",
+    );
+    assert!(!d.join("X").exists(), "$(touch X) ran\n{}", run.stderr);
+    assert!(
+        run.stdout.contains("board1: ok\n"),
+        "{}\n{}",
+        run.stdout,
+        run.stderr
+    );
+    assert!(
+        run.stdout.contains("board-2: ok\n"),
+        "{}\n{}",
+        run.stdout,
+        run.stderr
+    );
+    let args = std::fs::read(&log).unwrap();
+    let args: Vec<String> = args
+        .split(|&b| b == 0)
+        .filter(|a| !a.is_empty())
+        .map(|a| String::from_utf8(a.to_vec()).unwrap())
+        .collect();
+    let dist = format!("{}/dist/boardbench-x86.tar.gz", repo.display());
+    assert_eq!(
+        args.iter().filter(|a| **a == dist).count(),
+        2,
+        "each job's --dist is the path as it is: {args:?}"
+    );
+    // `..` as a host: a directory of its own, never the fleet's parent.
+    let fleet_dir = std::fs::read_dir(&results)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let mut result_args: Vec<&String> = args
+        .iter()
+        .zip(args.iter().skip(1))
+        .filter(|(flag, _)| *flag == "--results")
+        .map(|(_, v)| v)
+        .collect();
+    result_args.sort();
+    assert_eq!(
+        result_args,
+        [
+            &format!("{}/board-2", fleet_dir.display()),
+            &format!("{}/board1", fleet_dir.display())
+        ],
+        "{args:?}"
+    );
+}
+
+#[test]
+fn run_all_refuses_an_empty_or_option_like_out_in_one_line() {
+    let d = TempDir::new("run-all-out");
+    for (value, said) in [
+        ("", "--out '': expected a directory"),
+        (
+            "-x",
+            "--out '-x': expected a directory (one named so is ./-x)",
+        ),
+    ] {
+        let mut c = std::process::Command::new("sh");
+        c.args([&script("run-all.sh"), "--dry-run", "--out", value])
+            .current_dir(d.path());
+        let run: Run = c.output().unwrap().into();
+        assert_eq!(run.code, 2, "{value:?}: {}", run.stderr);
+        assert_eq!(run.stderr, format!("run-all.sh: {said}\n"));
+        assert!(!d.join("-x").exists());
+    }
+}
