@@ -544,12 +544,14 @@ mod tests {
                 }) as Box<dyn Workload>)
             })
         };
-        // A call of 12 ms against a floor of 4 ms, both slowed alike in each phase.
-        let mut b = Benchmark::new("bb.test.call", drifting(12, true, &counts[0]));
+        // A call of 60 ms against a floor of 20 ms, both slowed alike in each phase: long
+        // enough that a sleep overshooting by milliseconds on a loaded machine keeps the
+        // ratio near 3.
+        let mut b = Benchmark::new("bb.test.call", drifting(60, true, &counts[0]));
         b.ops_per_invocation = Some(1);
         b.paired = Some(PairedBaseline {
             metric: "vs floor".into(),
-            setup: drifting(4, false, &counts[1]),
+            setup: drifting(20, false, &counts[1]),
             ops_per_invocation: Some(1),
         });
         let s = settings(Mode::SingleShot);
@@ -567,7 +569,7 @@ mod tests {
         for ratio in ratios {
             assert!((2.0..4.0).contains(ratio), "{ratios:?}");
         }
-        let ms: Vec<u32> = r.scores.iter().map(|s| (s / 12.0).round() as u32).collect();
+        let ms: Vec<u32> = r.scores.iter().map(|s| (s / 60.0).round() as u32).collect();
         assert_eq!(
             ms,
             [5, 2, 1],
@@ -586,7 +588,7 @@ mod tests {
                 .unwrap()
                 .percentile(50.0)
                 .unwrap()
-                >= 12e6,
+                >= 60e6,
             "only the calls are in the histogram"
         );
     }
