@@ -198,19 +198,33 @@ pub fn spawn(
 
 /// Makes the process that `command` starts receive `signal` when the thread that starts
 /// it ends (PR_SET_PDEATHSIG), so that a child never outlives a parent killed with
-/// SIGKILL; a child whose parent died before the request took hold exits at once.
+/// SIGKILL. A catchable `signal` is blocked until the child's own handling is in place
+/// (`signals::install` unblocks it, the signal mask surviving exec): one that came
+/// between exec and the handler would end the child before it removed what it must (a
+/// socket file). A child whose parent died before the request took hold gets the signal
+/// at once, the same way.
 pub fn die_with_parent(command: &mut std::process::Command, signal: nix::sys::signal::Signal) {
     use std::os::unix::process::CommandExt;
     let parent = std::process::id() as libc::pid_t;
+    let catchable = signal != nix::sys::signal::Signal::SIGKILL;
     // SAFETY: the closure runs between fork and exec and only makes async-signal-safe
-    // system calls (prctl, getppid, _exit); it allocates nothing and takes no lock.
+    // system calls (sigemptyset, sigaddset, sigprocmask, prctl, getppid, raise); it
+    // allocates nothing and takes no lock.
     unsafe {
         command.pre_exec(move || {
+            if catchable {
+                let mut set: libc::sigset_t = std::mem::zeroed();
+                libc::sigemptyset(&mut set);
+                libc::sigaddset(&mut set, signal as libc::c_int);
+                if libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
             if libc::prctl(libc::PR_SET_PDEATHSIG, signal as libc::c_ulong) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
             if libc::getppid() != parent {
-                libc::_exit(1);
+                libc::raise(signal as libc::c_int);
             }
             Ok(())
         });

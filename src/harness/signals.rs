@@ -108,6 +108,13 @@ fn install() {
         // SAFETY: the handler only calls write(2), which is async-signal-safe.
         let _ = unsafe { sigaction(s, &action) };
     }
+    // A child started to die with its parent has that signal blocked until now
+    // (`fork::die_with_parent`); one that came meanwhile is handled here.
+    let mut handled = SigSet::empty();
+    for s in SIGNALS {
+        handled.add(s);
+    }
+    let _ = handled.thread_unblock();
 }
 
 fn watch(mut reader: std::fs::File) {

@@ -1,5 +1,6 @@
 //! Faults injected at the first call, for the tests only: `BB_IPC_FAULT` names one, either
-//! the server's (`truncate`, `vanish`, `stall`, `wrong-answer`) or the client's
+//! the server's (`truncate`, `vanish`, `stall`, `wrong-answer`; `slow-start`, a second's
+//! sleep before the server child handles signals at all) or the client's
 //! (`unknown-method`, `bad-args`). Compiled only with the `fault-injection` feature, which
 //! `make test` turns on: the binaries carried to a board have none of it and ignore the
 //! variable.
@@ -23,6 +24,9 @@ pub enum ServerFault {
     Stall,
     /// Answer with the right result plus one.
     WrongAnswer,
+    /// Sleep a second before anything else, signal handling included: the window in which
+    /// a parent killed with SIGKILL must still have its socket file removed.
+    SlowStart,
 }
 
 /// A fault of the client at its first call.
@@ -42,6 +46,7 @@ impl ServerFault {
             Ok("truncate") => Some(ServerFault::Truncate),
             Ok("stall") => Some(ServerFault::Stall),
             Ok("wrong-answer") => Some(ServerFault::WrongAnswer),
+            Ok("slow-start") => Some(ServerFault::SlowStart),
             _ => None,
         }
     }
@@ -66,6 +71,7 @@ impl ServerFault {
                 Ok(false)
             }
             ServerFault::WrongAnswer => Ok(true),
+            ServerFault::SlowStart => Ok(false),
         }
     }
 }

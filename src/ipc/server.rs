@@ -169,6 +169,10 @@ pub fn serve_if_child() {
 }
 
 fn serve(spec: &str) -> Result<()> {
+    #[cfg(feature = "fault-injection")]
+    if super::fault::ServerFault::from_env() == Some(super::fault::ServerFault::SlowStart) {
+        std::thread::sleep(Duration::from_secs(1));
+    }
     if let Ok(path) = std::env::var(SOCKET_ENV) {
         std::env::remove_var(SOCKET_ENV);
         crate::harness::watchdog::add_exit_hook(move || {

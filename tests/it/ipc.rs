@@ -395,6 +395,54 @@ fn cpus_allowed(pid: u32) -> String {
 }
 
 #[test]
+fn a_parent_killed_before_its_server_child_handles_signals_leaves_no_socket_file() {
+    use nix::sys::signal::{kill, Signal};
+    // The server child sleeps a second before it handles signals; the parent is killed
+    // meanwhile, so the child's death signal comes in that window.
+    let tmp = TempDir::new("ipc-kill-early");
+    let mut child = std::process::Command::new(EXE)
+        .args([
+            "--calls",
+            "method_no_args",
+            "--no-local",
+            "--mode",
+            "avgt",
+            "--transport",
+            "unix",
+            "--warmup",
+            "0",
+            "--iterations",
+            "1",
+            "--forks",
+            "0",
+        ])
+        .env("TMPDIR", tmp.path())
+        .env("BB_IPC_FAULT", "slow-start")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut seen = Vec::new();
+    let started = wait_for(Duration::from_secs(20), || {
+        seen = descendants(pid);
+        leftovers(&tmp).iter().any(|f| f.ends_with(".sock")) && !seen.is_empty()
+    });
+    assert!(started, "the server child never started");
+    kill(nix::unistd::Pid::from_raw(pid as i32), Signal::SIGKILL).unwrap();
+    child.wait().unwrap();
+    assert!(
+        wait_for(Duration::from_secs(10), || seen.iter().all(|&p| !alive(p))),
+        "children {seen:?} survive"
+    );
+    assert!(
+        wait_for(Duration::from_secs(10), || leftovers(&tmp).is_empty()),
+        "left {:?}",
+        leftovers(&tmp)
+    );
+}
+
+#[test]
 fn no_socket_file_and_no_child_survive_a_signal_to_the_parent() {
     use nix::sys::signal::{kill, Signal};
     let two_cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) >= 2;
