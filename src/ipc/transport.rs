@@ -1,7 +1,8 @@
 //! The transports a call can travel over, each opened the same way: the client's end
 //! connected at once (a listening socket queues the connection until the server child
 //! accepts it), and the descriptors the server child inherits. A Unix socket file gets a
-//! unique name under `$TMPDIR` and is removed when dropped and on every abnormal exit.
+//! unique name under `$TMPDIR`, is removed as soon as the client is connected, and until
+//! then on every abnormal exit.
 
 use super::conn::Conn;
 use crate::net::addr::{Addr, Listener};
@@ -137,6 +138,10 @@ pub(crate) fn open(transport: Transport) -> Result<Opened> {
                 .map_err(os_err(format!("listening on {shown}")))?;
             let client = new_socket()?;
             connect(client.as_raw_fd(), &addr).map_err(os_err(format!("connecting to {shown}")))?;
+            // Connected, the name has done its work: the listener the server child
+            // inherits accepts without it. Removed now, no SIGKILL of this process, before
+            // or after the child starts, can leave the file behind.
+            let _ = std::fs::remove_file(file.path());
             Ok(Opened {
                 client: Conn::over_socket(client).map_err(io_err("duplicating the socket"))?,
                 server_fds: vec![listener],

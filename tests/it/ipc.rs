@@ -384,6 +384,20 @@ fn descendants(pid: u32) -> Vec<u32> {
     all
 }
 
+/// The descendants of `pid` that are bb-ipc's server children (started with their role
+/// in `BB_IPC_SERVER`, past their exec).
+fn server_children(pid: u32) -> Vec<u32> {
+    descendants(pid)
+        .into_iter()
+        .filter(|p| {
+            let environ = std::fs::read(format!("/proc/{p}/environ")).unwrap_or_default();
+            environ
+                .split(|&b| b == 0)
+                .any(|var| var.starts_with(b"BB_IPC_SERVER="))
+        })
+        .collect()
+}
+
 fn cpus_allowed(pid: u32) -> String {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     status
@@ -395,7 +409,7 @@ fn cpus_allowed(pid: u32) -> String {
 }
 
 #[test]
-fn a_parent_killed_before_its_server_child_handles_signals_leaves_no_socket_file() {
+fn a_parent_killed_before_its_server_child_handles_signals_leaves_nothing_behind() {
     use nix::sys::signal::{kill, Signal};
     // The server child sleeps a second before it handles signals; the parent is killed
     // meanwhile, so the child's death signal comes in that window.
@@ -426,7 +440,7 @@ fn a_parent_killed_before_its_server_child_handles_signals_leaves_no_socket_file
     let mut seen = Vec::new();
     let started = wait_for(Duration::from_secs(20), || {
         seen = descendants(pid);
-        leftovers(&tmp).iter().any(|f| f.ends_with(".sock")) && !seen.is_empty()
+        !server_children(pid).is_empty()
     });
     assert!(started, "the server child never started");
     kill(nix::unistd::Pid::from_raw(pid as i32), Signal::SIGKILL).unwrap();
@@ -480,20 +494,22 @@ fn no_socket_file_and_no_child_survive_a_signal_to_the_parent() {
             .spawn()
             .unwrap();
         let pid = child.id();
-        // Wait until the remote benchmark runs: its socket file and its server exist.
-        let depth = if forks == "0" { 1 } else { 2 };
+        // Wait until the remote benchmark runs: its server child exists.
         let mut seen = Vec::new();
+        let mut servers = Vec::new();
         let running = wait_for(Duration::from_secs(20), || {
             seen = descendants(pid);
-            leftovers(&tmp).iter().any(|f| f.ends_with(".sock")) && seen.len() >= depth
+            servers = server_children(pid);
+            !servers.is_empty()
         });
         assert!(running, "{signal}: the remote benchmark never started");
         if signal == Signal::SIGTERM {
-            let server = *seen.last().unwrap();
-            assert_eq!(
-                cpus_allowed(server),
-                &pin[2..],
-                "the server runs on the second CPU"
+            // The server pins itself once started.
+            let server = servers[0];
+            assert!(
+                wait_for(Duration::from_secs(10), || cpus_allowed(server) == pin[2..]),
+                "the server runs on the second CPU: {}",
+                cpus_allowed(server)
             );
             assert_eq!(
                 cpus_allowed(pid),
@@ -532,18 +548,14 @@ fn a_normal_run_reaps_its_children_and_removes_its_socket_files() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
+    // A socket file lives from bind to the client's connect, too briefly to be seen
+    // here: what counts is that none is left.
     let mut seen = std::collections::BTreeSet::new();
-    let mut sockets = std::collections::BTreeSet::new();
     while child.try_wait().unwrap().is_none() {
         seen.extend(descendants(child.id()));
-        sockets.extend(leftovers(&tmp));
         std::thread::sleep(Duration::from_millis(5));
     }
     assert!(child.wait().unwrap().success());
-    assert!(
-        sockets.iter().any(|s| s.ends_with(".sock")),
-        "a socket file existed: {sockets:?}"
-    );
     assert!(seen.len() >= 2, "forks and servers were seen: {seen:?}");
     assert!(seen.iter().all(|&p| !alive(p)), "{seen:?}");
     assert!(leftovers(&tmp).is_empty(), "{:?}", leftovers(&tmp));
