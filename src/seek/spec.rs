@@ -62,6 +62,12 @@ impl SourceSpec {
         if s.contains("://") {
             return Url::parse(s).map(SourceSpec::Http);
         }
+        if let Some(host) = looks_remote(s) {
+            return Err(format!(
+                "source '{s}' has no scheme but looks like a server ({host}): did you mean \
+                 http://{s}? (a local directory of that name: file:{s} or ./{s})"
+            ));
+        }
         Ok(SourceSpec::File(PathBuf::from(s)))
     }
 
@@ -163,6 +169,26 @@ pub fn parse_source_list(s: &str) -> std::result::Result<Vec<SourceSpec>, String
     crate::harness::cli::parse_list(s, SourceSpec::parse)
 }
 
+/// The server a bare source with a forgotten scheme names, if it looks like one: its first
+/// part is `HOST:PORT` (`nas.local:8080`), or a host name with a dot (`nas.local/objects`)
+/// where no such local directory exists. `./X` and `/X` are always directories.
+fn looks_remote(s: &str) -> Option<String> {
+    if s.starts_with('.') || s.starts_with('/') {
+        return None;
+    }
+    let first = s.split('/').next().unwrap_or(s);
+    let host_port = first.rsplit_once(':').is_some_and(|(h, p)| {
+        !h.is_empty() && !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())
+    });
+    let host_name = first.contains('.')
+        && first
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-')
+        && s.contains('/')
+        && !std::path::Path::new(first).exists();
+    (host_port || host_name).then(|| first.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -178,6 +204,28 @@ mod tests {
             Ok(SourceSpec::File("./data".into()))
         );
         assert!(SourceSpec::parse("file:").is_err());
+        // A forgotten scheme is refused with the URL it probably meant.
+        for forgot in [
+            "nas.local:8080",
+            "nas.local:8080/objects/",
+            "nas.local/objects",
+        ] {
+            let e = SourceSpec::parse(forgot).unwrap_err();
+            assert!(e.contains(&format!("did you mean http://{forgot}?")), "{e}");
+        }
+        // Directories stay directories, however named.
+        for dir in [
+            "data",
+            "./nas.local:8080",
+            "/srv/nas.local/objects",
+            "src/seek",
+        ] {
+            assert_eq!(SourceSpec::parse(dir), Ok(SourceSpec::File(dir.into())));
+        }
+        assert_eq!(
+            SourceSpec::parse("file:nas.local:8080"),
+            Ok(SourceSpec::File("nas.local:8080".into()))
+        );
         let http = SourceSpec::parse("http://127.0.0.1:8080/objects/").unwrap();
         assert_eq!(http.label(), "http://127.0.0.1:8080/objects/");
         // Refused unless built with TLS (src/net/http/url.rs checks both builds).

@@ -211,6 +211,11 @@ fn bad_flags_are_one_line_and_exit_2() {
             "line 1: the read is empty or falls outside the 16777216-byte object",
         ),
         (vec!["--cache-size", "16k"], "--cache-size"),
+        // A forgotten scheme: refused with the URL meant, no local data generated.
+        (
+            vec!["--source", "nas.local:8080"],
+            "did you mean http://nas.local:8080?",
+        ),
         (vec!["--readahead-max", "16m"], "--readahead-max"),
         (vec!["--cold", "--mode", "thrpt"], "--cold"),
         (
