@@ -1,0 +1,317 @@
+//! bb-seek's AWS settings against the AWS CLI's own resolution: each case is a config
+//! file, a credentials file and an environment, run through bb-seek (its settings line on
+//! stderr, or its exit 2) and through botocore (the library under the AWS CLI; the
+//! one in target/tools-venv), which must agree on the endpoint, the region and where the
+//! keys came from, or both refuse. Against moto with authentication on and its STS, the
+//! cases that reach a server upload and read objects: `services =`, a credential_process
+//! and an assumed role (through `source_profile` and `credential_source = Environment`).
+
+use crate::support::moto::Moto;
+use crate::support::{seek, Run, TempDir};
+use boardbench::s3::sigv4::Credentials;
+use std::path::Path;
+use std::process::Command;
+
+const EXE: &str = env!("CARGO_BIN_EXE_bb-seek");
+
+/// What botocore resolves for S3 with `env` and `home`'s `.aws` files: a JSON object
+/// with the endpoint, region, how the keys were found, the CA bundle, or the error.
+const BOTOCORE: &str = r#"
+import json, botocore.session
+out = {}
+try:
+    s = botocore.session.Session()
+    c = s.create_client('s3')
+    creds = s.get_credentials()
+    out = {'endpoint': c.meta.endpoint_url, 'region': c.meta.region_name,
+           'method': creds.method if creds else None,
+           'key': creds.access_key if creds else None,
+           'ca_bundle': s.get_config_variable('ca_bundle')}
+except Exception as e:
+    out = {'error': type(e).__name__ + ': ' + str(e)}
+print(json.dumps(out))
+"#;
+
+/// A home with `.aws/config` and `.aws/credentials` (each when given).
+fn home(name: &str, config: &str, credentials: Option<&str>) -> TempDir {
+    let home = TempDir::new(name);
+    std::fs::create_dir_all(home.join(".aws")).unwrap();
+    std::fs::write(home.join(".aws/config"), config).unwrap();
+    if let Some(c) = credentials {
+        std::fs::write(home.join(".aws/credentials"), c).unwrap();
+    }
+    home
+}
+
+/// `exe` with only `env`, PATH and HOME.
+fn alone(exe: &Path, home: &TempDir, env: &[(&str, &str)]) -> Command {
+    let mut c = Command::new(exe);
+    c.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .envs(env.iter().copied());
+    c
+}
+
+fn bb_seek(home: &TempDir, env: &[(&str, &str)], args: &[&str]) -> Run {
+    alone(Path::new(EXE), home, env)
+        .args(args)
+        .output()
+        .expect("running bb-seek")
+        .into()
+}
+
+fn botocore(home: &TempDir, env: &[(&str, &str)]) -> serde_json::Value {
+    let python = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/tools-venv/bin/python");
+    let out = alone(&python, home, env)
+        .args(["-c", BOTOCORE])
+        .output()
+        .expect("running botocore (scripts/setup.sh test installs it)");
+    let text = String::from_utf8_lossy(&out.stdout);
+    serde_json::from_str(text.trim()).unwrap_or_else(|e| {
+        panic!(
+            "botocore: {e}: {text}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+/// The endpoint, region and kind of credentials bb-seek's settings line names.
+fn resolved(stderr: &str) -> (String, String, &'static str) {
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("bb-seek: s3://"))
+        .unwrap_or_else(|| panic!("no settings line in:\n{stderr}"));
+    let after = |what: &str| {
+        let rest =
+            &line[line.find(what).unwrap_or_else(|| panic!("{what}: {line}")) + what.len()..];
+        rest.split(' ').next().unwrap().to_string()
+    };
+    let creds = &line[line.find("credentials: ").unwrap() + 13..];
+    let method = if creds.starts_with("environment") {
+        "env"
+    } else if creds.starts_with("credential_process") {
+        "custom-process"
+    } else if creds.starts_with("role ") {
+        "assume-role"
+    } else if creds
+        .split(',')
+        .next()
+        .unwrap()
+        .ends_with("/.aws/credentials")
+    {
+        "shared-credentials-file"
+    } else {
+        "config-file"
+    };
+    (after(" at "), after(", region "), method)
+}
+
+/// bb-seek's `gen` and botocore agree on the endpoint (the host and port), the region
+/// and where the keys came from; `gen` succeeded. Returns bb-seek's stderr.
+fn agree(home: &TempDir, env: &[(&str, &str)], dest: &str) -> String {
+    let run = bb_seek(home, env, &["gen", "--dest", dest, "--sizes", "64k"]);
+    run.assert_ok();
+    let (endpoint, region, method) = resolved(&run.stderr);
+    let b = botocore(home, env);
+    assert_eq!(b.get("error"), None, "botocore: {b}");
+    assert_eq!(
+        endpoint.trim_end_matches('/'),
+        b["endpoint"].as_str().unwrap().trim_end_matches('/'),
+        "{}\nbotocore: {b}",
+        run.stderr
+    );
+    assert_eq!(region, b["region"].as_str().unwrap(), "botocore: {b}");
+    assert_eq!(
+        method,
+        b["method"].as_str().unwrap(),
+        "{}\nbotocore: {b}",
+        run.stderr
+    );
+    run.stderr
+}
+
+/// Both refuse: bb-seek with exit 2 and `needle` in its one line, botocore with an error.
+fn both_refuse(home: &TempDir, env: &[(&str, &str)], needle: &str, botocore_says: &str) {
+    let run = bb_seek(
+        home,
+        env,
+        &["gen", "--dest", "s3://bench/never/", "--sizes", "64k"],
+    );
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(needle),
+        "no '{needle}' in:\n{}",
+        run.stderr
+    );
+    assert_eq!(run.stderr.trim().lines().count(), 1, "{}", run.stderr);
+    let b = botocore(home, env);
+    let e = b["error"]
+        .as_str()
+        .unwrap_or_else(|| panic!("botocore resolved {b}"));
+    assert!(e.contains(botocore_says), "botocore: {e}");
+}
+
+fn keys_file(profile: &str, c: &Credentials) -> String {
+    format!(
+        "[{profile}]\naws_access_key_id = {}\naws_secret_access_key = {}\n",
+        c.access_key_id, c.secret_access_key
+    )
+}
+
+/// Reads the 64 KiB object back through both clients, every pattern.
+fn reads(home: &TempDir, env: &[(&str, &str)], source: &str) -> Run {
+    let args = [seek::SHORT, &["--source", source, "--sizes", "64k"]].concat();
+    let run = bb_seek(home, env, &args);
+    run.assert_ok();
+    assert_eq!(run.json().as_array().unwrap().len(), 10, "{}", run.stderr);
+    run
+}
+
+#[test]
+#[ignore = "needs moto and botocore (scripts/setup.sh test); run by make test"]
+fn settings_resolve_as_botocore_resolves_them_against_moto() {
+    let moto = Moto::start();
+    let user = moto.user();
+    let url = moto.endpoint();
+    let creds = keys_file("default", &user);
+
+    // services = NAME: its [services NAME] section's s3 endpoint_url, not AWS.
+    let config = format!(
+        "[default]\nregion = eu-west-1\nservices = lan\n[services lan]\ns3 =\n  endpoint_url = {url}\n"
+    );
+    let h = home("aws-services", &config, Some(&creds));
+    let stderr = agree(&h, &[], "s3://bench/services/");
+    assert!(stderr.contains("from [services lan] in "), "{stderr}");
+    reads(&h, &[], "s3://bench/services/");
+
+    // An endpoint_url under the profile's s3 = is ignored by both; the top-level one used.
+    let config =
+        format!("[default]\nendpoint_url = {url}\ns3 =\n  endpoint_url = http://127.0.0.1:9\n");
+    let h = home("aws-nested", &config, Some(&creds));
+    let stderr = agree(&h, &[], "s3://bench/nested/");
+    assert!(
+        stderr.contains("the endpoint_url under 's3 =' in profile 'default' is ignored"),
+        "{stderr}"
+    );
+
+    // AWS_DEFAULT_PROFILE comes before AWS_PROFILE; a missing AWS_CONFIG_FILE is empty.
+    let creds2 = format!(
+        "{}{}",
+        keys_file("bench", &user),
+        "[other]\naws_access_key_id = AKOTHER\naws_secret_access_key = x\n"
+    );
+    let h = home("aws-default-profile", "", Some(&creds2));
+    let env = [
+        ("AWS_DEFAULT_PROFILE", "bench"),
+        ("AWS_PROFILE", "other"),
+        ("AWS_ENDPOINT_URL", url.as_str()),
+        ("AWS_CONFIG_FILE", "/nonexistent/aws-config"),
+    ];
+    let stderr = agree(&h, &env, "s3://bench/profiles/");
+    assert!(
+        stderr.contains("AWS_CONFIG_FILE /nonexistent/aws-config does not exist"),
+        "{stderr}"
+    );
+    assert_eq!(
+        botocore(&h, &env)["key"].as_str(),
+        Some(user.access_key_id.as_str())
+    );
+
+    // Empty variables and a services name with no section: both refuse.
+    let h = home(
+        "aws-empty",
+        &format!("[default]\nendpoint_url = {url}\n"),
+        Some(&creds),
+    );
+    both_refuse(
+        &h,
+        &[("AWS_PROFILE", "")],
+        "AWS_PROFILE is set but empty",
+        "could not be found",
+    );
+    let h = home("aws-empty-region", "", Some(&creds));
+    both_refuse(
+        &h,
+        &[("AWS_DEFAULT_REGION", "")],
+        "AWS_DEFAULT_REGION is set but empty",
+        "Invalid endpoint",
+    );
+    let h = home(
+        "aws-no-services",
+        "[default]\nservices = nope\n",
+        Some(&creds),
+    );
+    both_refuse(
+        &h,
+        &[],
+        "names no [services nope] section",
+        "services configuration does not exist",
+    );
+
+    // credential_process, run without a shell: its keys sign the upload and the reads.
+    let json = format!(
+        r#"{{"Version": 1, "AccessKeyId": "{}", "SecretAccessKey": "{}"}}"#,
+        user.access_key_id, user.secret_access_key
+    );
+    let h = home("aws-process", "", None);
+    let helper = h.join("get creds.sh");
+    std::fs::write(&helper, format!("#!/bin/sh\nprintf '%s' '{json}'\n")).unwrap();
+    std::process::Command::new("chmod")
+        .arg("+x")
+        .arg(&helper)
+        .status()
+        .unwrap();
+    let config = format!(
+        "[default]\nendpoint_url = {url}\ncredential_process = \"{}\"\n",
+        helper.display()
+    );
+    std::fs::write(h.join(".aws/config"), config).unwrap();
+    let stderr = agree(&h, &[], "s3://bench/process/");
+    assert!(!stderr.contains(&user.secret_access_key), "{stderr}");
+    reads(&h, &[], "s3://bench/process/");
+
+    // role_arn with source_profile: an AssumeRole at moto's STS, whose keys read.
+    let arn = moto.role(&user, "bench-reader");
+    let config = format!(
+        "[default]\nendpoint_url = {url}\nregion = eu-west-1\n\
+         [profile reader]\nendpoint_url = {url}\nregion = eu-west-1\nrole_arn = {arn}\nsource_profile = default\n\
+         role_session_name = bench-1\nexternal_id = ext-1\nduration_seconds = 900\n\
+         [profile env-reader]\nendpoint_url = {url}\nrole_arn = {arn}\ncredential_source = Environment\n"
+    );
+    let h = home("aws-role", &config, Some(&creds));
+    let env = [("AWS_PROFILE", "reader")];
+    let stderr = agree(&h, &env, "s3://bench/role/");
+    assert!(
+        stderr.contains(&format!(
+            "credentials: role {arn} assumed with profile 'default''s keys"
+        )),
+        "{stderr}"
+    );
+    assert!(botocore(&h, &env)["key"]
+        .as_str()
+        .unwrap()
+        .starts_with("ASIA"));
+    reads(&h, &env, "s3://bench/role/");
+    // credential_source = Environment: the environment's keys assume it.
+    let env = [
+        ("AWS_PROFILE", "env-reader"),
+        ("AWS_ACCESS_KEY_ID", user.access_key_id.as_str()),
+        ("AWS_SECRET_ACCESS_KEY", user.secret_access_key.as_str()),
+    ];
+    // (The environment's keys come first for the CLI too: no role then.)
+    let stderr = agree(&h, &env, "s3://bench/env/");
+    assert!(stderr.contains("credentials: environment"), "{stderr}");
+    // A role STS refuses is one line naming it: a role that does not exist.
+    let config = format!(
+        "[default]\nendpoint_url = {url}\n[profile ghost]\nendpoint_url = {url}\n\
+         role_arn = arn:aws:iam::123456789012:role/ghost\nsource_profile = default\n"
+    );
+    std::fs::write(h.join(".aws/config"), config).unwrap();
+    let run = bb_seek(
+        &h,
+        &[("AWS_PROFILE", "ghost")],
+        &["gen", "--dest", "s3://bench/ghost/", "--sizes", "64k"],
+    );
+    assert!(run.code != 0, "{}", run.stderr);
+}
