@@ -315,3 +315,65 @@ fn settings_resolve_as_botocore_resolves_them_against_moto() {
     );
     assert!(run.code != 0, "{}", run.stderr);
 }
+
+#[test]
+#[ignore = "needs moto, nginx and botocore (scripts/setup.sh test); run by make test"]
+fn aws_ca_bundle_and_ca_bundle_are_trusted_as_ca_file_is() {
+    use crate::support::nginx::{Certificates, Nginx};
+    let moto = Moto::start();
+    let user = moto.user();
+    let certs = Certificates::make();
+    let proxy = format!(
+        "    location / {{ proxy_pass http://127.0.0.1:{}; proxy_set_header Host $http_host; }}\n",
+        moto.port
+    );
+    let nginx = Nginx::start_conf(
+        Some((
+            &std::path::PathBuf::from(certs.path("server.pem")),
+            &certs.key(),
+        )),
+        &proxy,
+    );
+    let url = format!("https://localhost:{}", nginx.port);
+    let ca = certs.path("ca.pem");
+    let creds = keys_file("default", &user);
+
+    // AWS_CA_BUNDLE, as botocore reads it too.
+    let h = home(
+        "aws-ca-env",
+        &format!("[default]\nendpoint_url = {url}\n"),
+        Some(&creds),
+    );
+    let env = [("AWS_CA_BUNDLE", ca.as_str())];
+    let stderr = agree(&h, &env, "s3://secure/env/");
+    assert!(
+        stderr.contains(&format!("CA bundle {ca} (AWS_CA_BUNDLE")),
+        "{stderr}"
+    );
+    assert_eq!(botocore(&h, &env)["ca_bundle"].as_str(), Some(ca.as_str()));
+    reads(&h, &env, "s3://secure/env/");
+
+    // The profile's ca_bundle.
+    let config = format!("[default]\nendpoint_url = {url}\nca_bundle = {ca}\n");
+    let h = home("aws-ca-profile", &config, Some(&creds));
+    let stderr = agree(&h, &[], "s3://secure/profile/");
+    assert!(
+        stderr.contains("(ca_bundle of profile 'default' in "),
+        "{stderr}"
+    );
+    assert_eq!(botocore(&h, &[])["ca_bundle"].as_str(), Some(ca.as_str()));
+
+    // A bundle that is not there is one line naming the variable, exit 2.
+    let run = bb_seek(
+        &h,
+        &[("AWS_CA_BUNDLE", "/nonexistent/ca.pem")],
+        &["gen", "--dest", "s3://secure/x/", "--sizes", "64k"],
+    );
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("reading AWS_CA_BUNDLE /nonexistent/ca.pem: No such file"),
+        "{}",
+        run.stderr
+    );
+}
