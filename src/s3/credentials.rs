@@ -1369,7 +1369,7 @@ mod tests {
             "{}",
             s.origin
         );
-        assert!(!format!("{}", s.origin).contains("sproc"));
+        assert!(!s.origin.contains("sproc"));
         // The credentials file's keys come first.
         assert_eq!(
             key(&home.resolve(&[("AWS_PROFILE", "both")], false).unwrap()),

@@ -297,6 +297,10 @@ impl Origin for S3Objects {
         true
     }
 
+    fn attempts(&self) -> u32 {
+        self.bucket.settings.retry.max_attempts
+    }
+
     fn is_missing(&self, answer: &Answer) -> bool {
         answer.head.status == 404
             && matches!(

@@ -363,6 +363,43 @@ fn aws_ca_bundle_and_ca_bundle_are_trusted_as_ca_file_is() {
     );
     assert_eq!(botocore(&h, &[])["ca_bundle"].as_str(), Some(ca.as_str()));
 
+    // scripts/seek-s3.sh hands --ca-file to gen as well as to the run.
+    let bin_dir = Path::new(EXE).parent().unwrap().to_str().unwrap();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/seek-s3.sh");
+    let h = home(
+        "aws-ca-script",
+        &format!("[default]\nendpoint_url = {url}\n"),
+        Some(&creds),
+    );
+    let flags = format!("--ca-file {ca} --request-timeout 20s");
+    let run: Run = alone(
+        Path::new(script),
+        &h,
+        &[
+            ("BB_BIN_DIR", bin_dir),
+            ("BB_FLAGS_seek", flags.as_str()),
+            ("BB_FLAGS", "--warmup 0 --iterations 1"),
+        ],
+    )
+    .args([
+        "--quick",
+        "--sizes",
+        "64k",
+        "--out",
+        h.join("results").to_str().unwrap(),
+        "scripted",
+    ])
+    .current_dir(h.path())
+    .output()
+    .expect("running seek-s3.sh")
+    .into();
+    run.assert_ok();
+    assert!(
+        run.stderr.contains("made the bucket scripted"),
+        "{}",
+        run.stderr
+    );
+
     // A bundle that is not there is one line naming the variable, exit 2.
     let run = bb_seek(
         &h,
@@ -376,4 +413,210 @@ fn aws_ca_bundle_and_ca_bundle_are_trusted_as_ca_file_is() {
         "{}",
         run.stderr
     );
+}
+
+/// A proxy to moto that answers every other request itself with a transient failure
+/// (503 SlowDown, then 500 InternalError, in turn), and hands the others on: with one
+/// request at a time, each request fails once and its retry goes through. Stops when
+/// dropped (its listener is non-blocking, polled by its thread).
+struct Storm {
+    port: u16,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    failed: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl Storm {
+    fn start(moto_port: u16) -> Storm {
+        use std::io::{Read, Write};
+        use std::net::{TcpListener, TcpStream};
+        use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+        use std::sync::Arc;
+        use std::time::Duration;
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let stop = Arc::new(AtomicBool::new(false));
+        let failed = Arc::new(AtomicU64::new(0));
+        let (stop2, failed2) = (stop.clone(), failed.clone());
+        std::thread::spawn(move || {
+            let mut seen = 0u64;
+            while !stop2.load(Ordering::Relaxed) {
+                let Ok((mut c, _)) = listener.accept() else {
+                    std::thread::sleep(Duration::from_millis(5));
+                    continue;
+                };
+                c.set_nonblocking(false).unwrap();
+                c.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+                // Requests on this connection, one at a time.
+                loop {
+                    let mut head = Vec::new();
+                    let mut byte = [0u8; 1];
+                    while !head.ends_with(b"\r\n\r\n") {
+                        match c.read(&mut byte) {
+                            Ok(1) => head.push(byte[0]),
+                            _ => break,
+                        }
+                    }
+                    if !head.ends_with(b"\r\n\r\n") {
+                        break;
+                    }
+                    let text = String::from_utf8_lossy(&head).to_string();
+                    let len: usize = text
+                        .lines()
+                        .find_map(|l| {
+                            let (n, v) = l.split_once(':')?;
+                            n.eq_ignore_ascii_case("content-length")
+                                .then(|| v.trim().parse().ok())?
+                        })
+                        .unwrap_or(0);
+                    let mut body = vec![0; len];
+                    if c.read_exact(&mut body).is_err() {
+                        break;
+                    }
+                    seen += 1;
+                    if seen % 2 == 1 {
+                        let n = failed2.fetch_add(1, Ordering::Relaxed);
+                        let (status, code) = match n % 2 {
+                            0 => ("503 Slow Down", "SlowDown"),
+                            _ => ("500 Internal Server Error", "InternalError"),
+                        };
+                        let xml =
+                            format!("<Error><Code>{code}</Code><Message>storm</Message></Error>");
+                        // (A HEAD's answer has no body, but says how long it would be.)
+                        let body = if text.starts_with("HEAD ") { "" } else { &xml };
+                        let answer = format!(
+                            "HTTP/1.1 {status}\r\nContent-Type: application/xml\r\nContent-Length: {}\r\n\r\n{body}",
+                            xml.len()
+                        );
+                        if c.write_all(answer.as_bytes()).is_err() {
+                            break;
+                        }
+                        continue;
+                    }
+                    // Handed on, on a connection of its own that moto closes.
+                    let mut m = TcpStream::connect(("127.0.0.1", moto_port)).unwrap();
+                    m.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+                    let head = text.replacen("\r\n", "\r\nConnection: close\r\n", 1);
+                    let head = head
+                        .split("\r\n")
+                        .filter(|l| !l.to_ascii_lowercase().starts_with("connection: keep"))
+                        .collect::<Vec<_>>()
+                        .join("\r\n");
+                    m.write_all(head.as_bytes()).unwrap();
+                    m.write_all(&body).unwrap();
+                    let mut answer = Vec::new();
+                    let _ = m.read_to_end(&mut answer);
+                    let _ = c.write_all(&answer);
+                    break; // moto's answer says Connection: close
+                }
+            }
+        });
+        Storm { port, stop, failed }
+    }
+
+    fn failed(&self) -> u64 {
+        self.failed.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+impl Drop for Storm {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+#[test]
+#[ignore = "needs moto (scripts/setup.sh test); run by make test"]
+fn a_storm_of_503_and_500_on_every_request_kind_is_retried_and_counted() {
+    let moto = Moto::start();
+    let user = moto.user();
+    let storm = Storm::start(moto.port);
+    let url = format!("http://127.0.0.1:{}", storm.port);
+    let h = home("aws-storm", "", None);
+    let env = [
+        ("AWS_ACCESS_KEY_ID", user.access_key_id.as_str()),
+        ("AWS_SECRET_ACCESS_KEY", user.secret_access_key.as_str()),
+        ("AWS_ENDPOINT_URL", url.as_str()),
+    ];
+    // The bucket made, a PUT and a multipart upload (CreateMultipartUpload, UploadPart,
+    // CompleteMultipartUpload): each request fails once and is sent again.
+    let gen = [
+        "gen",
+        "--dest",
+        "s3://storm/",
+        "--sizes",
+        "64k,6m",
+        "--multipart-threshold",
+        "5m",
+        "--part-size",
+        "5m",
+    ];
+    let made = bb_seek(&h, &env, &gen);
+    made.assert_ok();
+    assert!(
+        storm.failed() >= 8,
+        "{} failures: {}",
+        storm.failed(),
+        made.stderr
+    );
+    // Every GET too; the retries are reported per op, and warned about.
+    let before = storm.failed();
+    let args = [
+        seek::SHORT,
+        &[
+            "--source",
+            "s3://storm/",
+            "--sizes",
+            "64k",
+            "--pattern",
+            "parquet,forward",
+        ],
+    ]
+    .concat();
+    let run = bb_seek(&h, &env, &args);
+    run.assert_ok();
+    assert!(storm.failed() > before);
+    for e in run.json().as_array().unwrap() {
+        let retries = e["secondaryMetrics"]["retries"]["score"].as_f64().unwrap();
+        let requests = e["secondaryMetrics"]["requests"]["score"].as_f64().unwrap();
+        // Each request failed once: as many retries as requests.
+        assert_eq!(retries, requests, "{e:#}");
+    }
+    assert!(
+        run.stderr
+            .contains("after a transient failure (500, 502, 503, 504)"),
+        "{}",
+        run.stderr
+    );
+    // With one attempt, the first failure ends the run, exit 1, nothing retried (what
+    // the line says depends on which request the storm hit: a HEAD's 503 has no body).
+    let env1 = [env.as_slice(), &[("AWS_MAX_ATTEMPTS", "1")]].concat();
+    let run = bb_seek(&h, &env1, &args);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(!run.stderr.contains("retried"), "{}", run.stderr);
+}
+
+#[test]
+fn make_seek_s3_without_bucket_prints_its_usage_before_building_anything() {
+    let run: Run = Command::new("make")
+        .args(["-s", "seek-s3", "CARGO=echo BUILT-WITH-CARGO"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("BUCKET")
+        .output()
+        .expect("running make")
+        .into();
+    assert_ne!(run.code, 0);
+    assert!(
+        run.stderr.contains("usage: make seek-s3 BUCKET=name"),
+        "{}",
+        run.stderr
+    );
+    for built in ["BUILT-WITH-CARGO", "setup"] {
+        assert!(
+            !run.stdout.contains(built) && !run.stderr.contains(built),
+            "{}{}",
+            run.stdout,
+            run.stderr
+        );
+    }
 }
