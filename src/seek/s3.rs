@@ -144,8 +144,17 @@ impl S3Objects {
         let ca = s.ca_bundle.as_ref().map_or(String::new(), |(path, what)| {
             format!(", CA bundle {} ({what}, unless --ca-file)", path.display())
         });
+        let retry = format!(
+            ", retries: {}, {} ({})",
+            s.retry.mode.name(),
+            match s.retry.max_attempts {
+                1 => "1 attempt".to_string(),
+                n => format!("{n} attempts"),
+            },
+            s.retry.origin
+        );
         format!(
-            "{} at {}://{}:{} ({style}){endpoint_from}, region {} ({}), credentials: {}{ca}",
+            "{} at {}://{}:{} ({style}){endpoint_from}, region {} ({}), credentials: {}{ca}{retry}",
             self.location,
             if b.endpoint.https { "https" } else { "http" },
             b.endpoint.host,
