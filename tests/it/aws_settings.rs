@@ -302,18 +302,30 @@ fn settings_resolve_as_botocore_resolves_them_against_moto() {
     // (The environment's keys come first for the CLI too: no role then.)
     let stderr = agree(&h, &env, "s3://bench/env/");
     assert!(stderr.contains("credentials: environment"), "{stderr}");
-    // A role STS refuses is one line naming it: a role that does not exist.
-    let config = format!(
-        "[default]\nendpoint_url = {url}\n[profile ghost]\nendpoint_url = {url}\n\
-         role_arn = arn:aws:iam::123456789012:role/ghost\nsource_profile = default\n"
+    // STS's refusal is one line naming the role and STS's code, exit 1: a source
+    // profile whose secret is wrong.
+    let config =
+        format!("[profile wrong]\nendpoint_url = {url}\nrole_arn = {arn}\nsource_profile = bad\n");
+    let creds = format!(
+        "[bad]\naws_access_key_id = {}\naws_secret_access_key = not-the-secret\n",
+        user.access_key_id
     );
-    std::fs::write(h.join(".aws/config"), config).unwrap();
+    let h = home("aws-role-refused", &config, Some(&creds));
     let run = bb_seek(
         &h,
-        &[("AWS_PROFILE", "ghost")],
-        &["gen", "--dest", "s3://bench/ghost/", "--sizes", "64k"],
+        &[("AWS_PROFILE", "wrong")],
+        &["gen", "--dest", "s3://bench/refused/", "--sizes", "64k"],
     );
-    assert!(run.code != 0, "{}", run.stderr);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let line = run.stderr.trim();
+    assert!(
+        line.starts_with(&format!(
+            "bb-seek: error: AssumeRole of {arn} (profile 'wrong' in "
+        )) && line.contains(": 403 ")
+            && !line.contains("not-the-secret")
+            && line.lines().count() == 1,
+        "{line}"
+    );
 }
 
 #[test]
