@@ -218,6 +218,26 @@ fn settings_resolve_as_botocore_resolves_them_against_moto() {
         Some(user.access_key_id.as_str())
     );
 
+    // Empty key variables fall back to the files, for both.
+    let h = home(
+        "aws-empty-keys",
+        &format!("[default]\nendpoint_url = {url}\n"),
+        Some(&creds),
+    );
+    let env = [("AWS_ACCESS_KEY_ID", ""), ("AWS_SECRET_ACCESS_KEY", "")];
+    agree(&h, &env, "s3://bench/empty-keys/");
+    // Configured endpoints ignored: botocore goes to AWS's (where a test may not go), as
+    // the unit tests of bb-seek's resolution expect it to.
+    let env = [
+        ("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS", "true"),
+        ("AWS_ENDPOINT_URL", url.as_str()),
+    ];
+    let b = botocore(&h, &env);
+    assert!(
+        b["endpoint"].as_str().unwrap().ends_with(".amazonaws.com"),
+        "{b}"
+    );
+
     // Empty variables and a services name with no section: both refuse.
     let h = home(
         "aws-empty",
