@@ -458,7 +458,8 @@ struct Storm {
 }
 
 impl Storm {
-    fn start(moto_port: u16) -> Storm {
+    /// Failing one request in `every` (1: all of them).
+    fn start(moto_port: u16, every: u64) -> Storm {
         use std::io::{Read, Write};
         use std::net::{TcpListener, TcpStream};
         use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -506,7 +507,7 @@ impl Storm {
                         break;
                     }
                     seen += 1;
-                    if seen % 2 == 1 {
+                    if every == 1 || seen % every == 1 {
                         let n = failed2.fetch_add(1, Ordering::Relaxed);
                         let (status, code) = match n % 2 {
                             0 => ("503 Slow Down", "SlowDown"),
@@ -562,7 +563,7 @@ impl Drop for Storm {
 fn a_storm_of_503_and_500_on_every_request_kind_is_retried_and_counted() {
     let moto = Moto::start();
     let user = moto.user();
-    let storm = Storm::start(moto.port);
+    let storm = Storm::start(moto.port, 2);
     let url = format!("http://127.0.0.1:{}", storm.port);
     let h = home("aws-storm", "", None);
     let env = [
@@ -626,6 +627,33 @@ fn a_storm_of_503_and_500_on_every_request_kind_is_retried_and_counted() {
     let run = bb_seek(&h, &env1, &args);
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(!run.stderr.contains("retried"), "{}", run.stderr);
+    // A server that keeps failing: the attempts run out, and the line says how many.
+    let always = Storm::start(moto.port, 1);
+    let url = format!("http://127.0.0.1:{}", always.port);
+    let env2 = [
+        &env[..2],
+        &[
+            ("AWS_ENDPOINT_URL", url.as_str()),
+            ("AWS_MAX_ATTEMPTS", "2"),
+        ],
+    ]
+    .concat();
+    let run = bb_seek(
+        &h,
+        &env2,
+        &["gen", "--dest", "s3://storm/", "--sizes", "64k"],
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("503 Slow Down SlowDown: storm (after 2 attempts)")
+            || run
+                .stderr
+                .contains("500 Internal Server Error InternalError: storm (after 2 attempts)"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(always.failed(), 4, "a HEAD and a listing, twice each");
 }
 
 #[test]

@@ -30,6 +30,8 @@ pub(crate) struct HttpClient {
     attempts: u32,
     /// Retries made so far.
     retries: u64,
+    /// How many attempts the last answer of [`HttpClient::call`] took, for its refusal.
+    attempted: u32,
     /// The jitter's generator (xorshift), seeded from the clock.
     jitter: u64,
 }
@@ -57,6 +59,7 @@ impl HttpClient {
             timeout,
             attempts,
             retries: 0,
+            attempted: 1,
             jitter: seed,
         }
     }
@@ -133,6 +136,7 @@ impl HttpClient {
         loop {
             let answer = self.call_once(ask, body, deadline)?;
             if !self.retry_after(attempt, answer.head.status, deadline.0) {
+                self.attempted = attempt;
                 return Ok(answer);
             }
             attempt += 1;
@@ -163,8 +167,13 @@ impl HttpClient {
 
     /// The error for an answer that was not asked for: why, as the origin explains it,
     /// else the status line.
+    /// After a transient failure retried, the attempts are said too.
     pub(crate) fn refused(&self, ask: &Ask, answer: &Answer) -> Error {
-        Error::failed(format!("{}: {}", self.what(ask), self.why(answer)))
+        let after = match (self.attempted, transient(answer.head.status)) {
+            (n, true) if n > 1 => format!(" (after {n} attempts)"),
+            _ => String::new(),
+        };
+        Error::failed(format!("{}: {}{after}", self.what(ask), self.why(answer)))
     }
 
     /// Why `answer` came: as the origin explains it, else its status line.
