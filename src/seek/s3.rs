@@ -21,8 +21,15 @@ pub const STS_TIMEOUT: Duration = Duration::from_secs(30);
 /// trusted (unless `--ca-file` named one), and the role they name assumed through STS,
 /// its temporary keys in place of the ones that assumed it.
 pub fn prepare(mut settings: Settings) -> Result<Settings> {
-    if let Some((path, what)) = &settings.ca_bundle {
-        crate::net::tls::configure_bundle(path, what)?;
+    if let Some((path, what)) = settings.ca_bundle.take() {
+        match crate::net::tls::configure_bundle(&path, &what)? {
+            true => settings.ca_bundle = Some((path, what)),
+            false => settings.notes.push(format!(
+                "the CA bundle {} ({what}) is not used: the trusted roots are set already \
+                 (--ca-file comes first, as the AWS CLI's --ca-bundle does)",
+                path.display()
+            )),
+        }
     }
     let (Some(role), Some(creds)) = (settings.assume_role.take(), &settings.credentials) else {
         return Ok(settings);
@@ -142,7 +149,7 @@ impl S3Objects {
             .as_ref()
             .map_or(String::new(), |o| format!(" from {o}"));
         let ca = s.ca_bundle.as_ref().map_or(String::new(), |(path, what)| {
-            format!(", CA bundle {} ({what}, unless --ca-file)", path.display())
+            format!(", CA bundle {} ({what})", path.display())
         });
         let retry = format!(
             ", retries: {}, {} ({})",

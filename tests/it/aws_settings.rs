@@ -432,6 +432,28 @@ fn aws_ca_bundle_and_ca_bundle_are_trusted_as_ca_file_is() {
         run.stderr
     );
 
+    // --ca-file comes first: the variable's bundle is not even read, and a note says so.
+    let run = bb_seek(
+        &h,
+        &[("AWS_CA_BUNDLE", "/nonexistent/ca.pem")],
+        &[
+            "--ca-file",
+            &ca,
+            "gen",
+            "--dest",
+            "s3://secure/flag/",
+            "--sizes",
+            "64k",
+        ],
+    );
+    run.assert_ok();
+    assert!(
+        run.stderr
+            .contains("note: the CA bundle /nonexistent/ca.pem (AWS_CA_BUNDLE) is not used"),
+        "{}",
+        run.stderr
+    );
+
     // A bundle that is not there is one line naming the variable, exit 2.
     let run = bb_seek(
         &h,
