@@ -120,8 +120,10 @@ run: build
 # bb-seek against an S3 bucket: the bucket and the objects made where missing, then the
 # run, results as run-all's (scripts/seek-s3.sh; the AWS settings from the environment).
 .PHONY: seek-s3
-seek-s3: build
+# The usage comes before anything is built.
+seek-s3:
 	@test -n "$(BUCKET)" || { echo "usage: make seek-s3 BUCKET=name [PREFIX=path] [PROFILE=quick|standard|full]" >&2; exit 2; }
+	$(MAKE) build
 	scripts/seek-s3.sh $(if $(PROFILE),--$(PROFILE)) $(BUCKET) $(PREFIX)
 
 test: test-cargo test-cross

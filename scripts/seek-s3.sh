@@ -60,13 +60,14 @@ case $place in */) ;; *) place="$place/" ;; esac
 size_flags=
 [ -n "$sizes" ] && size_flags="--sizes $sizes"
 
-# The bucket and the objects, made where missing; the flags that reach S3 (--no-sign,
-# --addressing) come along from BB_FLAGS_seek.
+# The bucket and the objects, made where missing; every flag that reaches S3 comes
+# along from BB_FLAGS_seek, to gen as to the run: --no-sign, --addressing, --ca-file (a
+# private CA: without it gen fails with UnknownIssuer) and --request-timeout.
 s3_flags=$(printf '%s\n' ${BB_FLAGS_seek:-} | awk '
+    take { printf "%s ", $0; take = 0; next }
     /^--no-sign$/ { printf "%s ", $0 }
-    take { printf "%s ", $0; take = 0 }
-    /^--addressing$/ { printf "%s ", $0; take = 1 }
-    /^--addressing=/ { printf "%s ", $0 }')
+    /^--(addressing|ca-file|request-timeout)$/ { printf "%s ", $0; take = 1 }
+    /^--(addressing|ca-file|request-timeout)=/ { printf "%s ", $0 }')
 echo "seek-s3: $place: the bucket and the objects, made where missing"
 # shellcheck disable=SC2086  # the flags are meant to split into words
 "$bindir/bb-seek" $s3_flags gen --dest "$place" $size_flags || {

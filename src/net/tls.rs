@@ -37,6 +37,32 @@ pub fn configure(ca_file: Option<&Path>) -> Result<()> {
         .map_err(|_| Error::failed(format!("{what}: TLS was configured already")))
 }
 
+/// Trusts only the roots of the CA bundle the AWS settings name (`what`: `AWS_CA_BUNDLE`
+/// or the profile's `ca_bundle`), unless `--ca-file` set them already: the flag comes
+/// first, as the AWS CLI's `--ca-bundle` does. Read and checked as `--ca-file` is.
+/// Whether it is the one used (not when the roots were set already).
+#[cfg(feature = "tls")]
+pub fn configure_bundle(path: &Path, what: &str) -> Result<bool> {
+    if CONFIG.get().is_some() {
+        return Ok(false);
+    }
+    let what = format!("{what} {}", path.display());
+    let limit = format!(
+        "{} MiB (a system's whole bundle is a few hundred KiB)",
+        MAX_CA_FILE >> 20
+    );
+    let pem = crate::util::file::read_regular(path, &what, MAX_CA_FILE, &limit)?;
+    let roots = roots_from_pem(&pem).map_err(|e| Error::usage(format!("{what}: {e}")))?;
+    Ok(CONFIG.set(Ok(client_config(roots))).is_ok())
+}
+
+/// Without the `tls` feature there is no HTTPS for a CA bundle to serve (an `https://`
+/// endpoint is refused where it is used).
+#[cfg(not(feature = "tls"))]
+pub fn configure_bundle(_path: &Path, _what: &str) -> Result<bool> {
+    Ok(true)
+}
+
 /// Without the `tls` feature, `--ca-file` is refused: nothing here would use it.
 #[cfg(not(feature = "tls"))]
 pub fn configure(ca_file: Option<&Path>) -> Result<()> {

@@ -7,8 +7,10 @@
 pub mod credentials;
 pub mod endpoint;
 mod ini;
+pub mod process;
 pub mod request;
 pub mod sigv4;
+pub mod sts;
 pub mod xml;
 
 pub use credentials::Settings;

@@ -294,17 +294,13 @@ mod tests {
     use std::time::{Duration, UNIX_EPOCH};
 
     fn settings(region: &str, endpoint: Option<&str>, signed: bool) -> Settings {
-        Settings {
-            credentials: signed.then(|| Credentials {
-                access_key_id: "AKIAIOSFODNN7EXAMPLE".into(),
-                secret_access_key: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY".into(),
-                session_token: None,
-            }),
-            origin: "test".into(),
-            region: region.into(),
-            endpoint: endpoint.map(|e| Endpoint::parse(e).unwrap()),
-            addressing: None,
-        }
+        let credentials = signed.then(|| Credentials {
+            access_key_id: "AKIAIOSFODNN7EXAMPLE".into(),
+            secret_access_key: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY".into(),
+            session_token: None,
+        });
+        let endpoint = endpoint.map(|e| Endpoint::parse(e).unwrap());
+        Settings::with(credentials, region, endpoint)
     }
 
     fn may_2013() -> SystemTime {

@@ -55,7 +55,7 @@ crate::bench_args! {
         /// stream: objects up to this size are fetched whole on the first read (default 256k, 0 = off)
         #[argh(option, from_str_fn(crate::harness::cli::parse_size))]
         pub whole_object_max: Option<u64>,
-        /// HTTP: how long one request may take, connect, answer, body and one retry on a fresh connection together (default 30s; uploads a second more per MiB)
+        /// HTTP: how long one request may take, connect, answer, body, one retry on a fresh connection and S3's retries together (default 30s; uploads a second more per MiB)
         #[argh(option, from_str_fn(crate::harness::cli::parse_duration))]
         pub request_timeout: Option<Duration>,
         /// S3: send requests unsigned, for public buckets

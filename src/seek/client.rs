@@ -297,6 +297,7 @@ mod tests {
         FetchCounters {
             requests: after.requests - before.requests,
             bytes: after.bytes - before.bytes,
+            retries: after.retries - before.retries,
         }
     }
 

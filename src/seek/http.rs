@@ -57,6 +57,10 @@ impl Source for HttpSource {
         self.size
     }
 
+    fn retries(&self) -> u64 {
+        self.client.retries()
+    }
+
     fn read_at(&mut self, offset: u64, bufs: &mut [&mut [u8]]) -> Result<()> {
         let mut sink = Buffers::new(bufs);
         let len = sink.total();

@@ -155,6 +155,7 @@ pub fn fetches(client: &str, config: &StreamConfig, reads: &Reads, size: u64) ->
         return FetchCounters {
             requests: reads.count(),
             bytes: reads.asked(),
+            retries: 0,
         };
     }
     let mut stream = SeekableStream::new(Box::new(Blank(size)), config.clone());
@@ -225,7 +226,8 @@ mod tests {
             plain,
             FetchCounters {
                 requests: 256,
-                bytes: MIB
+                bytes: MIB,
+                retries: 0
             }
         );
         let shot = cost.shot(plain, MIB).as_secs_f64();
@@ -247,7 +249,8 @@ mod tests {
             c,
             FetchCounters {
                 requests: 10,
-                bytes: size
+                bytes: size,
+                retries: 0
             }
         );
         // A small object is fetched whole, once.
@@ -257,7 +260,8 @@ mod tests {
             c,
             FetchCounters {
                 requests: 1,
-                bytes: 64 << 10
+                bytes: 64 << 10,
+                retries: 0
             }
         );
         // So a 20 ms source costs the stream 10 round trips where plain makes 4096.

@@ -7,12 +7,89 @@ use super::data::Object;
 use crate::net::http::{Answer, Ask, Body, Head, HttpClient, Origin, Payload, Url};
 use crate::s3::request::complete_multipart_body;
 use crate::s3::sigv4::{Sha256Writer, UNSIGNED_PAYLOAD};
-use crate::s3::{self, xml, Addressing, Bucket, Location, Settings};
+use crate::s3::{self, sts, xml, Addressing, Bucket, HttpRequest, Location, Settings};
 use crate::util::error::{Error, Result};
 use crate::util::format::printable;
 use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
+
+/// How long the AssumeRole call to STS may take, all of it.
+pub const STS_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The settings made ready to sign with, before any S3 request: the CA bundle they name
+/// trusted (unless `--ca-file` named one), and the role they name assumed through STS,
+/// its temporary keys in place of the ones that assumed it.
+pub fn prepare(mut settings: Settings) -> Result<Settings> {
+    if let Some((path, what)) = settings.ca_bundle.take() {
+        match crate::net::tls::configure_bundle(&path, &what)? {
+            true => settings.ca_bundle = Some((path, what)),
+            false => settings.notes.push(format!(
+                "the CA bundle {} ({what}) is not used: the trusted roots are set already \
+                 (--ca-file comes first, as the AWS CLI's --ca-bundle does)",
+                path.display()
+            )),
+        }
+    }
+    let (Some(role), Some(creds)) = (settings.assume_role.take(), &settings.credentials) else {
+        return Ok(settings);
+    };
+    let endpoint = role
+        .endpoint
+        .clone()
+        .unwrap_or_else(|| sts::aws_endpoint(&settings.region));
+    let request =
+        sts::assume_role_request(&role, creds, &settings.region, &endpoint, SystemTime::now());
+    let server = Url::for_server(&endpoint.host, endpoint.port, endpoint.https)
+        .map_err(|e| Error::usage(format!("STS endpoint {endpoint}: {e}")))?;
+    let what = format!(
+        "AssumeRole of {} ({}) at {endpoint}",
+        printable(&role.role_arn),
+        role.profile
+    );
+    let body = request.body.clone();
+    let mut client = HttpClient::new(Arc::new(Sts { server, request }), STS_TIMEOUT);
+    let ask = Ask {
+        body: Some(payload_of(&body)),
+        ..Ask::new("POST", None)
+    };
+    let answer = client
+        .call(&ask, &mut |w| w.write_all(&body))
+        .map_err(|e| Error::failed(format!("{what}: {e}")))?;
+    let (credentials, expiration) =
+        sts::parse_answer(answer.head.status, &String::from_utf8_lossy(&answer.body))
+            .map_err(|why| Error::failed(format!("{what}: {why}")))?;
+    settings.credentials = Some(credentials);
+    if let Some(at) = expiration {
+        settings.origin = format!("{}, expiring {}", settings.origin, printable(&at));
+    }
+    Ok(settings)
+}
+
+/// STS as an origin of one request, signed already.
+struct Sts {
+    server: Url,
+    request: HttpRequest,
+}
+
+impl Origin for Sts {
+    fn server(&self) -> &Url {
+        &self.server
+    }
+
+    fn head(&self, _ask: &Ask) -> String {
+        let r = &self.request;
+        let mut head = format!("{} {} HTTP/1.1\r\n", r.method, r.target);
+        for (name, value) in &r.headers {
+            head.push_str(&format!("{name}: {value}\r\n"));
+        }
+        head
+    }
+
+    fn describe(&self, _name: Option<&str>) -> String {
+        format!("{}/ (STS)", self.server)
+    }
+}
 
 /// Objects above this size are uploaded in parts, as the AWS CLI does above its
 /// threshold; [`DEFAULT_PART_SIZE`] per part unless `--part-size` says otherwise.
@@ -66,20 +143,43 @@ impl S3Objects {
             Addressing::Virtual => "virtual-hosted",
             Addressing::Path => "path-style",
         };
+        let s = &b.settings;
+        let endpoint_from = s
+            .endpoint_origin
+            .as_ref()
+            .map_or(String::new(), |o| format!(" from {o}"));
+        let ca = s.ca_bundle.as_ref().map_or(String::new(), |(path, what)| {
+            format!(", CA bundle {} ({what})", path.display())
+        });
+        let retry = format!(
+            ", retries: {}, {} ({})",
+            s.retry.mode.name(),
+            match s.retry.max_attempts {
+                1 => "1 attempt".to_string(),
+                n => format!("{n} attempts"),
+            },
+            s.retry.origin
+        );
         format!(
-            "{} at {}://{}:{} ({style}), region {}, credentials: {}",
+            "{} at {}://{}:{} ({style}){endpoint_from}, region {} ({}), credentials: {}{ca}{retry}",
             self.location,
             if b.endpoint.https { "https" } else { "http" },
             b.endpoint.host,
             b.endpoint.port,
-            b.settings.region,
-            b.settings.origin
+            s.region,
+            s.region_origin,
+            s.origin
         )
     }
 
-    /// [`S3Objects::describe_settings`] as bb-seek's line on stderr.
+    /// [`S3Objects::describe_settings`] as bb-seek's line on stderr, then a line for each
+    /// note on how a setting was read.
     pub fn settings_line(&self) -> String {
-        format!("bb-seek: {}", self.describe_settings())
+        let mut line = format!("bb-seek: {}", self.describe_settings());
+        for note in &self.bucket.settings.notes {
+            line.push_str(&format!("\nbb-seek: note: {note}"));
+        }
+        line
     }
 
     /// `bb-seek gen --dest s3://…`, for messages.
@@ -211,6 +311,10 @@ impl Origin for S3Objects {
 
     fn explains_in_bodies(&self) -> bool {
         true
+    }
+
+    fn attempts(&self) -> u32 {
+        self.bucket.settings.retry.max_attempts
     }
 
     fn is_missing(&self, answer: &Answer) -> bool {

@@ -14,6 +14,11 @@ pub trait Source {
     /// The object's size in bytes.
     fn size(&self) -> u64;
 
+    /// Requests sent again after a server's transient failure (HTTP's retries).
+    fn retries(&self) -> u64 {
+        0
+    }
+
     /// The object mapped into memory, for a reader that can serve from it without a copy
     /// (fetching with [`Metered::populate`]); None where it cannot be (all but local files).
     fn map(&self) -> Option<Mapping> {
@@ -45,6 +50,8 @@ pub trait Source {
 pub struct FetchCounters {
     pub requests: u64,
     pub bytes: u64,
+    /// Requests sent again after a transient failure (the source's own count).
+    pub retries: u64,
 }
 
 /// Where a read of `len` bytes at `offset` of an object of `size` bytes ends; an error when
@@ -75,7 +82,10 @@ impl Metered {
     }
 
     pub fn counters(&self) -> FetchCounters {
-        self.counters
+        FetchCounters {
+            retries: self.inner.retries(),
+            ..self.counters
+        }
     }
 
     pub fn size(&self) -> u64 {
@@ -151,7 +161,8 @@ pub(crate) mod tests {
             m.counters(),
             FetchCounters {
                 requests: 1,
-                bytes: 5
+                bytes: 5,
+                retries: 0
             }
         );
         // A read into a sink of small pieces: one request, every byte where it belongs.

@@ -90,7 +90,7 @@ impl SourceSpec {
     ) -> Result<SourceSpec> {
         match self {
             SourceSpec::S3(S3Place { location, .. }) => {
-                let settings = credentials::resolve(env, no_sign)?;
+                let settings = super::s3::prepare(credentials::resolve(env, no_sign)?)?;
                 let objects = S3Objects::new(location.clone(), settings, addressing)?;
                 Ok(SourceSpec::S3(S3Place {
                     location,

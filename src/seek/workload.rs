@@ -113,6 +113,9 @@ pub struct SeekOp {
     unchecked: bool,
     cold: Option<FileSource>,
     metered: (FetchCounters, u64),
+    /// Over HTTP or S3: retries are reported (and warned about, once).
+    remote: bool,
+    warned: bool,
 }
 
 impl SeekOp {
@@ -135,6 +138,8 @@ impl SeekOp {
             _ => None,
         };
         let held = case.reads.asked().min(HOLD) as usize;
+        // What opening it took (a HEAD, its retries) is not an operation's.
+        let opened = reader.counters();
         Ok(SeekOp {
             reader,
             reads: case.reads.clone(),
@@ -146,7 +151,9 @@ impl SeekOp {
             },
             unchecked: false,
             cold,
-            metered: (FetchCounters::default(), 0),
+            metered: (opened, 0),
+            remote: case.source.is_remote(),
+            warned: false,
         })
     }
 
@@ -251,7 +258,19 @@ impl Workload for SeekOp {
         let requests = (now.requests - before.requests) as f64 / ops;
         let fetched = (now.bytes - before.bytes) as f64 / ops;
         let asked = self.reads.asked() as f64;
-        vec![
+        let retries = now.retries - before.retries;
+        if retries > 0 && !self.warned {
+            self.warned = true;
+            crate::util::terminal::warn(&format!(
+                "{} after a transient failure (500, 502, 503, 504) in this benchmark: \
+                 their backoff is in its times (retries per op are reported)",
+                match retries {
+                    1 => "1 request was retried".to_string(),
+                    n => format!("{n} requests were retried"),
+                }
+            ));
+        }
+        let mut metrics = vec![
             Metric {
                 name: "requests".into(),
                 unit: "req/op".into(),
@@ -267,6 +286,14 @@ impl Workload for SeekOp {
                 unit: "x".into(),
                 value: fetched / asked,
             },
-        ]
+        ];
+        if self.remote {
+            metrics.push(Metric {
+                name: "retries".into(),
+                unit: "req/op".into(),
+                value: retries as f64 / ops,
+            });
+        }
+        metrics
     }
 }

@@ -14,6 +14,7 @@ mod support;
 mod ansible;
 mod answers;
 mod architecture;
+mod aws_settings;
 mod compare;
 mod cross;
 mod defaults;

@@ -10,13 +10,8 @@ use boardbench::s3::{xml, Bucket, Endpoint, Payload, Settings};
 use std::time::SystemTime;
 
 fn bucket(moto: &Moto, creds: Credentials) -> Bucket {
-    let settings = Settings {
-        credentials: Some(creds),
-        origin: "test".into(),
-        region: "eu-west-1".into(),
-        endpoint: Some(Endpoint::parse(&moto.endpoint()).unwrap()),
-        addressing: None,
-    };
+    let endpoint = Some(Endpoint::parse(&moto.endpoint()).unwrap());
+    let settings = Settings::with(Some(creds), "eu-west-1", endpoint);
     Bucket::new("bench", settings, None)
 }
 

@@ -1,6 +1,10 @@
 //! The client of one origin: each request within one deadline (retry included), over
 //! the connection it keeps; answers read whole, sizes by HEAD, ranged GETs into a sink
 //! (206 and its Content-Range checked), and uploads whose bodies are streamed, never held.
+//! A server's transient failure (500, 502, 503, 504: S3's InternalError and SlowDown) is
+//! retried as the AWS SDKs' standard retry mode does, up to the origin's
+//! [`Origin::attempts`](super::origin::Origin::attempts) attempts with exponential backoff and full jitter, all within the request's one
+//! deadline, and counted ([`HttpClient::retries`]); never a 4xx.
 
 use super::body::{read_body, read_small_body};
 use super::connection::{Body, KeepAlive};
@@ -20,17 +24,79 @@ const UPLOAD_TIME_PER_MIB: Duration = Duration::from_secs(1);
 pub(crate) struct HttpClient {
     origin: Arc<dyn Origin>,
     connection: KeepAlive,
-    /// How long each request may take.
+    /// How long each request may take, its retries included.
     timeout: Duration,
+    /// Attempts per request at a transient failure: 1 is no retry.
+    attempts: u32,
+    /// Retries made so far.
+    retries: u64,
+    /// How many attempts the last answer of [`HttpClient::call`] took, for its refusal.
+    attempted: u32,
+    /// The jitter's generator (xorshift), seeded from the clock.
+    jitter: u64,
+}
+
+/// The SDKs' standard retry mode: the backoff before retry `i` (from 1) is a random
+/// share of `min(BACKOFF_BASE * 2^(i-1), MAX_BACKOFF)`.
+const BACKOFF_BASE: Duration = Duration::from_secs(1);
+const MAX_BACKOFF: Duration = Duration::from_secs(20);
+
+/// Whether a status is a transient failure of the server, worth another attempt.
+pub(crate) fn transient(status: u16) -> bool {
+    matches!(status, 500 | 502 | 503 | 504)
 }
 
 impl HttpClient {
     pub(crate) fn new(origin: Arc<dyn Origin>, timeout: Duration) -> HttpClient {
+        let seed = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_nanos() as u64)
+            | 1;
+        let attempts = origin.attempts().max(1);
         HttpClient {
             origin,
             connection: KeepAlive::default(),
             timeout,
+            attempts,
+            retries: 0,
+            attempted: 1,
+            jitter: seed,
         }
+    }
+
+    /// How many requests were sent again after a transient failure.
+    pub(crate) fn retries(&self) -> u64 {
+        self.retries
+    }
+
+    /// Whether attempt `attempt` (from 1), answered `status`, is followed by another,
+    /// and if so waits the backoff first; not when the backoff would end past
+    /// `deadline`.
+    fn retry_after(&mut self, attempt: u32, status: u16, deadline: Instant) -> bool {
+        if attempt >= self.attempts || !transient(status) {
+            return false;
+        }
+        let cap = BACKOFF_BASE
+            .saturating_mul(1 << (attempt - 1).min(16))
+            .min(MAX_BACKOFF);
+        self.jitter ^= self.jitter << 13;
+        self.jitter ^= self.jitter >> 7;
+        self.jitter ^= self.jitter << 17;
+        let wait = cap.mul_f64((self.jitter >> 11) as f64 / (1u64 << 53) as f64);
+        if Instant::now() + wait >= deadline {
+            return false;
+        }
+        std::thread::sleep(wait);
+        self.retries += 1;
+        true
+    }
+
+    /// The deadline of a request with `ask`'s body, and how long that is.
+    fn deadline(&self, ask: &Ask) -> (Instant, Duration) {
+        let body_len = ask.body.as_ref().map_or(0, |b| b.len);
+        let allowed =
+            self.timeout + UPLOAD_TIME_PER_MIB.mul_f64(body_len as f64 / (1 << 20) as f64);
+        (Instant::now() + allowed, allowed)
     }
 
     pub(crate) fn origin(&self) -> &dyn Origin {
@@ -45,12 +111,9 @@ impl HttpClient {
         &mut self,
         ask: &Ask,
         body: &mut Body,
+        (deadline, allowed): (Instant, Duration),
     ) -> std::result::Result<(Head, &mut BufReader<Transport>), String> {
         let request = format!("{}User-Agent: bb-seek\r\n\r\n", self.origin.head(ask));
-        let body_len = ask.body.as_ref().map_or(0, |b| b.len);
-        let allowed =
-            self.timeout + UPLOAD_TIME_PER_MIB.mul_f64(body_len as f64 / (1 << 20) as f64);
-        let deadline = Instant::now() + allowed;
         self.connection.exchange(
             self.origin.server(),
             request.as_bytes(),
@@ -68,9 +131,28 @@ impl HttpClient {
     /// Sends `ask` with `body` and reads the whole answer, whatever its status; a body
     /// over [`MAX_SMALL_BODY`](super::body::MAX_SMALL_BODY) is an error.
     pub(crate) fn call(&mut self, ask: &Ask, body: &mut Body) -> Result<Answer> {
+        let deadline = self.deadline(ask);
+        let mut attempt = 1;
+        loop {
+            let answer = self.call_once(ask, body, deadline)?;
+            if !self.retry_after(attempt, answer.head.status, deadline.0) {
+                self.attempted = attempt;
+                return Ok(answer);
+            }
+            attempt += 1;
+        }
+    }
+
+    /// One attempt of [`HttpClient::call`], by `deadline`.
+    fn call_once(
+        &mut self,
+        ask: &Ask,
+        body: &mut Body,
+        deadline: (Instant, Duration),
+    ) -> Result<Answer> {
         let what = self.what(ask);
         let fail = |e: String| Error::failed(format!("{what}: {e}"));
-        let (head, reader) = self.request(ask, body).map_err(fail)?;
+        let (head, reader) = self.request(ask, body, deadline).map_err(fail)?;
         let read = if ask.method == "HEAD" || matches!(head.status, 204 | 304) {
             Ok(Vec::new())
         } else {
@@ -85,8 +167,13 @@ impl HttpClient {
 
     /// The error for an answer that was not asked for: why, as the origin explains it,
     /// else the status line.
+    /// After a transient failure retried, the attempts are said too.
     pub(crate) fn refused(&self, ask: &Ask, answer: &Answer) -> Error {
-        Error::failed(format!("{}: {}", self.what(ask), self.why(answer)))
+        let after = match (self.attempted, transient(answer.head.status)) {
+            (n, true) if n > 1 => format!(" (after {n} attempts)"),
+            _ => String::new(),
+        };
+        Error::failed(format!("{}: {}{after}", self.what(ask), self.why(answer)))
     }
 
     /// Why `answer` came: as the origin explains it, else its status line.
@@ -139,16 +226,34 @@ impl HttpClient {
         ask.range = Some((offset, len));
         let what = format!("{} bytes {offset}+{len}", self.what(&ask));
         let fail = |e: String| Error::failed(format!("{what}: {e}"));
-        let (head, reader) = self.request(&ask, &mut |_| Ok(())).map_err(fail)?;
-        if !matches!(head.status, 200 | 206) {
-            let body = read_small_body(reader, &head).unwrap_or_default();
-            self.connection.done(&head, false);
-            return Err(fail(self.why(&Answer { head, body })));
-        }
-        let result = check_range(&head, offset, len, size)
-            .and_then(|_| read_body(reader, &head, len, true, sink));
-        self.connection.done(&head, result.is_ok());
-        result.map(|_| ()).map_err(fail)
+        let deadline = self.deadline(&ask);
+        let mut attempt = 1;
+        let refused = loop {
+            let (head, reader) = self
+                .request(&ask, &mut |_| Ok(()), deadline)
+                .map_err(fail)?;
+            if matches!(head.status, 200 | 206) {
+                let result = check_range(&head, offset, len, size)
+                    .and_then(|_| read_body(reader, &head, len, true, sink));
+                self.connection.done(&head, result.is_ok());
+                return result.map(|_| ()).map_err(fail);
+            }
+            let body = read_small_body(reader, &head);
+            self.connection.done(&head, body.is_ok());
+            let answer = Answer {
+                body: body.unwrap_or_default(),
+                head,
+            };
+            if !self.retry_after(attempt, answer.head.status, deadline.0) {
+                break answer;
+            }
+            attempt += 1;
+        };
+        let after = match attempt {
+            1 => String::new(),
+            n => format!(" (after {n} attempts)"),
+        };
+        Err(fail(format!("{}{after}", self.why(&refused))))
     }
 
     /// Sends `ask`'s body as `body` writes it (in pieces: nothing here holds it), and
@@ -183,5 +288,57 @@ impl HttpClient {
             .digest(body)
             .map_err(|e| Error::io("hashing a body", e))?;
         Ok(Payload { len, digest })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::url::Url;
+    use super::*;
+
+    /// An origin that never answers: only the retry policy is exercised.
+    struct Retrying(u32, Url);
+
+    impl Origin for Retrying {
+        fn server(&self) -> &Url {
+            &self.1
+        }
+        fn head(&self, _ask: &Ask) -> String {
+            String::new()
+        }
+        fn describe(&self, _name: Option<&str>) -> String {
+            "x".into()
+        }
+        fn attempts(&self) -> u32 {
+            self.0
+        }
+    }
+
+    fn client(attempts: u32) -> HttpClient {
+        let url = Url::for_server("127.0.0.1", 9, false).unwrap();
+        HttpClient::new(Arc::new(Retrying(attempts, url)), Duration::from_secs(30))
+    }
+
+    #[test]
+    fn transient_failures_are_retried_within_the_attempts_and_the_deadline_never_a_4xx() {
+        assert!([500, 502, 503, 504].into_iter().all(transient));
+        assert!(![200, 206, 301, 400, 403, 404, 409, 429, 501]
+            .into_iter()
+            .any(transient));
+        let far = Instant::now() + Duration::from_secs(60);
+        let mut c = client(3);
+        assert!(!c.retry_after(1, 403, far));
+        let start = Instant::now();
+        assert!(c.retry_after(1, 503, far));
+        assert!(start.elapsed() < BACKOFF_BASE + Duration::from_millis(500));
+        assert!(c.retry_after(2, 500, far));
+        assert!(!c.retry_after(3, 503, far), "3 attempts in all");
+        assert_eq!(c.retries(), 2);
+        // A backoff that would end past the deadline is not waited for.
+        let mut c = client(20);
+        assert!(!c.retry_after(15, 503, Instant::now()));
+        assert_eq!(c.retries(), 0);
+        // One attempt: no retry at all.
+        assert!(!client(1).retry_after(1, 503, far));
     }
 }

@@ -72,6 +72,11 @@ pub(crate) trait Origin: Send + Sync {
     fn explains_in_bodies(&self) -> bool {
         false
     }
+    /// Attempts per request at a transient failure of the server (500, 502, 503, 504):
+    /// 1, no retry, unless the origin says (S3's retry settings).
+    fn attempts(&self) -> u32 {
+        1
+    }
     /// Whether an answer says the object is simply not there (not, say, its bucket).
     fn is_missing(&self, answer: &Answer) -> bool {
         matches!(answer.head.status, 404 | 410)

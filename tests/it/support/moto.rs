@@ -56,6 +56,16 @@ impl Moto {
     /// An IAM request (form-encoded, signed for `iam`: moto picks the service from the
     /// signature's scope; not checked yet, it is one of the first three).
     pub fn iam(&self, params: &[(&str, &str)]) -> String {
+        let setup = Credentials {
+            access_key_id: "AKIASETUP".into(),
+            secret_access_key: "setup".into(),
+            session_token: None,
+        };
+        self.iam_as(&setup, params)
+    }
+
+    /// An IAM request signed with `creds` (after the first three, moto checks them).
+    pub fn iam_as(&self, creds: &Credentials, params: &[(&str, &str)]) -> String {
         let body: String = params
             .iter()
             .chain(&[("Version", "2010-05-08")])
@@ -85,11 +95,7 @@ impl Moto {
                 headers: &headers,
                 payload_hash: &sigv4::sha256_hex(body.as_bytes()),
             },
-            &Credentials {
-                access_key_id: "AKIASETUP".into(),
-                secret_access_key: "setup".into(),
-                session_token: None,
-            },
+            creds,
             &Scope {
                 region: "us-east-1",
                 service: "iam",
@@ -127,6 +133,32 @@ impl Moto {
             secret_access_key: xml::element(&keys, "SecretAccessKey").expect("a SecretAccessKey"),
             session_token: None,
         }
+    }
+}
+
+impl Moto {
+    /// A role that `user` may assume, allowed everything; its ARN.
+    pub fn role(&self, user: &Credentials, name: &str) -> String {
+        let trust = r#"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"AWS":"*"},"Action":"sts:AssumeRole"}]}"#;
+        let made = self.iam_as(
+            user,
+            &[
+                ("Action", "CreateRole"),
+                ("RoleName", name),
+                ("AssumeRolePolicyDocument", trust),
+            ],
+        );
+        let all = r#"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"*","Resource":"*"}]}"#;
+        self.iam_as(
+            user,
+            &[
+                ("Action", "PutRolePolicy"),
+                ("RoleName", name),
+                ("PolicyName", "all"),
+                ("PolicyDocument", all),
+            ],
+        );
+        xml::element(&made, "Arn").expect("a role's Arn")
     }
 }
 
