@@ -176,7 +176,18 @@ pub fn upload(
         } else {
             let how = match parts {
                 Some(p) if size > p.threshold => {
-                    s3::multipart_upload(&mut client, &object, p.part_size)?;
+                    let location = match dest {
+                        SourceSpec::S3(place) => &place.location,
+                        _ => return Err(Error::failed("parts are for S3 destinations only")),
+                    };
+                    s3::multipart_upload(
+                        &mut client,
+                        &origin,
+                        location,
+                        &object,
+                        p.part_size,
+                        timeout,
+                    )?;
                     format!("uploaded in {} parts", size.div_ceil(p.part_size))
                 }
                 _ => {
