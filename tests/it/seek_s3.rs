@@ -858,6 +858,38 @@ fn a_malformed_credentials_line_is_named_and_never_quoted() {
     assert!(line.len() < 300 && !line.contains("SSSS"), "{line}");
 }
 
+/// Issue 26: a credentials file that is binary, or a directory, is a bad setting (exit
+/// 2, one line naming the variable), not a failed measurement, and nothing of its bytes
+/// reaches the terminal.
+#[test]
+fn a_binary_credentials_file_or_a_directory_is_a_bad_setting() {
+    let home = TempDir::new("seek-s3-binary");
+    let args = [seek::SHORT, READ_S3].concat();
+    let binary = home.join("binary");
+    let mut bytes: Vec<u8> = (0..=255u8).cycle().take(3000).collect();
+    bytes.splice(
+        0..0,
+        b"[default]\naws_access_key_id = \x1b[2J".iter().copied(),
+    );
+    std::fs::write(&binary, &bytes).unwrap();
+    let line = assert_usage(
+        &home,
+        &[("AWS_SHARED_CREDENTIALS_FILE", binary.to_str().unwrap())],
+        &args,
+        "binary: not text (byte ",
+    );
+    assert!(line.contains("AWS_SHARED_CREDENTIALS_FILE"), "{line}");
+    assert!(!line.contains('\x1b'), "{line:?}");
+    let dir = home.join("a-directory");
+    std::fs::create_dir(&dir).unwrap();
+    assert_usage(
+        &home,
+        &[("AWS_SHARED_CREDENTIALS_FILE", dir.to_str().unwrap())],
+        &args,
+        "a-directory: a directory, not a regular file",
+    );
+}
+
 #[test]
 fn settings_files_that_never_end_or_block_are_refused_within_a_deadline() {
     let home = TempDir::new("seek-s3-dev-zero");
