@@ -262,19 +262,19 @@ pub fn aws_ini(data: &[u8]) {
             }
         }
     }
-    let shape =
-        |sections: &[Section]| -> Vec<(String, Vec<(String, String, Vec<(String, String)>)>)> {
-            sections
-                .iter()
-                .map(|s| {
-                    let entries = s.entries.iter().map(|e| {
-                        let nested = e.nested.iter().map(|n| (n.key.clone(), n.value.clone()));
-                        (e.key.clone(), e.value.clone(), nested.collect())
-                    });
-                    (s.name.clone(), entries.collect())
-                })
-                .collect()
-        };
+    type Shape = Vec<(String, Vec<(String, String, Vec<(String, String)>)>)>;
+    let shape = |sections: &[Section]| -> Shape {
+        sections
+            .iter()
+            .map(|s| {
+                let entries = s.entries.iter().map(|e| {
+                    let nested = e.nested.iter().map(|n| (n.key.clone(), n.value.clone()));
+                    (e.key.clone(), e.value.clone(), nested.collect())
+                });
+                (s.name.clone(), entries.collect())
+            })
+            .collect()
+    };
     let reparsed = parse(&again).unwrap_or_else(|e| panic!("written out again: {e}\n{again}"));
     assert_eq!(
         shape(&reparsed),

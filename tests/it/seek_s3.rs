@@ -412,7 +412,7 @@ fn a_signal_or_a_failure_during_a_multipart_upload_aborts_it() {
     ];
     // Starts gen and waits until the upload has a part stored: its pid and upload id.
     let start = |env: &[(&str, &str)]| {
-        let child = alone(EXE, &home, env)
+        let mut child = alone(EXE, &home, env)
             .args(gen)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped())
@@ -425,10 +425,11 @@ fn a_signal_or_a_failure_during_a_multipart_upload_aborts_it() {
                 assert_eq!(key, "big/random-15mb.txt");
                 return (child, id);
             }
-            assert!(
-                std::time::Instant::now() < until,
-                "no part stored within 60 s"
-            );
+            if std::time::Instant::now() > until {
+                let _ = child.kill();
+                let run: Run = child.wait_with_output().unwrap().into();
+                panic!("no part stored within 60 s: {}", run.stderr);
+            }
             std::thread::sleep(Duration::from_millis(20));
         }
     };
