@@ -158,11 +158,13 @@ mod with_tls {
         }
     }
 
-    /// The system's trusted roots; none at all is an error that says where to get some.
-    fn system_roots() -> Result<RootCertStore, String> {
+    /// The system's trusted roots, and the certificates themselves (a self-signed server
+    /// certificate among them is trusted as itself, as OpenSSL and curl do); none at all
+    /// is an error that says where to get some.
+    fn system_roots() -> Result<(RootCertStore, Own), String> {
         let found = rustls_native_certs::load_native_certs();
         let mut roots = RootCertStore::empty();
-        roots.add_parsable_certificates(found.certs);
+        roots.add_parsable_certificates(found.certs.iter().cloned());
         if roots.is_empty() {
             let why = found
                 .errors
@@ -173,11 +175,11 @@ mod with_tls {
                  set SSL_CERT_FILE, or give --ca-file"
             ));
         }
-        Ok(roots)
+        Ok((roots, found.certs))
     }
 
     /// The configuration trusting `roots`, and the server certificates among `own`
-    /// (`--ca-file`'s; none for the system's roots) as themselves.
+    /// (`--ca-file`'s, or the system store's) as themselves.
     pub(super) fn client_config(roots: RootCertStore, own: Own) -> Arc<ClientConfig> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
@@ -194,7 +196,7 @@ mod with_tls {
 
     fn config() -> Result<Arc<ClientConfig>, String> {
         CONFIG
-            .get_or_init(|| system_roots().map(|roots| client_config(roots, Vec::new())))
+            .get_or_init(|| system_roots().map(|(roots, own)| client_config(roots, own)))
             .clone()
     }
 

@@ -644,6 +644,17 @@ fn a_self_signed_server_certificate_given_as_the_ca_file_is_trusted_as_curl_trus
     ])
     .assert_ok();
     short(&objects, &one).assert_ok();
+    // As the system's roots (SSL_CERT_FILE) too, as curl takes it from its bundle.
+    let mut args = SHORT.to_vec();
+    args.extend(["--source", &objects]);
+    args.extend(&one[..one.len() - 2]);
+    let empty = certs.path("empty");
+    run_with(
+        EXE,
+        &args,
+        &[("SSL_CERT_FILE", &own), ("SSL_CERT_DIR", &empty)],
+    )
+    .assert_ok();
     // Its name is still checked.
     let by_ip = format!("https://127.0.0.1:{}/objects/", nginx.port);
     let line = tls_failure(&short(&by_ip, &one), "name");
