@@ -176,14 +176,17 @@ pub fn upload(
         } else {
             let how = match parts {
                 Some(p) if size > p.threshold => {
-                    let location = match dest {
-                        SourceSpec::S3(place) => &place.location,
-                        _ => return Err(Error::failed("parts are for S3 destinations only")),
+                    let objects = match dest {
+                        SourceSpec::S3(place) => place.objects.as_deref(),
+                        _ => None,
                     };
+                    let objects = objects.ok_or_else(|| {
+                        Error::failed("parts are for S3 destinations whose settings were read")
+                    })?;
                     s3::multipart_upload(
                         &mut client,
                         &origin,
-                        location,
+                        objects,
                         &object,
                         p.part_size,
                         timeout,

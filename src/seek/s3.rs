@@ -272,7 +272,7 @@ pub fn ensure_bucket(objects: &Arc<S3Objects>, timeout: Duration) -> Result<bool
 pub(crate) fn multipart_upload(
     client: &mut HttpClient,
     origin: &Arc<dyn Origin>,
-    location: &Location,
+    objects: &S3Objects,
     object: &Object,
     part_size: u64,
     timeout: Duration,
@@ -293,7 +293,8 @@ pub(crate) fn multipart_upload(
             ))
         })?;
     let open = Open {
-        location: location.clone(),
+        location: objects.location.clone(),
+        endpoint_url: (!objects.bucket.endpoint.aws).then(|| objects.bucket.endpoint.to_string()),
         name: name.to_string(),
         upload_id: upload_id.clone(),
     };
@@ -334,6 +335,8 @@ const ABORT_LIMIT: Duration = Duration::from_secs(10);
 #[derive(Clone)]
 struct Open {
     location: Location,
+    /// The endpoint the AWS CLI must be told, when it is not AWS's own.
+    endpoint_url: Option<String>,
     name: String,
     upload_id: String,
 }
@@ -358,10 +361,13 @@ impl Open {
     fn left_open(&self, why: &str) -> String {
         let (bucket, key) = (&self.location.bucket, self.location.key(&self.name));
         let id = printable(&self.upload_id);
+        let endpoint = self.endpoint_url.as_deref().map_or(String::new(), |url| {
+            format!(" --endpoint-url {}", shell_word(&printable(url)))
+        });
         format!(
             "the multipart upload of s3://{bucket}/{key} is left open, its parts stored \
              (aborting it failed: {why}): bucket {bucket}, key {key}, upload id {id}; \
-             remove it with: aws s3api abort-multipart-upload --bucket {} --key {} --upload-id {}",
+             remove it with: aws s3api abort-multipart-upload{endpoint} --bucket {} --key {} --upload-id {}",
             shell_word(bucket),
             shell_word(&key),
             shell_word(&id),
@@ -420,6 +426,7 @@ mod tests {
     fn an_upload_left_open_is_named_with_the_command_that_removes_it_quoted_for_the_shell() {
         let open = Open {
             location: Location::parse("s3://bench/runs/").unwrap(),
+            endpoint_url: None,
             name: "random-6mb.txt".into(),
             upload_id: "a'b\x1b[2Jc $(x)".into(),
         };
@@ -432,6 +439,15 @@ mod tests {
              abort-multipart-upload --bucket bench --key runs/random-6mb.txt --upload-id \
              'a'\\''b\\u{1b}[2Jc $(x)'"
         );
+        let minio = Open {
+            endpoint_url: Some("http://127.0.0.1:9000".into()),
+            upload_id: "abc".into(),
+            ..open
+        };
+        assert!(minio.left_open("x").ends_with(
+            "aws s3api abort-multipart-upload --endpoint-url http://127.0.0.1:9000 --bucket \
+             bench --key runs/random-6mb.txt --upload-id abc"
+        ));
         assert_eq!(shell_word(""), "''");
         assert_eq!(shell_word("2~EXAMPLE-id_1"), "'2~EXAMPLE-id_1'");
     }

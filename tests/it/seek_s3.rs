@@ -463,7 +463,8 @@ fn a_signal_or_a_failure_during_a_multipart_upload_aborts_it() {
         &[
             "the multipart upload of s3://parts/big/random-15mb.txt is left open",
             &format!("upload id {id}"),
-            "remove it with: aws s3api abort-multipart-upload --bucket parts --key big/random-15mb.txt --upload-id ",
+            "remove it with: aws s3api abort-multipart-upload --endpoint-url http://127.0.0.1:",
+            " --bucket parts --key big/random-15mb.txt --upload-id ",
         ],
     );
     assert_eq!(open_uploads(&moto, &creds, "parts").len(), 1);
