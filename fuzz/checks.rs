@@ -204,3 +204,112 @@ pub fn pattern_file(data: &[u8]) {
         Err(e) => assert_printable("parse_file", &e.to_string()),
     }
 }
+
+/// The AWS CLI's INI files (`~/.aws/credentials` and `~/.aws/config`, `s3::ini::parse`),
+/// which may hold secrets: an error names a line and at most a key, never the line's text
+/// (so it is short and has no control byte); what parses has lowercase keys, no control
+/// byte anywhere (values go into request headers), nesting one level deep, lines within
+/// the text; and written out again, it parses to the same sections.
+pub fn aws_ini(data: &[u8]) {
+    use boardbench::s3::ini::{parse, Entry, Section};
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let (parsed, held) = peak_during(|| parse(text));
+    assert_bounded("ini::parse", held, data.len(), 80, 4096);
+    let sections = match parsed {
+        Ok(s) => s,
+        Err(e) => {
+            assert_printable("ini::parse", &e);
+            // A line number, a key of at most 32 characters and the words around them.
+            assert!(
+                e.len() <= 200,
+                "ini::parse: an error this long may quote a line: {e}"
+            );
+            return;
+        }
+    };
+    let lines = text.lines().count();
+    let clean = |s: &str| !s.chars().any(char::is_control);
+    let check = |e: &Entry| {
+        assert!(
+            !e.key.is_empty() && e.key == e.key.to_ascii_lowercase(),
+            "{e:?}"
+        );
+        assert!(clean(&e.key) && clean(&e.value), "{e:?}");
+        assert!(e.line >= 1 && e.line <= lines, "{e:?}");
+    };
+    for s in &sections {
+        assert!(!s.name.is_empty() && clean(&s.name), "{s:?}");
+        for e in &s.entries {
+            check(e);
+            assert!(e.nested.is_empty() || e.value.is_empty(), "{e:?}");
+            for n in &e.nested {
+                check(n);
+                assert!(n.nested.is_empty(), "{n:?}");
+            }
+        }
+    }
+    // Written out again (as `[name]`, `key = value`, nested keys indented), the same
+    // sections, keys and values, line numbers aside.
+    let mut again = String::new();
+    for s in &sections {
+        again.push_str(&format!("[{}]\n", s.name));
+        for e in &s.entries {
+            again.push_str(&format!("{} = {}\n", e.key, e.value));
+            for n in &e.nested {
+                again.push_str(&format!("  {} = {}\n", n.key, n.value));
+            }
+        }
+    }
+    type Shape = Vec<(String, Vec<(String, String, Vec<(String, String)>)>)>;
+    let shape = |sections: &[Section]| -> Shape {
+        sections
+            .iter()
+            .map(|s| {
+                let entries = s.entries.iter().map(|e| {
+                    let nested = e.nested.iter().map(|n| (n.key.clone(), n.value.clone()));
+                    (e.key.clone(), e.value.clone(), nested.collect())
+                });
+                (s.name.clone(), entries.collect())
+            })
+            .collect()
+    };
+    let reparsed = parse(&again).unwrap_or_else(|e| panic!("written out again: {e}\n{again}"));
+    assert_eq!(
+        shape(&reparsed),
+        shape(&sections),
+        "written out again:\n{again}"
+    );
+}
+
+/// The elements bb-seek reads from S3's XML answers (`s3::xml::element`): found only
+/// where the element is, never longer than its raw text, memory bounded, and its text
+/// escaped and unescaped again is itself.
+pub fn s3_xml(data: &[u8]) {
+    use boardbench::s3::xml::element;
+    use boardbench::util::xml::{escape, unescape};
+    let body = String::from_utf8_lossy(data);
+    for name in [
+        "UploadId",
+        "Code",
+        "Message",
+        "Region",
+        "LocationConstraint",
+        "AccessKeyId",
+    ] {
+        let (found, held) = peak_during(|| element(&body, name));
+        assert_bounded("xml::element", held, data.len(), 4, 4096);
+        let Some(text) = found else { continue };
+        let open = format!("<{name}>");
+        let start = body.find(&open).expect("found where its opening tag is") + open.len();
+        let raw = body[start..]
+            .find(&format!("</{name}>"))
+            .expect("and its closing tag");
+        assert!(
+            text.len() <= raw,
+            "{name}: {text:?} longer than its raw text"
+        );
+        assert_eq!(unescape(&escape(&text)), text, "{name}");
+    }
+}

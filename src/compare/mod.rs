@@ -249,6 +249,9 @@ pub fn run(args: &args::Args) -> Result<()> {
         })
         .collect::<Result<Vec<_>>>()?;
     let comparison = compare(runs, o.criteria.clone());
+    // A signal while a file is written removes its temporary file (the exit's clean-up)
+    // instead of killing the process with it left behind.
+    crate::harness::signals::exit_on_signals();
     if let Some(path) = &o.svg {
         write_output(path, svg::render(&comparison).as_bytes())?;
     }

@@ -212,6 +212,15 @@ impl SocketStream {
     }
 }
 
+impl std::os::fd::AsFd for SocketStream {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        match self {
+            SocketStream::Unix(s) => s.as_fd(),
+            SocketStream::Tcp(s) => s.as_fd(),
+        }
+    }
+}
+
 impl From<SocketStream> for std::os::fd::OwnedFd {
     fn from(s: SocketStream) -> Self {
         match s {

@@ -2,7 +2,9 @@
 //! (no OpenSSL, so the binaries stay static), one client configuration per process.
 //! Trusted roots are the system's (rustls-native-certs: `SSL_CERT_FILE`, `SSL_CERT_DIR`,
 //! else the distribution's bundle), or with `--ca-file` only that file's, as curl's
-//! `--cacert` does. The session runs over the caller's socket, whose every read and write
+//! `--cacert` does: a self-signed server certificate in that file is trusted too (its
+//! name and dates still checked), which webpki alone refuses as a CA used as an end
+//! entity. The session runs over the caller's socket, whose every read and write
 //! is bounded by the request's deadline: the handshake is too.
 
 use crate::util::error::{Error, Result};
@@ -31,9 +33,9 @@ pub fn configure(ca_file: Option<&Path>) -> Result<()> {
         MAX_CA_FILE >> 20
     );
     let pem = crate::util::file::read_regular(path, &what, MAX_CA_FILE, &limit)?;
-    let roots = roots_from_pem(&pem).map_err(|e| Error::usage(format!("{what}: {e}")))?;
+    let (roots, own) = roots_from_pem(&pem).map_err(|e| Error::usage(format!("{what}: {e}")))?;
     CONFIG
-        .set(Ok(client_config(roots)))
+        .set(Ok(client_config(roots, own)))
         .map_err(|_| Error::failed(format!("{what}: TLS was configured already")))
 }
 
@@ -52,8 +54,8 @@ pub fn configure_bundle(path: &Path, what: &str) -> Result<bool> {
         MAX_CA_FILE >> 20
     );
     let pem = crate::util::file::read_regular(path, &what, MAX_CA_FILE, &limit)?;
-    let roots = roots_from_pem(&pem).map_err(|e| Error::usage(format!("{what}: {e}")))?;
-    Ok(CONFIG.set(Ok(client_config(roots))).is_ok())
+    let (roots, own) = roots_from_pem(&pem).map_err(|e| Error::usage(format!("{what}: {e}")))?;
+    Ok(CONFIG.set(Ok(client_config(roots, own))).is_ok())
 }
 
 /// Without the `tls` feature there is no HTTPS for a CA bundle to serve (an `https://`
@@ -80,8 +82,12 @@ pub(crate) use with_tls::*;
 
 #[cfg(feature = "tls")]
 mod with_tls {
+    use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+    use rustls::client::WebPkiServerVerifier;
     use rustls::pki_types::pem::PemObject;
-    use rustls::pki_types::{CertificateDer, ServerName};
+    use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+    use rustls::server::ParsedCertificate;
+    use rustls::{CertificateError, DigitallySignedStruct, SignatureScheme};
     use rustls::{ClientConfig, ClientConnection, RootCertStore, StreamOwned};
     use std::io::{Read, Write};
     use std::sync::{Arc, OnceLock};
@@ -92,26 +98,99 @@ mod with_tls {
     /// A TLS session over socket `S`.
     pub(crate) type TlsStream<S> = StreamOwned<ClientConnection, S>;
 
-    /// Every certificate of a PEM file's text, as trusted roots.
-    pub(super) fn roots_from_pem(pem: &[u8]) -> Result<RootCertStore, String> {
-        let mut roots = RootCertStore::empty();
+    /// A certificate the trusted file holds, byte for byte.
+    type Own = Vec<CertificateDer<'static>>;
+
+    /// Every certificate of a PEM file's text, as trusted roots, and the certificates
+    /// themselves.
+    pub(super) fn roots_from_pem(pem: &[u8]) -> Result<(RootCertStore, Own), String> {
+        let (mut roots, mut own) = (RootCertStore::empty(), Vec::new());
         for (i, cert) in CertificateDer::pem_slice_iter(pem).enumerate() {
             let cert = cert.map_err(|e| format!("not a PEM file: {e}"))?;
             roots
-                .add(cert)
+                .add(cert.clone())
                 .map_err(|e| format!("certificate {}: {e}", i + 1))?;
+            own.push(cert);
         }
         if roots.is_empty() {
             return Err("no PEM certificate (-----BEGIN CERTIFICATE-----) in it".into());
         }
-        Ok(roots)
+        Ok((roots, own))
     }
 
-    /// The system's trusted roots; none at all is an error that says where to get some.
-    fn system_roots() -> Result<RootCertStore, String> {
+    /// webpki's verifier, and one exception, curl's: a server certificate that is itself
+    /// one of `--ca-file`'s, marked CA:TRUE as `openssl req -x509` marks it, is trusted,
+    /// where webpki refuses a CA used as an end entity. Its name is checked here; its
+    /// dates were, since webpki checks them before the basic constraints
+    /// (`check_issuer_independent_properties`; an expired one is refused as expired, as
+    /// the integration test shows). The handshake's signatures are webpki's to check.
+    #[derive(Debug)]
+    struct CaFileVerifier {
+        webpki: Arc<WebPkiServerVerifier>,
+        own: Own,
+    }
+
+    impl ServerCertVerifier for CaFileVerifier {
+        fn verify_server_cert(
+            &self,
+            end_entity: &CertificateDer<'_>,
+            intermediates: &[CertificateDer<'_>],
+            server_name: &ServerName<'_>,
+            ocsp_response: &[u8],
+            now: UnixTime,
+        ) -> Result<ServerCertVerified, rustls::Error> {
+            let verified = self.webpki.verify_server_cert(
+                end_entity,
+                intermediates,
+                server_name,
+                ocsp_response,
+                now,
+            );
+            match verified {
+                Err(rustls::Error::InvalidCertificate(CertificateError::Other(ref other)))
+                    if matches!(
+                        other.0.downcast_ref::<webpki::Error>(),
+                        Some(webpki::Error::CaUsedAsEndEntity)
+                    ) && self.own.iter().any(|c| c.as_ref() == end_entity.as_ref()) =>
+                {
+                    let cert = ParsedCertificate::try_from(end_entity)?;
+                    rustls::client::verify_server_name(&cert, server_name)?;
+                    Ok(ServerCertVerified::assertion())
+                }
+                other => other,
+            }
+        }
+
+        fn verify_tls12_signature(
+            &self,
+            message: &[u8],
+            cert: &CertificateDer<'_>,
+            dss: &DigitallySignedStruct,
+        ) -> Result<HandshakeSignatureValid, rustls::Error> {
+            self.webpki.verify_tls12_signature(message, cert, dss)
+        }
+
+        fn verify_tls13_signature(
+            &self,
+            message: &[u8],
+            cert: &CertificateDer<'_>,
+            dss: &DigitallySignedStruct,
+        ) -> Result<HandshakeSignatureValid, rustls::Error> {
+            self.webpki.verify_tls13_signature(message, cert, dss)
+        }
+
+        fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+            self.webpki.supported_verify_schemes()
+        }
+    }
+
+    /// The system's trusted roots, and the certificates themselves (a self-signed server
+    /// certificate among them is trusted as itself, as OpenSSL and curl do); none at all
+    /// is an error that says where to get some.
+    fn system_roots() -> Result<(RootCertStore, Own), String> {
         let found = rustls_native_certs::load_native_certs();
         let mut roots = RootCertStore::empty();
-        roots.add_parsable_certificates(found.certs);
+        roots.add_parsable_certificates(found.certs.iter().cloned());
         if roots.is_empty() {
             let why = found
                 .errors
@@ -122,22 +201,28 @@ mod with_tls {
                  set SSL_CERT_FILE, or give --ca-file"
             ));
         }
-        Ok(roots)
+        Ok((roots, found.certs))
     }
 
-    pub(super) fn client_config(roots: RootCertStore) -> Arc<ClientConfig> {
+    /// The configuration trusting `roots`, and the server certificates among `own`
+    /// (`--ca-file`'s, or the system store's) as themselves.
+    pub(super) fn client_config(roots: RootCertStore, own: Own) -> Arc<ClientConfig> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+            .build()
+            .expect("a store with a root builds a verifier");
         let config = ClientConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
             .expect("ring supports the default TLS versions")
-            .with_root_certificates(roots)
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(CaFileVerifier { webpki, own }))
             .with_no_client_auth();
         Arc::new(config)
     }
 
     fn config() -> Result<Arc<ClientConfig>, String> {
         CONFIG
-            .get_or_init(|| system_roots().map(client_config))
+            .get_or_init(|| system_roots().map(|(roots, own)| client_config(roots, own)))
             .clone()
     }
 

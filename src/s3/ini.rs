@@ -8,7 +8,7 @@
 
 /// One `key = value`, with the line it was on and its nested keys.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Entry {
+pub struct Entry {
     pub key: String,
     pub value: String,
     pub line: usize,
@@ -16,7 +16,7 @@ pub(crate) struct Entry {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Section {
+pub struct Section {
     pub name: String,
     pub entries: Vec<Entry>,
 }
@@ -36,7 +36,7 @@ impl Entry {
 
 /// The sections of `text`, in order; a section given twice has both parts' keys.
 /// Errors say the line number and what was expected.
-pub(crate) fn parse(text: &str) -> Result<Vec<Section>, String> {
+pub fn parse(text: &str) -> Result<Vec<Section>, String> {
     let mut sections: Vec<Section> = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;

@@ -6,7 +6,7 @@
 
 pub mod credentials;
 pub mod endpoint;
-mod ini;
+pub mod ini;
 pub mod process;
 pub mod request;
 pub mod sigv4;

@@ -176,7 +176,21 @@ pub fn upload(
         } else {
             let how = match parts {
                 Some(p) if size > p.threshold => {
-                    s3::multipart_upload(&mut client, &object, p.part_size)?;
+                    let objects = match dest {
+                        SourceSpec::S3(place) => place.objects.as_deref(),
+                        _ => None,
+                    };
+                    let objects = objects.ok_or_else(|| {
+                        Error::failed("parts are for S3 destinations whose settings were read")
+                    })?;
+                    s3::multipart_upload(
+                        &mut client,
+                        &origin,
+                        objects,
+                        &object,
+                        p.part_size,
+                        timeout,
+                    )?;
                     format!("uploaded in {} parts", size.div_ceil(p.part_size))
                 }
                 _ => {

@@ -4,10 +4,12 @@
 //! made when it is missing, and multipart uploads for large objects, streamed in parts.
 
 use super::data::Object;
+use crate::harness::signals;
 use crate::net::http::{Answer, Ask, Body, Head, HttpClient, Origin, Payload, Url};
 use crate::s3::request::complete_multipart_body;
 use crate::s3::sigv4::{Sha256Writer, UNSIGNED_PAYLOAD};
 use crate::s3::{self, sts, xml, Addressing, Bucket, HttpRequest, Location, Settings};
+use crate::system::exit;
 use crate::util::error::{Error, Result};
 use crate::util::format::printable;
 use std::io::Write;
@@ -366,12 +368,18 @@ pub fn ensure_bucket(objects: &Arc<S3Objects>, timeout: Duration) -> Result<bool
 }
 
 /// Uploads `object` in parts of `part_size` bytes (the last one shorter), each part
-/// generated twice, once for its hash and once on the wire, so nothing holds it; a
-/// failure aborts the upload so that no parts are left behind.
+/// generated twice, once for its hash and once on the wire, so nothing holds it. Once
+/// the upload is open, it is aborted on every way out but success: a failure, and
+/// SIGINT, SIGTERM or SIGHUP (an exit hook sends the abort on a fresh connection of
+/// `origin`, each request within `timeout` and at most [`ABORT_LIMIT`]), so that no
+/// parts are left to be billed; an abort that fails says how to remove what is left.
 pub(crate) fn multipart_upload(
     client: &mut HttpClient,
+    origin: &Arc<dyn Origin>,
+    objects: &S3Objects,
     object: &Object,
     part_size: u64,
+    timeout: Duration,
 ) -> Result<()> {
     let name = object.name.as_str();
     let start = Ask {
@@ -379,6 +387,7 @@ pub(crate) fn multipart_upload(
         body: Some(payload_of(b"")),
         ..Ask::new("POST", Some(name))
     };
+    signals::exit_on_signals();
     let started = client.send_body(&start, &mut |_| Ok(()))?;
     let upload_id =
         xml::element(&String::from_utf8_lossy(&started.body), "UploadId").ok_or_else(|| {
@@ -387,6 +396,21 @@ pub(crate) fn multipart_upload(
                 client.origin().describe(Some(name))
             ))
         })?;
+    let open = Open {
+        location: objects.location.clone(),
+        endpoint_url: (!objects.bucket.endpoint.aws).then(|| objects.bucket.endpoint.to_string()),
+        name: name.to_string(),
+        upload_id: upload_id.clone(),
+    };
+    let hook = {
+        let (origin, open) = (origin.clone(), open.clone());
+        exit::add_exit_hook(move || {
+            open.abort(&mut HttpClient::new(
+                origin.clone(),
+                timeout.min(ABORT_LIMIT),
+            ))
+        })
+    };
     let parts = send_parts(client, object, part_size, &upload_id).and_then(|etags| {
         let done = complete_multipart_body(&etags);
         let complete = Ask {
@@ -401,14 +425,70 @@ pub(crate) fn multipart_upload(
         }
         Ok(())
     });
+    exit::remove_exit_hook(hook);
     if parts.is_err() {
-        let abort = Ask {
-            query: &[("uploadId", upload_id.as_str())],
-            ..Ask::new("DELETE", Some(name))
-        };
-        let _ = client.call(&abort, &mut |_| Ok(()));
+        open.abort(client);
     }
     parts
+}
+
+/// The longest an abort's request may take when a signal ends the upload.
+const ABORT_LIMIT: Duration = Duration::from_secs(10);
+
+/// A multipart upload begun and not yet completed.
+#[derive(Clone)]
+struct Open {
+    location: Location,
+    /// The endpoint the AWS CLI must be told, when it is not AWS's own.
+    endpoint_url: Option<String>,
+    name: String,
+    upload_id: String,
+}
+
+impl Open {
+    /// Aborts the upload (an upload S3 no longer knows, 404, is gone already); if that
+    /// fails, says on stderr what is left and the AWS CLI command that removes it.
+    fn abort(&self, client: &mut HttpClient) {
+        let ask = Ask {
+            query: &[("uploadId", self.upload_id.as_str())],
+            ..Ask::new("DELETE", Some(self.name.as_str()))
+        };
+        let why = match client.call(&ask, &mut |_| Ok(())) {
+            Ok(a) if matches!(a.head.status, 200..=299 | 404) => return,
+            Ok(a) => client.refused(&ask, &a).to_string(),
+            Err(e) => e.to_string(),
+        };
+        crate::util::terminal::warn(&self.left_open(&why));
+    }
+
+    /// What an upload whose abort failed (`why`) leaves, and how to remove it.
+    fn left_open(&self, why: &str) -> String {
+        let (bucket, key) = (&self.location.bucket, self.location.key(&self.name));
+        let id = printable(&self.upload_id);
+        let endpoint = self.endpoint_url.as_deref().map_or(String::new(), |url| {
+            format!(" --endpoint-url {}", shell_word(&printable(url)))
+        });
+        format!(
+            "the multipart upload of s3://{bucket}/{key} is left open, its parts stored \
+             (aborting it failed: {why}): bucket {bucket}, key {key}, upload id {id}; \
+             remove it with: aws s3api abort-multipart-upload{endpoint} --bucket {} --key {} --upload-id {}",
+            shell_word(bucket),
+            shell_word(&key),
+            shell_word(&id),
+            bucket = printable(bucket),
+            key = printable(&key),
+        )
+    }
+}
+
+/// `s` as one word for a POSIX shell: as it is when it holds only characters no shell
+/// treats specially, else in single quotes (a quote within as `'\''`).
+fn shell_word(s: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "._-/:=+,@%".contains(c);
+    if !s.is_empty() && s.chars().all(plain) {
+        return s.to_string();
+    }
+    format!("'{}'", s.replace('\'', "'\\''"))
 }
 
 /// Sends the parts of `object`; their ETags, in order.
@@ -440,4 +520,39 @@ fn send_parts(
         offset += len;
     }
     Ok(etags)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_upload_left_open_is_named_with_the_command_that_removes_it_quoted_for_the_shell() {
+        let open = Open {
+            location: Location::parse("s3://bench/runs/").unwrap(),
+            endpoint_url: None,
+            name: "random-6mb.txt".into(),
+            upload_id: "a'b\x1b[2Jc $(x)".into(),
+        };
+        let line = open.left_open("connection refused");
+        assert_eq!(
+            line,
+            "the multipart upload of s3://bench/runs/random-6mb.txt is left open, its parts \
+             stored (aborting it failed: connection refused): bucket bench, key \
+             runs/random-6mb.txt, upload id a'b\\u{1b}[2Jc $(x); remove it with: aws s3api \
+             abort-multipart-upload --bucket bench --key runs/random-6mb.txt --upload-id \
+             'a'\\''b\\u{1b}[2Jc $(x)'"
+        );
+        let minio = Open {
+            endpoint_url: Some("http://127.0.0.1:9000".into()),
+            upload_id: "abc".into(),
+            ..open
+        };
+        assert!(minio.left_open("x").ends_with(
+            "aws s3api abort-multipart-upload --endpoint-url http://127.0.0.1:9000 --bucket \
+             bench --key runs/random-6mb.txt --upload-id abc"
+        ));
+        assert_eq!(shell_word(""), "''");
+        assert_eq!(shell_word("2~EXAMPLE-id_1"), "'2~EXAMPLE-id_1'");
+    }
 }

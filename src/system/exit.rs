@@ -89,18 +89,11 @@ fn end_and_reap(pid: nix::unistd::Pid, ending: Ending) {
     let _ = waitpid(pid, None);
 }
 
-/// Whether process `pid` is gone (ESRCH), so that what it left (a socket directory, a
-/// temporary file) is nobody's; a live one, or one not ours to signal (EPERM), is not.
-pub fn pid_gone(pid: u32) -> bool {
-    let Ok(pid) = i32::try_from(pid) else {
-        return false;
-    };
-    pid > 0
-        && nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None)
-            == Err(nix::errno::Errno::ESRCH)
-}
+/// Whether a pid is gone: the temporary files' check, shared.
+pub use crate::util::file::pid_gone;
 
-/// Runs every clean-up hook, the latest first, then exits with `code`. Only the first
+/// Runs every clean-up hook, the latest first, removes the temporary files being
+/// written ([`crate::util::file::remove_pending_temp_files`]), then exits with `code`. Only the first
 /// caller does: another thread (the main thread failing because the signal thread's
 /// clean-up killed its server, say) waits here for that exit, which keeps its code.
 pub fn exit_now(code: i32) -> ! {
@@ -112,6 +105,7 @@ pub fn exit_now(code: i32) -> ! {
     for (_, hook) in hooks.into_iter().rev() {
         hook();
     }
+    crate::util::file::remove_pending_temp_files();
     std::process::exit(code)
 }
 

@@ -11,6 +11,7 @@ use std::io::{self, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 /// How a path is written.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -264,8 +265,11 @@ fn replace(
     let dir = parent(target);
     let tmp = temp_path(target, std::process::id());
     let old = fs::metadata(target).ok().filter(fs::Metadata::is_file);
-    // A temporary file a killed run of the same pid left behind.
+    // A temporary file a killed run of the same pid left behind, and those of this
+    // target that runs killed outright (SIGKILL) left.
     let _ = fs::remove_file(&tmp);
+    remove_stale_temp_files(target);
+    let pending = Pending::register(&tmp);
     let mut file = fs::OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -280,8 +284,10 @@ fn replace(
     };
     let renamed = kept
         .and_then(|_| write(&mut file))
+        .and_then(|_| stall_for_tests())
         .and_then(|_| file.sync_all())
         .and_then(|_| fs::rename(&tmp, target));
+    drop(pending);
     if let Err(e) = renamed {
         let _ = fs::remove_file(&tmp);
         return Err(e);
@@ -291,6 +297,89 @@ fn replace(
         Err(e) if e.raw_os_error() == Some(nix::errno::Errno::EINVAL as i32) => Ok(()),
         r => r,
     }
+}
+
+/// The temporary files being written now, which [`remove_pending_temp_files`] removes
+/// when a signal or a timeout ends the process (`system::exit::exit_now`).
+static PENDING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// A temporary file's place in [`PENDING`], for as long as it is written.
+struct Pending(PathBuf);
+
+impl Pending {
+    /// Registered before the file is made: an exit after that finds it listed.
+    fn register(tmp: &Path) -> Pending {
+        lock_pending().push(tmp.to_path_buf());
+        Pending(tmp.to_path_buf())
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        let mut pending = lock_pending();
+        if let Some(i) = pending.iter().position(|p| *p == self.0) {
+            pending.swap_remove(i);
+        }
+    }
+}
+
+fn lock_pending() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    PENDING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Removes the temporary files being written (an output replaced, a generated object),
+/// so that an exit in the middle of a write or an fsync leaves none: the exit's clean-up
+/// calls it. A write that goes on meanwhile fails its rename, and the process is ending.
+pub fn remove_pending_temp_files() {
+    for tmp in lock_pending().drain(..) {
+        let _ = fs::remove_file(tmp);
+    }
+}
+
+/// Removes the temporary files of `target` (`.NAME.tmp.PID`) whose process is gone:
+/// what a run killed outright left (SIGKILL gives no time to clean up). Only regular
+/// files; a live process's is its own.
+fn remove_stale_temp_files(target: &Path) {
+    let Some(name) = target.file_name().and_then(|n| n.to_str()) else {
+        return;
+    };
+    let Ok(entries) = fs::read_dir(parent(target)) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let Some((file, pid)) = file_name.to_str().and_then(temp_file_of) else {
+            continue;
+        };
+        if file == name && entry.file_type().is_ok_and(|t| t.is_file()) && pid_gone(pid) {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// Whether process `pid` is gone (ESRCH), so that what it left (a socket directory, a
+/// temporary file) is nobody's; a live one, or one not ours to signal (EPERM), is not.
+pub fn pid_gone(pid: u32) -> bool {
+    let Ok(pid) = i32::try_from(pid) else {
+        return false;
+    };
+    pid > 0
+        && nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None)
+            == Err(nix::errno::Errno::ESRCH)
+}
+
+/// With the `fault-injection` feature, `BB_FAULT_OUTPUT_STALL=SECONDS` holds every
+/// replaced file between its write and its fsync, so that a test can signal a process
+/// in the middle of it.
+fn stall_for_tests() -> io::Result<()> {
+    #[cfg(feature = "fault-injection")]
+    if let Some(s) = std::env::var("BB_FAULT_OUTPUT_STALL")
+        .ok()
+        .and_then(|s| s.parse::<f64>().ok())
+    {
+        std::thread::sleep(std::time::Duration::from_secs_f64(s.clamp(0.0, 60.0)));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -36,6 +36,8 @@ fn every_corpus_input_keeps_its_targets_invariants() {
         ("compare_json", checks::compare_json),
         ("http_response", checks::http_response),
         ("pattern_file", checks::pattern_file),
+        ("aws_ini", checks::aws_ini),
+        ("s3_xml", checks::s3_xml),
     ] {
         assert!(
             replay(target, check) >= 3,

@@ -211,3 +211,56 @@ mod timing {
         );
     }
 }
+
+/// Issue 26: SIGINT or SIGTERM while `--output`'s file is written or synced left its
+/// `.NAME.tmp.PID`. The exit's clean-up removes it now (bb-zstd's, and bb-compare's,
+/// which handles the signals for that); and a write removes what runs killed outright
+/// (SIGKILL) left of the same file, when their process is gone.
+#[cfg(feature = "fault-injection")]
+#[test]
+fn a_signal_while_the_output_is_written_leaves_no_temporary_file() {
+    use nix::sys::signal::Signal;
+    use std::process::{Command, Stdio};
+    let dir = TempDir::new("out-signal");
+    let results = dir.join("results.json");
+    bb_zstd(&["--output", text(&results), "--format", "json"]).assert_ok();
+    let out = dir.join("out.json");
+    let mut dead = Command::new("true").spawn().unwrap();
+    dead.wait().unwrap();
+    let stale = dir.join(&format!(".out.json.tmp.{}", dead.id()));
+    let zstd: Vec<&str> = [SHORT, &["--time", "500ms", "--output", text(&out)]].concat();
+    let compare = vec![text(&results), text(&results), "--output", text(&out)];
+    for (exe, args) in [(ZSTD, zstd), (COMPARE, compare)] {
+        for signal in [Signal::SIGINT, Signal::SIGTERM] {
+            std::fs::write(&stale, "left by a killed run").unwrap();
+            // Every replaced file is held 30 s between its write and its fsync.
+            let child = Command::new(exe)
+                .args(&args)
+                .env("BB_FAULT_OUTPUT_STALL", "30")
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let pid = child.id();
+            let tmp = dir.join(&format!(".out.json.tmp.{pid}"));
+            let what = format!("{exe} {signal}");
+            let writing = crate::support::wait_for(Duration::from_secs(60), || tmp.exists());
+            assert!(writing, "{what}: never wrote {}", tmp.display());
+            assert!(
+                !stale.exists(),
+                "{what}: the dead run's temporary file is kept"
+            );
+            nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), signal).unwrap();
+            let run = crate::support::finish_within(child, Duration::from_secs(30), &what);
+            assert_eq!(run.code, 128 + signal as i32, "{what}: {}", run.stderr);
+            let left: Vec<String> = std::fs::read_dir(dir.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .filter(|n| n.contains(".tmp."))
+                .collect();
+            assert!(left.is_empty(), "{what} left {left:?}");
+            assert!(!out.exists(), "{what}: a half-written output");
+        }
+    }
+}

@@ -488,6 +488,40 @@ fn the_default_run_spawns_its_servers_measures_every_mode_and_cleans_up() {
     }
 }
 
+/// Issue 26: the floor pipelined deeper than the sockets' buffers hold (8 × 64 KiB on a
+/// Unix socket, 64 × 32 KiB; 256 × 64 KiB over TCP) deadlocked, the client and the echo
+/// server each blocked writing what the other did not read, and failed after the call
+/// timeout with EAGAIN. Each now completes and is checked.
+#[test]
+fn the_floor_pipelined_beyond_the_socket_buffers_completes() {
+    for (transport, depth, payload) in [
+        ("unix", "8", "64k"),
+        ("unix", "64", "32k"),
+        ("tcp", "256", "64k"),
+    ] {
+        let run = bb_rpc_once(&[
+            "--client",
+            "floor",
+            "--transport",
+            transport,
+            "--depth",
+            depth,
+            "--payload",
+            payload,
+            "--call-timeout",
+            "5s",
+        ]);
+        let what = format!("{transport} {depth} × {payload}");
+        assert_eq!(run.code, 0, "{what}: {}", run.stderr);
+        let json = run.json();
+        let row = crate::support::entry(&json, "bb.rpc.floor", &[("depth", depth)]);
+        assert!(
+            row["primaryMetric"]["score"].as_f64().unwrap() > 0.0,
+            "{what}"
+        );
+    }
+}
+
 #[test]
 fn bad_flags_are_one_line_and_exit_2() {
     for args in [

@@ -618,6 +618,78 @@ fn over_https_from_a_real_nginx_with_a_private_ca() {
     );
 }
 
+/// Issue 26: a self-signed server certificate given as --ca-file, as `curl --cacert`
+/// takes it (webpki alone refused it, CaUsedAsEndEntity), with its name and dates still
+/// checked.
+#[cfg(feature = "tls")]
+#[test]
+fn a_self_signed_server_certificate_given_as_the_ca_file_is_trusted_as_curl_trusts_it() {
+    let certs = Certificates::make();
+    let own = certs.path("self-signed.pem");
+    let one = [
+        "--sizes",
+        "64k",
+        "--pattern",
+        "forward",
+        "--client",
+        "plain",
+        "--ca-file",
+        &own,
+    ];
+    let nginx = certs.nginx("self-signed.pem");
+    let objects = format!("https://localhost:{}/objects/", nginx.port);
+    bb_seek(&[
+        "--ca-file",
+        &own,
+        "gen",
+        "--dest",
+        &objects,
+        "--sizes",
+        "64k",
+    ])
+    .assert_ok();
+    short(&objects, &one).assert_ok();
+    // As the system's roots (SSL_CERT_FILE) too, as curl takes it from its bundle.
+    let mut args = SHORT.to_vec();
+    args.extend(["--source", &objects]);
+    args.extend(&one[..one.len() - 2]);
+    let empty = certs.path("empty");
+    run_with(
+        EXE,
+        &args,
+        &[("SSL_CERT_FILE", &own), ("SSL_CERT_DIR", &empty)],
+    )
+    .assert_ok();
+    // Its name is still checked.
+    let by_ip = format!("https://127.0.0.1:{}/objects/", nginx.port);
+    let line = tls_failure(&short(&by_ip, &one), "name");
+    assert!(
+        line.contains(
+            "TLS with 127.0.0.1: invalid peer certificate: certificate not valid for name"
+        ),
+        "{line}"
+    );
+    // Another CA's file does not make it trusted.
+    let other = certs.path("other-ca.pem");
+    let mut args = one.to_vec();
+    args.pop();
+    args.push(&other);
+    let line = tls_failure(&short(&objects, &args), "other CA");
+    assert!(line.contains("invalid peer certificate"), "{line}");
+    drop(nginx);
+    // Nor its dates: an expired one given as its own CA is refused.
+    let expired = certs.nginx("self-signed-expired.pem");
+    let objects = format!("https://localhost:{}/objects/", expired.port);
+    let own_expired = certs.path("self-signed-expired.pem");
+    args.pop();
+    args.push(&own_expired);
+    let line = tls_failure(&short(&objects, &args), "expired");
+    assert!(
+        line.contains("TLS with localhost: invalid peer certificate: certificate expired"),
+        "{line}"
+    );
+}
+
 /// How a scripted server misbehaves once a GET comes.
 #[derive(Clone, Copy, Debug)]
 enum Hostile {

@@ -345,6 +345,129 @@ fn the_latency_proxy_delays_every_request_and_the_bytes_stay_right() {
     assert!(ms >= 40.0, "a request through a 40 ms proxy took {ms} ms");
 }
 
+/// The multipart uploads open in moto's bucket `bucket` (asked of moto itself, not
+/// through a proxy): each one's key and upload id, and how many parts it has stored.
+fn open_uploads(moto: &Moto, creds: &Credentials, bucket: &str) -> Vec<(String, String, usize)> {
+    use boardbench::s3::{xml, Bucket, Endpoint, Payload, Settings};
+    let settings = Settings::with(
+        Some(creds.clone()),
+        "us-east-1",
+        Some(Endpoint::parse(&moto.endpoint()).unwrap()),
+    );
+    let b = Bucket::new(bucket, settings, None);
+    let now = std::time::SystemTime::now();
+    let list = b.request("GET", None, &[("uploads", "")], &[], &Payload::empty(), now);
+    let (status, _, body) = crate::support::moto::send(&list, b"");
+    let body = String::from_utf8_lossy(&body).to_string();
+    if status == 404 && body.contains("NoSuchBucket") {
+        return Vec::new(); // not made yet
+    }
+    assert_eq!(status, 200, "ListMultipartUploads: {body}");
+    body.split("<Upload>")
+        .skip(1)
+        .map(|upload| {
+            let key = xml::element(upload, "Key").expect("a Key");
+            let id = xml::element(upload, "UploadId").expect("an UploadId");
+            let query = [("uploadId", id.as_str())];
+            let parts = b.request("GET", Some(&key), &query, &[], &Payload::empty(), now);
+            let (status, _, body) = crate::support::moto::send(&parts, b"");
+            let body = String::from_utf8_lossy(&body).to_string();
+            assert_eq!(status, 200, "ListParts: {body}");
+            (key, id, body.matches("<Part>").count())
+        })
+        .collect()
+}
+
+/// Issue 26: a signal while a multipart upload's later parts are in flight left it open
+/// (its parts stored and billed, no `DELETE ?uploadId=`). Now SIGINT, SIGTERM and SIGHUP
+/// abort it, and an abort that fails says what is left and the command that removes it.
+#[test]
+#[ignore = "needs moto (scripts/setup.sh test); run by make test"]
+fn a_signal_or_a_failure_during_a_multipart_upload_aborts_it() {
+    use nix::sys::signal::Signal;
+    let moto = Moto::start();
+    let creds = moto.user();
+    let home = TempDir::new("seek-s3-abort");
+    // Each request held 300 ms: parts 2 and 3 and the completion take a second at least
+    // after part 1 is stored.
+    let proxy = LatencyProxy::start(moto.port, 300);
+    let endpoint = format!("http://127.0.0.1:{}", proxy.port);
+    let env = [
+        keys_for(&creds, &endpoint),
+        vec![("AWS_REGION", "us-east-1")],
+    ]
+    .concat();
+    let gen = [
+        "gen",
+        "--dest",
+        "s3://parts/big/",
+        "--sizes",
+        "15m",
+        "--multipart-threshold",
+        "5m",
+        "--part-size",
+        "5m",
+    ];
+    // Starts gen and waits until the upload has a part stored: its pid and upload id.
+    let start = |env: &[(&str, &str)]| {
+        let mut child = alone(EXE, &home, env)
+            .args(gen)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("running bb-seek");
+        let until = std::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            let open = open_uploads(&moto, &creds, "parts");
+            if let Some((key, id, _)) = open.into_iter().find(|(_, _, parts)| *parts >= 1) {
+                assert_eq!(key, "big/random-15mb.txt");
+                return (child, id);
+            }
+            if std::time::Instant::now() > until {
+                let _ = child.kill();
+                let run: Run = child.wait_with_output().unwrap().into();
+                panic!("no part stored within 60 s: {}", run.stderr);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    let ended = |mut child: std::process::Child| -> Run {
+        let until = std::time::Instant::now() + Duration::from_secs(60);
+        while child.try_wait().unwrap().is_none() {
+            if std::time::Instant::now() > until {
+                let _ = child.kill();
+                panic!("bb-seek gen still running 60 s after the signal");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        child.wait_with_output().unwrap().into()
+    };
+    for signal in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
+        let (child, _) = start(&env);
+        let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+        nix::sys::signal::kill(pid, signal).unwrap();
+        let run = ended(child);
+        assert_eq!(run.code, 128 + signal as i32, "{signal}: {}", run.stderr);
+        let open = open_uploads(&moto, &creds, "parts");
+        assert!(open.is_empty(), "{signal} left {open:?}: {}", run.stderr);
+    }
+    // A failure aborts too; here the abort itself cannot reach the server (the proxy
+    // gone), so the upload stays open and gen says how to remove it, exit 1.
+    let (child, id) = start(&env);
+    drop(proxy);
+    let run = ended(child);
+    assert_refused(
+        &run,
+        &[
+            "the multipart upload of s3://parts/big/random-15mb.txt is left open",
+            &format!("upload id {id}"),
+            "remove it with: aws s3api abort-multipart-upload --endpoint-url http://127.0.0.1:",
+            " --bucket parts --key big/random-15mb.txt --upload-id ",
+        ],
+    );
+    assert_eq!(open_uploads(&moto, &creds, "parts").len(), 1);
+}
+
 #[test]
 #[ignore = "needs moto, make cross and qemu-user; run by make test"]
 fn armv7_bb_seek_reads_s3_under_qemu() {
@@ -733,6 +856,38 @@ fn a_malformed_credentials_line_is_named_and_never_quoted() {
     std::fs::write(&creds, format!("[default]\n{}\n", "S".repeat(4 << 20))).unwrap();
     let line = assert_usage(&home, &env, &args, "AWS_SHARED_CREDENTIALS_FILE");
     assert!(line.len() < 300 && !line.contains("SSSS"), "{line}");
+}
+
+/// Issue 26: a credentials file that is binary, or a directory, is a bad setting (exit
+/// 2, one line naming the variable), not a failed measurement, and nothing of its bytes
+/// reaches the terminal.
+#[test]
+fn a_binary_credentials_file_or_a_directory_is_a_bad_setting() {
+    let home = TempDir::new("seek-s3-binary");
+    let args = [seek::SHORT, READ_S3].concat();
+    let binary = home.join("binary");
+    let mut bytes: Vec<u8> = (0..=255u8).cycle().take(3000).collect();
+    bytes.splice(
+        0..0,
+        b"[default]\naws_access_key_id = \x1b[2J".iter().copied(),
+    );
+    std::fs::write(&binary, &bytes).unwrap();
+    let line = assert_usage(
+        &home,
+        &[("AWS_SHARED_CREDENTIALS_FILE", binary.to_str().unwrap())],
+        &args,
+        "binary: not text (byte ",
+    );
+    assert!(line.contains("AWS_SHARED_CREDENTIALS_FILE"), "{line}");
+    assert!(!line.contains('\x1b'), "{line:?}");
+    let dir = home.join("a-directory");
+    std::fs::create_dir(&dir).unwrap();
+    assert_usage(
+        &home,
+        &[("AWS_SHARED_CREDENTIALS_FILE", dir.to_str().unwrap())],
+        &args,
+        "a-directory: a directory, not a regular file",
+    );
 }
 
 #[test]

@@ -120,12 +120,16 @@ impl Drop for Nginx {
 const OPENSSL_CNF: &str = "[req]\ndistinguished_name = dn\nprompt = no\n[dn]\nCN = bb-test\n\
     [ca_ext]\nbasicConstraints = critical,CA:TRUE\nkeyUsage = critical,keyCertSign,cRLSign\n\
     [server_ext]\nbasicConstraints = CA:FALSE\nsubjectAltName = DNS:localhost\nextendedKeyUsage = serverAuth\n\
+    [self_ext]\nbasicConstraints = critical,CA:TRUE\nsubjectAltName = DNS:localhost\n\
     [ca]\ndefault_ca = test_ca\n[test_ca]\ndatabase = DIR/index.txt\nnew_certs_dir = DIR\nserial = DIR/serial\n\
     default_md = sha256\npolicy = any\nunique_subject = no\n[any]\ncommonName = supplied\n";
 
 /// In a temporary directory, made with the openssl CLI: two certificate authorities,
 /// `ca.pem` and `other-ca.pem`, and a server key with two certificates for localhost
-/// signed by `ca.pem`: `server.pem`, valid now, and `expired.pem`, which ran out in 2020.
+/// signed by `ca.pem`: `server.pem`, valid now, and `expired.pem`, which ran out in 2020;
+/// and with that key two self-signed certificates for localhost marked CA:TRUE, as
+/// `openssl req -x509` makes them: `self-signed.pem`, valid now, and
+/// `self-signed-expired.pem`.
 pub struct Certificates(TempDir);
 
 impl Certificates {
@@ -206,6 +210,37 @@ impl Certificates {
                 "ca.pem",
                 "-keyfile",
                 "ca.key",
+                "-in",
+                "server.csr",
+                "-out",
+                pem,
+            ];
+            args.extend(dates);
+            openssl(&args);
+        }
+        for (pem, dates) in [
+            ("self-signed.pem", &["-days", "2"][..]),
+            (
+                "self-signed-expired.pem",
+                &[
+                    "-startdate",
+                    "20200101000000Z",
+                    "-enddate",
+                    "20200102000000Z",
+                ],
+            ),
+        ] {
+            let mut args = vec![
+                "ca",
+                "-batch",
+                "-notext",
+                "-selfsign",
+                "-config",
+                "openssl.cnf",
+                "-extensions",
+                "self_ext",
+                "-keyfile",
+                "server.key",
                 "-in",
                 "server.csr",
                 "-out",

@@ -1,0 +1,7 @@
+//! Fuzz target: s3_xml (the invariants are in fuzz/checks.rs).
+#![no_main]
+
+#[path = "../checks.rs"]
+mod checks;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| checks::s3_xml(data));
