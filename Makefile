@@ -28,7 +28,7 @@ ARMV7_ZIG := armv7-unknown-linux-musleabihf
 # zig and cargo-zigbuild come from target/zig-venv (scripts/setup.sh), first on PATH.
 ZIG_BIN  := $(CURDIR)/target/zig-venv/bin
 ZIG_PATH := PATH="$(ZIG_BIN):$$PATH"
-ZIG_STD := env -u CARGO -u RUSTC RUSTFLAGS=-Clink-self-contained=no \
+ZIG_STD := env -u CARGO -u RUSTC -u MAKEFLAGS RUSTFLAGS=-Clink-self-contained=no \
 	PATH="$(ZIG_BIN):$$(dirname "$$(rustup which --toolchain $(NIGHTLY) cargo)"):$$PATH" \
 	cargo zigbuild --release -Zbuild-std=std,panic_abort --target
 # Every build for a board (so make dist) and make build have bb-seek's HTTPS: the cargo
@@ -154,8 +154,10 @@ test-builds:
 	@scripts/setup.sh zig-std
 	$(MAKE) -j2 test-builds-debian test-builds-zig
 
+# (Without make's MAKEFLAGS: its jobserver's descriptors are not passed to a cargo
+# that is not $(MAKE), which cargo would warn of; each cargo then runs its own jobs.)
 test-builds-debian:
-	$(CARGO) build --release --target $(ARMV7) --target $(AARCH64) --target $(X86) $(FEATURES)
+	env -u MAKEFLAGS $(CARGO) build --release --target $(ARMV7) --target $(AARCH64) --target $(X86) $(FEATURES)
 	$(MAKE) cross-armv6
 
 test-builds-zig:
