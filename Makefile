@@ -1,7 +1,8 @@
 # boardbench: build, cross-build, package, run and test. Nothing here needs Docker.
 #   make run      build for this machine and run the quick suite
 #   make test     every test: cargo tests, the four cross builds (and armv7 through zig),
-#                 and the cross-built binaries run under qemu-user
+#                 the cross-built binaries run under qemu-user and on emulated boards
+#   make test-boards  the emulated Raspberry Pi boards alone (docs/boards.md)
 
 CARGO   ?= cargo
 VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
@@ -44,7 +45,7 @@ HOST    ?=
 TARGET  ?=
 PROFILE ?=
 
-.PHONY: all build cross cross-armv7 cross-aarch64 cross-x86 cross-armv6 dist dist-armv7 dist-aarch64 dist-x86 dist-armv6 deploy run test test-cargo test-cross sizes bench fuzz clean
+.PHONY: all build cross cross-armv7 cross-aarch64 cross-x86 cross-armv6 dist dist-armv7 dist-aarch64 dist-x86 dist-armv6 deploy run test test-cargo test-cross test-boards sizes bench fuzz clean
 
 all: build
 
@@ -161,8 +162,22 @@ test-builds-zig:
 
 test-cross: test-builds
 	@scripts/setup.sh test
+	@scripts/setup.sh boards
 	$(CARGO) test --release --test it -- --ignored --test-threads 1
 	$(CARGO) test --release --test it -- seek::bad_flags
+
+# The emulated Raspberry Pi boards (docs/boards.md): a Pi Zero, a Pi 2 (and a 512 MB one)
+# and a Pi 3 under qemu-system, on Debian's own kernels (scripts/setup.sh boards fetches
+# them into target/boards), each running its build (armv6, armv7, aarch64: the Debian
+# two in one cargo, then armv6 through zig) and tests/boards/*.sh; tests/it/boards.rs
+# checks their consoles. make test's release pass runs the same tests with the others.
+test-boards:
+	@scripts/setup.sh debian
+	@scripts/setup.sh zig-std
+	@scripts/setup.sh boards
+	$(CARGO) build --release --target $(ARMV7) --target $(AARCH64) $(FEATURES)
+	$(MAKE) cross-armv6
+	$(CARGO) test --release --test it -- --ignored --test-threads 1 boards::
 
 # Sizes of the stripped release binaries per target, for docs/building.md.
 sizes: cross

@@ -3,7 +3,9 @@
 # shell script on it and prints the serial console: the way make test-boards runs the
 # cross-built binaries on a real ARM kernel (correctness only, never a timing: docs/boards.md).
 #
-#   scripts/board.sh pi0|pi2|pi3 [--mem 512M] [--timeout SECONDS] [--bin DIR] SCRIPT
+#   scripts/board.sh pi0|pi2|pi3 [--mem 512M] [--timeout SECONDS] [--bin DIR] [--append ARGS] SCRIPT
+#
+# (--append: more of the kernel's command line, loglevel=7 to see its messages)
 #
 #   pi0   qemu-system-arm -M raspi0, 512 MB, 1 core: Debian's rpi kernel (armel), the
 #         armv6 build (arm-unknown-linux-musleabihf)
@@ -25,7 +27,7 @@
 set -eu
 
 usage() {
-    echo "usage: scripts/board.sh pi0|pi2|pi3 [--mem 512M] [--timeout SECONDS] [--bin DIR] SCRIPT" >&2
+    echo "usage: scripts/board.sh pi0|pi2|pi3 [--mem 512M] [--timeout SECONDS] [--bin DIR] [--append ARGS] SCRIPT" >&2
     exit 2
 }
 
@@ -36,12 +38,14 @@ shift
 mem=
 limit=600
 bin=
+append=
 script=
 while [ $# -gt 0 ]; do
     case $1 in
         --mem) [ $# -ge 2 ] || usage; mem=$2; shift ;;
         --timeout) [ $# -ge 2 ] || usage; limit=$2; shift ;;
         --bin) [ $# -ge 2 ] || usage; bin=$2; shift ;;
+        --append) [ $# -ge 2 ] || usage; append=$2; shift ;;
         -*) echo "board.sh: unknown flag '$1'" >&2; usage ;;
         *) [ -z "$script" ] || usage; script=$1 ;;
     esac
@@ -57,13 +61,21 @@ case $board in
         qemu=qemu-system-arm machine=raspi0 ram=512M arch=armel dtb=bcm2835-rpi-zero.dtb
         triple=arm-unknown-linux-musleabihf console=ttyAMA0 serial=
         # Else the kernel dies in bcm2835_power_probe: qemu has no power domains for it.
-        extra="initcall_blacklist=bcm2835_power_driver_init" ;;
+        extra="initcall_blacklist=bcm2835_power_driver_init"
+        # Its only timer is the BCM2835 system timer, whose compare register qemu
+        # matches only going forward: a compare the kernel writes a little too late
+        # (a busy host delays the vCPU between reading the counter and writing it) is
+        # met when the 32-bit counter wraps, in 71 minutes, and the board stands still
+        # until then. With -icount the board's clock follows its instructions, and
+        # nothing passes between that read and that write. (The Pi 2 and 3 have the
+        # ARM generic timer, which has no such race.)
+        accel="-icount shift=auto,sleep=on" ;;
     pi2)
         qemu=qemu-system-arm machine=raspi2b ram=1G arch=armhf dtb=bcm2836-rpi-2-b.dtb
-        triple=armv7-unknown-linux-gnueabihf console=ttyAMA0 serial= extra= ;;
+        triple=armv7-unknown-linux-gnueabihf console=ttyAMA0 serial= extra= accel= ;;
     pi3)
         qemu=qemu-system-aarch64 machine=raspi3b ram=1G arch=arm64 dtb=bcm2837-rpi-3-b.dtb
-        triple=aarch64-unknown-linux-musl console=ttyS1 serial="-serial null" extra= ;;
+        triple=aarch64-unknown-linux-musl console=ttyS1 serial="-serial null" extra= accel= ;;
     *) echo "board.sh: unknown board '$board' (expected pi0, pi2 or pi3)" >&2; usage ;;
 esac
 [ -n "$mem" ] && extra="$extra mem=$mem"
@@ -130,10 +142,10 @@ chmod 755 "$root/init" "$root/checks.sh"
 # qemu's end or the timeout; quiet, so that the kernel's messages stay out of the way.
 log=$tmp/console.log
 : >"$log"
-# shellcheck disable=SC2086  # $serial (a first serial port before the console's) splits
-"$qemu" -M "$machine" -m "$ram" -kernel "$boards/vmlinuz" -dtb "$boards/$dtb" \
+# shellcheck disable=SC2086  # $accel and $serial (a first port before the console's) split
+"$qemu" -M "$machine" -m "$ram" $accel -kernel "$boards/vmlinuz" -dtb "$boards/$dtb" \
     -initrd "$tmp/initramfs.cpio" \
-    -append "console=$console,115200 rdinit=/init quiet loglevel=3 panic=-1 $extra" \
+    -append "console=$console,115200 rdinit=/init quiet loglevel=3 panic=-1 $extra $append" \
     -display none -monitor none $serial -serial "file:$log" -no-reboot >"$tmp/qemu.out" 2>&1 &
 qemu_pid=$!
 start=$(date +%s)

@@ -14,6 +14,7 @@ mod support;
 mod ansible;
 mod answers;
 mod architecture;
+mod boards;
 mod compare;
 mod cross;
 mod defaults;
