@@ -177,7 +177,7 @@ test-boards:
 	@scripts/setup.sh boards
 	$(CARGO) build --release --target $(ARMV7) --target $(AARCH64) $(FEATURES)
 	$(MAKE) cross-armv6
-	$(CARGO) test --release --test it -- --ignored --test-threads 1 boards::
+	$(CARGO) test --release --test it -- --ignored --test-threads 1 boards:: --nocapture
 
 # Sizes of the stripped release binaries per target, for docs/building.md.
 sizes: cross
