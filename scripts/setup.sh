@@ -135,7 +135,8 @@ if [ "$level" = boards ]; then
     for spec in $board_specs; do
         arch=${spec%%:*}
         d=$boards_dir/$arch
-        [ -f "$d/vmlinuz" ] && [ -f "$d/${spec##*/}" ] && [ -f "$d/busybox" ] && continue
+        dtb=${spec##*:}
+        [ -f "$d/vmlinuz" ] && [ -f "$d/${dtb##*/}" ] && [ -f "$d/busybox" ] && continue
         missing_boards="$missing_boards $spec"
         dpkg --print-foreign-architectures | grep -qx "$arch" || missing_archs="$missing_archs $arch"
     done
