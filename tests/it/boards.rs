@@ -178,7 +178,9 @@ fn check_board(console: &Console, board: &Board, mem_kb: std::ops::Range<u64>) {
 
 /// Every entry of a report measured on the board carries the board's environment.
 fn check_environment(report: &Value, board: &Board, what: &str) {
-    let entries = report.as_array().unwrap_or_else(|| panic!("{what}: {report}"));
+    let entries = report
+        .as_array()
+        .unwrap_or_else(|| panic!("{what}: {report}"));
     assert!(!entries.is_empty(), "{what}: no entries");
     for e in entries {
         let env = &e["environment"];
@@ -188,9 +190,15 @@ fn check_environment(report: &Value, board: &Board, what: &str) {
         assert_eq!(env["hostname"], board.name, "{what}: {env}");
         // What emulation cannot show (docs/boards.md): no cpufreq (no governor, no
         // clock), no throttling, and a temperature that is constant where there is one.
-        assert!(env["governor"].is_null() && env["curFreqMHz"].is_null(), "{what}: {env}");
+        assert!(
+            env["governor"].is_null() && env["curFreqMHz"].is_null(),
+            "{what}: {env}"
+        );
         assert_eq!(e["boardbench"]["throttled"], false, "{what}");
-        assert_eq!(env["temperatureC"], entries[0]["environment"]["temperatureC"], "{what}");
+        assert_eq!(
+            env["temperatureC"], entries[0]["environment"]["temperatureC"],
+            "{what}"
+        );
     }
 }
 
@@ -237,7 +245,10 @@ fn check_suite(console: &Console, board: &Board) {
     let mut files_sorted = files.clone();
     files_sorted.sort();
     expected.sort();
-    assert_eq!(files_sorted, expected, "every result file, and nothing else");
+    assert_eq!(
+        files_sorted, expected,
+        "every result file, and nothing else"
+    );
     let env = console.json("run-all.env");
     assert_eq!(env["arch"], board.arch, "{env}");
     assert_eq!(env["boardModel"], board.model, "{env}");
@@ -256,7 +267,9 @@ fn check_suite(console: &Console, board: &Board) {
         check_environment(&report, board, name);
         for e in report.as_array().unwrap() {
             assert!(
-                e["primaryMetric"]["score"].as_f64().is_some_and(|s| s > 0.0),
+                e["primaryMetric"]["score"]
+                    .as_f64()
+                    .is_some_and(|s| s > 0.0),
                 "{name}: {e}"
             );
         }
@@ -279,24 +292,42 @@ fn check_suite(console: &Console, board: &Board) {
         compare.rc,
         compare.text
     );
-    assert!(compare.text.contains("bb.zstd.compress"), "{}", compare.text);
+    assert!(
+        compare.text.contains("bb.zstd.compress"),
+        "{}",
+        compare.text
+    );
     let json = console.json("compare.json");
     let rows = json["rows"].as_array().expect("rows");
     // Every row of the first run; the second (bb-zstd alone) matched in bb-zstd's four.
     let first: usize = MEASUREMENTS
         .iter()
-        .map(|n| console.json(&format!("run-all.{n}.json")).as_array().unwrap().len())
+        .map(|n| {
+            console
+                .json(&format!("run-all.{n}.json"))
+                .as_array()
+                .unwrap()
+                .len()
+        })
         .sum();
     assert_eq!(rows.len(), first, "{json:#}");
     let both: Vec<&Value> = rows.iter().filter(|r| !r["results"][1].is_null()).collect();
     assert_eq!(both.len(), 4, "bb-zstd's four rows, in both: {json:#}");
     for row in both {
-        assert_eq!(row["benchmark"].as_str().map(|b| &b[..8]), Some("bb.zstd."), "{row}");
+        assert_eq!(
+            row["benchmark"].as_str().map(|b| &b[..8]),
+            Some("bb.zstd."),
+            "{row}"
+        );
         assert!(row["results"][1]["verdict"].is_string(), "{row}");
     }
-    let answer = json["answer"]["lines"].as_array().expect("the answer's lines");
+    let answer = json["answer"]["lines"]
+        .as_array()
+        .expect("the answer's lines");
     assert!(
-        answer.iter().any(|l| l.as_str().unwrap().starts_with("bb.zstd.*: ")),
+        answer
+            .iter()
+            .any(|l| l.as_str().unwrap().starts_with("bb.zstd.*: ")),
         "{json:#}"
     );
 }
@@ -323,10 +354,7 @@ fn check_binaries(console: &Console) {
         assert!(planned > 0, "{name}");
         // CSV: JMH's header, then each benchmark (and rows for its secondary metrics).
         let csv = console.ok(&format!("{name}.csv"));
-        assert!(
-            csv.starts_with("\"Benchmark\",\"Mode\","),
-            "{name}: {csv}"
-        );
+        assert!(csv.starts_with("\"Benchmark\",\"Mode\","), "{name}: {csv}");
         assert_eq!(primary_rows(csv, ','), planned, "{name}: {csv}");
         // bm: Ruby's Benchmark.bm header, then a line per benchmark.
         let bm = console.ok(&format!("{name}.bm"));
