@@ -13,6 +13,11 @@
 #         line), 4 cores: Debian's armmp-lpae kernel (armhf), the armv7 build
 #   pi3   qemu-system-aarch64 -M raspi3b, 1 GB, 4 cores: Debian's arm64 kernel, the
 #         aarch64 build; its console is the mini-UART (ttyS1, qemu's second serial)
+#   virt  qemu-system-arm -M virt (no Raspberry Pi: the one with a network), 512 MB,
+#         2 cores: the armmp-lpae kernel and the armv7 build as on pi2, virtio-net with
+#         qemu's user networking, its port 22 forwarded to 127.0.0.1:$BOARD_SSH_PORT,
+#         where dropbear lets in root with the key $BOARD_SSH_KEY (a .pub file); the
+#         script runs once dropbear is up, so it can wait for the host to be done
 #
 # The kernels, device trees and busybox-static come from scripts/setup.sh boards (in
 # target/boards/<arch>/). The initramfs (cpio newc, built in a temporary directory)
@@ -76,11 +81,19 @@ case $board in
     pi3)
         qemu=qemu-system-aarch64 machine=raspi3b ram=1G arch=arm64 dtb=bcm2837-rpi-3-b.dtb
         triple=aarch64-unknown-linux-musl console=ttyS1 serial="-serial null" extra= accel= ;;
-    *) echo "board.sh: unknown board '$board' (expected pi0, pi2 or pi3)" >&2; usage ;;
+    virt)
+        qemu=qemu-system-arm machine=virt ram=512M arch=armhf dtb=
+        triple=armv7-unknown-linux-gnueabihf console=ttyAMA0 serial= extra= accel="-smp 2"
+        [ -n "${BOARD_SSH_PORT:-}" ] && [ -f "${BOARD_SSH_KEY:-}" ] \
+            || { echo "board.sh: virt needs BOARD_SSH_PORT and BOARD_SSH_KEY (a public key file)" >&2; exit 2; }
+        net=$repo/target/boards/armhf-net/root
+        [ -x "$net/usr/sbin/dropbear" ] || { echo "board.sh: no dropbear in $net: run scripts/setup.sh boards" >&2; exit 1; }
+        accel="$accel -netdev user,id=net0,hostfwd=tcp:127.0.0.1:$BOARD_SSH_PORT-:22 -device virtio-net-device,netdev=net0" ;;
+    *) echo "board.sh: unknown board '$board' (expected pi0, pi2, pi3 or virt)" >&2; usage ;;
 esac
 [ -n "$mem" ] && extra="$extra mem=$mem"
 boards=$repo/target/boards/$arch
-for f in vmlinuz "$dtb" busybox; do
+for f in vmlinuz ${dtb:+"$dtb"} busybox; do
     [ -f "$boards/$f" ] || { echo "board.sh: $boards/$f is missing: run scripts/setup.sh boards" >&2; exit 1; }
 done
 command -v "$qemu" >/dev/null || { echo "board.sh: no $qemu: run scripts/setup.sh boards" >&2; exit 1; }
@@ -113,6 +126,23 @@ done
 [ $found -gt 0 ] || { echo "board.sh: no bb-* binaries in $bin: run make cross-${triple%%-*} first" >&2; exit 1; }
 cp "$repo/scripts/run-all.sh" "$root/opt/boardbench/scripts/"
 cp "$script" "$root/checks.sh"
+# The networked board: dropbear, its libraries, the virtio modules; root's key.
+setup_net=
+if [ "$board" = virt ]; then
+    cp -R "$net/." "$root/"
+    mkdir -p "$root/root/.ssh" "$root/etc/dropbear" "$root/dev/pts"
+    cp "$BOARD_SSH_KEY" "$root/root/.ssh/authorized_keys"
+    echo /bin/sh >"$root/etc/shells"
+    setup_net='mount -t devpts devpts /dev/pts
+m=/lib/modules/$(uname -r)/kernel
+for k in net/core/failover drivers/net/net_failover drivers/virtio/virtio_mmio drivers/net/virtio_net; do
+    insmod $m/$k.ko
+done
+ip link set eth0 up
+ip addr add 10.0.2.15/24 dev eth0
+ip route add default via 10.0.2.2
+dropbear -R -s -p 22 && echo "== board: sshd up =="'
+fi
 echo "root:x:0:0:root:/root:/bin/sh" >"$root/etc/passwd"
 echo "root:x:0:" >"$root/etc/group"
 echo "127.0.0.1 localhost" >"$root/etc/hosts"
@@ -128,6 +158,7 @@ mount -t devtmpfs dev /dev
 mount -t tmpfs tmp /tmp
 ip link set lo up
 hostname $board
+$setup_net
 echo "== board: up, $board =="
 cd /tmp
 sh /checks.sh </dev/null
@@ -143,7 +174,7 @@ chmod 755 "$root/init" "$root/checks.sh"
 log=$tmp/console.log
 : >"$log"
 # shellcheck disable=SC2086  # $accel and $serial (a first port before the console's) split
-"$qemu" -M "$machine" -m "$ram" $accel -kernel "$boards/vmlinuz" -dtb "$boards/$dtb" \
+"$qemu" -M "$machine" -m "$ram" $accel -kernel "$boards/vmlinuz" ${dtb:+-dtb "$boards/$dtb"} \
     -initrd "$tmp/initramfs.cpio" \
     -append "console=$console,115200 rdinit=/init quiet loglevel=3 panic=-1 $extra $append" \
     -display none -monitor none $serial -serial "file:$log" -no-reboot >"$tmp/qemu.out" 2>&1 &

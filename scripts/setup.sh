@@ -24,7 +24,9 @@
 #                             armel (Pi Zero), fetched with apt-get download (the foreign
 #                             architectures added to dpkg) and unpacked with dpkg-deb into
 #                             target/boards/<arch>/ (vmlinuz, the board's .dtb, busybox),
-#                             never installed; cached there, fetched again when missing
+#                             never installed; cached there, fetched again when missing;
+#                             and for the networked board (board.sh virt) dropbear-bin:armhf,
+#                             its libraries and the kernel's virtio-net modules
 # PyPI tools go in venvs of their own under target/ (Debian's python3 refuses pip
 # installs), pinned: target/zig-venv (zig, cargo-zigbuild; the Makefile puts its bin/ on
 # PATH) and target/tools-venv (ansible, moto; the tests look there).
@@ -131,6 +133,14 @@ board_specs="armhf:linux-image-armmp-lpae:bcm2836-rpi-2-b.dtb
              armel:linux-image-rpi:bcm2835-rpi-zero.dtb"
 missing_boards=""
 missing_archs=""
+# The networked board (scripts/board.sh virt): dropbear and the libraries it links,
+# and the kernel's virtio network modules, unpacked in target/boards/armhf-net/root.
+net_debs="dropbear-bin libc6 libcrypt1 libtomcrypt1 libtommath1 libgmp10 zlib1g"
+missing_net=""
+if [ "$level" = boards ] && [ ! -x "$boards_dir/armhf-net/root/usr/sbin/dropbear" ]; then
+    missing_net=yes
+    dpkg --print-foreign-architectures | grep -qx armhf || missing_archs="$missing_archs armhf"
+fi
 if [ "$level" = boards ]; then
     for spec in $board_specs; do
         arch=${spec%%:*}
@@ -143,7 +153,8 @@ if [ "$level" = boards ]; then
 fi
 
 [ -z "$packages" ] && [ -z "$missing_targets" ] && [ -z "$pip_packages" ] \
-    && [ -z "$missing_nightly" ] && [ -z "$venvs" ] && [ -z "$missing_boards" ] && exit 0
+    && [ -z "$missing_nightly" ] && [ -z "$venvs" ] && [ -z "$missing_boards" ] \
+    && [ -z "$missing_net" ] && exit 0
 
 if [ "$(id -u)" != 0 ]; then
     echo "setup: missing pieces; run these, then rerun make:" >&2
@@ -151,6 +162,7 @@ if [ "$(id -u)" != 0 ]; then
     [ -n "$missing_targets" ] && echo "  rustup target add$missing_targets" >&2
     [ -n "$pip_packages" ] && echo "  python3 -m pip install $pip_packages" >&2
     [ -n "$missing_nightly" ] && echo "  rustup toolchain install $nightly --profile minimal --component rust-src" >&2
+    missing_archs=$(echo $missing_archs | tr ' ' '\n' | sort -u | tr '\n' ' ')
     for a in $missing_archs; do echo "  sudo dpkg --add-architecture $a" >&2; done
     [ -n "$missing_archs" ] && echo "  sudo apt-get update" >&2
     [ -n "$missing_boards" ] && echo "  scripts/setup.sh boards   (again, as root: it fetches the boards' kernels into target/boards)" >&2
@@ -200,7 +212,7 @@ done
 # the three files each board needs unpacked from them.
 if [ -n "$missing_boards" ]; then
     if [ -n "$missing_archs" ]; then
-        for a in $missing_archs; do dpkg --add-architecture "$a"; done
+        for a in $(echo $missing_archs | tr ' ' '\n' | sort -u); do dpkg --add-architecture "$a"; done
         echo "setup: added the dpkg architectures$missing_archs; apt-get update" >&2
         apt-get update -qq
     fi
@@ -230,4 +242,22 @@ if [ -n "$missing_boards" ]; then
         rm -rf "$d.tmp/x" "$d"
         mv "$d.tmp" "$d"
     done
+fi
+if [ -n "$missing_net" ]; then
+    d=$boards_dir/armhf-net
+    rm -rf "$d.tmp" && mkdir -p "$d.tmp/root" "$boards_dir/debs"
+    echo "setup: fetching dropbear-bin:armhf and its libraries into target/boards" >&2
+    (cd "$boards_dir/debs" && apt-get download -qq $(for p in $net_debs; do echo "$p:armhf"; done) 2>/dev/null) \
+        || { echo "setup: apt-get download of $net_debs (armhf) failed" >&2; exit 1; }
+    for p in $net_debs; do
+        dpkg-deb -x "$(ls "$boards_dir/debs/${p}_"*_armhf.deb | tail -n 1)" "$d.tmp/root"
+    done
+    kernel=$(cat "$boards_dir/armhf/kernel")
+    dpkg-deb --fsys-tarfile "$(ls "$boards_dir/debs/${kernel}_"*_armhf.deb | tail -n 1)" \
+        | tar -C "$d.tmp/root" -x --wildcards './lib/modules/*/kernel/net/core/failover.ko' \
+            './lib/modules/*/kernel/drivers/net/net_failover.ko' \
+            './lib/modules/*/kernel/drivers/net/virtio_net.ko' \
+            './lib/modules/*/kernel/drivers/virtio/virtio_mmio.ko'
+    rm -rf "$d.tmp/root/usr/share" "$d"
+    mv "$d.tmp" "$d"
 fi

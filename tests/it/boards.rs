@@ -446,3 +446,137 @@ fn a_512_mb_pi_2_runs_the_standard_matrices() {
     }
     console.ok("run-all");
 }
+
+/// The networked board (scripts/board.sh virt) while it runs: stopped by SIGTERM when
+/// dropped, so that board.sh stops its qemu (a test that fails leaves no board behind).
+struct NetBoard(Option<std::process::Child>);
+
+impl Drop for NetBoard {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.0.take() {
+            // SAFETY: kill(2) on the pid of our own child, not yet reaped.
+            unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+            let _ = child.wait();
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs make cross-armv7 and scripts/setup.sh boards; run by make test-boards"]
+fn make_deploy_and_fleet_reach_a_real_arm_kernel_over_ssh() {
+    use crate::support::boards::{results_dir, SHORT_TIMING, ZSTD_FLAGS};
+    use crate::support::{finish_within, free_port, run_with, wait_for};
+    let dir = TempDir::new("board-net");
+    let key = dir.join("id_ed25519");
+    let key_s = key.to_str().unwrap();
+    run_with(
+        "ssh-keygen",
+        &["-q", "-t", "ed25519", "-N", "", "-f", key_s],
+        &[],
+    )
+    .assert_ok();
+    let port = free_port().to_string();
+    let child = std::process::Command::new(format!("{REPO}/scripts/board.sh"))
+        .args(["virt", "--timeout", "600"])
+        .arg(Path::new(REPO).join("tests/boards/serve.sh"))
+        .env("BOARD_SSH_PORT", &port)
+        .env("BOARD_SSH_KEY", dir.join("id_ed25519.pub"))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut board = NetBoard(Some(child));
+    let opts = format!(
+        "-i {key_s} -p {port} -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
+         -o BatchMode=yes -o LogLevel=ERROR -o ConnectTimeout=5"
+    );
+    let ssh = |command: &str| {
+        let mut args: Vec<&str> = opts.split(' ').collect();
+        args.extend(["root@127.0.0.1", command]);
+        run_with("ssh", &args, &[])
+    };
+    assert!(
+        wait_for(Duration::from_secs(180), || ssh("true").code == 0),
+        "the board's dropbear never answered"
+    );
+    let uname = ssh("uname -m; cat /proc/device-tree/model");
+    uname.assert_ok();
+    assert!(
+        uname.stdout.starts_with("armv7l\nlinux,dummy-virt"),
+        "{}",
+        uname.stdout
+    );
+
+    // make deploy: the dist built for the board's uname -m, the suite run there.
+    let run = run_bounded(
+        "make",
+        &[
+            "-s",
+            "-C",
+            REPO,
+            "deploy",
+            "HOST=root@127.0.0.1",
+            "PROFILE=quick",
+        ],
+        &[
+            ("SSH_OPTS", opts.as_str()),
+            ("BB_FLAGS", SHORT_TIMING),
+            ("BB_FLAGS_zstd", ZSTD_FLAGS),
+        ],
+        Duration::from_secs(400),
+    );
+    run.assert_ok();
+    assert!(
+        run.stdout.contains("every binary succeeded (4)"),
+        "{}",
+        run.stdout
+    );
+    let res = results_dir(&run);
+    let _cleanup = TempDir(res.clone());
+    let env = read_json(&res.join("env.json"));
+    assert_eq!(env["arch"], "armv7l", "{env}");
+    assert_eq!(env["hostname"], "virt", "{env}");
+    for name in MEASUREMENTS {
+        let report = read_json(&res.join(format!("{name}.json")));
+        assert_eq!(report[0]["environment"]["arch"], "armv7l", "{name}");
+    }
+
+    // scripts/fleet.sh: the same board from a hosts file, its own ssh options there.
+    let hosts = dir.join("boards.txt");
+    std::fs::write(
+        &hosts,
+        format!(
+            "root@127.0.0.1 armv7 dir=/root/fleet {}\n",
+            opts.replace(" -p ", " -o Port=")
+        ),
+    )
+    .unwrap();
+    let fleet = run_bounded(
+        &format!("{REPO}/scripts/fleet.sh"),
+        &[
+            hosts.to_str().unwrap(),
+            "--quick",
+            "--only",
+            "zstd",
+            "--no-build",
+            "--results",
+            dir.join("fleet").to_str().unwrap(),
+        ],
+        &[("BB_FLAGS", SHORT_TIMING), ("BB_FLAGS_zstd", ZSTD_FLAGS)],
+        Duration::from_secs(300),
+    );
+    fleet.assert_ok();
+    let said = format!("{}{}", fleet.stdout, fleet.stderr);
+    assert!(said.contains("root_127.0.0.1: ok"), "{said}");
+
+    ssh("touch /tmp/stop").assert_ok();
+    let child = board.0.take().unwrap();
+    let console = finish_within(child, Duration::from_secs(120), "the networked board");
+    assert_eq!(console.code, 0, "{}\n{}", console.stdout, console.stderr);
+    assert!(
+        console.stdout.contains("== virt: checks done =="),
+        "{}",
+        console.stdout
+    );
+}
