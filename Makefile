@@ -167,7 +167,8 @@ test-cross: test-builds
 	$(CARGO) test --release --test it -- seek::bad_flags
 
 # The emulated Raspberry Pi boards (docs/boards.md): a Pi Zero, a Pi 2 (and a 512 MB one)
-# and a Pi 3 under qemu-system, on Debian's own kernels (scripts/setup.sh boards fetches
+# and a Pi 3 under qemu-system, and a networked -M virt board that make deploy and
+# scripts/fleet.sh reach over ssh, on Debian's own kernels (scripts/setup.sh boards fetches
 # them into target/boards), each running its build (armv6, armv7, aarch64: the Debian
 # two in one cargo, then armv6 through zig) and tests/boards/*.sh; tests/it/boards.rs
 # checks their consoles. make test's release pass runs the same tests with the others.

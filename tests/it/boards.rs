@@ -5,7 +5,9 @@
 //! binary's --help, --dry-run and --quick in text, JSON, CSV and bm, run-all.sh --quick,
 //! bb-compare on two of its results, and SIGINT and SIGTERM against a run with a server
 //! child; a 512 MB Pi 2 runs the standard profile's matrices, shortened
-//! (tests/boards/standard.sh). The board prints each check's output between markers on
+//! (tests/boards/standard.sh); a networked `-M virt` board with dropbear is where
+//! `make deploy` and scripts/fleet.sh reach a real ARM kernel over ssh. The board
+//! prints each check's output between markers on
 //! its serial console; these tests parse that and assert on the host, behaviour only:
 //! under emulation a timing means nothing, no clock scales and no sensor reads
 //! (docs/boards.md). Run by `make test-boards` and by `make test`'s release pass.
