@@ -18,6 +18,15 @@
 #   scripts/setup.sh bench    + the zstd CLI, the reference of scripts/bench-zstd.sh;
 #                             nginx, the HTTP server of scripts/bench-seek.sh
 #   scripts/setup.sh fuzz     a C++ compiler, the nightly and cargo-fuzz
+#   scripts/setup.sh boards   + qemu-system-arm (raspi0, raspi2b; its qemu-system-aarch64:
+#                             raspi3b) and cpio, for make test-boards; then Debian's own
+#                             kernels and busybox-static for armhf (Pi 2), arm64 (Pi 3) and
+#                             armel (Pi Zero), fetched with apt-get download (the foreign
+#                             architectures added to dpkg) and unpacked with dpkg-deb into
+#                             target/boards/<arch>/ (vmlinuz, the board's .dtb, busybox),
+#                             never installed; cached there, fetched again when missing;
+#                             and for the networked board (board.sh virt) dropbear-bin:armhf,
+#                             its libraries and the kernel's virtio-net modules
 # PyPI tools go in venvs of their own under target/ (Debian's python3 refuses pip
 # installs), pinned: target/zig-venv (zig, cargo-zigbuild; the Makefile puts its bin/ on
 # PATH) and target/tools-venv (ansible, moto; the tests look there).
@@ -54,7 +63,8 @@ case $level in
                     ruby:ruby" ;;
     bench) commands="cc:gcc zstd:zstd /usr/sbin/nginx:nginx" ;;
     fuzz) commands="cc:gcc c++:g++" ;;
-    *) echo "setup: unknown level '$level' (expected native, debian, zig, zig-std, cross, test, bench or fuzz)" >&2; exit 2 ;;
+    boards) commands="qemu-system-arm:qemu-system-arm qemu-system-aarch64:qemu-system-arm cpio:cpio" ;;
+    *) echo "setup: unknown level '$level' (expected native, debian, zig, zig-std, cross, test, bench, fuzz or boards)" >&2; exit 2 ;;
 esac
 
 for pair in $commands; do
@@ -114,8 +124,37 @@ case $level in
         done ;;
 esac
 
+# make test-boards: per Debian architecture, the kernel's meta-package, the device tree
+# the board's qemu machine wants (a path in the kernel package's /usr/lib/linux-image-*/)
+# and busybox-static; unpacked in target/boards/<arch>/, kept there.
+boards_dir=$repo/target/boards
+board_specs="armhf:linux-image-armmp-lpae:bcm2836-rpi-2-b.dtb
+             arm64:linux-image-arm64:broadcom/bcm2837-rpi-3-b.dtb
+             armel:linux-image-rpi:bcm2835-rpi-zero.dtb"
+missing_boards=""
+missing_archs=""
+# The networked board (scripts/board.sh virt): dropbear and the libraries it links,
+# and the kernel's virtio network modules, unpacked in target/boards/armhf-net/root.
+net_debs="dropbear-bin libc6 libcrypt1 libtomcrypt1 libtommath1 libgmp10 zlib1g"
+missing_net=""
+if [ "$level" = boards ] && [ ! -x "$boards_dir/armhf-net/root/usr/sbin/dropbear" ]; then
+    missing_net=yes
+    dpkg --print-foreign-architectures | grep -qx armhf || missing_archs="$missing_archs armhf"
+fi
+if [ "$level" = boards ]; then
+    for spec in $board_specs; do
+        arch=${spec%%:*}
+        d=$boards_dir/$arch
+        dtb=${spec##*:}
+        [ -f "$d/vmlinuz" ] && [ -f "$d/${dtb##*/}" ] && [ -f "$d/busybox" ] && continue
+        missing_boards="$missing_boards $spec"
+        dpkg --print-foreign-architectures | grep -qx "$arch" || missing_archs="$missing_archs $arch"
+    done
+fi
+
 [ -z "$packages" ] && [ -z "$missing_targets" ] && [ -z "$pip_packages" ] \
-    && [ -z "$missing_nightly" ] && [ -z "$venvs" ] && exit 0
+    && [ -z "$missing_nightly" ] && [ -z "$venvs" ] && [ -z "$missing_boards" ] \
+    && [ -z "$missing_net" ] && exit 0
 
 if [ "$(id -u)" != 0 ]; then
     echo "setup: missing pieces; run these, then rerun make:" >&2
@@ -123,6 +162,10 @@ if [ "$(id -u)" != 0 ]; then
     [ -n "$missing_targets" ] && echo "  rustup target add$missing_targets" >&2
     [ -n "$pip_packages" ] && echo "  python3 -m pip install $pip_packages" >&2
     [ -n "$missing_nightly" ] && echo "  rustup toolchain install $nightly --profile minimal --component rust-src" >&2
+    missing_archs=$(echo $missing_archs | tr ' ' '\n' | sort -u | tr '\n' ' ')
+    for a in $missing_archs; do echo "  sudo dpkg --add-architecture $a" >&2; done
+    [ -n "$missing_archs" ] && echo "  sudo apt-get update" >&2
+    [ -n "$missing_boards" ] && echo "  scripts/setup.sh boards   (again, as root: it fetches the boards' kernels into target/boards)" >&2
     for v in $venvs; do
         case $v in
             zig) echo "  python3 -m venv $zig_venv && $zig_venv/bin/pip install $zig_pins && echo '$zig_pins' >$zig_venv/pins" >&2 ;;
@@ -165,3 +208,56 @@ for v in $venvs; do
         tools) make_venv "$tools_venv" "$tools_pins" ;;
     esac
 done
+# The boards' kernels and busybox: downloaded (not installed) into target/boards/debs,
+# the three files each board needs unpacked from them.
+if [ -n "$missing_boards" ]; then
+    if [ -n "$missing_archs" ]; then
+        for a in $(echo $missing_archs | tr ' ' '\n' | sort -u); do dpkg --add-architecture "$a"; done
+        echo "setup: added the dpkg architectures$missing_archs; apt-get update" >&2
+        apt-get update -qq
+    fi
+    mkdir -p "$boards_dir/debs"
+    for spec in $missing_boards; do
+        arch=${spec%%:*}
+        rest=${spec#*:}
+        meta=${rest%%:*}
+        dtb=${rest#*:}
+        # The meta-package names the current kernel package (linux-image-6.1.0-N-...).
+        kernel=$(apt-cache depends "$meta:$arch" 2>/dev/null \
+            | sed -n 's/^ *Depends: \(linux-image-[0-9][^:]*\).*/\1/p' | head -n 1)
+        [ -n "$kernel" ] || { echo "setup: apt knows no $meta:$arch (apt-get update?)" >&2; exit 1; }
+        echo "setup: fetching $kernel:$arch and busybox-static:$arch into target/boards" >&2
+        (cd "$boards_dir/debs" && apt-get download -qq "$kernel:$arch" "busybox-static:$arch" 2>/dev/null) \
+            || { echo "setup: apt-get download $kernel:$arch busybox-static:$arch failed" >&2; exit 1; }
+        d=$boards_dir/$arch
+        rm -rf "$d.tmp" && mkdir -p "$d.tmp/x"
+        for deb in "$boards_dir/debs/${kernel}_"*"_$arch.deb" "$boards_dir/debs/busybox-static_"*"_$arch.deb"; do
+            dpkg-deb --fsys-tarfile "$deb" | tar -C "$d.tmp/x" -x --wildcards \
+                './boot/vmlinuz-*' "./usr/lib/linux-image-*/$dtb" ./bin/busybox 2>/dev/null || true
+        done
+        cp "$d.tmp"/x/boot/vmlinuz-* "$d.tmp/vmlinuz"
+        cp "$d.tmp"/x/usr/lib/linux-image-*/"$dtb" "$d.tmp/${dtb##*/}"
+        cp "$d.tmp/x/bin/busybox" "$d.tmp/busybox"
+        echo "$kernel" >"$d.tmp/kernel"
+        rm -rf "$d.tmp/x" "$d"
+        mv "$d.tmp" "$d"
+    done
+fi
+if [ -n "$missing_net" ]; then
+    d=$boards_dir/armhf-net
+    rm -rf "$d.tmp" && mkdir -p "$d.tmp/root" "$boards_dir/debs"
+    echo "setup: fetching dropbear-bin:armhf and its libraries into target/boards" >&2
+    (cd "$boards_dir/debs" && apt-get download -qq $(for p in $net_debs; do echo "$p:armhf"; done) 2>/dev/null) \
+        || { echo "setup: apt-get download of $net_debs (armhf) failed" >&2; exit 1; }
+    for p in $net_debs; do
+        dpkg-deb -x "$(ls "$boards_dir/debs/${p}_"*_armhf.deb | tail -n 1)" "$d.tmp/root"
+    done
+    kernel=$(cat "$boards_dir/armhf/kernel")
+    dpkg-deb --fsys-tarfile "$(ls "$boards_dir/debs/${kernel}_"*_armhf.deb | tail -n 1)" \
+        | tar -C "$d.tmp/root" -x --wildcards './lib/modules/*/kernel/net/core/failover.ko' \
+            './lib/modules/*/kernel/drivers/net/net_failover.ko' \
+            './lib/modules/*/kernel/drivers/net/virtio_net.ko' \
+            './lib/modules/*/kernel/drivers/virtio/virtio_mmio.ko'
+    rm -rf "$d.tmp/root/usr/share" "$d"
+    mv "$d.tmp" "$d"
+fi

@@ -15,6 +15,7 @@ mod ansible;
 mod answers;
 mod architecture;
 mod aws_settings;
+mod boards;
 mod compare;
 mod cross;
 mod defaults;
