@@ -313,3 +313,35 @@ pub fn s3_xml(data: &[u8]) {
         assert_eq!(unescape(&escape(&text)), text, "{name}");
     }
 }
+
+/// credential_process's JSON (`s3::process::parse`), what a configured command prints: an
+/// error is printable and short (it may name a field, never quote the keys or megabytes
+/// of a value); what parses has both keys, no control byte in a key or the token (they go
+/// into request headers), and an Expiration that is RFC 3339 and later than `now`.
+pub fn credential_process(data: &[u8]) {
+    use boardbench::s3::process::{parse, rfc3339};
+    let now = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_800_000_000);
+    let (parsed, held) = peak_during(|| parse(data, now));
+    assert_bounded("process::parse", held, data.len(), 80, 4096);
+    match parsed {
+        Err(e) => {
+            assert_printable("process::parse", &e);
+            assert!(
+                e.chars().count() <= 200,
+                "process::parse: an error this long: {e}"
+            );
+        }
+        Ok(answer) => {
+            let c = &answer.credentials;
+            let clean = |s: &str| !s.is_empty() && !s.chars().any(char::is_control);
+            assert!(
+                clean(&c.access_key_id) && clean(&c.secret_access_key),
+                "{c:?}"
+            );
+            assert!(c.session_token.as_deref().is_none_or(clean), "{c:?}");
+            if let Some(e) = &answer.expiration {
+                assert!(rfc3339(e).is_some_and(|at| at > now), "{e}");
+            }
+        }
+    }
+}

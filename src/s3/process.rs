@@ -215,20 +215,31 @@ pub fn parse(out: &[u8], now: SystemTime) -> Result<Answer, String> {
         let at = rfc3339(e).ok_or_else(|| {
             format!(
                 "printed an \"Expiration\" that is not RFC 3339 ('{}')",
-                printable(e)
+                quoted(e)
             )
         })?;
         if at <= now {
-            return Err(format!(
-                "printed credentials that expired at {}",
-                printable(e)
-            ));
+            return Err(format!("printed credentials that expired at {}", quoted(e)));
         }
     }
     Ok(Answer {
         credentials,
         expiration,
     })
+}
+
+/// An Expiration as an error quotes it: printable, and cut to the length of a real one
+/// (`2026-12-02T03:04:05.123456+00:00` is 32), so that a command printing megabytes there
+/// cannot fill the terminal with them.
+fn quoted(s: &str) -> String {
+    const LONGEST: usize = 40;
+    let cut: String = s.chars().take(LONGEST).collect();
+    let more = if s.chars().count() > LONGEST {
+        "…"
+    } else {
+        ""
+    };
+    format!("{}{more}", printable(&cut))
 }
 
 /// `YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM)` as a time.

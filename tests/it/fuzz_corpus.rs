@@ -38,6 +38,7 @@ fn every_corpus_input_keeps_its_targets_invariants() {
         ("pattern_file", checks::pattern_file),
         ("aws_ini", checks::aws_ini),
         ("s3_xml", checks::s3_xml),
+        ("credential_process", checks::credential_process),
     ] {
         assert!(
             replay(target, check) >= 3,
