@@ -348,6 +348,7 @@ fn settings_resolve_as_botocore_resolves_them_against_moto() {
     );
 }
 
+#[cfg(feature = "tls")]
 #[test]
 #[ignore = "needs moto, nginx and botocore (scripts/setup.sh test); run by make test"]
 fn aws_ca_bundle_and_ca_bundle_are_trusted_as_ca_file_is() {
