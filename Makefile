@@ -1,8 +1,8 @@
 # boardbench: build, cross-build, package, run and test. Nothing here needs Docker.
 #   make run      build for this machine and run the quick suite
 #   make test     every test: cargo tests, the four cross builds (and armv7 through zig),
-#                 and the cross-built binaries run under qemu-user
-#   make test-boards  the emulated Raspberry Pi boards (docs/boards.md), not yet in make test
+#                 the cross-built binaries run under qemu-user and on emulated boards
+#   make test-boards  the emulated Raspberry Pi boards alone (docs/boards.md; make test runs them too)
 
 CARGO   ?= cargo
 VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
@@ -129,6 +129,14 @@ seek-s3:
 
 test: test-cargo test-cross
 
+# make test's own release builds (the cross builds, the release pass, the boards): the
+# release profile without its fat LTO, in 16 codegen units. The same code at the same
+# opt-level, built in about half the time (BENCHMARKS.md, issue 23); the tests check what
+# a build does, never its size or speed. Exported, so that a test's make deploy or make
+# dist finds these builds as they are. make build, cross, dist and sizes: the real profile.
+test-builds test-cross test-boards: export CARGO_PROFILE_RELEASE_LTO := off
+test-builds test-cross test-boards: export CARGO_PROFILE_RELEASE_CODEGEN_UNITS := 16
+
 # fault-injection: the test-only BB_IPC_FAULT hooks, compiled into the debug binaries
 # the cargo tests run, never into release or cross builds. With tls, as boards get it;
 # then bb-seek's own unit tests again without, as a bare cargo build is (https refused):
@@ -142,12 +150,12 @@ test-cargo:
 
 # make cross's builds and the zig path's armv7 (into target/zig, so the Debian build
 # stays as it is), the same commands in fewer cargo runs, two at once: the three Debian
-# targets in one cargo, whose jobs fill one target's single-threaded fat-LTO links with
+# targets in one cargo, whose jobs fill one target's single-threaded links with
 # another's compiles, then armv6; beside them, in target/zig, the zig armv7.
-# Then the ignored tests, which need the cross builds (and qemu-user, nginx, moto, sshd,
-# ansible, chromium): in the release profile, since run-all's and the fleet's default
-# binaries are target/release. Only tests/it has ignored tests, so --test it: no release
-# (fat LTO) build of the library's and the binaries' empty unit-test harnesses. The same
+# Then the ignored tests, which need the cross builds (and qemu-user, qemu-system, nginx,
+# moto, sshd, ansible, chromium): in the release profile, since run-all's and the fleet's
+# default binaries are target/release. Only tests/it has ignored tests, so --test it: no
+# release build of the library's and the binaries' empty unit-test harnesses. The same
 # build, without features, then runs bb-seek's bad_flags tests as a bare cargo build is.
 .PHONY: test-builds test-builds-debian test-builds-zig
 test-builds:
@@ -164,11 +172,13 @@ test-builds-debian:
 test-builds-zig:
 	$(MAKE) cross-armv7 CROSS=zig
 
-# The emulated boards are make test-boards' for now (below): their 13 minutes have not
-# yet run inside one whole make test.
+# The emulated boards (boards::, make test-boards' tests) among them. Two at a time, since
+# many wait (for ssh, a board's boot, moto); those that write the repository's dist/ and
+# results/ (make deploy, fleet, the playbook) take turns (tests/it/support/boards.rs).
 test-cross: test-builds
 	@scripts/setup.sh test
-	$(CARGO) test --release --test it -- --ignored --test-threads 1 --skip boards::
+	@scripts/setup.sh boards
+	$(CARGO) test --release --test it -- --ignored --test-threads 2
 	$(CARGO) test --release --test it -- seek::bad_flags
 
 # The emulated Raspberry Pi boards (docs/boards.md): a Pi Zero, a Pi 2 (and a 512 MB one)
@@ -183,7 +193,7 @@ test-boards:
 	@scripts/setup.sh boards
 	$(CARGO) build --release --target $(ARMV7) --target $(AARCH64) $(FEATURES)
 	$(MAKE) cross-armv6
-	$(CARGO) test --release --test it -- --ignored --test-threads 1 boards:: --nocapture
+	$(CARGO) test --release --test it -- --ignored --test-threads 2 boards:: --nocapture
 
 # Sizes of the stripped release binaries per target, for docs/building.md.
 sizes: cross

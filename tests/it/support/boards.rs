@@ -6,6 +6,7 @@ use super::{free_port, run_with, Run, TempDir};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 /// The repository: its scripts, its target/ and the playbook.
@@ -147,14 +148,27 @@ pub fn user() -> String {
     String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
-/// Throwaway host and user keys, two servers, and an ssh config naming the first `board1`.
+/// The repository's dist/ and results/, which make deploy, make fleet, fleet.sh and the
+/// playbook write and the tests read back: one test at a time there, so that make test's
+/// release pass can run its ignored tests two at a time.
+static REPOSITORY: Mutex<()> = Mutex::new(());
+
+/// Holds the repository's dist/ and results/ for one test (see [`REPOSITORY`]).
+pub fn repository() -> MutexGuard<'static, ()> {
+    REPOSITORY.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Throwaway host and user keys, two servers, and an ssh config naming the first `board1`;
+/// the repository held (see [`repository`]) until they are gone.
 pub struct Boards {
     pub dir: TempDir,
     pub servers: Vec<Sshd>,
     pub ssh_opts: String,
+    _repository: MutexGuard<'static, ()>,
 }
 
 pub fn start_boards() -> Boards {
+    let repository = repository();
     let dir = TempDir::new("boards");
     let d = dir.path();
     for key in ["host_key", "id_ed25519"] {
@@ -191,6 +205,7 @@ pub fn start_boards() -> Boards {
         ssh_opts: format!("-F {}", config.display()),
         dir,
         servers,
+        _repository: repository,
     }
 }
 
