@@ -240,6 +240,7 @@ impl Origin for S3Objects {
             .range
             .map(|(offset, len)| ("Range", format!("bytes={offset}-{}", offset + len - 1)))
             .into_iter()
+            .chain(ask.headers.iter().map(|(n, v)| (*n, v.to_string())))
             .collect();
         let body = match &ask.body {
             Some(p) => s3::Payload {
