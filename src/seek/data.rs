@@ -418,7 +418,17 @@ pub(crate) fn ensure_dir(
     let unlisted = outcomes
         .iter()
         .any(|(o, _)| !listed.iter().any(|(n, s, _)| *n == o.name && *s == o.size));
-    if outcomes.iter().any(|(_, o)| *o == Outcome::Written) || unlisted || stale.is_some() {
+    // The other objects it lists stay listed while they are there with their size.
+    let others = listed.len();
+    let listed: Vec<(String, u64, String)> = listed
+        .into_iter()
+        .filter(|(n, size, _)| {
+            outcomes.iter().any(|(o, _)| o.name == *n)
+                || std::fs::metadata(dir.join(n)).is_ok_and(|m| m.is_file() && m.len() == *size)
+        })
+        .collect();
+    let gone = listed.len() < others;
+    if outcomes.iter().any(|(_, o)| *o == Outcome::Written) || unlisted || gone || stale.is_some() {
         let mut entries: Vec<(String, u64, String)> = listed
             .into_iter()
             .filter(|(n, _, _)| !outcomes.iter().any(|(o, _)| o.name == *n))
@@ -463,7 +473,7 @@ pub(crate) fn manifest(seed: u64, entries: &[(String, u64, String)]) -> String {
 }
 
 /// What a manifest lists.
-enum Listed {
+pub(crate) enum Listed {
     /// Its entries (none when it is missing, unreadable or for another seed).
     Entries(Vec<(String, u64, String)>),
     /// It was written by another generator version: its entries say nothing.
@@ -471,10 +481,15 @@ enum Listed {
 }
 
 fn read_manifest(path: &Path, seed: u64) -> Listed {
-    let Some(json) = std::fs::read_to_string(path)
-        .ok()
-        .and_then(|t| Json::parse(&t).ok())
-    else {
+    match std::fs::read_to_string(path) {
+        Ok(text) => parse_manifest(&text, seed),
+        Err(_) => Listed::Entries(Vec::new()),
+    }
+}
+
+/// The entries of a manifest's text for `seed` (a destination's, read back).
+pub(crate) fn parse_manifest(text: &str, seed: u64) -> Listed {
+    let Ok(json) = Json::parse(text) else {
         return Listed::Entries(Vec::new());
     };
     // A manifest without a version is the first generator's: version 1.
@@ -676,5 +691,29 @@ mod tests {
         assert_eq!(Fingerprint::from_values(&[1.5, 2.0, 3.0, 4.0]), None);
         assert_eq!(Fingerprint::from_values(&[-1.0, 2.0, 3.0, 4.0]), None);
         assert!(!Object::existing("disk.img", 5).generated());
+    }
+
+    #[test]
+    fn a_manifest_keeps_the_other_sizes_while_they_are_there() {
+        let dir = std::env::temp_dir().join(format!("bb-seek-others-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        ensure_dir(&dir, &[4096, 10_000], 7, false).unwrap();
+        let names = |dir: &Path| -> Vec<String> {
+            let Listed::Entries(listed) = read_manifest(&dir.join(MANIFEST), 7) else {
+                panic!("this version's manifest");
+            };
+            listed.into_iter().map(|(n, _, _)| n).collect()
+        };
+        // gen --sizes 4k, then --sizes 10000b: each keeps the other listed.
+        ensure_dir(&dir, &[4096], 7, true).unwrap();
+        assert_eq!(names(&dir), ["random-4kb.txt", "random-10000b.txt"]);
+        std::fs::remove_file(dir.join("random-4kb.txt")).unwrap();
+        ensure_dir(&dir, &[10_000], 7, true).unwrap();
+        assert_eq!(
+            names(&dir),
+            ["random-10000b.txt"],
+            "gone, so no longer listed"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -450,4 +450,91 @@ mod tests {
         assert_eq!(digest(Algorithm::Checksum("crc32c")), "yZRlqg==");
         assert_eq!(digest(Algorithm::Checksum("crc64nvme")), "jSnVw/bqjr4=");
     }
+
+    #[test]
+    fn every_shot_is_checked_against_the_fingerprints_of_the_check_pass() {
+        use super::super::options::{Options, Plan};
+        use super::super::workload::{Case, SeekOp};
+        use crate::harness::benchmark::Workload;
+        use crate::harness::cli::parse_from;
+        let dir = std::env::temp_dir().join(format!("bb-seek-existing-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("disk.img");
+        let bytes: Vec<u8> = (0..200_000u32).map(|i| (i * 31 + i / 977) as u8).collect();
+        std::fs::write(&path, &bytes).unwrap();
+        let args = parse_from(&["--object", path.to_str().unwrap()]).unwrap();
+        let o = Options::from_args_with(&args, &|_| None).unwrap();
+        let (e, plans) = &o.existing[0];
+        let reads: Vec<_> = plans.iter().map(|p: &Plan| p.reads.clone()).collect();
+        let fingerprints = check(e, &reads, Duration::from_secs(5)).unwrap();
+        assert_eq!(fingerprints.len(), plans.len());
+        // Sequential, whatever the read size: the object's bytes in order.
+        assert_eq!(fingerprints[0].whole, crate::util::rng::fnv1a64(&bytes));
+        assert_eq!(fingerprints[0], fingerprints[1]);
+        // A checksum the bytes do not match: both values named, exit 1.
+        let mut claimed = e.clone();
+        let mut md5 = Md5::default();
+        md5.update(&bytes);
+        let right = digest::hex(&md5.finish());
+        claimed.stat.claims = vec![Claim {
+            algorithm: Algorithm::EtagMd5,
+            value: right.clone(),
+        }];
+        assert_eq!(
+            check(&claimed, &reads, Duration::from_secs(5))
+                .unwrap()
+                .len(),
+            5
+        );
+        claimed.stat.claims[0].value = "0".repeat(32);
+        let wrong = check(&claimed, &reads, Duration::from_secs(5)).unwrap_err();
+        assert_eq!(wrong.exit_code(), 1);
+        let wrong = wrong.to_string();
+        assert!(
+            wrong.contains("its bytes do not match its ETag (the MD5 of a single-part object)")
+                && wrong.contains(&right)
+                && wrong.contains(&"0".repeat(32))
+                && wrong.starts_with("--object file:"),
+            "{wrong}"
+        );
+        let shot = |plan: usize, client: &str, fingerprint| {
+            let case = Case {
+                source: e.spec.place.clone(),
+                object: e.object.clone(),
+                reads: plans[plan].reads.clone(),
+                client: client.to_string(),
+                stream: e.stream.clone(),
+                cold: false,
+                request_timeout: Duration::from_secs(5),
+                fingerprint,
+            };
+            let mut op = SeekOp::set_up(&case)?;
+            op.run(2)?;
+            op.after_iteration()?;
+            op.finish()
+        };
+        for (plan, f) in fingerprints.iter().enumerate() {
+            for client in ["plain", "stream"] {
+                shot(plan, client, Some(*f)).unwrap();
+                let wrong = Fingerprint {
+                    tail: f.tail ^ 1,
+                    ..*f
+                };
+                let e = shot(plan, client, Some(wrong)).unwrap_err().to_string();
+                assert!(
+                    e.contains(&format!("the {client} client's bytes of disk.img"))
+                        && e.contains("differ from those read when it was checked"),
+                    "{e}"
+                );
+            }
+        }
+        let e = shot(0, "plain", None).unwrap_err().to_string();
+        assert!(e.contains("not checked before the run"), "{e}");
+        // The file changes under the run: its shots no longer agree.
+        let f = fingerprints[2];
+        std::fs::write(&path, vec![0u8; 200_000]).unwrap();
+        let e = shot(2, "stream", Some(f)).unwrap_err().to_string();
+        assert!(e.contains("verification mismatch"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

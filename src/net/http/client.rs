@@ -285,10 +285,19 @@ impl HttpClient {
         }
     }
 
-    /// Uploads object `name` of `len` bytes with PUT, its body written by `body` (in
-    /// pieces: nothing here holds it).
-    pub(crate) fn put(&mut self, name: &str, len: u64, body: &mut Body) -> Result<()> {
-        let mut ask = Ask::new("PUT", Some(name));
+    /// Uploads object `name` of `len` bytes with PUT and `headers` (S3's user metadata),
+    /// its body written by `body` (in pieces: nothing here holds it).
+    pub(crate) fn put(
+        &mut self,
+        name: &str,
+        len: u64,
+        headers: &[(&str, &str)],
+        body: &mut Body,
+    ) -> Result<()> {
+        let mut ask = Ask {
+            headers,
+            ..Ask::new("PUT", Some(name))
+        };
         ask.body = Some(self.payload(len, body)?);
         self.send_body(&ask, body).map(|_| ())
     }
