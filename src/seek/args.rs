@@ -95,7 +95,7 @@ pub struct GenArgs {
     /// the directory to write to (default ./data)
     #[argh(option)]
     pub dir: Option<PathBuf>,
-    /// upload to this http(s)://HOST:PORT/PREFIX/ or s3://BUCKET/PREFIX/ instead, skipping objects already there with the right size
+    /// upload to this http(s)://HOST:PORT/PREFIX/ or s3://BUCKET/PREFIX/ instead, keeping objects already there that hold these bytes (S3: by the seed and checksum stored as metadata, else the ETag; HTTP: read back)
     #[argh(option)]
     pub dest: Option<String>,
     /// S3: objects larger than this are uploaded in parts (default 64m)

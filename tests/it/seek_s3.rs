@@ -108,11 +108,14 @@ fn gen_and_every_pattern_on_s3_with_clear_refusals() {
     assert!(made
         .stdout
         .contains("s3://bench/runs/manifest.json  manifest"));
-    // Once there, kept.
+    // Once there, kept: their metadata says whose bytes they are.
     let again = bb_seek(&home, &env, &gen);
     again.assert_ok();
     assert_eq!(
-        again.stdout.matches("kept (already there").count(),
+        again
+            .stdout
+            .matches("kept (its bb-seek metadata: this seed, version and checksum)")
+            .count(),
         3,
         "{}",
         again.stdout
