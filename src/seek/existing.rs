@@ -453,21 +453,34 @@ mod tests {
 
     #[test]
     fn every_shot_is_checked_against_the_fingerprints_of_the_check_pass() {
-        use super::super::options::{Options, Plan};
         use super::super::workload::{Case, SeekOp};
         use crate::harness::benchmark::Workload;
-        use crate::harness::cli::parse_from;
         let dir = std::env::temp_dir().join(format!("bb-seek-existing-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("disk.img");
         let bytes: Vec<u8> = (0..200_000u32).map(|i| (i * 31 + i / 977) as u8).collect();
         std::fs::write(&path, &bytes).unwrap();
-        let args = parse_from(&["--object", path.to_str().unwrap()]).unwrap();
-        let o = Options::from_args_with(&args, &|_| None).unwrap();
-        let (e, plans) = &o.existing[0];
-        let reads: Vec<_> = plans.iter().map(|p: &Plan| p.reads.clone()).collect();
+        let spec = ObjectSpec::parse(path.to_str().unwrap()).unwrap();
+        let stat = stat(&spec, Duration::from_secs(5)).unwrap();
+        let e = &Existing {
+            object: Object::existing(&spec.name, stat.size),
+            spec,
+            stream: StreamConfig::local(),
+            stat,
+        };
+        let size = e.object.size;
+        let reads: Vec<Arc<Reads>> = [
+            Reads::built_in("sequential", size, 4096),
+            Reads::built_in("sequential", size, 1 << 20),
+            Reads::built_in("forward", size, 0),
+            Reads::built_in("backward", size, 0),
+            Reads::built_in("parquet", size, 0),
+        ]
+        .into_iter()
+        .map(Arc::new)
+        .collect();
         let fingerprints = check(e, &reads, Duration::from_secs(5)).unwrap();
-        assert_eq!(fingerprints.len(), plans.len());
+        assert_eq!(fingerprints.len(), reads.len());
         // Sequential, whatever the read size: the object's bytes in order.
         assert_eq!(fingerprints[0].whole, crate::util::rng::fnv1a64(&bytes));
         assert_eq!(fingerprints[0], fingerprints[1]);
@@ -501,7 +514,7 @@ mod tests {
             let case = Case {
                 source: e.spec.place.clone(),
                 object: e.object.clone(),
-                reads: plans[plan].reads.clone(),
+                reads: reads[plan].clone(),
                 client: client.to_string(),
                 stream: e.stream.clone(),
                 cold: false,
