@@ -1,4 +1,4 @@
-//! bb-seek's answer: per source and object, whether the seekable stream is faster or
+//! bb-seek's answer: per source and object (an existing object by where it is), whether the seekable stream is faster or
 //! slower than the plain client on sequential reads of the smallest read size, with the
 //! requests each made, and how it fares on the other patterns, a tie where both made the
 //! same requests and the difference is noise.
@@ -86,15 +86,29 @@ fn objects(results: &[BenchResult]) -> Vec<Object> {
                 .copied()
                 .filter(|r| r.param("key") == Some(&key))
                 .collect();
-            let mut object = object(&key, &rows);
-            if named && !object.items.is_empty() {
-                object.source = Some(format!("{}:", source.chars().take(70).collect::<String>()));
+            // An existing object's source is the object itself: it names it, where it is.
+            let existing = rows.iter().any(|r| r.param("size").is_some());
+            let name = match existing {
+                true => cut(source, 60),
+                false => key.clone(),
+            };
+            let mut object = object(&name, &rows);
+            if named && !existing && !object.items.is_empty() {
+                object.source = Some(format!("{}:", cut(source, 70)));
                 named = false;
             }
             objects.push(object);
         }
     }
     objects
+}
+
+/// The first `max` characters of `s`, with `…` where it was cut.
+fn cut(s: &str, max: usize) -> String {
+    match s.chars().count() > max {
+        true => format!("{}…", s.chars().take(max - 1).collect::<String>()),
+        false => s.to_string(),
+    }
 }
 
 /// The plain and stream rows of one pattern (and read size), where both ran.
@@ -298,5 +312,39 @@ mod tests {
         assert_eq!(lines.len(), MAX_LINES);
         assert_eq!(lines[7], "and 3 more lines: see the table");
         assert!(lines[6].starts_with("random-7mb.txt,"));
+    }
+
+    #[test]
+    fn an_existing_object_is_named_where_it_is_with_no_source_line() {
+        let mut results = vec![
+            row("sequential", "plain", "4k", &[335.0, 336.0, 337.0], 4096.0),
+            row("sequential", "stream", "4k", &[10.8, 10.9, 11.0], 5.0),
+        ];
+        let mut other = results.clone();
+        for (r, source) in results
+            .iter_mut()
+            .map(|r| (r, "s3://bench/tables/orders.parquet"))
+            .chain(other.iter_mut().map(|r| (r, "file:/mnt/usb/disk.img")))
+        {
+            let name = source.rsplit('/').next().unwrap();
+            for (k, v) in &mut r.params {
+                match k.as_str() {
+                    "key" => *v = name.to_string(),
+                    "source" => *v = source.to_string(),
+                    _ => {}
+                }
+            }
+            r.params.push(("size".into(), "16777216".into()));
+        }
+        results.extend(other);
+        assert_eq!(
+            answer(&results),
+            [
+                "s3://bench/tables/orders.parquet, sequential 4k: stream 30.8x faster",
+                "  5 requests against 4096",
+                "file:/mnt/usb/disk.img, sequential 4k: stream 30.8x faster",
+                "  5 requests against 4096",
+            ]
+        );
     }
 }

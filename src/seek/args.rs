@@ -3,7 +3,7 @@
 
 use super::client;
 use super::pattern;
-use super::spec::SourceSpec;
+use super::spec::{ObjectSpec, SourceSpec};
 use crate::harness::cli;
 use crate::s3::Addressing;
 use std::path::PathBuf;
@@ -11,9 +11,10 @@ use std::time::Duration;
 
 crate::bench_args! {
     /// Measure read patterns through a seekable stream against a plain client, on local
-    /// files and over HTTP ranges. Generates its objects when they are missing.
+    /// files, over HTTP ranges and on S3. Generates its objects when they are missing, or
+    /// reads existing ones with --object.
     #[argh(
-        example = "bb-seek --quick\nbb-seek --source file:/mnt/usb/data --cold --sizes 16m\nbb-seek gen --dest http://nas.local:8080/bench/ && bb-seek --source http://nas.local:8080/bench/"
+        example = "bb-seek --quick\nbb-seek --source file:/mnt/usb/data --cold --sizes 16m\nbb-seek --object s3://my-bucket/tables/orders.parquet,file:/mnt/usb/disk.img\nbb-seek gen --dest http://nas.local:8080/bench/ && bb-seek --source http://nas.local:8080/bench/"
     )]
     pub struct Args {
         /// object sizes, a list, any size (default 1m,4m,16m: random-1mb.txt, random-4mb.txt, random-16mb.txt; 1g is random-1gb.txt)
@@ -34,6 +35,9 @@ crate::bench_args! {
         /// where the objects are, a list of file:DIR, http(s)://HOST:PORT/PREFIX/ and s3://BUCKET/PREFIX/ (default s3://$BUCKET/$PREFIX when BUCKET is set, else file:./data)
         #[argh(option, from_str_fn(crate::seek::spec::parse_source_list))]
         pub source: Option<Vec<SourceSpec>>,
+        /// existing objects to measure instead of generated ones, a list of s3://BUCKET/KEY, http(s)://HOST:PORT/PATH/NAME and file:PATH (a bare path is a file): each read at its own size, its bytes checked against its store's checksum where it gives one (S3's ETag, x-amz-checksum-*) and both clients' against each other; not with --sizes or --source
+        #[argh(option, from_str_fn(crate::seek::spec::parse_object_list))]
+        pub object: Option<Vec<ObjectSpec>>,
         /// drop each object's cached pages before every shot (posix_fadvise DONTNEED), so reads come from the storage
         #[argh(switch)]
         pub cold: bool,
@@ -91,7 +95,7 @@ pub struct GenArgs {
     /// the directory to write to (default ./data)
     #[argh(option)]
     pub dir: Option<PathBuf>,
-    /// upload to this http(s)://HOST:PORT/PREFIX/ or s3://BUCKET/PREFIX/ instead, skipping objects already there with the right size
+    /// upload to this http(s)://HOST:PORT/PREFIX/ or s3://BUCKET/PREFIX/ instead, keeping objects already there that hold these bytes (S3: by the seed and checksum stored as metadata, else the ETag; HTTP: read back)
     #[argh(option)]
     pub dest: Option<String>,
     /// S3: objects larger than this are uploaded in parts (default 64m)

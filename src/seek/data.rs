@@ -25,12 +25,13 @@ pub(crate) const CHUNK: usize = 1 << 20;
 
 const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 .";
 
-/// One generated object: its name and size, and the key its bytes derive from.
+/// One object: its name and size, and for a generated one the key its bytes derive
+/// from (an existing object's bytes are not known here: see [`Fingerprint`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Object {
     pub name: String,
     pub size: u64,
-    key: u64,
+    key: Option<u64>,
 }
 
 impl Object {
@@ -39,27 +40,44 @@ impl Object {
             name: object_name(size),
             size,
             // Each size gets its own bytes, so reading the wrong object is caught.
-            key: Rng::new(seed ^ size.rotate_left(29)).next_u64(),
+            key: Some(Rng::new(seed ^ size.rotate_left(29)).next_u64()),
         }
+    }
+
+    /// An object bb-seek did not make (`--object`), named `name` at its place.
+    pub fn existing(name: &str, size: u64) -> Object {
+        Object {
+            name: name.to_string(),
+            size,
+            key: None,
+        }
+    }
+
+    /// Whether its bytes are the generator's, known here.
+    pub fn generated(&self) -> bool {
+        self.key.is_some()
     }
 
     /// Writes the object's bytes from `offset` into `out`: lines of 63 random letters,
     /// digits, spaces and dots. Counter-based: the 8 bytes of word `i` (bytes `8i..8i+8`)
     /// are one SplitMix64 output seeded with `key ^ i`, so any range is made directly.
     pub(crate) fn fill(&self, offset: u64, out: &mut [u8]) {
+        let key = self
+            .key
+            .expect("only a generated object's bytes are made (Object::generated)");
         let mut pos = offset;
         let mut done = 0;
         while done < out.len() {
             let index = pos / 8;
             let first = (pos % 8) as usize;
             if first == 0 && out.len() - done >= 8 {
-                self.put_word(index, out, done);
+                Self::put_word(key, index, out, done);
                 done += 8;
                 pos += 8;
                 continue;
             }
             let mut word = [0u8; 8];
-            self.put_word(index, &mut word, 0);
+            Self::put_word(key, index, &mut word, 0);
             let n = (8 - first).min(out.len() - done);
             out[done..done + n].copy_from_slice(&word[first..first + n]);
             done += n;
@@ -71,8 +89,8 @@ impl Object {
     /// every eighth word: byte 63 of each 64-byte line) to `out[at..at + 8]`. Written out
     /// byte by byte, inlined, with no call: unoptimised builds (the tests') make GiBs of it.
     #[inline(always)]
-    fn put_word(&self, index: u64, out: &mut [u8], at: usize) {
-        let random = Rng::new(self.key ^ index).next_u64();
+    fn put_word(key: u64, index: u64, out: &mut [u8], at: usize) {
+        let random = Rng::new(key ^ index).next_u64();
         macro_rules! letter {
             ($k:expr) => {
                 out[at + $k] = ALPHABET[((random >> (8 * $k)) & 63) as usize]
@@ -233,6 +251,93 @@ impl Expected {
     }
 }
 
+/// What a shot's bytes are checked by where the object's bytes are not known here (an
+/// existing object): FNV-1a 64 of all the bytes a pattern's reads deliver, in order, and
+/// of the last `hold` of them, what a shot's memory keeps. Made once before the run from
+/// a read of the object that its store's checksum vouched for, where it gave one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fingerprint {
+    pub whole: u64,
+    pub tail: u64,
+}
+
+impl Fingerprint {
+    /// As four numbers of 32 bits, each exact as an `f64`: the harness hands a prelude's
+    /// values to forks as `f64`s.
+    pub(crate) fn values(&self) -> [f64; 4] {
+        let halves = |v: u64| [(v >> 32) as f64, (v & 0xffff_ffff) as f64];
+        let [a, b] = halves(self.whole);
+        let [c, d] = halves(self.tail);
+        [a, b, c, d]
+    }
+
+    /// The fingerprint [`Fingerprint::values`] gave: None for values no fingerprint
+    /// gives.
+    pub(crate) fn from_values(v: &[f64]) -> Option<Fingerprint> {
+        let half =
+            |x: f64| (x.fract() == 0.0 && (0.0..=u32::MAX as f64).contains(&x)).then_some(x as u64);
+        let join = |hi: f64, lo: f64| Some(half(hi)? << 32 | half(lo)?);
+        match v {
+            [a, b, c, d] => Some(Fingerprint {
+                whole: join(*a, *b)?,
+                tail: join(*c, *d)?,
+            }),
+            _ => None,
+        }
+    }
+
+    /// FNV-1a 64 in hex, for messages.
+    pub(crate) fn hex(v: u64) -> String {
+        format!("{v:016x}")
+    }
+}
+
+/// A [`Fingerprint`] made of bytes that come in pieces: `len` bytes in all, the last
+/// `hold` of them its tail.
+pub(crate) struct Fingerprinting {
+    whole: Fnv1a64,
+    tail: Fnv1a64,
+    at: u64,
+    tail_from: u64,
+}
+
+impl Fingerprinting {
+    pub(crate) fn new(len: u64, hold: u64) -> Fingerprinting {
+        Fingerprinting {
+            whole: Fnv1a64::default(),
+            tail: Fnv1a64::default(),
+            at: 0,
+            tail_from: len - len.min(hold),
+        }
+    }
+
+    pub(crate) fn update(&mut self, bytes: &[u8]) {
+        self.whole.update(bytes);
+        let end = self.at + bytes.len() as u64;
+        if end > self.tail_from {
+            let skip = self.tail_from.saturating_sub(self.at) as usize;
+            self.tail.update(&bytes[skip..]);
+        }
+        self.at = end;
+    }
+
+    pub(crate) fn finish(&self) -> Fingerprint {
+        Fingerprint {
+            whole: self.whole.0,
+            tail: self.tail.0,
+        }
+    }
+}
+
+/// FNV-1a 64 of `pieces` one after the other: a ring's bytes in the order they came.
+pub(crate) fn fnv_of(pieces: &[&[u8]]) -> u64 {
+    let mut hash = Fnv1a64::default();
+    for p in pieces {
+        hash.update(p);
+    }
+    hash.0
+}
+
 /// `random-1gb.txt` for 1 GiB, `random-1mb.txt` for 1 MiB, `random-64kb.txt` for 64 KiB,
 /// `random-1000b.txt` otherwise: the largest unit that divides the size.
 pub(crate) fn object_name(size: u64) -> String {
@@ -313,7 +418,17 @@ pub(crate) fn ensure_dir(
     let unlisted = outcomes
         .iter()
         .any(|(o, _)| !listed.iter().any(|(n, s, _)| *n == o.name && *s == o.size));
-    if outcomes.iter().any(|(_, o)| *o == Outcome::Written) || unlisted || stale.is_some() {
+    // The other objects it lists stay listed while they are there with their size.
+    let others = listed.len();
+    let listed: Vec<(String, u64, String)> = listed
+        .into_iter()
+        .filter(|(n, size, _)| {
+            outcomes.iter().any(|(o, _)| o.name == *n)
+                || std::fs::metadata(dir.join(n)).is_ok_and(|m| m.is_file() && m.len() == *size)
+        })
+        .collect();
+    let gone = listed.len() < others;
+    if outcomes.iter().any(|(_, o)| *o == Outcome::Written) || unlisted || gone || stale.is_some() {
         let mut entries: Vec<(String, u64, String)> = listed
             .into_iter()
             .filter(|(n, _, _)| !outcomes.iter().any(|(o, _)| o.name == *n))
@@ -358,7 +473,7 @@ pub(crate) fn manifest(seed: u64, entries: &[(String, u64, String)]) -> String {
 }
 
 /// What a manifest lists.
-enum Listed {
+pub(crate) enum Listed {
     /// Its entries (none when it is missing, unreadable or for another seed).
     Entries(Vec<(String, u64, String)>),
     /// It was written by another generator version: its entries say nothing.
@@ -366,10 +481,15 @@ enum Listed {
 }
 
 fn read_manifest(path: &Path, seed: u64) -> Listed {
-    let Some(json) = std::fs::read_to_string(path)
-        .ok()
-        .and_then(|t| Json::parse(&t).ok())
-    else {
+    match std::fs::read_to_string(path) {
+        Ok(text) => parse_manifest(&text, seed),
+        Err(_) => Listed::Entries(Vec::new()),
+    }
+}
+
+/// The entries of a manifest's text for `seed` (a destination's, read back).
+pub(crate) fn parse_manifest(text: &str, seed: u64) -> Listed {
+    let Ok(json) = Json::parse(text) else {
         return Listed::Entries(Vec::new());
     };
     // A manifest without a version is the first generator's: version 1.
@@ -542,6 +662,58 @@ mod tests {
         );
         let e = ensure_dir(&dir, &sizes, 7, false).unwrap();
         assert_eq!((e.outcomes[0].1.clone(), e.stale), (Outcome::Kept, None));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn fingerprints_of_pieces_are_those_of_the_whole_and_its_tail() {
+        let bytes = Object::new(10_000, 3).bytes();
+        for (hold, piece) in [
+            (10_000, 7),
+            (4096, 1000),
+            (4096, 4096),
+            (1, 3),
+            (20_000, 9999),
+        ] {
+            let mut f = Fingerprinting::new(bytes.len() as u64, hold);
+            for p in bytes.chunks(piece) {
+                f.update(p);
+            }
+            let tail = &bytes[bytes.len() - (hold as usize).min(bytes.len())..];
+            let want = Fingerprint {
+                whole: crate::util::rng::fnv1a64(&bytes),
+                tail: fnv_of(&[&tail[..tail.len() / 2], &tail[tail.len() / 2..]]),
+            };
+            assert_eq!(f.finish(), want, "{hold} {piece}");
+            assert_eq!(Fingerprint::from_values(&want.values()), Some(want));
+        }
+        assert_eq!(Fingerprint::from_values(&[1.0, 2.0, 3.0]), None);
+        assert_eq!(Fingerprint::from_values(&[1.5, 2.0, 3.0, 4.0]), None);
+        assert_eq!(Fingerprint::from_values(&[-1.0, 2.0, 3.0, 4.0]), None);
+        assert!(!Object::existing("disk.img", 5).generated());
+    }
+
+    #[test]
+    fn a_manifest_keeps_the_other_sizes_while_they_are_there() {
+        let dir = std::env::temp_dir().join(format!("bb-seek-others-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        ensure_dir(&dir, &[4096, 10_000], 7, false).unwrap();
+        let names = |dir: &Path| -> Vec<String> {
+            let Listed::Entries(listed) = read_manifest(&dir.join(MANIFEST), 7) else {
+                panic!("this version's manifest");
+            };
+            listed.into_iter().map(|(n, _, _)| n).collect()
+        };
+        // gen --sizes 4k, then --sizes 10000b: each keeps the other listed.
+        ensure_dir(&dir, &[4096], 7, true).unwrap();
+        assert_eq!(names(&dir), ["random-4kb.txt", "random-10000b.txt"]);
+        std::fs::remove_file(dir.join("random-4kb.txt")).unwrap();
+        ensure_dir(&dir, &[10_000], 7, true).unwrap();
+        assert_eq!(
+            names(&dir),
+            ["random-10000b.txt"],
+            "gone, so no longer listed"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

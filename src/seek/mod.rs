@@ -4,8 +4,8 @@
 //! ranges ([`http`], over [`tls`](crate::net::tls) for https, to a plain prefix or an S3 bucket, [`s3`]),
 //! and where the objects live ([`spec`], above both); the two clients that read through
 //! a source ([`client`]: plain, and the seekable stream with its bounded block `cache`);
-//! the measured operation ([`workload`]) and the objects made ready before a run
-//! ([`gen`]). On top, the binary's flags ([`args`]), checked ([`options`]), and its
+//! the measured operation ([`workload`]), the objects made ready before a run
+//! ([`gen`]), and existing objects, checked before a run ([`existing`]). On top, the binary's flags ([`args`]), checked ([`options`]), and its
 //! benchmarks ([`suite`]), which [`run`] hands to the harness.
 
 mod answer;
@@ -13,6 +13,7 @@ pub mod args;
 pub(crate) mod cache;
 pub mod client;
 pub mod data;
+pub mod existing;
 pub(crate) mod file;
 pub mod gen;
 pub mod http;

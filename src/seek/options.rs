@@ -5,10 +5,11 @@
 use super::args::{Args, GenArgs};
 use super::client::{self, StreamConfig};
 use super::data::Object;
+use super::existing::{self, Existing};
 use super::http::DEFAULT_REQUEST_TIMEOUT;
 use super::pattern::{self, Read, Reads};
 use super::s3::{self, Parts};
-use super::spec::SourceSpec;
+use super::spec::{self, ObjectSpec, SourceSpec};
 use crate::harness::cli::{self, CommonArgs, HasCommon, Mode};
 use crate::s3::Location;
 use crate::util::error::{Error, Result};
@@ -41,9 +42,13 @@ pub struct Options {
     pub request_timeout: Duration,
     /// Each size's object and the patterns read from it.
     pub objects: Vec<(Object, Vec<Plan>)>,
+    /// `--object`'s objects, each at its own place (then `sizes`, `sources` and
+    /// `objects` are empty), and the patterns read from each.
+    pub existing: Vec<(Existing, Vec<Plan>)>,
 }
 
 /// One pattern over one object.
+#[derive(Clone)]
 pub struct Plan {
     /// The pattern's name: a built-in one, or `custom` for `--pattern-file`.
     pub name: String,
@@ -62,7 +67,15 @@ impl Options {
     /// and S3's settings).
     pub fn from_args_with(args: &Args, env: Env) -> Result<Options> {
         let flags = args.common()?;
-        let sizes = args.sizes.clone().unwrap_or(DEFAULT_SIZES.to_vec());
+        if args.object.is_some() && (args.sizes.is_some() || args.source.is_some()) {
+            return Err(Error::usage(
+                "--object names the objects to read, each where it is: give it without --sizes and --source",
+            ));
+        }
+        let sizes = match &args.object {
+            Some(_) => Vec::new(),
+            None => args.sizes.clone().unwrap_or(DEFAULT_SIZES.to_vec()),
+        };
         check_sizes("--sizes", &sizes)?;
         let read_sizes = args
             .read_size
@@ -78,7 +91,11 @@ impl Options {
             .client
             .clone()
             .unwrap_or(client::CLIENTS.map(String::from).to_vec());
-        let sources = sources(args, env)?
+        let sources = match &args.object {
+            Some(_) => Vec::new(),
+            None => sources(args, env)?,
+        };
+        let sources = sources
             .into_iter()
             .map(|spec| {
                 let stream = stream_config(args, &spec)?;
@@ -98,6 +115,16 @@ impl Options {
                 Ok((Object::new(size, flags.seed), plans))
             })
             .collect::<Result<Vec<_>>>()?;
+        let existing = match &args.object {
+            Some(objects) => existing_objects(args, env, objects, request_timeout)?
+                .into_iter()
+                .map(|e| {
+                    let plans = plans(e.object.size, custom.as_ref(), &patterns, &read_sizes)?;
+                    Ok((e, plans))
+                })
+                .collect::<Result<Vec<_>>>()?,
+            None => Vec::new(),
+        };
         Ok(Options {
             flags,
             sizes,
@@ -106,6 +133,7 @@ impl Options {
             cold: args.cold,
             request_timeout,
             objects,
+            existing,
         })
     }
 
@@ -118,6 +146,51 @@ impl Options {
     }
 }
 
+/// `--object`'s objects: each named once, its place resolved (S3's settings read once for
+/// all), its stream's knobs checked, then what its place says of it (its size; a HEAD for
+/// a remote one).
+fn existing_objects(
+    args: &Args,
+    env: Env,
+    objects: &[ObjectSpec],
+    timeout: Duration,
+) -> Result<Vec<Existing>> {
+    for (i, o) in objects.iter().enumerate() {
+        if objects[..i].iter().any(|p| p.label == o.label) {
+            return Err(Error::usage(format!(
+                "--object: {} is named twice",
+                crate::util::format::printable(&o.label)
+            )));
+        }
+    }
+    let places = spec::resolve_all(
+        objects.iter().map(|o| o.place.clone()).collect(),
+        env,
+        args.no_sign,
+        args.addressing.flatten(),
+    )?;
+    let specs: Vec<(ObjectSpec, StreamConfig)> = objects
+        .iter()
+        .zip(places)
+        .map(|(o, place)| {
+            let stream = stream_config(args, &place)?;
+            Ok((ObjectSpec { place, ..o.clone() }, stream))
+        })
+        .collect::<Result<_>>()?;
+    specs
+        .into_iter()
+        .map(|(spec, stream)| {
+            let stat = existing::stat(&spec, timeout)?;
+            Ok(Existing {
+                object: Object::existing(&spec.name, stat.size),
+                spec,
+                stream,
+                stat,
+            })
+        })
+        .collect()
+}
+
 /// `--source`, else, as the original, the S3 place that `BUCKET` (and `PREFIX`) name,
 /// else `./data`; each with what it takes to reach it.
 fn sources(args: &Args, env: Env) -> Result<Vec<SourceSpec>> {
@@ -127,10 +200,7 @@ fn sources(args: &Args, env: Env) -> Result<Vec<SourceSpec>> {
         (None, Some(location)) => vec![SourceSpec::s3(location)],
         (None, None) => vec![SourceSpec::File(PathBuf::from(DEFAULT_DIR))],
     };
-    sources
-        .into_iter()
-        .map(|s| s.resolve(env, args.no_sign, args.addressing.flatten()))
-        .collect()
+    spec::resolve_all(sources, env, args.no_sign, args.addressing.flatten())
 }
 
 /// The stream's knobs: the flags given, over the defaults of the source's kind.
@@ -224,6 +294,11 @@ impl GenOptions {
 
     /// [`GenOptions::from_args`], with `env` for environment variables (S3's settings).
     pub fn from_args_with(gen: &GenArgs, args: &Args, env: Env) -> Result<GenOptions> {
+        if args.object.is_some() {
+            return Err(Error::usage(
+                "--object names existing objects for a run to read: gen makes bb-seek's own",
+            ));
+        }
         let timeout = request_timeout(args)?;
         let seed = gen.seed.unwrap_or(args.seed);
         let sizes = gen.sizes.clone().unwrap_or(DEFAULT_SIZES.to_vec());
@@ -338,14 +413,14 @@ mod tests {
 
     /// The message of the usage error `argv` gets; panics when it passes.
     fn refusal(argv: &[&str]) -> String {
-        let result = match argv.first() {
-            Some(&"gen") => match &args(argv).command {
+        let result = match argv.contains(&"gen") {
+            true => match &args(argv).command {
                 Some(super::super::args::Command::Gen(g)) => {
                     GenOptions::from_args_with(g, &args(argv), &no_env).map(|_| ())
                 }
                 None => unreachable!(),
             },
-            _ => run(argv, &no_env).map(|_| ()),
+            false => run(argv, &no_env).map(|_| ()),
         };
         match result {
             Ok(()) => panic!("{argv:?} passed"),
@@ -503,6 +578,100 @@ mod tests {
             let argv: Vec<&str> = line.split(' ').collect();
             let message = refusal(&argv);
             assert!(message.contains(flag), "{line}: {message}");
+        }
+    }
+
+    #[test]
+    fn existing_objects_are_read_at_their_own_size_and_bad_ones_refused_by_name() {
+        let dir = std::env::temp_dir().join(format!("bb-seek-objects-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("table.parquet");
+        std::fs::write(&file, vec![7u8; 10_000]).unwrap();
+        let path = file.to_str().unwrap();
+        let o = run(
+            &["--object", path, "--pattern", "parquet,sequential"],
+            &no_env,
+        )
+        .unwrap();
+        assert!(o.sizes.is_empty() && o.sources.is_empty() && o.objects.is_empty());
+        assert_eq!(o.dirs().count(), 0, "nothing to generate");
+        let (e, plans) = &o.existing[0];
+        assert_eq!(
+            (e.object.name.as_str(), e.object.size),
+            ("table.parquet", 10_000)
+        );
+        assert!(!e.object.generated());
+        assert_eq!(e.spec.label, format!("file:{path}"));
+        assert_eq!(e.stat.check(), "clients-agree");
+        assert_eq!(e.stream, StreamConfig::local());
+        // The Parquet-like pattern scaled to the object: its footer, then 30% and 20%.
+        assert_eq!(plans[0].name, "parquet");
+        assert_eq!(plans[0].reads.asked(), 4 + 8192 + 3000 + 2000);
+        assert_eq!(plans[1].reads.asked(), 10_000);
+
+        let empty = dir.join("empty.log");
+        std::fs::write(&empty, b"").unwrap();
+        let file_url = format!("file:{path}");
+        for (argv, needle) in [
+            (
+                vec!["--object", path, "--sizes", "1m"],
+                "without --sizes and --source",
+            ),
+            (
+                vec!["--object", path, "--source", "file:d"],
+                "without --sizes and --source",
+            ),
+            (vec!["--object", "/nonexistent/disk.img"], "No such file"),
+            (
+                vec!["--object", dir.to_str().unwrap()],
+                "not a regular file",
+            ),
+            (vec!["--object", empty.to_str().unwrap()], "empty (0 bytes)"),
+            (
+                vec!["--object", &format!("{path},{file_url}")],
+                "named twice",
+            ),
+            (vec!["--object", path, "--block-size", "0"], "--block-size"),
+        ] {
+            let message = refusal(&argv);
+            assert!(message.contains(needle), "{argv:?}: {message}");
+            assert!(
+                message.contains("--object") || needle.starts_with("--"),
+                "{argv:?}: {message}"
+            );
+        }
+        let message = refusal(&["--object", path, "gen"]);
+        assert!(message.contains("--object"), "{message}");
+        // A pattern file's reads are checked against the object's own size.
+        let reads = dir.join("reads");
+        std::fs::write(&reads, "-20000,10\n").unwrap();
+        let message = refusal(&["--object", path, "--pattern-file", reads.to_str().unwrap()]);
+        assert!(
+            message.contains("outside the 10000-byte object"),
+            "{message}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_bad_object_is_refused_by_argument_parsing_naming_the_flag() {
+        for bad in [
+            "s3://bench/runs/",
+            "http://127.0.0.1:8080/objects/",
+            "file:",
+            "ftp://h/x",
+            "nas.local:8080/disk.img",
+            "a.img,",
+        ] {
+            match parse_from::<Args>(&["--object", bad]) {
+                Err(ParseExit::Usage(e)) => {
+                    let e = e.to_string();
+                    assert!(e.contains("--object"), "{bad}: {e}");
+                    assert_eq!(e.lines().count(), 1, "{bad}: {e}");
+                }
+                Ok(_) => panic!("{bad} passed"),
+                Err(ParseExit::Help(_)) => panic!("{bad}: help"),
+            }
         }
     }
 }

@@ -240,6 +240,7 @@ impl Origin for S3Objects {
             .range
             .map(|(offset, len)| ("Range", format!("bytes={offset}-{}", offset + len - 1)))
             .into_iter()
+            .chain(ask.headers.iter().map(|(n, v)| (*n, v.to_string())))
             .collect();
         let body = match &ask.body {
             Some(p) => s3::Payload {
@@ -367,8 +368,9 @@ pub fn ensure_bucket(objects: &Arc<S3Objects>, timeout: Duration) -> Result<bool
     }
 }
 
-/// Uploads `object` in parts of `part_size` bytes (the last one shorter), each part
-/// generated twice, once for its hash and once on the wire, so nothing holds it. Once
+/// Uploads `object` in parts of `part_size` bytes (the last one shorter), with `meta`
+/// (its user metadata) given when the upload is created; each part generated twice,
+/// once for its hash and once on the wire, so nothing holds it. Once
 /// the upload is open, it is aborted on every way out but success: a failure, and
 /// SIGINT, SIGTERM or SIGHUP (an exit hook sends the abort on a fresh connection of
 /// `origin`, each request within `timeout` and at most [`ABORT_LIMIT`]), so that no
@@ -379,11 +381,13 @@ pub(crate) fn multipart_upload(
     objects: &S3Objects,
     object: &Object,
     part_size: u64,
+    meta: &[(&str, &str)],
     timeout: Duration,
 ) -> Result<()> {
     let name = object.name.as_str();
     let start = Ask {
         query: &[("uploads", "")],
+        headers: meta,
         body: Some(payload_of(b"")),
         ..Ask::new("POST", Some(name))
     };

@@ -45,6 +45,24 @@ pub trait Source {
     }
 }
 
+/// A sink that hands each piece to `feed` as soon as it is filled (to a hash, say),
+/// reusing one buffer: what an untimed pass over an object reads into.
+pub(crate) struct Feeding<'a> {
+    pub buf: &'a mut [u8],
+    pub feed: &'a mut dyn FnMut(&[u8]),
+}
+
+impl Sink for Feeding<'_> {
+    fn space(&mut self, max: usize) -> &mut [u8] {
+        let n = max.min(self.buf.len());
+        &mut self.buf[..n]
+    }
+
+    fn advance(&mut self, n: usize) {
+        (self.feed)(&self.buf[..n]);
+    }
+}
+
 /// Requests made of a source and the bytes they fetched.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct FetchCounters {

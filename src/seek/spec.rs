@@ -1,5 +1,6 @@
 //! Where the objects live, as `--source` names them (`file:DIR`, `http://HOST:PORT/PREFIX/`,
-//! `s3://BUCKET/PREFIX/`), and opening an object there as a `Source`. Above every kind of
+//! `s3://BUCKET/PREFIX/`), or one object as `--object` does (`s3://BUCKET/KEY`, …), and
+//! opening an object there as a `Source`. Above every kind of
 //! source, so that they need not know of each other.
 
 use super::file::FileSource;
@@ -7,8 +8,9 @@ use super::http::HttpSource;
 use super::s3::S3Objects;
 use super::source::Source;
 use crate::net::http::{Origin, Url};
-use crate::s3::{credentials, Addressing, Location};
+use crate::s3::{credentials, Addressing, Location, Settings};
 use crate::util::error::{Error, Result};
+use crate::util::format::printable;
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -88,17 +90,8 @@ impl SourceSpec {
         no_sign: bool,
         addressing: Option<Addressing>,
     ) -> Result<SourceSpec> {
-        match self {
-            SourceSpec::S3(S3Place { location, .. }) => {
-                let settings = super::s3::prepare(credentials::resolve(env, no_sign)?)?;
-                let objects = S3Objects::new(location.clone(), settings, addressing)?;
-                Ok(SourceSpec::S3(S3Place {
-                    location,
-                    objects: Some(Arc::new(objects)),
-                }))
-            }
-            other => Ok(other),
-        }
+        let mut resolved = resolve_all(vec![self], env, no_sign, addressing)?;
+        Ok(resolved.remove(0))
     }
 
     /// The source as the reports name it: `file:DIR` or the URL.
@@ -164,9 +157,137 @@ impl SourceSpec {
     }
 }
 
+/// Every source with what it takes to reach it ([`SourceSpec::resolve`]), S3's settings
+/// read (a credential_process run, a role assumed) once for all of them.
+pub fn resolve_all(
+    specs: Vec<SourceSpec>,
+    env: &dyn Fn(&str) -> Option<String>,
+    no_sign: bool,
+    addressing: Option<Addressing>,
+) -> Result<Vec<SourceSpec>> {
+    let mut settings: Option<Settings> = None;
+    specs
+        .into_iter()
+        .map(|spec| match spec {
+            SourceSpec::S3(S3Place { location, .. }) => {
+                let ready = match &settings {
+                    Some(s) => s.clone(),
+                    None => settings
+                        .insert(super::s3::prepare(credentials::resolve(env, no_sign)?)?)
+                        .clone(),
+                };
+                let objects = S3Objects::new(location.clone(), ready, addressing)?;
+                Ok(SourceSpec::S3(S3Place {
+                    location,
+                    objects: Some(Arc::new(objects)),
+                }))
+            }
+            other => Ok(other),
+        })
+        .collect()
+}
+
 /// Parses a comma-separated list of sources.
 pub fn parse_source_list(s: &str) -> std::result::Result<Vec<SourceSpec>, String> {
     crate::harness::cli::parse_list(s, SourceSpec::parse)
+}
+
+/// One existing object, as `--object` names it: the place it is in (a directory, a URL
+/// prefix, a bucket and the key's prefix), its name there, and how reports name it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectSpec {
+    pub place: SourceSpec,
+    pub name: String,
+    /// `s3://BUCKET/KEY`, `http://HOST:PORT/PATH/NAME` or `file:PATH`.
+    pub label: String,
+}
+
+impl ObjectSpec {
+    /// Parses `s3://BUCKET/KEY`, `http(s)://HOST[:PORT]/PATH/NAME`, `file:PATH` or a bare
+    /// path (a file): never a prefix or a directory, which name no object.
+    pub fn parse(s: &str) -> std::result::Result<ObjectSpec, String> {
+        let prefix_only = |what: &str| {
+            format!(
+                "'{}' names {what}, not an object: give the object's whole name \
+                 (--source takes the place of bb-seek's own objects)",
+                printable(s)
+            )
+        };
+        if let Some(rest) = s.strip_prefix("s3://") {
+            let (bucket, key) = rest.split_once('/').unwrap_or((rest, ""));
+            let (prefix, name) = key.rsplit_once('/').unwrap_or(("", key));
+            if name.is_empty() {
+                return Err(prefix_only("a bucket or a prefix"));
+            }
+            if name.chars().any(char::is_control) {
+                return Err(format!(
+                    "'{}': the key holds a control character (CR, LF, ESC or another)",
+                    printable(s)
+                ));
+            }
+            let location = Location::parse(&format!("s3://{bucket}/{prefix}"))?;
+            return Ok(ObjectSpec {
+                label: format!("s3://{}/{}", location.bucket, location.key(name)),
+                place: SourceSpec::s3(location),
+                name: name.to_string(),
+            });
+        }
+        if s.contains("://") {
+            // Checked whole (its scheme, host, port and characters), then split.
+            Url::parse(s)?;
+            let after = &s[s.find("://").map_or(0, |i| i + 3)..];
+            let path = after.find('/').map_or("", |i| &after[i..]);
+            let (_, name) = path.rsplit_once('/').unwrap_or(("", ""));
+            if name.is_empty() {
+                return Err(prefix_only("a server's directory"));
+            }
+            let url = Url::parse(&s[..s.len() - name.len()])?;
+            return Ok(ObjectSpec {
+                label: url.object(name),
+                place: SourceSpec::Http(url),
+                name: name.to_string(),
+            });
+        }
+        let path = match s.strip_prefix("file:") {
+            Some(path) => path,
+            None => {
+                if let Some(host) = looks_remote(s) {
+                    return Err(format!(
+                        "object '{}' has no scheme but looks like a server's ({host}): did you \
+                         mean http://{}? (a local file of that name: file:{0} or ./{0})",
+                        printable(s),
+                        printable(s),
+                    ));
+                }
+                s
+            }
+        };
+        let file = std::path::Path::new(path);
+        let name = match file.file_name().and_then(|n| n.to_str()) {
+            Some(name) if !path.ends_with('/') => name,
+            _ => return Err(prefix_only("a directory")),
+        };
+        if path.chars().any(char::is_control) {
+            return Err(format!(
+                "'{}': the path holds a control character",
+                printable(s)
+            ));
+        }
+        let dir = match file.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        Ok(ObjectSpec {
+            place: SourceSpec::File(dir),
+            name: name.to_string(),
+            label: format!("file:{path}"),
+        })
+    }
+}
+
+/// Parses a comma-separated list of existing objects.
+pub fn parse_object_list(s: &str) -> std::result::Result<Vec<ObjectSpec>, String> {
+    crate::harness::cli::parse_list(s, ObjectSpec::parse)
 }
 
 /// The server a bare source with a forgotten scheme names, if it looks like one: its first
@@ -240,5 +361,62 @@ mod tests {
         assert!(SourceSpec::parse("s3://x/")
             .unwrap_err()
             .contains("bucket name"));
+    }
+
+    #[test]
+    fn object_specs_name_one_object_never_a_prefix() {
+        let o = ObjectSpec::parse("s3://bench/other/table.parquet").unwrap();
+        assert_eq!(o.label, "s3://bench/other/table.parquet");
+        assert_eq!(o.name, "table.parquet");
+        assert_eq!(o.place.label(), "s3://bench/other/");
+        let o = ObjectSpec::parse("s3://bench/top.log").unwrap();
+        assert_eq!(
+            (o.place.label().as_str(), o.name.as_str()),
+            ("s3://bench/", "top.log")
+        );
+        let o = ObjectSpec::parse("http://127.0.0.1:8080/a/b/disk.img").unwrap();
+        assert_eq!(o.label, "http://127.0.0.1:8080/a/b/disk.img");
+        assert_eq!(o.place.label(), "http://127.0.0.1:8080/a/b/");
+        assert_eq!(o.name, "disk.img");
+        for (text, dir, name) in [
+            ("file:./disk.img", "./", "disk.img"),
+            ("disk.img", ".", "disk.img"),
+            ("/mnt/usb/x.parquet", "/mnt/usb", "x.parquet"),
+            ("file:nas.local:8080", ".", "nas.local:8080"),
+        ] {
+            let o = ObjectSpec::parse(text).unwrap();
+            assert_eq!(
+                o.place,
+                SourceSpec::File(dir.trim_end_matches('/').into()),
+                "{text}"
+            );
+            assert_eq!(o.name, name, "{text}");
+        }
+        assert_eq!(
+            ObjectSpec::parse("disk.img").unwrap().label,
+            "file:disk.img"
+        );
+        for (bad, needle) in [
+            ("s3://bench/other/", "not an object"),
+            ("s3://bench", "not an object"),
+            ("s3://x/key", "bucket name"),
+            ("s3://bench/a\nb", "control character"),
+            ("http://127.0.0.1:8080/objects/", "not an object"),
+            ("http://127.0.0.1:8080", "not an object"),
+            ("http://h/a b", "no space"),
+            ("ftp://h/x", "invalid URL"),
+            ("file:", "not an object"),
+            ("file:/tmp/", "not an object"),
+            (
+                "nas.local:8080/x.img",
+                "did you mean http://nas.local:8080/x.img?",
+            ),
+            ("./x\x1b[2J", "control character"),
+        ] {
+            let e = ObjectSpec::parse(bad).unwrap_err();
+            assert!(e.contains(needle), "{bad}: {e}");
+            assert!(!e.contains(['\n', '\x1b']), "{bad}: {e}");
+        }
+        assert_eq!(parse_object_list("a.img,s3://bench/k").unwrap().len(), 2);
     }
 }

@@ -1,22 +1,32 @@
 //! bb-seek's suite: a single-shot benchmark for every source, object, pattern and
-//! client, in that order; the local directories' objects checked for room and generated
-//! before the run, and where S3 objects are read from noted.
+//! client, in that order, then for every existing object's patterns and clients; the
+//! local directories' objects checked for room and generated before the run, existing
+//! objects checked whole before it (the prelude), and where S3 objects are read from
+//! noted.
 
+use super::client::StreamConfig;
+use super::data::{Fingerprint, Object};
+use super::existing::{self, Existing};
 use super::gen;
 use super::options::{Options, Plan};
+use super::pattern::Reads;
 use super::probe::{self, Probe};
 use super::spec::SourceSpec;
 use super::workload::{self, Case, SeekOp};
 use crate::harness::benchmark::{Benchmark, Settings, Setup, TimeUnit, Workload};
 use crate::harness::cli::Mode;
-use crate::harness::{Profiles, Suite};
-use crate::util::error::Result;
+use crate::harness::{Prelude, Profiles, Suite};
+use crate::util::error::{Error, Result};
 use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Duration;
 
 pub fn suite(options: &Options) -> Result<Suite> {
-    let mut suite = Suite::new(TimeUnit::Millis, profiles(), benchmarks(options));
+    let items = items(options);
+    let mut suite = Suite::new(TimeUnit::Millis, profiles(), build(&items, &[])?);
     suite.notes = notes(options);
     suite.prepare = prepare(options);
+    suite.prelude = prelude(options, items);
     suite.answer = Some(super::answer::answer);
     Ok(suite)
 }
@@ -37,55 +47,132 @@ fn profiles() -> Profiles {
     }
 }
 
-fn benchmarks(o: &Options) -> Vec<Benchmark> {
-    let mut benchmarks = Vec::new();
+/// One benchmark to make: its case and pattern, its params, the probe of its source,
+/// and for an existing object which fingerprint of the prelude's is its pattern's.
+#[derive(Clone)]
+struct Item {
+    case: Case,
+    plan: Plan,
+    params: Vec<(&'static str, String)>,
+    probe: Option<Rc<Probe>>,
+    fingerprint: Option<usize>,
+}
+
+/// Every benchmark, in order: each source's objects, patterns and clients; then each
+/// existing object's patterns and clients.
+fn items(o: &Options) -> Vec<Item> {
+    let mut items = Vec::new();
+    let case =
+        |source: &SourceSpec, stream: &StreamConfig, object: &Object, plan: &Plan, client: &str| {
+            Case {
+                source: source.clone(),
+                object: object.clone(),
+                reads: plan.reads.clone(),
+                client: client.to_string(),
+                stream: stream.clone(),
+                cold: o.cold,
+                request_timeout: o.request_timeout,
+                fingerprint: None,
+            }
+        };
+    let cache = if o.cold { "cold" } else { "hot" };
+    let read_size = |plan: &Plan| plan.read_size.map_or("-".to_string(), size_label);
+    let probe = |source: &SourceSpec, object: Option<&Object>| {
+        let object = object.filter(|_| source.is_remote())?;
+        Some(Rc::new(Probe::new(
+            source.clone(),
+            object.clone(),
+            o.request_timeout,
+        )))
+    };
     for (source, stream) in &o.sources {
-        // A remote source's cost, probed once, when the plan first asks.
-        let probe = o
+        // A remote source's cost, probed once, when the plan first asks: with the run's
+        // largest object.
+        let largest = o
             .objects
             .iter()
             .map(|(object, _)| object)
             .max_by_key(|o| o.size);
-        let probe = probe.filter(|_| source.is_remote()).map(|object| {
-            Rc::new(Probe::new(
-                source.clone(),
-                object.clone(),
-                o.request_timeout,
-            ))
-        });
+        let probe = probe(source, largest);
         for (object, plans) in &o.objects {
             for plan in plans {
                 for client in &o.clients {
-                    let case = Case {
-                        source: source.clone(),
-                        object: object.clone(),
-                        reads: plan.reads.clone(),
-                        client: client.clone(),
-                        stream: stream.clone(),
-                        cold: o.cold,
-                        request_timeout: o.request_timeout,
-                    };
-                    benchmarks.push(benchmark(case, plan, probe.clone()));
+                    items.push(Item {
+                        case: case(source, stream, object, plan, client),
+                        plan: plan.clone(),
+                        params: vec![
+                            ("key", object.name.clone()),
+                            ("client", client.clone()),
+                            ("source", source.label()),
+                            ("read-size", read_size(plan)),
+                            ("cache", cache.to_string()),
+                        ],
+                        probe: probe.clone(),
+                        fingerprint: None,
+                    });
                 }
             }
         }
     }
-    benchmarks
+    let mut fingerprint = 0;
+    for (e, plans) in &o.existing {
+        let probe = probe(&e.spec.place, Some(&e.object));
+        for plan in plans {
+            for client in &o.clients {
+                items.push(Item {
+                    case: case(&e.spec.place, &e.stream, &e.object, plan, client),
+                    plan: plan.clone(),
+                    params: vec![
+                        ("key", e.object.name.clone()),
+                        ("size", e.object.size.to_string()),
+                        ("client", client.clone()),
+                        ("source", e.spec.label.clone()),
+                        ("read-size", read_size(plan)),
+                        ("cache", cache.to_string()),
+                        ("check", e.stat.check()),
+                    ],
+                    probe: probe.clone(),
+                    fingerprint: Some(fingerprint),
+                });
+            }
+            fingerprint += 1;
+        }
+    }
+    items
 }
 
-/// `bb.seek.PATTERN` over one case, named by its key, client, source, read size and cache.
-fn benchmark(case: Case, plan: &Plan, probe: Option<Rc<Probe>>) -> Benchmark {
-    let mut b = Benchmark::new(format!("bb.seek.{}", plan.name), setup(case.clone()))
-        .param("key", &case.object.name)
-        .param("client", &case.client)
-        .param("source", case.source.label())
-        .param(
-            "read-size",
-            plan.read_size.map_or("-".to_string(), size_label),
-        )
-        .param("cache", if case.cold { "cold" } else { "hot" });
+/// The benchmarks of `items`, an existing object's with its fingerprint from `values`
+/// (the prelude's; none before it has run).
+fn build(items: &[Item], values: &[f64]) -> Result<Vec<Benchmark>> {
+    items
+        .iter()
+        .map(|item| {
+            let mut case = item.case.clone();
+            if let (Some(i), false) = (item.fingerprint, values.is_empty()) {
+                let found = values
+                    .get(4 * i..4 * i + 4)
+                    .and_then(Fingerprint::from_values);
+                case.fingerprint = Some(found.ok_or_else(|| {
+                    Error::failed(format!(
+                        "the check before the run gave {} values, not the fingerprint of pattern {i}",
+                        values.len()
+                    ))
+                })?);
+            }
+            Ok(benchmark(case, item))
+        })
+        .collect()
+}
+
+/// `bb.seek.PATTERN` over one case, named by its params.
+fn benchmark(case: Case, item: &Item) -> Benchmark {
+    let plan = &item.plan;
+    let mut b = Benchmark::new(format!("bb.seek.{}", plan.name), setup(case.clone()));
+    for (k, v) in &item.params {
+        b = b.param(k, v);
+    }
     b.bytes_per_op = Some(plan.reads.asked() as f64);
-    match probe {
+    match item.probe.clone() {
         Some(probe) => {
             let reads = plan.reads.clone();
             b.estimate_invocation = Some(Box::new(move || {
@@ -102,20 +189,79 @@ fn setup(case: Case) -> Setup {
     Box::new(move || Ok(Box::new(SeekOp::set_up(&case)?) as Box<dyn Workload>))
 }
 
-/// Where and how each S3 source is read (never the secret), and that `--cold` cannot
-/// drop a server's cache.
+/// Existing objects are checked before the run, in the parent: each read whole (and each
+/// pattern other than sequential read once), untimed, its bytes checked against its
+/// store's checksums; the fingerprints of its patterns are the values every benchmark,
+/// in a fork too, checks its shots against.
+fn prelude(o: &Options, items: Vec<Item>) -> Option<Prelude> {
+    if o.existing.is_empty() {
+        return None;
+    }
+    let targets: Vec<(Existing, Vec<Arc<Reads>>)> = o
+        .existing
+        .iter()
+        .map(|(e, plans)| (e.clone(), plans.iter().map(|p| p.reads.clone()).collect()))
+        .collect();
+    let estimate = targets
+        .iter()
+        .map(|(e, reads)| {
+            let (per_byte, per_read) = match e.spec.place.is_remote() {
+                true => (1e-8, 2e-4),
+                false => (1e-9, 5e-6),
+            };
+            let lists = reads.iter().filter(|r| matches!(***r, Reads::List(_)));
+            let bytes = e.object.size + lists.clone().map(|r| r.asked()).sum::<u64>();
+            let count: u64 = lists.map(|r| r.count()).sum();
+            bytes as f64 * per_byte + count as f64 * per_read
+        })
+        .sum::<f64>();
+    let timeout = o.request_timeout;
+    Some(Prelude {
+        what: format!(
+            "checking {} (read whole, untimed)",
+            crate::util::format::count(targets.len() as u64, "object")
+        ),
+        estimate: Duration::from_secs_f64(estimate),
+        measure: Box::new(move || {
+            let mut values = Vec::new();
+            for (e, reads) in &targets {
+                for f in existing::check(e, reads, timeout)? {
+                    values.extend(f.values());
+                }
+            }
+            Ok(values)
+        }),
+        rebuild: Box::new(move |values| build(&items, values)),
+    })
+}
+
+/// Where and how each S3 place is read (never the secret), once each, and that `--cold`
+/// cannot drop a server's cache.
 fn notes(o: &Options) -> Vec<String> {
-    let specs = || o.sources.iter().map(|(spec, _)| spec);
-    let mut notes: Vec<String> = specs()
+    let specs = || {
+        o.sources
+            .iter()
+            .map(|(spec, _)| spec)
+            .chain(o.existing.iter().map(|(e, _)| &e.spec.place))
+    };
+    let mut notes: Vec<String> = Vec::new();
+    for line in specs()
         .filter_map(SourceSpec::s3_objects)
         .map(|objects| objects.settings_line())
-        .collect();
+    {
+        if !notes.contains(&line) {
+            notes.push(line);
+        }
+    }
     if o.cold {
-        notes.extend(
-            specs()
-                .filter(|spec| spec.is_remote())
-                .map(|spec| gen::remote_cold_note(&spec.label())),
-        );
+        let remote = o
+            .sources
+            .iter()
+            .map(|(spec, _)| spec.label())
+            .chain(o.existing.iter().map(|(e, _)| e.spec.label.clone()))
+            .zip(specs())
+            .filter(|(_, spec)| spec.is_remote());
+        notes.extend(remote.map(|(label, _)| gen::remote_cold_note(&label)));
     }
     notes
 }

@@ -1,17 +1,19 @@
 //! bb-seek's measured operation for the harness: a fresh client over one object reads a
 //! whole pattern into a ring of bounded memory, and what the ring keeps of the shot is
-//! checked byte for byte against the regenerated data outside the timing; a pattern larger
-//! than the ring is also read once more, untimed, every byte checked as it arrives. With
-//! the requests and bytes it fetched per operation as metrics.
+//! checked outside the timing: byte for byte against the regenerated data, or for an
+//! existing object against the fingerprint of the bytes read when it was checked before
+//! the run; a pattern larger than the ring is also read once more, untimed, every byte
+//! checked as it arrives. With the requests and bytes it fetched per operation as metrics.
 
 use super::client::{Plain, Reader, SeekableStream, StreamConfig};
-use super::data::{Expected, Object};
+use super::data::{fnv_of, Expected, Fingerprint, Object};
 use super::file::FileSource;
 use super::pattern::{Read, Reads};
-use super::source::{FetchCounters, Sink};
+use super::source::{Feeding, FetchCounters, Sink};
 use super::spec::SourceSpec;
 use crate::harness::benchmark::{Metric, Workload};
 use crate::util::error::{Error, Result};
+use crate::util::rng::Fnv1a64;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -47,6 +49,17 @@ pub struct Case {
     pub cold: bool,
     /// How long an HTTP request may take.
     pub request_timeout: Duration,
+    /// An existing object's: what the bytes of this pattern were when it was checked
+    /// before the run (None until then, and for a generated object).
+    pub fingerprint: Option<Fingerprint>,
+}
+
+/// What a shot's bytes are checked against.
+enum Verify {
+    /// A generated object's bytes, made again.
+    Bytes(Expected),
+    /// An existing object's fingerprint.
+    Fingerprint(Fingerprint),
 }
 
 /// Memory reads land in, reused in a circle: after a shot it holds the last bytes read.
@@ -108,7 +121,9 @@ pub struct SeekOp {
     reader: Box<dyn Reader>,
     reads: Arc<Reads>,
     object: Object,
-    expected: Expected,
+    /// The object as messages name it, with its client.
+    what: String,
+    verify: Verify,
     ring: Ring,
     unchecked: bool,
     cold: Option<FileSource>,
@@ -137,6 +152,16 @@ impl SeekOp {
             }
             _ => None,
         };
+        let verify = match (case.object.generated(), case.fingerprint) {
+            (true, _) => Verify::Bytes(Expected::new(&case.object)),
+            (false, Some(f)) => Verify::Fingerprint(f),
+            (false, None) => {
+                return Err(Error::failed(format!(
+                    "{}: its bytes were not checked before the run",
+                    case.object.name
+                )))
+            }
+        };
         let held = case.reads.asked().min(HOLD) as usize;
         // What opening it took (a HEAD, its retries) is not an operation's.
         let opened = reader.counters();
@@ -144,7 +169,13 @@ impl SeekOp {
             reader,
             reads: case.reads.clone(),
             object: case.object.clone(),
-            expected: Expected::new(&case.object),
+            what: format!(
+                "the {} client's bytes of {} at {}",
+                case.client,
+                case.object.name,
+                case.source.label()
+            ),
+            verify,
             ring: Ring {
                 buf: vec![0; held],
                 written: 0,
@@ -157,23 +188,23 @@ impl SeekOp {
         })
     }
 
-    /// The error for a wrong byte at `offset` of the object, read by `read`.
-    fn mismatch(&self, offset: u64, got: u8, read: &Read) -> Error {
-        Error::failed(format!(
-            "verification mismatch: byte {offset} of {} (in the read of {} bytes at {}) is 0x{got:02x}, expected 0x{:02x}: \
-             the object is corrupt or was made with another --seed (rerun bb-seek gen)",
-            self.object.name,
-            read.len,
-            read.offset,
-            self.expected.byte_at(offset),
-        ))
-    }
-
     /// Checks the bytes the ring holds, the last it received, against the object's.
     fn check(&mut self) -> Result<()> {
         self.unchecked = false;
         let held = self.ring.buf.len() as u64;
         let asked = self.ring.written;
+        let expected = match &mut self.verify {
+            Verify::Bytes(expected) => expected,
+            Verify::Fingerprint(f) => {
+                // The oldest byte kept is where the next would go.
+                let split = (asked % held) as usize;
+                let got = fnv_of(&[&self.ring.buf[split..], &self.ring.buf[..split]]);
+                return match got == f.tail {
+                    true => Ok(()),
+                    false => Err(differs(&self.what, held.min(asked), asked, got, f.tail)),
+                };
+            }
+        };
         let kept_from = asked.saturating_sub(held);
         let mut at = 0; // where each read starts among the bytes the shot received
         for r in self.reads.iter() {
@@ -184,8 +215,9 @@ impl SeekOp {
                 let n = ((end - from) as usize).min(held as usize - i);
                 let offset = r.offset + (from - at);
                 let got = &self.ring.buf[i..i + n];
-                if let Some(k) = self.expected.mismatch(offset, got) {
-                    return Err(self.mismatch(offset + k as u64, got[k], &r));
+                if let Some(k) = expected.mismatch(offset, got) {
+                    let at = offset + k as u64;
+                    return Err(mismatch(&self.object, at, got[k], expected.byte_at(at), &r));
                 }
                 from += n as u64;
             }
@@ -198,21 +230,70 @@ impl SeekOp {
     /// for a pattern larger than the ring, whose shots keep only their last bytes.
     fn check_all(&mut self) -> Result<()> {
         self.reader.start();
+        let expected = match &mut self.verify {
+            Verify::Bytes(expected) => expected,
+            Verify::Fingerprint(f) => {
+                let mut hash = Fnv1a64::default();
+                let mut feed = |bytes: &[u8]| hash.update(bytes);
+                let mut sink = Feeding {
+                    buf: &mut self.ring.buf,
+                    feed: &mut feed,
+                };
+                for r in self.reads.iter() {
+                    self.reader.read(r.offset, r.len, &mut sink)?;
+                }
+                let asked = self.reads.asked();
+                return match hash.0 == f.whole {
+                    true => Ok(()),
+                    false => Err(differs(&self.what, asked, asked, hash.0, f.whole)),
+                };
+            }
+        };
         for r in self.reads.iter() {
             let mut sink = Checking {
                 buf: &mut self.ring.buf,
                 at: 0,
                 offset: r.offset,
-                expected: &mut self.expected,
+                expected,
                 wrong: None,
             };
             self.reader.read(r.offset, r.len, &mut sink)?;
             if let Some((offset, got)) = sink.wrong {
-                return Err(self.mismatch(offset, got, &r));
+                return Err(mismatch(
+                    &self.object,
+                    offset,
+                    got,
+                    expected.byte_at(offset),
+                    &r,
+                ));
             }
         }
         Ok(())
     }
+}
+
+/// The error for a wrong byte at `offset` of a generated object, read by `read`.
+fn mismatch(object: &Object, offset: u64, got: u8, want: u8, read: &Read) -> Error {
+    Error::failed(format!(
+        "verification mismatch: byte {offset} of {} (in the read of {} bytes at {}) is 0x{got:02x}, expected 0x{want:02x}: \
+         the object is corrupt or was made with another --seed (rerun bb-seek gen)",
+        object.name, read.len, read.offset,
+    ))
+}
+
+/// The error for an existing object's bytes that differ from those read when it was
+/// checked: `what` names them; `len` bytes of the `asked` a shot reads were hashed.
+fn differs(what: &str, len: u64, asked: u64, got: u64, want: u64) -> Error {
+    let which = match len == asked {
+        true => format!("all {asked} bytes of this pattern"),
+        false => format!("the last {len} of the {asked} bytes of this pattern"),
+    };
+    Error::failed(format!(
+        "verification mismatch: {what} differ from those read when it was checked before the run \
+         ({which}: FNV-1a {}, expected {}): the object changed during the run, or a client read wrong bytes",
+        Fingerprint::hex(got),
+        Fingerprint::hex(want),
+    ))
 }
 
 impl Workload for SeekOp {

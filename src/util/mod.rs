@@ -1,7 +1,9 @@
 //! The leaves every layer uses: the error type, number and duration formatting, value
 //! parsers, the terminal (the program's name, `stderr!`, warnings), the progress line,
-//! the atomic file writer, the JSON value type, and the deterministic rng.
+//! the atomic file writer, the JSON value type, the deterministic rng, and the checksums
+//! object stores give for their bytes (`digest`).
 
+pub mod digest;
 pub mod error;
 pub mod file;
 pub mod format;

@@ -438,11 +438,12 @@ fn over_http_from_a_real_nginx() {
         again.stdout
     );
 
+    let before = nginx.log().len();
     let run = short(&objects, &["--sizes", "64k,1m"]);
     run.assert_ok();
     check_all_patterns(&run.json(), &objects);
     // Ranged GETs answered 206, over one keep-alive connection per benchmark.
-    let log = nginx.log();
+    let log = nginx.log()[before..].to_string();
     let gets: Vec<&str> = log
         .lines()
         .filter(|l| l.contains(" GET /objects/"))
@@ -495,6 +496,176 @@ fn over_http_from_a_real_nginx() {
         assert_eq!(run.code, 1, "{prefix}: {}", run.stderr);
         assert!(run.stderr.contains(needle), "{prefix}: {}", run.stderr);
     }
+}
+
+/// Bytes bb-seek did not make: a run of seeded xorshift, so no generator's.
+fn foreign_bytes(len: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) as u8
+        })
+        .collect()
+}
+
+#[test]
+fn existing_objects_in_a_file_and_on_a_real_nginx_are_measured_without_a_manifest() {
+    let nginx = Nginx::start();
+    let dir = TempDir::new("seek-existing");
+    // 17 MiB and a byte: past the 16 MiB a shot keeps, so its sequential reads are also
+    // checked whole once more; a Parquet-like table on the server, read over HTTP.
+    let disk = dir.join("disk.img");
+    std::fs::write(&disk, foreign_bytes((17 << 20) + 1, 1)).unwrap();
+    let table = foreign_bytes(300_000, 2);
+    std::fs::write(nginx.dir.join("www/objects/table.parquet"), &table).unwrap();
+    let url = format!("{}table.parquet", nginx.url("objects"));
+    let disk_path = disk.to_str().unwrap();
+    let objects = format!("{disk_path},{url}");
+    let mut args = SHORT.to_vec();
+    args.extend(["--object", &objects, "--pattern", "sequential,parquet"]);
+    args.extend(["--read-size", "1m"]);
+    let run = bb_seek(&args);
+    run.assert_ok();
+    let json = run.json();
+    assert_eq!(json.as_array().unwrap().len(), 2 * 2 * 2, "{json:#}");
+    for (source, key, size) in [
+        (format!("file:{disk_path}"), "disk.img", (17 << 20) + 1),
+        (url.clone(), "table.parquet", 300_000),
+    ] {
+        let size = size.to_string();
+        for (pattern, client) in [("sequential", "plain"), ("parquet", "stream")] {
+            let e = entry(
+                &json,
+                &format!("bb.seek.{pattern}"),
+                &[("source", &source), ("client", client)],
+            );
+            assert_eq!(e["params"]["key"], key, "{e:#}");
+            assert_eq!(e["params"]["size"], size.as_str(), "{e:#}");
+            assert_eq!(e["params"]["check"], "clients-agree", "{e:#}");
+            assert!(metric(e, "MB/s") > 0.0);
+        }
+        assert!(
+            run.stderr
+                .contains(&format!("{source}: {size} bytes read whole, untimed, in ")),
+            "{}",
+            run.stderr
+        );
+    }
+    // The Parquet-like pattern scaled to the object: its footer, then 30% and 20% of it.
+    let e = entry(
+        &json,
+        "bb.seek.parquet",
+        &[("key", "table.parquet"), ("client", "plain")],
+    );
+    assert_eq!(metric(e, "requests"), 4.0);
+    assert!(
+        run.stderr.contains("a plain HTTP server gives no checksum"),
+        "{}",
+        run.stderr
+    );
+
+    // Bad objects: one line each, exit 2 before anything is read, naming --object; a
+    // missing one on the server is its refusal, exit 1.
+    let empty = dir.join("empty.log");
+    std::fs::write(&empty, b"").unwrap();
+    for (object, code, needle) in [
+        (nginx.url("objects"), 2, "not an object"),
+        ("/nonexistent/disk.img".to_string(), 2, "No such file"),
+        (
+            empty.to_str().unwrap().to_string(),
+            2,
+            "the object is empty (0 bytes)",
+        ),
+        (
+            dir.path().to_str().unwrap().to_string(),
+            2,
+            "not a regular file",
+        ),
+        (format!("{url}.gone"), 1, "the object is not there (404)"),
+    ] {
+        let run = bb_seek(&["--object", &object, "--quick"]);
+        assert_eq!(run.code, code, "{object}: {}", run.stderr);
+        assert_eq!(
+            run.stderr.trim().lines().count(),
+            1,
+            "{object}: {}",
+            run.stderr
+        );
+        assert!(
+            run.stderr.contains(needle) && run.stderr.contains("--object"),
+            "{object}: {}",
+            run.stderr
+        );
+    }
+    let run = bb_seek(&["--object", disk_path, "--sizes", "1m"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+}
+
+#[test]
+fn gen_to_nginx_replaces_foreign_bytes_and_keeps_other_sizes_listed() {
+    let nginx = Nginx::start();
+    let objects = nginx.url("objects");
+    let www = nginx.dir.join("www/objects");
+    // Of the right size, but not these bytes: read back, found out, uploaded again.
+    std::fs::write(www.join("random-64kb.txt"), foreign_bytes(65536, 3)).unwrap();
+    let up = bb_seek(&["gen", "--dest", &objects, "--sizes", "64k,1m"]);
+    up.assert_ok();
+    assert!(
+        up.stdout
+            .contains("random-64kb.txt  65536 bytes  uploaded again (its byte 0 differed)"),
+        "{}",
+        up.stdout
+    );
+    let local = TempDir::new("seek-gen-foreign");
+    bb_seek(&[
+        "gen",
+        "--dir",
+        local.path().to_str().unwrap(),
+        "--sizes",
+        "64k",
+    ])
+    .assert_ok();
+    assert!(
+        std::fs::read(www.join("random-64kb.txt")).unwrap()
+            == std::fs::read(local.join("random-64kb.txt")).unwrap()
+    );
+    // Another seed's bytes are not kept either.
+    let up = bb_seek(&["--seed", "9", "gen", "--dest", &objects, "--sizes", "64k"]);
+    assert!(
+        up.assert_ok().stdout.contains("uploaded again"),
+        "{}",
+        up.stdout
+    );
+    let listed = || -> Vec<String> {
+        let text = std::fs::read_to_string(www.join("manifest.json")).unwrap();
+        let m: serde_json::Value = serde_json::from_str(&text).unwrap();
+        m["objects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    // Seed 9's manifest names only seed 9's object; seed 42's 1m is another seed's.
+    assert_eq!(listed(), ["random-64kb.txt"]);
+    bb_seek(&["gen", "--dest", &objects, "--sizes", "64k,1m"]).assert_ok();
+    // gen --sizes 64k keeps 1m listed while it is there, and drops it once it is gone.
+    let again = bb_seek(&["gen", "--dest", &objects, "--sizes", "64k"]);
+    assert!(
+        again
+            .assert_ok()
+            .stdout
+            .contains("kept (read back: these bytes)"),
+        "{}",
+        again.stdout
+    );
+    assert_eq!(listed(), ["random-64kb.txt", "random-1mb.txt"]);
+    std::fs::remove_file(www.join("random-1mb.txt")).unwrap();
+    bb_seek(&["gen", "--dest", &objects, "--sizes", "64k"]).assert_ok();
+    assert_eq!(listed(), ["random-64kb.txt"]);
 }
 
 #[test]

@@ -108,11 +108,14 @@ fn gen_and_every_pattern_on_s3_with_clear_refusals() {
     assert!(made
         .stdout
         .contains("s3://bench/runs/manifest.json  manifest"));
-    // Once there, kept.
+    // Once there, kept: their metadata says whose bytes they are.
     let again = bb_seek(&home, &env, &gen);
     again.assert_ok();
     assert_eq!(
-        again.stdout.matches("kept (already there").count(),
+        again
+            .stdout
+            .matches("kept (its bb-seek metadata: this seed, version and checksum)")
+            .count(),
         3,
         "{}",
         again.stdout
@@ -176,6 +179,200 @@ fn gen_and_every_pattern_on_s3_with_clear_refusals() {
     // gen into a bucket the keys cannot see is S3's refusal, not a bucket made anew.
     let refused = bb_seek(&home, &wrong_secret, &gen);
     assert_refused(&refused, &["s3://bench/", "SignatureDoesNotMatch"]);
+}
+
+/// What boto3 (the AWS SDK for Python, in target/tools-venv) does to moto: `script`
+/// with the keys and the endpoint in its environment, `s3` a client made of them.
+fn boto3(home: &TempDir, env: &[(&str, &str)], script: &str) -> String {
+    let python = concat!(env!("CARGO_MANIFEST_DIR"), "/target/tools-venv/bin/python");
+    let prelude = "import os, boto3\n\
+                   from boto3.s3.transfer import TransferConfig\n\
+                   s3 = boto3.client('s3', endpoint_url=os.environ['AWS_ENDPOINT_URL'], region_name='us-east-1')\n";
+    let out = alone(python, home, env)
+        .args(["-c", &format!("{prelude}{script}")])
+        .output()
+        .expect("running boto3 (scripts/setup.sh test installs it)");
+    assert!(
+        out.status.success(),
+        "boto3: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).to_string()
+}
+
+#[test]
+#[ignore = "needs moto and boto3 (scripts/setup.sh test); run by make test"]
+fn objects_uploaded_by_boto3_are_measured_and_gen_replaces_what_is_not_its_own() {
+    let moto = Moto::start();
+    let creds = moto.user();
+    let home = TempDir::new("seek-s3-existing");
+    let endpoint = moto.endpoint();
+    let env = keys_for(&creds, &endpoint);
+    let gen = |seed: &str, sizes: &str| {
+        let run = bb_seek(
+            &home,
+            &env,
+            &[
+                "--seed",
+                seed,
+                "gen",
+                "--dest",
+                "s3://bench/runs/",
+                "--sizes",
+                sizes,
+                "--multipart-threshold",
+                "5m",
+                "--part-size",
+                "5m",
+            ],
+        );
+        run.assert_ok();
+        run.stdout
+    };
+    gen("42", "64k,1m,6m");
+
+    // Objects of the SDK's own: single-part (with its default CRC32) and multipart.
+    let local = TempDir::new("seek-s3-existing-local");
+    let l = local.path().to_str().unwrap();
+    boto3(
+        &home,
+        &env,
+        &format!(
+            "import random\n\
+             r = random.Random(5)\n\
+             s3.put_object(Bucket='bench', Key='other/table.parquet', Body=bytes(r.getrandbits(8) for _ in range(300000)))\n\
+             open('{l}/disk.img', 'wb').write(bytes(r.getrandbits(8) for _ in range(12 * 1024 * 1024 + 5)))\n\
+             s3.upload_file('{l}/disk.img', 'bench', 'other/disk.img', Config=TransferConfig(multipart_threshold=5 * 1024 * 1024, multipart_chunksize=5 * 1024 * 1024))\n"
+        ),
+    );
+    let args = [
+        seek::SHORT,
+        &[
+            "--object",
+            "s3://bench/other/table.parquet,s3://bench/other/disk.img",
+            "--pattern",
+            "parquet,forward",
+        ],
+    ]
+    .concat();
+    let run = bb_seek(&home, &env, &args);
+    run.assert_ok();
+    let json = run.json();
+    assert_eq!(json.as_array().unwrap().len(), 2 * 2 * 2);
+    for (source, size, check) in [
+        (
+            "s3://bench/other/table.parquet",
+            "300000",
+            "etag-md5+checksum-crc32",
+        ),
+        ("s3://bench/other/disk.img", "12582917", "clients-agree"),
+    ] {
+        for client in ["plain", "stream"] {
+            let e = crate::support::entry(
+                &json,
+                "bb.seek.parquet",
+                &[("source", source), ("client", client)],
+            );
+            assert_eq!(e["params"]["size"], size, "{e:#}");
+            assert_eq!(e["params"]["check"], check, "{e:#}");
+        }
+    }
+    assert!(
+        run.stderr.contains(
+            "s3://bench/other/table.parquet: 300000 bytes read whole, untimed, in 1 request: they \
+             match its ETag (the MD5 of a single-part object) and x-amz-checksum-crc32"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains(
+            "S3 gave no checksum of its bytes; its ETag is a multipart upload's (of 3 parts)"
+        ),
+        "{}",
+        run.stderr
+    );
+    // The settings are said once for the two objects of one place.
+    assert_eq!(
+        run.stderr.matches("bb-seek: s3://bench/other/ at").count(),
+        1
+    );
+
+    // Another seed's objects, of the right sizes: uploaded again, not kept.
+    let again = gen("7", "64k,1m,6m");
+    assert_eq!(
+        again.matches("again (it was made with seed 42)").count(),
+        3,
+        "{again}"
+    );
+    assert!(again.contains("uploaded in 2 parts again"), "{again}");
+    let kept = gen("7", "64k,1m,6m");
+    assert_eq!(
+        kept.matches("kept (its bb-seek metadata: this seed")
+            .count(),
+        3,
+        "{kept}"
+    );
+    let run = bb_seek(
+        &home,
+        &env,
+        &[
+            seek::SHORT,
+            &[
+                "--seed",
+                "7",
+                "--source",
+                "s3://bench/runs/",
+                "--sizes",
+                "64k,6m",
+                "--pattern",
+                "forward",
+            ],
+        ]
+        .concat(),
+    );
+    run.assert_ok();
+
+    // Without metadata (the SDK's uploads): a foreign object of the right size is found
+    // out by its ETag; the generator's own bytes, single-part or in gen's parts, are kept.
+    bb_seek(
+        &home,
+        &env,
+        &["--seed", "7", "gen", "--dir", l, "--sizes", "1m,6m"],
+    )
+    .assert_ok();
+    boto3(
+        &home,
+        &env,
+        &format!(
+            "s3.put_object(Bucket='bench', Key='runs/random-64kb.txt', Body=b'x' * 65536)\n\
+             s3.upload_file('{l}/random-1mb.txt', 'bench', 'runs/random-1mb.txt')\n\
+             s3.upload_file('{l}/random-6mb.txt', 'bench', 'runs/random-6mb.txt', Config=TransferConfig(multipart_threshold=5 * 1024 * 1024, multipart_chunksize=5 * 1024 * 1024))\n"
+        ),
+    );
+    let mixed = gen("7", "64k,1m,6m");
+    assert!(
+        mixed.contains("random-64kb.txt  65536 bytes  uploaded again (its ETag is not these bytes' MD5, and it has no bb-seek metadata)"),
+        "{mixed}"
+    );
+    assert_eq!(
+        mixed
+            .matches("kept (its ETag is the MD5 of these bytes)")
+            .count(),
+        2,
+        "{mixed}"
+    );
+
+    // gen --sizes 64k keeps the other sizes listed in the manifest while they are there.
+    gen("7", "64k");
+    let manifest = boto3(
+        &home,
+        &env,
+        "print(s3.get_object(Bucket='bench', Key='runs/manifest.json')['Body'].read().decode())",
+    );
+    for name in ["random-64kb.txt", "random-1mb.txt", "random-6mb.txt"] {
+        assert!(manifest.contains(name), "{name}: {manifest}");
+    }
 }
 
 /// An S3 error response with its XML body.

@@ -185,11 +185,25 @@ impl HttpClient {
 
     /// The size of object `name` (HEAD), or None when the server has no such object.
     pub(crate) fn size(&mut self, name: &str) -> Result<Option<u64>> {
-        let ask = Ask::new("HEAD", Some(name));
+        Ok(self.head(name, &[])?.map(|(size, _)| size))
+    }
+
+    /// Object `name`'s size and the head of the answer to a HEAD with `headers` (what
+    /// else the server says of it: S3's ETag, checksums and user metadata), or None
+    /// when the server has no such object.
+    pub(crate) fn head(
+        &mut self,
+        name: &str,
+        headers: &[(&str, &str)],
+    ) -> Result<Option<(u64, Head)>> {
+        let ask = Ask {
+            headers,
+            ..Ask::new("HEAD", Some(name))
+        };
         let answer = self.call(&ask, &mut |_| Ok(()))?;
         match answer.head.status {
             200 => match answer.head.content_length() {
-                Ok(Some(n)) => Ok(Some(n)),
+                Ok(Some(n)) => Ok(Some((n, answer.head))),
                 Ok(None) => Err(Error::failed(format!(
                     "{}: the answer has no Content-Length",
                     self.what(&ask)
@@ -271,10 +285,19 @@ impl HttpClient {
         }
     }
 
-    /// Uploads object `name` of `len` bytes with PUT, its body written by `body` (in
-    /// pieces: nothing here holds it).
-    pub(crate) fn put(&mut self, name: &str, len: u64, body: &mut Body) -> Result<()> {
-        let mut ask = Ask::new("PUT", Some(name));
+    /// Uploads object `name` of `len` bytes with PUT and `headers` (S3's user metadata),
+    /// its body written by `body` (in pieces: nothing here holds it).
+    pub(crate) fn put(
+        &mut self,
+        name: &str,
+        len: u64,
+        headers: &[(&str, &str)],
+        body: &mut Body,
+    ) -> Result<()> {
+        let mut ask = Ask {
+            headers,
+            ..Ask::new("PUT", Some(name))
+        };
         ask.body = Some(self.payload(len, body)?);
         self.send_body(&ask, body).map(|_| ())
     }

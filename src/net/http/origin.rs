@@ -16,6 +16,9 @@ pub(crate) struct Ask<'a> {
     pub query: &'a [(&'a str, &'a str)],
     /// `offset` and `len` (> 0) of a ranged GET.
     pub range: Option<(u64, u64)>,
+    /// Headers the request carries besides those the origin makes (S3's user metadata,
+    /// `x-amz-checksum-mode`): names and values the caller made, never a peer's.
+    pub headers: &'a [(&'a str, &'a str)],
     /// The body a PUT or POST sends.
     pub body: Option<Payload>,
 }
@@ -27,6 +30,7 @@ impl<'a> Ask<'a> {
             name,
             query: &[],
             range: None,
+            headers: &[],
             body: None,
         }
     }
@@ -98,6 +102,9 @@ impl Origin for Url {
         );
         if let Some((offset, len)) = ask.range {
             head.push_str(&format!("Range: bytes={}-{}\r\n", offset, offset + len - 1));
+        }
+        for (name, value) in ask.headers {
+            head.push_str(&format!("{name}: {value}\r\n"));
         }
         if let Some(body) = &ask.body {
             head.push_str(&format!(
