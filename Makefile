@@ -172,14 +172,25 @@ test-builds-debian:
 test-builds-zig:
 	$(MAKE) cross-armv7 CROSS=zig
 
-# The emulated boards (boards::, make test-boards' tests) among them. Two at a time, since
-# many wait (for ssh, a board's boot, moto); those that write the repository's dist/ and
-# results/ (make deploy, fleet, the playbook) take turns (tests/it/support/boards.rs).
+# The emulated boards (boards::, make test-boards' tests) among them. In two runs side by
+# side, since many wait (for ssh, a board's boot, moto): the tests that write the
+# repository's dist/ and results/ (make deploy, make fleet, fleet.sh, the playbook) one
+# after another, the rest (qemu-user, the boards, nginx, moto, chromium) beside them;
+# make -Otarget prints each run's output whole as it ends.
+REPOSITORY_TESTS := ansible:: suite:: boards::make_deploy
+.PHONY: test-ignored-repository test-ignored-rest
 test-cross: test-builds
 	@scripts/setup.sh test
 	@scripts/setup.sh boards
-	$(CARGO) test --release --test it -- --ignored --test-threads 2
+	env -u MAKEFLAGS $(CARGO) test --release --test it --no-run
+	$(MAKE) -j2 -Otarget test-ignored-repository test-ignored-rest
 	$(CARGO) test --release --test it -- seek::bad_flags
+
+test-ignored-repository:
+	env -u MAKEFLAGS $(CARGO) test --release --test it -- --ignored --test-threads 1 $(REPOSITORY_TESTS)
+
+test-ignored-rest:
+	env -u MAKEFLAGS $(CARGO) test --release --test it -- --ignored --test-threads 1 $(addprefix --skip ,$(REPOSITORY_TESTS))
 
 # The emulated Raspberry Pi boards (docs/boards.md): a Pi Zero, a Pi 2 (and a 512 MB one)
 # and a Pi 3 under qemu-system, and a networked -M virt board that make deploy and

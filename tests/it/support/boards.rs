@@ -149,8 +149,8 @@ pub fn user() -> String {
 }
 
 /// The repository's dist/ and results/, which make deploy, make fleet, fleet.sh and the
-/// playbook write and the tests read back: one test at a time there, so that make test's
-/// release pass can run its ignored tests two at a time.
+/// playbook write and the tests read back: one test at a time there, whatever the
+/// harness's threads (make test runs these tests in a run of their own, one at a time).
 static REPOSITORY: Mutex<()> = Mutex::new(());
 
 /// Holds the repository's dist/ and results/ for one test (see [`REPOSITORY`]).
