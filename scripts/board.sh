@@ -133,7 +133,9 @@ if [ "$board" = virt ]; then
     mkdir -p "$root/root/.ssh" "$root/etc/dropbear" "$root/dev/pts"
     cp "$BOARD_SSH_KEY" "$root/root/.ssh/authorized_keys"
     echo /bin/sh >"$root/etc/shells"
-    setup_net='mount -t devpts devpts /dev/pts
+    # /dev/pts on the devtmpfs that covers the image's /dev: ssh -tt (Ansible's raw)
+    # needs a pty.
+    setup_net='mkdir -p /dev/pts && mount -t devpts devpts /dev/pts
 m=/lib/modules/$(uname -r)/kernel
 for k in net/core/failover drivers/net/net_failover drivers/virtio/virtio_mmio drivers/net/virtio_net; do
     insmod $m/$k.ko

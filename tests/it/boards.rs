@@ -6,7 +6,7 @@
 //! bb-compare on two of its results, and SIGINT and SIGTERM against a run with a server
 //! child; a 512 MB Pi 2 runs the standard profile's matrices, shortened
 //! (tests/boards/standard.sh); a networked `-M virt` board with dropbear is where
-//! `make deploy` and scripts/fleet.sh reach a real ARM kernel over ssh. The board
+//! `make deploy`, scripts/fleet.sh and the playbook reach a real ARM kernel over ssh. The board
 //! prints each check's output between markers on
 //! its serial console; these tests parse that and assert on the host, behaviour only:
 //! under emulation a timing means nothing, no clock scales and no sensor reads
@@ -467,7 +467,7 @@ impl Drop for NetBoard {
 
 #[test]
 #[ignore = "needs make cross-armv7 and scripts/setup.sh boards; run by make test and make test-boards"]
-fn make_deploy_and_fleet_reach_a_real_arm_kernel_over_ssh() {
+fn make_deploy_fleet_and_the_playbook_reach_a_real_arm_kernel_over_ssh() {
     use crate::support::boards::{repository, results_dir, SHORT_TIMING, ZSTD_FLAGS};
     use crate::support::{finish_within, free_port, run_with, wait_for};
     // make deploy writes the repository's dist/ and results/.
@@ -575,6 +575,73 @@ fn make_deploy_and_fleet_reach_a_real_arm_kernel_over_ssh() {
     fleet.assert_ok();
     let said = format!("{}{}", fleet.stdout, fleet.stderr);
     assert!(said.contains("root_127.0.0.1: ok"), "{said}");
+
+    // The playbook: a board with no Python takes the raw path (bb_python=false, deploy.sh
+    // from the controller), the dist built for target=armv7 by the play's build step.
+    let venv = Path::new(REPO).join("target/tools-venv/bin");
+    let inventory = dir.join("inventory.ini");
+    std::fs::write(
+        &inventory,
+        format!(
+            "[boards]\n\
+             virt ansible_host=127.0.0.1 ansible_port={port} ansible_user=root \
+             ansible_ssh_private_key_file={key_s} target=armv7 bb_python=false \
+             remote_dir=/root/ansible\n\
+             [all:vars]\n\
+             ansible_ssh_common_args='-o IdentitiesOnly=yes -o UserKnownHostsFile=/dev/null \
+             -o StrictHostKeyChecking=no -o ConnectTimeout=5'\n\
+             bb_flags='{SHORT_TIMING}'\nbb_flags_zstd='{ZSTD_FLAGS}'\n"
+        ),
+    )
+    .unwrap();
+    let path = format!(
+        "{}:{}",
+        venv.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let ansible_home = dir.join("ansible-home");
+    let play = run_bounded(
+        &venv.join("ansible-playbook").display().to_string(),
+        &[
+            "-i",
+            inventory.to_str().unwrap(),
+            &format!("{REPO}/ansible/boardbench.yml"),
+            "-e",
+            "profile=quick",
+            "-e",
+            "only=zstd",
+            "-e",
+            &format!("results_dir={}", dir.join("ansible").display()),
+        ],
+        &[
+            ("PATH", path.as_str()),
+            ("ANSIBLE_HOME", ansible_home.to_str().unwrap()),
+            ("ANSIBLE_CONFIG", &format!("{REPO}/ansible/ansible.cfg")),
+            ("ANSIBLE_SSH_ARGS", "-o ControlMaster=no"),
+            ("ANSIBLE_NOCOLOR", "1"),
+            ("ANSIBLE_HOST_KEY_CHECKING", "False"),
+        ],
+        Duration::from_secs(300),
+    );
+    play.assert_ok();
+    assert!(
+        play.stdout.contains("virt ") && play.stdout.contains(" failed=0 "),
+        "{}",
+        play.stdout
+    );
+    // results_dir/ansible-<time>/virt/<the board's run-all directory>/env.json
+    let only = |d: &Path| {
+        let all: Vec<_> = std::fs::read_dir(d)
+            .unwrap_or_else(|e| panic!("{}: {e}", d.display()))
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.is_dir())
+            .collect();
+        assert_eq!(all.len(), 1, "{all:?}");
+        all[0].clone()
+    };
+    let board_run = only(&only(&dir.join("ansible")).join("virt"));
+    let env = read_json(&board_run.join("env.json"));
+    assert_eq!(env["arch"], "armv7l", "{env}");
 
     ssh("touch /tmp/stop").assert_ok();
     let child = board.0.take().unwrap();
