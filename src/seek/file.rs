@@ -9,6 +9,10 @@ use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
+/// The most buffers one preadv fills (more take another call: only a stream whose cache
+/// holds more blocks than this fills more at once).
+const IOVECS: usize = 64;
+
 /// One local object.
 pub struct FileSource {
     file: File,
@@ -80,25 +84,27 @@ impl Source for FileSource {
         let mut filled = 0; // bytes already in bufs[first]
         let mut at = offset;
         while first < bufs.len() {
-            let iovecs: Vec<libc::iovec> = bufs[first..]
-                .iter_mut()
-                .enumerate()
-                .map(|(i, b)| {
-                    let skip = if i == 0 { filled } else { 0 };
-                    libc::iovec {
-                        iov_base: b[skip..].as_mut_ptr().cast(),
-                        iov_len: b.len() - skip,
-                    }
-                })
-                .take(1024) // IOV_MAX
-                .collect();
-            // SAFETY: every iovec points into a distinct live buffer borrowed mutably for
-            // this call, with its exact remaining length.
+            // On the stack: a read is a system call, and an allocation per read showed.
+            let mut iovecs = [libc::iovec {
+                iov_base: std::ptr::null_mut(),
+                iov_len: 0,
+            }; IOVECS];
+            let mut count = 0;
+            for (i, b) in bufs[first..].iter_mut().take(IOVECS).enumerate() {
+                let skip = if i == 0 { filled } else { 0 };
+                iovecs[i] = libc::iovec {
+                    iov_base: b[skip..].as_mut_ptr().cast(),
+                    iov_len: b.len() - skip,
+                };
+                count = i + 1;
+            }
+            // SAFETY: the first `count` iovecs point into distinct live buffers borrowed
+            // mutably for this call, each with its exact remaining length.
             let n = unsafe {
                 libc::preadv64(
                     self.file.as_raw_fd(),
                     iovecs.as_ptr(),
-                    iovecs.len() as libc::c_int,
+                    count as libc::c_int,
                     at as libc::off64_t,
                 )
             };
