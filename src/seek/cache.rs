@@ -30,8 +30,9 @@ struct Slot {
 pub enum Destination<'a, 'b> {
     /// Buffers to fill in order.
     Buffers(&'a mut [&'b mut [u8]]),
-    /// This many bytes of the mapping to bring in.
-    Mapped(&'a Mapping, usize),
+    /// This many bytes of the mapping, all in the page cache: the copies out of them
+    /// fault them in.
+    Mapped(usize),
 }
 
 /// The block index's hash: a block number times an odd constant (Fibonacci hashing).
@@ -168,7 +169,7 @@ impl BlockCache {
         };
         let mapped = match &self.mapping {
             Some(m) if cached(m)? => {
-                read(first * bs, Destination::Mapped(m, total))?;
+                read(first * bs, Destination::Mapped(total))?;
                 true
             }
             _ => {
@@ -326,11 +327,11 @@ mod tests {
     }
 
     /// Fills `count` blocks from `first` of a mapped cache of the file holding `data`, as
-    /// the stream does.
+    /// the stream does (a mapped fetch only counts: reading the blocks faults them in).
     fn populate(cache: &mut BlockCache, data: &[u8], first: u64, count: usize) {
         cache
             .fill(first, count, data.len() as u64, |offset, dest| match dest {
-                Destination::Mapped(m, n) => m.populate(offset, n),
+                Destination::Mapped(_) => Ok(()),
                 Destination::Buffers(bufs) => {
                     copy_at(data, offset, bufs);
                     Ok(())

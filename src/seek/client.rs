@@ -186,7 +186,7 @@ impl SeekableStream {
         self.cache
             .fill(first, count, len, |offset, destination| match destination {
                 Destination::Buffers(bufs) => source.read_at(offset, bufs),
-                Destination::Mapped(mapping, len) => source.populate(mapping, offset, len),
+                Destination::Mapped(len) => source.fetch_mapped(offset, len),
             })
     }
 
