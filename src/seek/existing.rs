@@ -499,7 +499,10 @@ mod tests {
         let fnv = crate::util::rng::fnv1a64;
         assert_eq!(fingerprints[0].whole, fnv(&bytes));
         assert_eq!(fingerprints[1].whole, fnv(&bytes));
-        assert_eq!(fingerprints[0].tail, fnv(&bytes[bytes.len() - (64 << 10)..]));
+        assert_eq!(
+            fingerprints[0].tail,
+            fnv(&bytes[bytes.len() - (64 << 10)..])
+        );
         assert_eq!(fingerprints[1].tail, fnv(&bytes));
         // A checksum the bytes do not match: both values named, exit 1.
         let mut claimed = e.clone();

@@ -1,4 +1,4 @@
-//! Local objects read with positioned reads (preadv64, so offsets past 2 GiB work on
+//! Local objects read with positioned reads (pread64 and preadv64, so offsets past 2 GiB work on
 //! 32-bit boards too), and the page-cache controls of `--cold`: dropping an object's
 //! pages (posix_fadvise DONTNEED) and checking with mincore that they really went.
 
@@ -10,8 +10,8 @@ use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
 /// The most buffers one preadv fills (more take another call: only a stream whose cache
-/// holds more blocks than this fills more at once).
-const IOVECS: usize = 64;
+/// holds more blocks than this fills more at once; a file's holds 4 by default).
+const IOVECS: usize = 16;
 
 /// One local object.
 pub struct FileSource {
@@ -98,15 +98,26 @@ impl Source for FileSource {
                 };
                 count = i + 1;
             }
+            let fd = self.file.as_raw_fd();
             // SAFETY: the first `count` iovecs point into distinct live buffers borrowed
-            // mutably for this call, each with its exact remaining length.
+            // mutably for this call, each with its exact remaining length. One buffer (every
+            // read of the plain client) is a pread: the kernel's preadv copies in and frees
+            // the iovec array each call (perf: a tenth of a 4 KiB read's time).
             let n = unsafe {
-                libc::preadv64(
-                    self.file.as_raw_fd(),
-                    iovecs.as_ptr(),
-                    count as libc::c_int,
-                    at as libc::off64_t,
-                )
+                match count {
+                    1 => libc::pread64(
+                        fd,
+                        iovecs[0].iov_base,
+                        iovecs[0].iov_len,
+                        at as libc::off64_t,
+                    ),
+                    _ => libc::preadv64(
+                        fd,
+                        iovecs.as_ptr(),
+                        count as libc::c_int,
+                        at as libc::off64_t,
+                    ),
+                }
             };
             if n < 0 {
                 let e = std::io::Error::last_os_error();
