@@ -11,6 +11,7 @@
 use crate::seek::mapping::Mapping;
 use crate::util::error::Result;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 /// The piece of a mapping whose pages go together when none of its blocks is mapped: the
 /// mapping's alignment, so the kernel's large folios (up to 2 MiB) never straddle two.
@@ -29,8 +30,31 @@ struct Slot {
 pub enum Destination<'a, 'b> {
     /// Buffers to fill in order.
     Buffers(&'a mut [&'b mut [u8]]),
-    /// This many bytes of the mapping to bring in.
-    Mapped(&'a Mapping, usize),
+    /// This many bytes of the mapping, all in the page cache: the copies out of them
+    /// fault them in.
+    Mapped(usize),
+}
+
+/// The block index's hash: a block number times an odd constant (Fibonacci hashing).
+/// SipHash, the default, took more of a 4 KiB read's time than the rest of its
+/// bookkeeping; block numbers come from the reads, not from anyone choosing collisions.
+#[derive(Default)]
+struct BlockHasher(u64);
+
+impl Hasher for BlockHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
 }
 
 pub struct BlockCache {
@@ -40,7 +64,7 @@ pub struct BlockCache {
     /// The whole object, for blocks whose pages are cached.
     mapping: Option<Mapping>,
     slots: Vec<Slot>,
-    index: HashMap<u64, usize>,
+    index: HashMap<u64, usize, BuildHasherDefault<BlockHasher>>,
     clock: u64,
 }
 
@@ -53,7 +77,7 @@ impl BlockCache {
             arena: vec![0; count * block_size],
             mapping: None,
             slots: vec![Slot::default(); count],
-            index: HashMap::with_capacity(count),
+            index: HashMap::with_capacity_and_hasher(count, Default::default()),
             clock: 0,
         }
     }
@@ -145,7 +169,7 @@ impl BlockCache {
         };
         let mapped = match &self.mapping {
             Some(m) if cached(m)? => {
-                read(first * bs, Destination::Mapped(m, total))?;
+                read(first * bs, Destination::Mapped(total))?;
                 true
             }
             _ => {
@@ -303,11 +327,11 @@ mod tests {
     }
 
     /// Fills `count` blocks from `first` of a mapped cache of the file holding `data`, as
-    /// the stream does.
+    /// the stream does (a mapped fetch only counts: reading the blocks faults them in).
     fn populate(cache: &mut BlockCache, data: &[u8], first: u64, count: usize) {
         cache
             .fill(first, count, data.len() as u64, |offset, dest| match dest {
-                Destination::Mapped(m, n) => m.populate(offset, n),
+                Destination::Mapped(_) => Ok(()),
                 Destination::Buffers(bufs) => {
                     copy_at(data, offset, bufs);
                     Ok(())

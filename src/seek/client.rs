@@ -186,7 +186,7 @@ impl SeekableStream {
         self.cache
             .fill(first, count, len, |offset, destination| match destination {
                 Destination::Buffers(bufs) => source.read_at(offset, bufs),
-                Destination::Mapped(mapping, len) => source.populate(mapping, offset, len),
+                Destination::Mapped(len) => source.fetch_mapped(offset, len),
             })
     }
 
@@ -473,6 +473,96 @@ mod tests {
             let got = run(&mut from_file, &f.bytes, &reads);
             let want = run(&mut stream(&f.bytes, config.clone()), &f.bytes, &reads);
             assert_eq!(got, want, "{config:?}");
+        }
+    }
+
+    /// A sink like a shot's ring: a small buffer reused in a circle, each piece checked
+    /// against `data` from `at` on as it is filled.
+    struct Ring<'a> {
+        buf: Vec<u8>,
+        written: usize,
+        data: &'a [u8],
+        at: usize,
+    }
+
+    impl Sink for Ring<'_> {
+        fn space(&mut self, max: usize) -> &mut [u8] {
+            let i = self.written % self.buf.len();
+            let end = self.buf.len().min(i + max);
+            &mut self.buf[i..end]
+        }
+
+        fn advance(&mut self, n: usize) {
+            let i = self.written % self.buf.len();
+            assert!(
+                self.buf[i..i + n] == self.data[self.at..self.at + n],
+                "{n} bytes at {}",
+                self.at
+            );
+            self.written += n;
+            self.at += n;
+        }
+    }
+
+    #[test]
+    fn every_client_returns_the_right_bytes_across_blocks_and_at_the_end() {
+        let f = crate::seek::mapping::tests::TempFile::new("straddles", (2 << 20) + 4097);
+        let (data, size) = (&f.bytes, f.bytes.len() as u64);
+        let block = StreamConfig::local().block_size;
+        for read_size in [1, 4095, 4096, 4097, block + 1, MIB] {
+            let mut reads = built_in("sequential", size, read_size);
+            for pattern in ["forward", "backward", "parquet"] {
+                reads.extend(built_in(pattern, size, read_size));
+            }
+            // Across each of the first blocks' ends, and up to the object's last byte.
+            for b in 1..8 {
+                let offset = (b * block).saturating_sub(read_size / 2 + 1);
+                reads.push(Read {
+                    offset,
+                    len: read_size.min(size - offset),
+                });
+            }
+            reads.push(Read {
+                offset: size - read_size.min(size),
+                len: read_size.min(size),
+            });
+            reads.push(Read {
+                offset: size - 1,
+                len: 1,
+            });
+            let file = || Box::new(crate::seek::file::FileSource::open(&f.path, size).unwrap());
+            let clients: [(&str, Box<dyn Reader>); 3] = [
+                ("plain", Box::new(Plain::new(file()))),
+                (
+                    "stream, mapped",
+                    Box::new(SeekableStream::new(file(), StreamConfig::local())),
+                ),
+                (
+                    "stream, copied",
+                    Box::new(stream(data, StreamConfig::local())),
+                ),
+            ];
+            for (name, mut client) in clients {
+                for _ in 0..2 {
+                    client.start();
+                    for r in &reads {
+                        let mut ring = Ring {
+                            buf: vec![0; 64 << 10],
+                            written: 0,
+                            data,
+                            at: r.offset as usize,
+                        };
+                        client.read(r.offset, r.len, &mut ring).unwrap();
+                        assert_eq!(
+                            ring.at as u64,
+                            r.offset + r.len,
+                            "{name}, {read_size}-byte reads, {r:?}"
+                        );
+                    }
+                }
+                let e = read_buf(client.as_mut(), size - 1, &mut [0; 2]).unwrap_err();
+                assert!(e.to_string().contains("outside"), "{name}: {e}");
+            }
         }
     }
 

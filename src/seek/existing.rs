@@ -11,7 +11,7 @@ use super::data::{Fingerprint, Fingerprinting, Object};
 use super::pattern::Reads;
 use super::source::Feeding;
 use super::spec::{ObjectSpec, SourceSpec};
-use super::workload::HOLD;
+use super::workload::held;
 use crate::net::http::{Head, HttpClient};
 use crate::util::digest::{self, Crc, Md5, Sha1};
 use crate::util::error::{Error, Result};
@@ -278,10 +278,22 @@ pub fn check(e: &Existing, reads: &[Arc<Reads>], timeout: Duration) -> Result<Ve
     let mut plain = Plain::new(source);
     let mut buf = vec![0; PIECE.min(size) as usize];
     let mut hashers: Vec<Hasher> = e.stat.claims.iter().map(|c| c.algorithm.hasher()).collect();
-    let mut whole = Fingerprinting::new(size, HOLD);
+    // The object's own fingerprint, with the tail each sequential pattern keeps.
+    let mut wholes: Vec<(u64, Fingerprinting)> = Vec::new();
+    for r in reads
+        .iter()
+        .filter(|r| matches!(***r, Reads::Sequential { .. }))
+    {
+        let hold = held(r);
+        if wholes.iter().all(|(h, _)| *h != hold) {
+            wholes.push((hold, Fingerprinting::new(size, hold)));
+        }
+    }
     {
         let mut feed = |bytes: &[u8]| {
-            whole.update(bytes);
+            for (_, whole) in &mut wholes {
+                whole.update(bytes);
+            }
             for h in &mut hashers {
                 h.update(bytes);
             }
@@ -311,14 +323,15 @@ pub fn check(e: &Existing, reads: &[Arc<Reads>], timeout: Duration) -> Result<Ve
         }
     }
     crate::stderr!("{}", checked_line(e, requests));
-    let object = whole.finish();
     let mut fingerprints = Vec::new();
     for r in reads {
         if let Reads::Sequential { .. } = **r {
-            fingerprints.push(object);
+            let hold = held(r);
+            let (_, whole) = wholes.iter().find(|(h, _)| *h == hold).expect("made above");
+            fingerprints.push(whole.finish());
             continue;
         }
-        let mut f = Fingerprinting::new(r.asked(), HOLD);
+        let mut f = Fingerprinting::new(r.asked(), held(r));
         let mut feed = |bytes: &[u8]| f.update(bytes);
         let mut sink = Feeding {
             buf: &mut buf,
@@ -481,9 +494,16 @@ mod tests {
         .collect();
         let fingerprints = check(e, &reads, Duration::from_secs(5)).unwrap();
         assert_eq!(fingerprints.len(), reads.len());
-        // Sequential, whatever the read size: the object's bytes in order.
-        assert_eq!(fingerprints[0].whole, crate::util::rng::fnv1a64(&bytes));
-        assert_eq!(fingerprints[0], fingerprints[1]);
+        // Sequential, whatever the read size: the object's bytes in order, and the tail its
+        // shots keep (64 KiB of 4 KiB reads, all of 1 MiB ones).
+        let fnv = crate::util::rng::fnv1a64;
+        assert_eq!(fingerprints[0].whole, fnv(&bytes));
+        assert_eq!(fingerprints[1].whole, fnv(&bytes));
+        assert_eq!(
+            fingerprints[0].tail,
+            fnv(&bytes[bytes.len() - (64 << 10)..])
+        );
+        assert_eq!(fingerprints[1].tail, fnv(&bytes));
         // A checksum the bytes do not match: both values named, exit 1.
         let mut claimed = e.clone();
         let mut md5 = Md5::default();

@@ -1,8 +1,8 @@
 //! A local object mapped read-only into memory, so the stream serves reads straight from
 //! the page cache with one copy instead of two (kernel to cache, cache to caller). Mapping
-//! reserves addresses only: a range's pages come into this process's memory when the
-//! stream fetches it (`MADV_POPULATE_READ`, reading them from storage if they are not
-//! cached, like a pread would) and leave it when the stream evicts it (`MADV_DONTNEED`:
+//! reserves addresses only: a fetched range's pages, all in the page cache (mincore), come
+//! into this process's memory as the stream copies out of them (page faults, each mapping
+//! up to 64 KiB or a large folio) and leave it when the stream evicts it (`MADV_DONTNEED`:
 //! the pages stay in the page cache but are no longer mapped here), so what the process
 //! holds of the object stays within the stream's cache bound, as with a copying cache.
 
@@ -108,7 +108,9 @@ impl Mapping {
     }
 
     /// Brings the pages of `len` bytes from `offset` (page-aligned) into this process's
-    /// memory, reading them from storage if they are not in the page cache.
+    /// memory, reading them from storage if they are not in the page cache (the tests'
+    /// way to map pages; the stream lets its copies fault them in).
+    #[cfg(test)]
     pub fn populate(&self, offset: u64, len: usize) -> Result<()> {
         self.advise(offset, len, libc::MADV_POPULATE_READ)
             .map_err(|e| {

@@ -156,6 +156,14 @@ impl Reads {
         }
     }
 
+    /// The length of its largest read.
+    pub fn largest(&self) -> u64 {
+        match self {
+            Reads::List(reads) => reads.iter().map(|r| r.len).max().unwrap_or(0),
+            Reads::Sequential { size, read_size } => (*read_size).min(*size),
+        }
+    }
+
     /// The bytes a shot asks for.
     pub fn asked(&self) -> u64 {
         match self {

@@ -60,6 +60,7 @@ impl Nginx {
                  http {{\n  log_format conn '$connection $request_method $uri $status';\n  access_log {d}/access.log conn;\n\
                  client_body_temp_path {d}/body; proxy_temp_path {d}/proxy; fastcgi_temp_path {d}/fastcgi;\n\
                  uwsgi_temp_path {d}/uwsgi; scgi_temp_path {d}/scgi;\n  client_max_body_size 64m;\n\
+                 keepalive_requests 100000;\n\
                  server {{\n    listen 127.0.0.1:{port}{ssl};\n    {certificate}root {d}/www;\n\
                  location /objects/ {{ dav_methods PUT; create_full_put_path on; }}\n\
                  location /norange/ {{ max_ranges 0; alias {d}/www/objects/; }}\n\
