@@ -281,10 +281,12 @@ impl RingEnd {
         loop {
             let at = mine.load(Ordering::Relaxed);
             let other = theirs.load(Ordering::Acquire);
+            // Clamped, so that counters a broken peer wrote can only ever give garbage
+            // bytes (which the frame's checks refuse), never a copy outside the ring.
             let ready = if reading {
-                other.wrapping_sub(at) as usize
+                (other.wrapping_sub(at) as usize).min(CAPACITY)
             } else {
-                CAPACITY - at.wrapping_sub(other) as usize
+                CAPACITY.saturating_sub(at.wrapping_sub(other) as usize)
             };
             if ready == 0 {
                 if !self.mapping.wait(theirs, other, my_flag) {
@@ -398,6 +400,23 @@ mod tests {
             assert!(back == big, "spin {spin}");
             drop(writer.join().unwrap());
         }
+    }
+
+    #[test]
+    fn counters_a_broken_peer_wrote_never_copy_outside_the_ring() {
+        let (mut client, mut server) = pair(false);
+        let mapping = client.mapping.clone();
+        let ring = &mapping.control().rings[0];
+        ring.head.0.store(u32::MAX / 2, Ordering::SeqCst);
+        let mut buf = vec![0u8; 2 * CAPACITY];
+        assert_eq!(server.read(&mut buf).unwrap(), CAPACITY);
+        // A tail past the head leaves no room: a writer whose peer has closed gives up.
+        ring.tail
+            .0
+            .store(ring.head.0.load(Ordering::SeqCst) + 5, Ordering::SeqCst);
+        drop(server);
+        let e = client.write(b"x").unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::BrokenPipe);
     }
 
     #[test]
