@@ -12,6 +12,8 @@ use crate::model::result::BenchResult;
 /// The call every transport's line is about, where it ran.
 const PLAIN_CALL: &str = "method_no_args";
 const BLOCK_CALL: &str = "method_block";
+/// The transport whose floor is the floor under every other's.
+const SHM: &str = "shm";
 
 pub(crate) fn answer(results: &[BenchResult]) -> Vec<String> {
     // The time-per-call rows where both modes ran: sample mode's means carry its tail.
@@ -85,8 +87,28 @@ pub(crate) fn answer(results: &[BenchResult]) -> Vec<String> {
             ));
         }
     }
+    lines.extend(floors_against_shm(&rows));
     lines.truncate(MAX_LINES);
     lines
+}
+
+/// shm's bare round trip, and each kernel transport's as a multiple of it.
+fn floors_against_shm(rows: &[BenchResult]) -> Option<String> {
+    let shm = ns_per_op(find(rows, "bb.ipc.floor", &[("transport", SHM)])?);
+    let others: Vec<String> = rows
+        .iter()
+        .filter(|r| r.name == "bb.ipc.floor")
+        .filter_map(|r| Some((r.param("transport")?, r)))
+        .filter(|(t, _)| !t.starts_with(SHM))
+        .map(|(t, r)| format!("{t}'s {}", times(ns_per_op(r) / shm)))
+        .collect();
+    (!others.is_empty()).then(|| {
+        format!(
+            "shm's bare round trip {}: {}",
+            duration_ns(shm),
+            others.join(", ")
+        )
+    })
 }
 
 #[cfg(test)]
@@ -161,6 +183,15 @@ mod tests {
                 &[25.0, 25.2],
                 &[("vs floor", &[0.9, 1.2, 1.0, 1.1])],
             ),
+            row("bb.ipc.floor", None, Some("shm"), &[2.0, 2.0], &[]),
+            row("bb.ipc.floor", None, Some("shm-spin"), &[0.5, 0.5], &[]),
+            row(
+                "bb.ipc.remote",
+                Some("method_no_args"),
+                Some("shm"),
+                &[2.9, 2.9],
+                &[("vs floor", &[1.45, 1.45])],
+            ),
         ];
         let lines = answer(&results);
         assert_eq!(
@@ -171,6 +202,8 @@ mod tests {
                 "  costliest shape: method_keywords at 51.5 us, 2.68x the plain call",
                 "  a block (the server calls back) costs 6.99x a call without",
                 "tcp: a call costs 25.1 us (method_no_args), the bare round trip within noise",
+                "shm: a call costs 2.90 us (method_no_args), 1.45x the bare round trip",
+                "shm's bare round trip 2.00 us: unix's 9.05x",
             ]
         );
         assert!(lines.iter().all(|l| l.chars().count() <= 80));

@@ -8,10 +8,10 @@ use crate::harness::cli;
 crate::bench_args! {
     /// Measure a method call into another process against a local call.
     #[argh(
-        example = "bb-ipc --quick\nbb-ipc --transport unix,pipes,tcp --calls method_no_args,method_block\nbb-ipc --pin 0,1 --format bm\nbb-ipc --pin 0 --mode sample"
+        example = "bb-ipc --quick\nbb-ipc --transport unix,pipes,tcp --calls method_no_args,method_block\nbb-ipc --transport shm,shm-spin --pin 0,1\nbb-ipc --pin 0,1 --format bm\nbb-ipc --pin 0 --mode sample"
     )]
     pub struct Args {
-        /// transports, a list of unix, seqpacket, socketpair, pipes, tcp (default unix)
+        /// transports, a list of unix, seqpacket, socketpair, pipes, tcp, shm, shm-spin (default unix,shm)
         #[argh(option, from_str_fn(parse_transports))]
         pub transport: Option<Vec<Transport>>,
         /// calls, a list (default all): method_no_args, method_default, method_a1, method_a2, method_a3, method_args, method_keywords, method_block

@@ -1,5 +1,5 @@
 //! A framed connection over any of bb-ipc's transports: a read side and a write side
-//! (one socket twice, or two pipes), frames in the shared wire format, and the 1-byte
+//! (one socket twice, two pipes, or the shm transport's rings), frames in the shared wire format, and the 1-byte
 //! ping-pong of the floor rows.
 //!
 //! Reads go through a buffer as large as the largest frame, so a frame usually costs one
@@ -7,17 +7,18 @@
 //! never merges or splits them, and a message too long for the buffer is refused by its
 //! header before its payload is read.
 
+use super::ring::RingEnd;
 use crate::wire::{self, Header, WireError, HEADER_LEN};
 use std::fs::File;
-use std::io::{BufReader, Write};
+use std::io::{BufReader, Read, Write};
 use std::os::fd::OwnedFd;
 
 /// The largest payload bb-ipc's calls accept; theirs are a few bytes.
 pub const MAX_FRAME: u32 = 64 << 10;
 
 pub struct Conn {
-    reader: BufReader<File>,
-    writer: File,
+    reader: BufReader<Box<dyn Read + Send>>,
+    writer: Box<dyn Write + Send>,
     scratch: Vec<u8>,
 }
 
@@ -25,9 +26,18 @@ impl Conn {
     /// A connection reading from `reader` and writing to `writer` (the same socket
     /// duplicated, or two pipes).
     pub fn new(reader: OwnedFd, writer: OwnedFd) -> Conn {
+        Conn::of(Box::new(File::from(reader)), Box::new(File::from(writer)))
+    }
+
+    /// A connection over one end of the shared rings.
+    pub(crate) fn over_ring(end: RingEnd) -> Conn {
+        Conn::of(Box::new(end.clone()), Box::new(end))
+    }
+
+    fn of(reader: Box<dyn Read + Send>, writer: Box<dyn Write + Send>) -> Conn {
         Conn {
-            reader: BufReader::with_capacity(HEADER_LEN + MAX_FRAME as usize, File::from(reader)),
-            writer: File::from(writer),
+            reader: BufReader::with_capacity(HEADER_LEN + MAX_FRAME as usize, reader),
+            writer,
             scratch: Vec::with_capacity(256),
         }
     }

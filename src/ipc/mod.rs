@@ -10,7 +10,9 @@ pub mod client;
 pub(crate) mod conn;
 #[cfg(feature = "fault-injection")]
 mod fault;
+mod futex;
 pub mod options;
+mod ring;
 pub mod server;
 pub mod suite;
 pub mod transport;

@@ -8,6 +8,11 @@ use super::transport::Transport;
 use crate::harness::cli::{CommonArgs, HasCommon};
 use crate::util::error::{Error, Result};
 
+/// The transports of a run that names none: the Unix stream socket (dRuby's `drbunix:`)
+/// and shared memory, the floor under every transport. shm-spin burns a core while it
+/// waits, so it runs only when asked for.
+pub const DEFAULT_TRANSPORTS: [Transport; 2] = [Transport::Unix, Transport::Shm];
+
 /// A run, checked.
 pub struct Options {
     pub flags: CommonArgs,
@@ -23,7 +28,10 @@ impl Options {
         let flags = args.common()?;
         let pin = pin(flags.pin.as_deref())?;
         Ok(Options {
-            transports: args.transport.clone().unwrap_or(vec![Transport::Unix]),
+            transports: args
+                .transport
+                .clone()
+                .unwrap_or(DEFAULT_TRANSPORTS.to_vec()),
             calls: args.calls.clone().unwrap_or(calls::ALL.to_vec()),
             local: !args.no_local,
             pin,
@@ -77,9 +85,9 @@ mod tests {
     }
 
     #[test]
-    fn the_defaults_call_everything_over_unix_sockets_unpinned() {
+    fn the_defaults_call_everything_over_unix_sockets_and_shm_unpinned() {
         let o = options(&[]).unwrap();
-        assert_eq!(o.transports, [Transport::Unix]);
+        assert_eq!(o.transports, [Transport::Unix, Transport::Shm]);
         assert_eq!(o.calls, calls::ALL);
         assert!(o.local);
         assert_eq!(o.pin, Pin::default());

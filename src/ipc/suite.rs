@@ -173,9 +173,10 @@ mod tests {
     fn mode_asks_for_one_mode_and_no_local_leaves_out_the_local_calls() {
         let s = suite_of(&["--calls", "method_a2", "--mode", "sample"]);
         let modes: Vec<_> = s.benchmarks.iter().map(|b| b.mode.unwrap()).collect();
-        assert_eq!(modes, [Mode::Sample; 3]);
+        // The local call, then per default transport (unix, shm) the floor and the call.
+        assert_eq!(modes, [Mode::Sample; 5]);
         let s = suite_of(&["--calls", "method_a2", "--no-local"]);
-        assert_eq!(s.benchmarks.len(), 4);
+        assert_eq!(s.benchmarks.len(), 2 * 4);
         assert!(s.benchmarks.iter().all(|b| b.baselines.is_empty()));
     }
 }

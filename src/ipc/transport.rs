@@ -2,9 +2,12 @@
 //! connected at once (a listening socket queues the connection until the server child
 //! accepts it), and the descriptors the server child inherits. A Unix socket file gets a
 //! unique name under `$TMPDIR`, is removed as soon as the client is connected, and until
-//! then on every abnormal exit.
+//! then on every abnormal exit. The shm transports need no kernel socket for a call: the
+//! server child inherits a memfd holding the rings ([`super::ring`]) and its end of a
+//! socketpair that only says whether either side has gone.
 
 use super::conn::Conn;
+use super::ring::{self, Side};
 use crate::net::addr::{Addr, Listener};
 use crate::util::error::{Error, Result};
 use nix::sys::socket::{
@@ -29,14 +32,20 @@ pub enum Transport {
     Pipes,
     /// TCP over 127.0.0.1 with TCP_NODELAY.
     Tcp,
+    /// Rings in shared memory, the waiting side woken by a futex.
+    Shm,
+    /// The same rings, each wait polled for a while before it sleeps (for a spare core).
+    ShmSpin,
 }
 
-pub const ALL: [Transport; 5] = [
+pub const ALL: [Transport; 7] = [
     Transport::Unix,
     Transport::Seqpacket,
     Transport::Socketpair,
     Transport::Pipes,
     Transport::Tcp,
+    Transport::Shm,
+    Transport::ShmSpin,
 ];
 
 impl Transport {
@@ -47,6 +56,8 @@ impl Transport {
             Transport::Socketpair => "socketpair",
             Transport::Pipes => "pipes",
             Transport::Tcp => "tcp",
+            Transport::Shm => "shm",
+            Transport::ShmSpin => "shm-spin",
         }
     }
 
@@ -190,6 +201,15 @@ pub(crate) fn open(transport: Transport) -> Result<Opened> {
                 socket_file: None,
             })
         }
+        Transport::Shm | Transport::ShmSpin => {
+            let (end, for_server) = ring::create(transport == Transport::ShmSpin)
+                .map_err(io_err("creating the shared memory"))?;
+            Ok(Opened {
+                client: Conn::over_ring(end),
+                server_fds: vec![for_server.memfd, for_server.peer],
+                socket_file: None,
+            })
+        }
     }
 }
 
@@ -213,6 +233,16 @@ pub(crate) fn server_end(transport: Transport, mut fds: Vec<OwnedFd>) -> std::io
         (Transport::Pipes, 2) => {
             let write = fds.remove(1);
             Ok(Conn::new(fds.remove(0), write))
+        }
+        (Transport::Shm | Transport::ShmSpin, 2) => {
+            let peer = fds.remove(1);
+            let spin = transport == Transport::ShmSpin;
+            Ok(Conn::over_ring(ring::open(
+                &fds[0],
+                peer,
+                Side::Server,
+                spin,
+            )?))
         }
         _ => Err(wrong()),
     }

@@ -18,7 +18,15 @@ const CALLS: [&str; 8] = [
     "method_keywords",
     "method_block",
 ];
-const TRANSPORTS: [&str; 5] = ["unix", "seqpacket", "socketpair", "pipes", "tcp"];
+const TRANSPORTS: [&str; 7] = [
+    "unix",
+    "seqpacket",
+    "socketpair",
+    "pipes",
+    "tcp",
+    "shm",
+    "shm-spin",
+];
 const SHORT: &[&str] = &[
     "--quick",
     "--warmup",
@@ -39,7 +47,21 @@ fn bb_ipc(extra: &[&str], env: &[(&str, &str)]) -> Run {
     env.push(("TMPDIR", &dir));
     let run = run_with(EXE, &args, &env);
     assert_eq!(leftovers(&tmp), Vec::<String>::new(), "{}", run.stderr);
+    assert_eq!(shm_leftovers(), Vec::<String>::new(), "{}", run.stderr);
     run
+}
+
+/// bb-ipc's files in /dev/shm: there are never any (the shm transport's memory is a
+/// memfd, with no name), whatever the run's end.
+fn shm_leftovers() -> Vec<String> {
+    std::fs::read_dir("/dev/shm")
+        .map(|dir| {
+            dir.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|name| name.contains("bb-ipc"))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 fn leftovers(tmp: &TempDir) -> Vec<String> {
@@ -64,7 +86,7 @@ fn every_call_on_every_transport_returns_the_checked_result() {
     );
     run.assert_ok();
     let json = run.json();
-    assert_eq!(json.as_array().unwrap().len(), 8 + 5 * 9);
+    assert_eq!(json.as_array().unwrap().len(), 8 + TRANSPORTS.len() * 9);
     for call in CALLS {
         let local = entry(&json, "bb.ipc.local", &[("call", call)]);
         assert_eq!(local["primaryMetric"]["scoreUnit"], "ns/op");
@@ -99,7 +121,14 @@ fn every_call_on_every_transport_returns_the_checked_result() {
 #[test]
 fn default_modes_add_sample_percentiles_and_bm_puts_local_calls_first() {
     let run = bb_ipc(
-        &["--calls", "method_a3,method_block", "--format", "json"],
+        &[
+            "--calls",
+            "method_a3,method_block",
+            "--transport",
+            "unix",
+            "--format",
+            "json",
+        ],
         &[],
     );
     run.assert_ok();
@@ -119,7 +148,14 @@ fn default_modes_add_sample_percentiles_and_bm_puts_local_calls_first() {
         assert!(p["50.0"].as_f64() <= p["100.0"].as_f64());
     }
     let bm = bb_ipc(
-        &["--calls", "method_a3,method_block", "--format", "bm"],
+        &[
+            "--calls",
+            "method_a3,method_block",
+            "--transport",
+            "unix",
+            "--format",
+            "bm",
+        ],
         &[],
     );
     bm.assert_ok();
@@ -294,25 +330,27 @@ fn a_failing_benchmark_is_named_and_the_others_still_reported() {
 #[cfg(feature = "fault-injection")]
 #[test]
 fn faults_end_with_a_clear_error_and_exit_1() {
+    let wrong = "verification mismatch: method_a3 returned Int(124), expected 123";
+    let refused = "the server refused the call (bad arguments)";
+    let closed = "closed the connection without answering";
     for (fault, transport, message) in [
         (
             "unknown-method",
             "unix",
             "the server refused the call (unknown method): unknown method 999",
         ),
-        (
-            "bad-args",
-            "pipes",
-            "the server refused the call (bad arguments)",
-        ),
-        (
-            "wrong-answer",
-            "socketpair",
-            "verification mismatch: method_a3 returned Int(124), expected 123",
-        ),
+        ("bad-args", "pipes", refused),
+        ("wrong-answer", "socketpair", wrong),
         ("truncate", "seqpacket", "truncated frame"),
         ("truncate", "tcp", "truncated frame"),
-        ("vanish", "unix", "closed the connection without answering"),
+        ("vanish", "unix", closed),
+        ("wrong-answer", "shm", wrong),
+        ("bad-args", "shm-spin", refused),
+        // A server gone mid-frame or mid-call: no socket to see it close, the futex
+        // wait's deadline looks whether it is still there.
+        ("truncate", "shm", "truncated frame"),
+        ("vanish", "shm", closed),
+        ("vanish", "shm-spin", closed),
     ] {
         let started = std::time::Instant::now();
         let run = bb_ipc(
@@ -335,25 +373,21 @@ fn faults_end_with_a_clear_error_and_exit_1() {
         assert!(started.elapsed() < Duration::from_secs(20), "{fault}");
     }
     // A server that sends half a frame and hangs: the timeout ends the run.
-    let started = std::time::Instant::now();
-    let run = bb_ipc(
-        &[
-            "--calls",
-            "method_no_args",
-            "--mode",
-            "avgt",
-            "--timeout",
-            "1s",
-        ],
-        &[("BB_IPC_FAULT", "stall")],
-    );
-    assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("ran past the timeout of 1s"),
-        "{}",
-        run.stderr
-    );
-    assert!(started.elapsed() < Duration::from_secs(20));
+    for transport in ["unix", "shm"] {
+        let started = std::time::Instant::now();
+        let args: Vec<&str> = "--calls method_no_args --mode avgt --timeout 1s --transport"
+            .split(' ')
+            .chain([transport])
+            .collect();
+        let run = bb_ipc(&args, &[("BB_IPC_FAULT", "stall")]);
+        assert_eq!(run.code, 1, "{transport}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("ran past the timeout of 1s"),
+            "{transport}: {}",
+            run.stderr
+        );
+        assert!(started.elapsed() < Duration::from_secs(20), "{transport}");
+    }
 }
 
 #[test]
@@ -460,11 +494,14 @@ fn a_parent_killed_before_its_server_child_handles_signals_leaves_nothing_behind
 fn no_socket_file_and_no_child_survive_a_signal_to_the_parent() {
     use nix::sys::signal::{kill, Signal};
     let two_cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) >= 2;
-    for (signal, forks) in [
-        (Signal::SIGINT, "1"),
-        (Signal::SIGKILL, "0"),
-        (Signal::SIGKILL, "1"),
-        (Signal::SIGTERM, "0"),
+    for (signal, forks, transport) in [
+        (Signal::SIGINT, "1", "unix"),
+        (Signal::SIGKILL, "0", "unix"),
+        (Signal::SIGKILL, "1", "unix"),
+        (Signal::SIGTERM, "0", "unix"),
+        (Signal::SIGINT, "0", "shm"),
+        (Signal::SIGKILL, "1", "shm"),
+        (Signal::SIGTERM, "0", "shm-spin"),
     ] {
         let tmp = TempDir::new("ipc-kill");
         let mut args = vec![
@@ -481,10 +518,12 @@ fn no_socket_file_and_no_child_survive_a_signal_to_the_parent() {
             "1",
             "--forks",
             forks,
+            "--transport",
+            transport,
         ];
         let pin = if two_cpus { "0,1" } else { "0,0" };
         if signal == Signal::SIGTERM {
-            args.extend(["--pin", pin, "--transport", "unix"]);
+            args.extend(["--pin", pin]);
         }
         let mut child = std::process::Command::new(EXE)
             .args(&args)
@@ -522,12 +561,17 @@ fn no_socket_file_and_no_child_survive_a_signal_to_the_parent() {
         assert!(!status.success(), "{signal}");
         assert!(
             wait_for(Duration::from_secs(10), || seen.iter().all(|&p| !alive(p))),
-            "{signal} (forks {forks}): children {seen:?} survive"
+            "{signal} (forks {forks}, {transport}): children {seen:?} survive"
         );
         assert!(
             wait_for(Duration::from_secs(10), || leftovers(&tmp).is_empty()),
-            "{signal} (forks {forks}): left {:?}",
+            "{signal} (forks {forks}, {transport}): left {:?}",
             leftovers(&tmp)
+        );
+        assert_eq!(
+            shm_leftovers(),
+            Vec::<String>::new(),
+            "{signal} {transport}"
         );
     }
 }
@@ -541,7 +585,7 @@ fn a_normal_run_reaps_its_children_and_removes_its_socket_files() {
             "--calls",
             "method_no_args,method_block",
             "--transport",
-            "unix,seqpacket",
+            "unix,seqpacket,shm",
         ])
         .env("TMPDIR", tmp.path())
         .stdout(std::process::Stdio::null())
@@ -572,7 +616,7 @@ fn a_signal_at_any_moment_exits_128_plus_it_quietly_and_reaps_every_child() {
             "--calls",
             "method_no_args,method_block",
             "--transport",
-            "unix,tcp",
+            "unix,tcp,shm",
             "--warmup",
             "1",
             "--warmup-time",
