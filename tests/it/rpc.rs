@@ -335,7 +335,7 @@ fn a_stop_answers_the_calls_already_received_and_removes_the_socket() {
         assert_eq!((h.id, &p[..]), (id, &id.to_le_bytes()[..]));
     }
     assert!(c.closed_by_server());
-    let (code, log) = server.stop();
+    let (code, log) = server.wait();
     assert_eq!(code, 0, "{log}");
     assert!(
         log.contains(&format!("stopped: 1 connections, {n} calls, 0 errors")),

@@ -81,8 +81,14 @@ impl Server {
     }
 
     /// SIGTERM, then the exit code and everything it logged.
-    pub fn stop(mut self) -> (i32, String) {
+    pub fn stop(self) -> (i32, String) {
         self.signal(nix::sys::signal::Signal::SIGTERM);
+        self.wait()
+    }
+
+    /// Waits for the server to exit on its own (a stop already asked for: a second
+    /// signal would end it at once, before its summary line); its exit code and log.
+    pub fn wait(mut self) -> (i32, String) {
         let until = Instant::now() + Duration::from_secs(10);
         let code = loop {
             if let Some(s) = self.child.try_wait().unwrap() {
