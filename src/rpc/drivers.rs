@@ -32,13 +32,7 @@ pub(crate) fn connect(
         let recorder = Arc::new(Recorder::default());
         let times = recorder.clone() as Arc<dyn ReplyTimes>;
         let pipeline = config.timed_pipeline(requests.clone(), Some(times))?;
-        let open = OpenLoop::new(
-            pipeline,
-            requests.clone(),
-            plan.depth,
-            rate,
-            recorder.clone(),
-        );
+        let open = OpenLoop::new(pipeline, plan.depth, rate, recorder.clone());
         return Ok((Box::new(open), Some(recorder)));
     }
     let driver: Box<dyn Driver> = match plan.style {

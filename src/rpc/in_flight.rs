@@ -3,14 +3,17 @@
 //! call, and the oldest call still in flight (the one whose deadline comes first) is
 //! always at its front. Ids wrap round at `u32::MAX` like the wire's.
 
-use std::collections::VecDeque;
-
 /// Calls in flight, each a `T`, keyed by consecutive ids from the first one pushed.
 pub(crate) struct InFlight<T> {
-    /// The calls from the oldest in flight to the newest sent; a call answered out of
-    /// order leaves a hole (None) until every call before it is answered too.
-    slots: VecDeque<Option<T>>,
-    /// The id the next call gets; the front slot's id is this less `slots.len()`.
+    /// A ring whose length is a power of two (or 0): the call `k` after the oldest in
+    /// flight is in slot `(head + k) & (len - 1)`, for `k` below `used`. A call answered
+    /// out of order leaves a hole (None) until every call before it is answered too.
+    /// Slots are taken and filled in place: a call answered moves nothing else.
+    slots: Vec<Option<T>>,
+    head: usize,
+    /// Slots from the oldest call in flight to the newest sent, holes included.
+    used: usize,
+    /// The id the next call gets; the oldest's is this less `used`.
     next: u32,
     /// Calls still waiting (slots that are not holes).
     waiting: usize,
@@ -20,19 +23,41 @@ impl<T> InFlight<T> {
     /// An empty ring whose first call gets id `first`.
     pub(crate) fn new(first: u32) -> InFlight<T> {
         InFlight {
-            slots: VecDeque::new(),
+            slots: Vec::new(),
+            head: 0,
+            used: 0,
             next: first,
             waiting: 0,
         }
     }
 
     /// Adds a call with the next id, and returns that id.
+    #[inline]
     pub(crate) fn push(&mut self, call: T) -> u32 {
+        if self.used == self.slots.len() {
+            self.grow();
+        }
+        let at = (self.head + self.used) & (self.slots.len() - 1);
+        self.slots[at] = Some(call);
+        self.used += 1;
+        self.waiting += 1;
         let id = self.next;
         self.next = self.next.wrapping_add(1);
-        self.slots.push_back(Some(call));
-        self.waiting += 1;
         id
+    }
+
+    /// Doubles the ring (at least 8 slots), the oldest call first.
+    #[cold]
+    fn grow(&mut self) {
+        let len = (self.slots.len() * 2).max(8);
+        let mut slots = Vec::with_capacity(len);
+        for k in 0..self.used {
+            let at = (self.head + k) & (self.slots.len() - 1);
+            slots.push(self.slots[at].take());
+        }
+        slots.resize_with(len, || None);
+        self.slots = slots;
+        self.head = 0;
     }
 
     /// The id the next call pushed gets.
@@ -45,45 +70,50 @@ impl<T> InFlight<T> {
         self.waiting
     }
 
-    /// The id of the front slot.
-    fn base(&self) -> u32 {
-        self.next.wrapping_sub(self.slots.len() as u32)
+    /// Where call `id` is in the ring, if it is in its span (an id before the oldest
+    /// wraps round to a distance far beyond it).
+    #[inline]
+    fn slot(&self, id: u32) -> Option<usize> {
+        let k = id.wrapping_sub(self.next.wrapping_sub(self.used as u32)) as usize;
+        (k < self.used).then(|| (self.head + k) & (self.slots.len() - 1))
     }
 
     /// Takes call `id` out, or None when no call with that id is waiting (never sent,
     /// or answered already).
+    #[inline]
     pub(crate) fn remove(&mut self, id: u32) -> Option<T> {
-        let index = self.index(id);
-        let call = self.slots.get_mut(index)?.take()?;
+        let at = self.slot(id)?;
+        let call = self.slots[at].take()?;
         self.waiting -= 1;
-        while matches!(self.slots.front(), Some(None)) {
-            self.slots.pop_front();
+        // Holes never stay at the front.
+        while self.used > 0 && self.slots[self.head].is_none() {
+            self.head = (self.head + 1) & (self.slots.len() - 1);
+            self.used -= 1;
         }
         Some(call)
     }
 
     /// Call `id`, while it waits.
+    #[inline]
     pub(crate) fn get(&self, id: u32) -> Option<&T> {
-        self.slots.get(self.index(id))?.as_ref()
+        self.slots[self.slot(id)?].as_ref()
     }
 
     /// Call `id`, while it waits, to change.
+    #[inline]
     pub(crate) fn get_mut(&mut self, id: u32) -> Option<&mut T> {
-        let index = self.index(id);
-        self.slots.get_mut(index)?.as_mut()
-    }
-
-    /// Where call `id` is in the ring, if it is (an id before the oldest wraps round to
-    /// an index far beyond the end).
-    fn index(&self, id: u32) -> usize {
-        id.wrapping_sub(self.base()) as usize
+        let at = self.slot(id)?;
+        self.slots[at].as_mut()
     }
 
     /// The oldest call still waiting, and its id.
     pub(crate) fn oldest(&self) -> Option<(u32, &T)> {
-        // Holes never stay at the front: `remove` drops them.
-        let call = self.slots.front()?.as_ref()?;
-        Some((self.base(), call))
+        let call = self
+            .slots
+            .get(self.head)
+            .filter(|_| self.used > 0)?
+            .as_ref()?;
+        Some((self.next.wrapping_sub(self.used as u32), call))
     }
 }
 
@@ -115,6 +145,34 @@ mod tests {
         assert_eq!((ring.len(), ring.oldest()), (0, None));
         assert_eq!(ring.push(50), 6, "ids go on after the ring emptied");
         assert_eq!(ring.oldest(), Some((6, &50)));
+    }
+
+    #[test]
+    fn the_ring_grows_round_its_holes_keeping_every_call_by_id() {
+        let mut ring = InFlight::new(7);
+        // Answer every third call as the ring fills, so that it wraps and grows with
+        // holes inside it.
+        let mut waiting = std::collections::BTreeMap::new();
+        for i in 0..100u32 {
+            let id = ring.push(i);
+            waiting.insert(id, i);
+            if i % 3 == 2 {
+                let answered = id - 1;
+                assert_eq!(ring.remove(answered), waiting.remove(&answered));
+            }
+            if i % 10 == 9 {
+                let oldest = *waiting.keys().next().unwrap();
+                assert_eq!(ring.remove(oldest), waiting.remove(&oldest));
+            }
+            assert_eq!(ring.len(), waiting.len());
+            let (&id, call) = waiting.iter().next().unwrap();
+            assert_eq!(ring.oldest(), Some((id, call)));
+        }
+        for (id, call) in std::mem::take(&mut waiting) {
+            assert_eq!(ring.get(id), Some(&call));
+            assert_eq!(ring.remove(id), Some(call));
+        }
+        assert_eq!((ring.len(), ring.oldest()), (0, None));
     }
 
     #[test]

@@ -5,7 +5,6 @@
 //! schedule shows as such.
 
 use super::pipeline::{Pipeline, ReplyTimes};
-use super::requests::Requests;
 use crate::stats::histogram::Histogram;
 use crate::util::error::Result;
 use std::sync::{Arc, Mutex};
@@ -97,7 +96,6 @@ impl ReplyTimes for Recorder {
 /// One connection's calls on a fixed schedule, `period` apart from the first.
 pub(crate) struct OpenLoop {
     pipeline: Pipeline,
-    requests: Arc<Requests>,
     depth: usize,
     period_ns: f64,
     recorder: Arc<Recorder>,
@@ -110,16 +108,9 @@ pub(crate) struct OpenLoop {
 impl OpenLoop {
     /// Drives `pipeline` (made with `recorder` as its [`ReplyTimes`]) at `rate` calls per
     /// second, up to `depth` in flight.
-    pub fn new(
-        pipeline: Pipeline,
-        requests: Arc<Requests>,
-        depth: usize,
-        rate: f64,
-        recorder: Arc<Recorder>,
-    ) -> OpenLoop {
+    pub fn new(pipeline: Pipeline, depth: usize, rate: f64, recorder: Arc<Recorder>) -> OpenLoop {
         OpenLoop {
             pipeline,
-            requests,
             depth,
             period_ns: 1e9 / rate,
             recorder,
@@ -167,7 +158,7 @@ impl OpenLoop {
                     .wait_for_room(self.depth)?
                     .min(self.due.len() - i);
                 let batch = &self.due[i..i + room];
-                let sent = self.pipeline.issue(&self.requests, room, Some(batch))?;
+                let sent = self.pipeline.issue(room, Some(batch))?;
                 let mut state = self.recorder.lock();
                 for &due in batch {
                     state

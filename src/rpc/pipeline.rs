@@ -6,11 +6,12 @@
 use super::config::{check_header, ClientConfig};
 use super::deadline::DeadlineReader;
 use super::in_flight::InFlight;
-use super::protocol::{self, Codec};
-use super::requests::Requests;
+use super::protocol;
+use super::requests::{Encoded, Requests};
 use crate::net::addr::SocketStream;
 use crate::util::error::Result;
 use crate::wire::{self, Header, WireError, HEADER_LEN};
+use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Write};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
@@ -129,13 +130,18 @@ impl Pipeline {
         });
         let s = shared.clone();
         let for_reader = config.clone();
-        let refills = Outgoing::new(writer.try_clone().map_err(|e| config.failed_by("", e))?);
+        let encoded = Arc::new(requests.encoded(config.codec));
+        let refills = Outgoing::new(
+            writer.try_clone().map_err(|e| config.failed_by("", e))?,
+            encoded.clone(),
+        );
         let thread = std::thread::Builder::new()
             .name("bb-rpc-reader".into())
             .spawn(move || {
                 let replies = Replies {
                     config: &for_reader,
                     requests: &requests,
+                    encoded: &refills.encoded.clone(),
                     shared: &s,
                     times: times.as_deref(),
                 };
@@ -144,7 +150,7 @@ impl Pipeline {
             .map_err(|e| config.failed_by("starting the reader thread", e))?;
         Ok(Pipeline {
             config: config.clone(),
-            outgoing: Outgoing::new(writer),
+            outgoing: Outgoing::new(writer, encoded),
             shared,
             reader: Some(thread),
         })
@@ -191,16 +197,10 @@ impl Pipeline {
     /// Sends `count` calls in one write, completed by the reader thread; the i-th was
     /// due at `due[i]` (an open loop's schedule), or is due as it is sent where `due` is
     /// None. Returns when they were sent. The caller makes room first.
-    pub(crate) fn issue(
-        &mut self,
-        requests: &Requests,
-        count: usize,
-        due: Option<&[Instant]>,
-    ) -> Result<Instant> {
+    pub(crate) fn issue(&mut self, count: usize, due: Option<&[Instant]>) -> Result<Instant> {
         let sent = Instant::now();
         let first = self.shared.lock().record(count, sent, due);
-        self.outgoing
-            .push(requests, self.config.codec, first, count);
+        self.outgoing.push(first, count);
         self.send()?;
         Ok(sent)
     }
@@ -209,12 +209,12 @@ impl Pipeline {
     /// and waits for the last of them.
     pub(crate) fn calls_async(&mut self, requests: &Requests, n: u64, depth: usize) -> Result<()> {
         if Refill::fits(requests, depth) {
-            return self.calls_refilled(requests, n, depth);
+            return self.calls_refilled(n, depth);
         }
         let mut issued = 0u64;
         while issued < n {
             let room = self.wait_for_room(depth)?.min((n - issued) as usize);
-            self.issue(requests, room, None)?;
+            self.issue(room, None)?;
             issued += room as u64;
         }
         self.wait_for_room(1).map(|_| ())
@@ -224,7 +224,7 @@ impl Pipeline {
     /// replies make room for, as it completes them: the sender sends the first `depth`
     /// and waits for the last reply, so a batch costs the reader's read and write and
     /// no wake of this thread.
-    fn calls_refilled(&mut self, requests: &Requests, n: u64, depth: usize) -> Result<()> {
+    fn calls_refilled(&mut self, n: u64, depth: usize) -> Result<()> {
         {
             let mut state = self.shared.lock();
             if let Some(e) = &state.error {
@@ -238,8 +238,7 @@ impl Pipeline {
             // Sent under the lock, as the reader thread sends its refills: the two
             // never write at once.
             let first = state.record(count, Instant::now(), None);
-            self.outgoing
-                .push(requests, self.config.codec, first, count);
+            self.outgoing.push(first, count);
             self.outgoing
                 .send()
                 .map_err(|e| self.config.failed_by("sending calls", e))?;
@@ -249,25 +248,34 @@ impl Pipeline {
         done
     }
 
-    /// Sends one call (buffered until [`Pipeline::flush`]) and returns its handle.
-    pub(crate) fn call_future(&mut self, requests: &Requests) -> Result<Handle> {
+    /// Sends `count` calls (buffered until [`Pipeline::flush`]) and queues their
+    /// handles behind `handles`.
+    fn call_futures(&mut self, count: usize, handles: &mut VecDeque<Handle>) -> Result<()> {
         let sent = Instant::now();
-        let id = {
+        let first = {
             let mut state = self.shared.lock();
             if let Some(e) = &state.error {
                 return Err(self.config.fail(e));
             }
-            state.in_flight.push(Sent {
-                pending: Pending::Handle(None),
-                sent,
-                due: sent,
-            })
+            let first = state.in_flight.next_id();
+            for _ in 0..count {
+                state.in_flight.push(Sent {
+                    pending: Pending::Handle(None),
+                    sent,
+                    due: sent,
+                });
+            }
+            first
         };
-        self.outgoing.push(requests, self.config.codec, id, 1);
-        Ok(Handle { id, sent })
+        self.outgoing.push(first, count);
+        handles.extend((0..count).map(|i| Handle {
+            id: first.wrapping_add(i as u32),
+            sent,
+        }));
+        Ok(())
     }
 
-    /// Sends the calls buffered by [`Pipeline::call_future`].
+    /// Sends the calls buffered by [`Pipeline::call_futures`].
     pub(crate) fn flush(&mut self) -> Result<()> {
         if self.outgoing.out.is_empty() {
             return Ok(());
@@ -275,26 +283,30 @@ impl Pipeline {
         self.send()
     }
 
-    /// Waits for a handle's reply, until its deadline, and checks it.
-    pub(crate) fn wait(&self, handle: Handle, requests: &Requests) -> Result<()> {
+    /// Waits for the reply of the oldest handle in `handles`, until its deadline, then
+    /// takes it and every handle after it whose reply is in too, with their replies,
+    /// into `replies`.
+    fn wait_ready(
+        &self,
+        handles: &mut VecDeque<Handle>,
+        replies: &mut Vec<(u32, Vec<u8>)>,
+    ) -> Result<()> {
+        let oldest = handles.front().expect("a call is outstanding");
         let mut state = self.shared.lock();
-        let payload = loop {
-            if let Some(payload) = state.take_reply(handle.id) {
-                break payload;
-            }
+        while !state.answered(oldest.id) {
             if let Some(e) = &state.error {
                 return Err(self.config.fail(e));
             }
-            let deadline = handle.sent + self.config.timeout;
+            let deadline = oldest.sent + self.config.timeout;
             let now = Instant::now();
             if now >= deadline {
                 return Err(self.config.fail(format!(
                     "no reply to call {} within {} (--call-timeout)",
-                    handle.id,
+                    oldest.id,
                     crate::util::format::format_duration(self.config.timeout)
                 )));
             }
-            state.reply_wanted = Some(handle.id);
+            state.reply_wanted = Some(oldest.id);
             state = self
                 .shared
                 .progress
@@ -302,40 +314,46 @@ impl Pipeline {
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
             state.reply_wanted = None;
-        };
-        drop(state);
-        let checked = protocol::decode_reply(requests.method, self.config.codec, &payload)
-            .and_then(|r| requests.check(handle.id, &r))
-            .map_err(|e| self.config.fail(e));
-        self.shared.lock().spare.push(payload);
-        checked
+        }
+        while let Some(h) = handles.front() {
+            let Some(reply) = state.take_reply(h.id) else {
+                break;
+            };
+            replies.push((h.id, reply));
+            handles.pop_front();
+        }
+        Ok(())
     }
 
-    /// Whether a handle's reply is in.
-    fn ready(&self, handle: &Handle) -> bool {
-        self.shared.lock().answered(handle.id)
+    /// Checks the reply to future `id`.
+    fn check(&self, id: u32, payload: &[u8], requests: &Requests) -> Result<()> {
+        protocol::decode_reply(requests.method, self.config.codec, payload)
+            .and_then(|r| requests.check(id, &r))
+            .map_err(|e| self.config.fail(e))
     }
 
     /// Makes `n` calls through handles, up to `depth` outstanding: the oldest is waited
-    /// for, then every other that is ready, then the freed room is refilled in one send.
+    /// for, and taken with every other whose reply is in too; their replies are
+    /// checked, and the freed room refilled in one send.
     pub(crate) fn calls_future(&mut self, requests: &Requests, n: u64, depth: usize) -> Result<()> {
-        let mut outstanding = std::collections::VecDeque::with_capacity(depth);
-        let mut issued = 0u64;
-        let mut done = 0u64;
+        let mut outstanding = VecDeque::with_capacity(depth);
+        let mut replies = Vec::with_capacity(depth);
+        let (mut issued, mut done) = (0u64, 0u64);
         while done < n {
-            while outstanding.len() < depth && issued < n {
-                outstanding.push_back(self.call_future(requests)?);
-                issued += 1;
-            }
+            let count = (depth - outstanding.len()).min((n - issued) as usize);
+            self.call_futures(count, &mut outstanding)?;
+            issued += count as u64;
             self.flush()?;
-            let oldest = outstanding.pop_front().expect("a call is outstanding");
-            self.wait(oldest, requests)?;
-            done += 1;
-            while outstanding.front().is_some_and(|h| self.ready(h)) {
-                let h = outstanding.pop_front().expect("checked");
-                self.wait(h, requests)?;
-                done += 1;
+            self.wait_ready(&mut outstanding, &mut replies)?;
+            for (id, payload) in &replies {
+                self.check(*id, payload, requests)?;
             }
+            done += replies.len() as u64;
+            // Their buffers go back for the reader's next replies.
+            self.shared
+                .lock()
+                .spare
+                .extend(replies.drain(..).map(|(_, p)| p));
         }
         Ok(())
     }
@@ -411,31 +429,27 @@ impl Refill {
     }
 }
 
-/// Calls on their way out: the socket they are written to, and the buffers they are
-/// encoded in until one write sends them. The sender has one; the reader thread, which
-/// refills, has its own on a clone of the socket.
+/// Calls on their way out: the socket they are written to, the calls encoded once, and
+/// the buffer their frames gather in until one write sends them. The sender has one;
+/// the reader thread, which refills, has its own on a clone of the socket.
 struct Outgoing {
     writer: SocketStream,
+    encoded: Arc<Encoded>,
     out: Vec<u8>,
-    scratch: Vec<u8>,
 }
 
 impl Outgoing {
-    fn new(writer: SocketStream) -> Outgoing {
+    fn new(writer: SocketStream, encoded: Arc<Encoded>) -> Outgoing {
         Outgoing {
             writer,
+            encoded,
             out: Vec::new(),
-            scratch: Vec::new(),
         }
     }
 
     /// Appends the requests of calls `first` to `first + count - 1`.
-    fn push(&mut self, requests: &Requests, codec: Codec, first: u32, count: usize) {
-        for i in 0..count {
-            let id = first.wrapping_add(i as u32);
-            let call = requests.call(id, &mut self.scratch);
-            protocol::push_request(&mut self.out, id, codec, &call);
-        }
+    fn push(&mut self, first: u32, count: usize) {
+        self.encoded.push(&mut self.out, first, count);
     }
 
     /// Writes what was appended, in one write.
@@ -450,6 +464,8 @@ impl Outgoing {
 struct Replies<'a> {
     config: &'a ClientConfig,
     requests: &'a Requests,
+    /// The replies expected, byte for byte.
+    encoded: &'a Encoded,
     shared: &'a PipeShared,
     /// Where reply times go.
     times: Option<&'a dyn ReplyTimes>,
@@ -520,17 +536,23 @@ impl Replies<'_> {
         payload: &[u8],
         arrived: Option<Instant>,
     ) -> std::result::Result<(), String> {
-        // The status first: a connection-level error (too large, a bad header) comes
-        // with id 0, which no call has.
-        check_header(h, payload)?;
-        // A future answered already counts as no call in flight: its reply came twice.
-        let waiting = state.in_flight.get(h.id).is_some() && !state.answered(h.id);
-        if !waiting {
-            return Err(format!(
-                "a reply came with id {}, which no call in flight has",
-                h.id
-            ));
+        // A reply that is, byte for byte, the one its call expects needs no other check.
+        let exact = self.encoded.is_reply(h, payload, h.id);
+        if !exact {
+            // The status first: a connection-level error (too large, a bad header)
+            // comes with id 0, which no call has.
+            check_header(h, payload)?;
         }
+        // A future answered already counts as no call in flight: its reply came twice.
+        let call = match state.in_flight.get_mut(h.id) {
+            Some(call) if !matches!(call.pending, Pending::Handle(Some(_))) => call,
+            _ => {
+                return Err(format!(
+                    "a reply came with id {}, which no call in flight has",
+                    h.id
+                ))
+            }
+        };
         let requests = self.requests;
         if h.method != requests.method {
             return Err(format!(
@@ -538,23 +560,19 @@ impl Replies<'_> {
                 h.id, h.method, requests.method
             ));
         }
-        let future = matches!(
-            state.in_flight.get(h.id).map(|c| &c.pending),
-            Some(Pending::Handle(_))
-        );
-        let spare = future.then(|| state.spare.pop()).flatten();
-        let call = state.in_flight.get_mut(h.id).expect("checked above");
         match &mut call.pending {
             Pending::Callback => {
-                protocol::decode_reply(h.method, self.config.codec, payload)
-                    .and_then(|r| requests.check(h.id, &r))?;
+                if !exact {
+                    protocol::decode_reply(h.method, self.config.codec, payload)
+                        .and_then(|r| requests.check(h.id, &r))?;
+                }
                 if let (Some(t), Some(at)) = (self.times, arrived) {
                     t.replied(call.due, call.sent, at);
                 }
                 state.in_flight.remove(h.id);
             }
             Pending::Handle(reply) => {
-                let mut buffer = spare.unwrap_or_default();
+                let mut buffer = state.spare.pop().unwrap_or_default();
                 buffer.clear();
                 buffer.extend_from_slice(payload);
                 *reply = Some(buffer);
@@ -580,14 +598,14 @@ impl Replies<'_> {
         }
         refill.remaining -= count as u64;
         let first = state.record(count, Instant::now(), None);
-        outgoing.push(self.requests, self.config.codec, first, count);
+        outgoing.push(first, count);
         outgoing.send().map_err(|e| format!("sending calls: {e}"))
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::protocol::Reply;
+    use super::super::protocol::{Codec, Reply};
     use super::*;
     use crate::net::addr::Addr;
     use std::io::Read;

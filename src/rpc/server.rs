@@ -45,6 +45,42 @@ struct CallCounters {
     errors: AtomicU64,
 }
 
+/// One connection's calls not yet added to the shared counters: an atomic add per call
+/// would cost each call a locked instruction. Added before every write of replies (so a
+/// client that has its replies finds them counted) and at the connection's end.
+struct Tally<'a> {
+    counters: &'a CallCounters,
+    echo: u64,
+    add: u64,
+}
+
+impl<'a> Tally<'a> {
+    fn new(counters: &'a CallCounters) -> Tally<'a> {
+        Tally {
+            counters,
+            echo: 0,
+            add: 0,
+        }
+    }
+
+    fn flush(&mut self) {
+        for (count, counter) in [
+            (&mut self.echo, &self.counters.echo),
+            (&mut self.add, &self.counters.add),
+        ] {
+            if *count > 0 {
+                counter.fetch_add(std::mem::take(count), Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+impl Drop for Tally<'_> {
+    fn drop(&mut self) {
+        self.flush();
+    }
+}
+
 struct Shared {
     config: ServerConfig,
     counters: CallCounters,
@@ -305,6 +341,7 @@ fn frames(
     }
     let max = shared.config.max_frame;
     let mut payload = Vec::new();
+    let mut tally = Tally::new(&shared.counters);
     let result = 'connection: loop {
         let header = match wire::read_frame(&mut reader, max, &mut payload) {
             Ok(h) => h,
@@ -321,27 +358,31 @@ fn frames(
             }
             Err(e) => break Err(e),
         };
-        if let Err(e) = serve_request(&header, &payload, &mut out, conn, peer, shared) {
+        let first = serve_request(&header, &payload, &mut out, &mut tally, conn, peer, shared);
+        if let Err(e) = first {
             break Err(e);
         }
         // Then every whole request that came with it, read in place from the buffer.
         while let Some((header, length)) = wire::buffered_frame(reader.buffer(), max) {
             let payload = &reader.buffer()[HEADER_LEN..length];
-            let served = serve_request(&header, payload, &mut out, conn, peer, shared);
+            let served = serve_request(&header, payload, &mut out, &mut tally, conn, peer, shared);
             reader.consume(length);
             if let Err(e) = served {
                 break 'connection Err(e);
             }
             if out.len() >= REPLY_BATCH {
+                tally.flush();
                 writer.write_all(&out)?;
                 out.clear();
             }
         }
         if reader.buffer().is_empty() || out.len() >= REPLY_BATCH {
+            tally.flush();
             writer.write_all(&out)?;
             out.clear();
         }
     };
+    tally.flush();
     if !out.is_empty() {
         let _ = writer.write_all(&out);
     }
@@ -389,6 +430,7 @@ fn serve_request(
     header: &Header,
     payload: &[u8],
     out: &mut Vec<u8>,
+    tally: &mut Tally,
     conn: u64,
     peer: &str,
     shared: &Shared,
@@ -400,7 +442,7 @@ fn serve_request(
             why,
         )));
     }
-    answer(header, payload, out, conn, peer, shared);
+    answer(header, payload, out, tally, conn, peer, shared);
     Ok(())
 }
 
@@ -409,6 +451,7 @@ fn answer(
     header: &Header,
     payload: &[u8],
     out: &mut Vec<u8>,
+    tally: &mut Tally,
     conn: u64,
     peer: &str,
     shared: &Shared,
@@ -434,14 +477,16 @@ fn answer(
     let c = &shared.counters;
     match call {
         Call::Echo(data) => {
-            c.echo.fetch_add(1, Ordering::Relaxed);
+            tally.echo += 1;
             protocol::push_reply(out, header, &Reply::Echo(data));
         }
         Call::Add(a, b) => {
-            c.add.fetch_add(1, Ordering::Relaxed);
+            tally.add += 1;
             protocol::push_reply(out, header, &Reply::Add(a.wrapping_add(b)));
         }
         Call::Stats => {
+            // This connection's own calls so far count in what it is told.
+            tally.flush();
             c.stats.fetch_add(1, Ordering::Relaxed);
             protocol::push_reply(out, header, &Reply::Stats(shared.stats()));
         }

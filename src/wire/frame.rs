@@ -62,6 +62,12 @@ impl Header {
         b
     }
 
+    /// Writes `id` into an encoded header, the front of `frame`: a frame encoded once
+    /// serves every call.
+    pub fn set_id(frame: &mut [u8], id: u32) {
+        frame[4..8].copy_from_slice(&id.to_le_bytes());
+    }
+
     pub fn decode(b: &[u8; HEADER_LEN]) -> Header {
         Header {
             len: u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
