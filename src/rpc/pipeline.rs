@@ -727,6 +727,48 @@ mod tests {
     }
 
     #[test]
+    fn a_reply_encoded_otherwise_passes_and_one_with_other_bytes_fails() {
+        let requests = Arc::new(Requests::echo(16, 7));
+        // MessagePack calls, their bin8 echoed back as a bin16 of the same bytes: not the
+        // frame each call expects, the same value.
+        for future in [false, true] {
+            let (mut config, dir) = server(Duration::from_secs(5), |r| {
+                for (_, p) in r.iter_mut() {
+                    assert_eq!(p[0], 0xc4, "a bin8");
+                    let mut wider = vec![0xc5, 0, p[1]];
+                    wider.extend_from_slice(&p[2..]);
+                    *p = wider;
+                }
+            });
+            config.codec = Codec::Msgpack;
+            let mut p = config.pipeline(requests.clone()).unwrap();
+            match future {
+                true => p.calls_future(&requests, 300, 16),
+                false => p.calls_async(&requests, 300, 16),
+            }
+            .unwrap();
+            drop(p);
+            let _ = std::fs::remove_dir_all(dir);
+        }
+        // One byte of call 5's echo changed.
+        for future in [false, true] {
+            let e = calls_against(future, 16, 8, 100, Duration::from_secs(5), |r| {
+                for (id, p) in r.iter_mut() {
+                    if *id == 5 {
+                        p[9] ^= 1;
+                    }
+                }
+            })
+            .unwrap_err()
+            .to_string();
+            assert!(
+                e.ends_with("the reply to call 5 does not match its request"),
+                "future {future}: {e}"
+            );
+        }
+    }
+
+    #[test]
     fn the_oldest_call_without_a_reply_fails_at_its_deadline() {
         // Calls 1 to 20 are answered, then none: call 21 is the oldest left.
         let start = Instant::now();
