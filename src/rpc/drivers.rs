@@ -43,7 +43,7 @@ pub(crate) fn connect(
             plan.depth,
         )),
         Style::Future => Box::new(FutureDriver(
-            config.pipeline(requests.clone())?,
+            config.future_pipeline(requests.clone(), plan.depth)?,
             requests.clone(),
             plan.depth,
         )),

@@ -73,12 +73,33 @@ impl PipeShared {
     }
 }
 
-/// A pipelined connection: many calls in flight, replies matched by id on a reader thread.
+/// A pipelined connection: many calls in flight, replies matched by id on a reader thread
+/// (or, for futures, by the caller as it waits).
 pub(crate) struct Pipeline {
     config: ClientConfig,
     outgoing: Outgoing,
     shared: Arc<PipeShared>,
-    reader: Option<std::thread::JoinHandle<()>>,
+    reader: Reader,
+}
+
+/// Who reads a pipeline's replies.
+enum Reader {
+    /// A thread of the pipeline's own, started with it.
+    Thread(Option<std::thread::JoinHandle<()>>),
+    /// The caller, as it waits for a future's reply: no thread to wake, so a batch costs
+    /// a task switch and a futex wake fewer (as a gRPC caller drains its own completion
+    /// queue). Only while the calls in flight, requests and replies, fit the sockets'
+    /// buffers ([`Refill::fits`]): the caller's blocking write must never wait for
+    /// replies that nobody reads meanwhile.
+    Caller(Box<CallerReads>),
+}
+
+/// What the caller reads replies with.
+struct CallerReads {
+    reader: BufReader<DeadlineReader>,
+    payload: Vec<u8>,
+    requests: Arc<Requests>,
+    encoded: Arc<Encoded>,
 }
 
 /// A call in flight whose reply the caller waits for later (a future per call).
@@ -101,20 +122,34 @@ impl ClientConfig {
         times: Option<Arc<dyn ReplyTimes>>,
     ) -> Result<Pipeline> {
         let (writer, reader) = self.open()?;
-        Pipeline::start(self, writer, reader, requests, times)
+        Pipeline::start(self, writer, reader, requests, times, false)
+    }
+
+    /// Connects a pipeline for futures, up to `depth` in flight: the caller reads the
+    /// replies as it waits where they fit the sockets' buffers, else a reader thread.
+    pub(crate) fn future_pipeline(
+        &self,
+        requests: Arc<Requests>,
+        depth: usize,
+    ) -> Result<Pipeline> {
+        let (writer, reader) = self.open()?;
+        let caller_reads = Refill::fits(&requests, depth);
+        Pipeline::start(self, writer, reader, requests, None, caller_reads)
     }
 }
 
 impl Pipeline {
-    /// Starts the reader thread of a connection opened by `config` (hellos exchanged):
+    /// Starts the pipeline of a connection opened by `config` (hellos exchanged):
     /// `writer` to send on, `reader` to read replies from, checked by `requests` and,
-    /// with `times`, timed as they come in.
+    /// with `times`, timed as they come in; read by a thread of its own, or with
+    /// `caller_reads` by the caller (futures only, untimed).
     fn start(
         config: &ClientConfig,
         writer: SocketStream,
         reader: BufReader<DeadlineReader>,
         requests: Arc<Requests>,
         times: Option<Arc<dyn ReplyTimes>>,
+        caller_reads: bool,
     ) -> Result<Pipeline> {
         let shared = Arc::new(PipeShared {
             state: Mutex::new(PipeState {
@@ -128,9 +163,22 @@ impl Pipeline {
             }),
             progress: Condvar::new(),
         });
+        let encoded = Arc::new(requests.encoded(config.codec));
+        if caller_reads {
+            return Ok(Pipeline {
+                config: config.clone(),
+                outgoing: Outgoing::new(writer, encoded.clone()),
+                shared,
+                reader: Reader::Caller(Box::new(CallerReads {
+                    reader,
+                    payload: Vec::new(),
+                    requests,
+                    encoded,
+                })),
+            });
+        }
         let s = shared.clone();
         let for_reader = config.clone();
-        let encoded = Arc::new(requests.encoded(config.codec));
         let refills = Outgoing::new(
             writer.try_clone().map_err(|e| config.failed_by("", e))?,
             encoded.clone(),
@@ -152,7 +200,7 @@ impl Pipeline {
             config: config.clone(),
             outgoing: Outgoing::new(writer, encoded),
             shared,
-            reader: Some(thread),
+            reader: Reader::Thread(Some(thread)),
         })
     }
 
@@ -287,34 +335,18 @@ impl Pipeline {
     /// takes it and every handle after it whose reply is in too, with their replies,
     /// into `replies`.
     fn wait_ready(
-        &self,
+        &mut self,
         handles: &mut VecDeque<Handle>,
         replies: &mut Vec<(u32, Vec<u8>)>,
     ) -> Result<()> {
         let oldest = handles.front().expect("a call is outstanding");
-        let mut state = self.shared.lock();
-        while !state.answered(oldest.id) {
-            if let Some(e) = &state.error {
-                return Err(self.config.fail(e));
+        let (id, deadline) = (oldest.id, oldest.sent + self.config.timeout);
+        let mut state = match &mut self.reader {
+            Reader::Caller(caller) => {
+                caller.read_until(id, deadline, &self.config, &self.shared)?
             }
-            let deadline = oldest.sent + self.config.timeout;
-            let now = Instant::now();
-            if now >= deadline {
-                return Err(self.config.fail(format!(
-                    "no reply to call {} within {} (--call-timeout)",
-                    oldest.id,
-                    crate::util::format::format_duration(self.config.timeout)
-                )));
-            }
-            state.reply_wanted = Some(oldest.id);
-            state = self
-                .shared
-                .progress
-                .wait_timeout(state, deadline - now)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
-            state.reply_wanted = None;
-        }
+            Reader::Thread(_) => wait_for_reply(&self.shared, id, deadline, &self.config)?,
+        };
         while let Some(h) = handles.front() {
             let Some(reply) = state.take_reply(h.id) else {
                 break;
@@ -363,8 +395,86 @@ impl Drop for Pipeline {
     fn drop(&mut self) {
         self.shared.lock().closing = true;
         let _ = self.outgoing.writer.shutdown(std::net::Shutdown::Both);
-        if let Some(t) = self.reader.take() {
-            let _ = t.join();
+        if let Reader::Thread(thread) = &mut self.reader {
+            if let Some(t) = thread.take() {
+                let _ = t.join();
+            }
+        }
+    }
+}
+
+/// Waits, on the reader thread's signal, until future `id`'s reply is in (the state
+/// then locked), the connection fails, or `deadline` passes.
+fn wait_for_reply<'s>(
+    shared: &'s PipeShared,
+    id: u32,
+    deadline: Instant,
+    config: &ClientConfig,
+) -> Result<std::sync::MutexGuard<'s, PipeState>> {
+    let mut state = shared.lock();
+    while !state.answered(id) {
+        if let Some(e) = &state.error {
+            return Err(config.fail(e));
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return Err(config.fail(no_reply(id, config)));
+        }
+        state.reply_wanted = Some(id);
+        state = shared
+            .progress
+            .wait_timeout(state, deadline - now)
+            .unwrap_or_else(|e| e.into_inner())
+            .0;
+        state.reply_wanted = None;
+    }
+    Ok(state)
+}
+
+/// The failure of a future whose reply did not come by its deadline.
+fn no_reply(id: u32, config: &ClientConfig) -> String {
+    format!(
+        "no reply to call {id} within {} (--call-timeout)",
+        crate::util::format::format_duration(config.timeout)
+    )
+}
+
+impl CallerReads {
+    /// Reads replies until future `id`'s is in (the state then locked), the connection
+    /// fails, or `deadline` passes.
+    fn read_until<'s>(
+        &mut self,
+        id: u32,
+        deadline: Instant,
+        config: &ClientConfig,
+        shared: &'s PipeShared,
+    ) -> Result<std::sync::MutexGuard<'s, PipeState>> {
+        self.reader.get_mut().set_deadline(deadline);
+        loop {
+            let state = shared.lock();
+            if state.answered(id) {
+                return Ok(state);
+            }
+            if let Some(e) = &state.error {
+                return Err(config.fail(e));
+            }
+            drop(state);
+            if Instant::now() >= deadline {
+                return Err(config.fail(no_reply(id, config)));
+            }
+            let replies = Replies {
+                config,
+                requests: &self.requests,
+                encoded: &self.encoded,
+                shared,
+                times: None,
+            };
+            // A read that timed out between frames ends at the deadline above.
+            if let Batch::Failed(e) = replies.read_batch(&mut self.reader, &mut self.payload, None)
+            {
+                shared.lock().error = Some(e.clone());
+                return Err(config.fail(e));
+            }
         }
     }
 }
@@ -460,7 +570,17 @@ impl Outgoing {
     }
 }
 
-/// The reader thread: completes calls by id until the connection ends or fails.
+/// What one read of replies came to.
+enum Batch {
+    /// Replies read and completed.
+    Read,
+    /// Nothing came within the socket's timeout, between frames.
+    Timeout,
+    /// The connection failed, or a reply was wrong: the run's error.
+    Failed(String),
+}
+
+/// The reader of replies: completes calls by id until the connection ends or fails.
 struct Replies<'a> {
     config: &'a ClientConfig,
     requests: &'a Requests,
@@ -477,54 +597,65 @@ impl Replies<'_> {
     /// together are completed under one lock, then their room refilled (async) in one
     /// write, then the sender woken if it waits for that much room.
     fn read(&self, mut reader: BufReader<DeadlineReader>, mut outgoing: Outgoing) {
-        let (config, shared) = (self.config, self.shared);
         let mut payload = Vec::new();
-        let error = 'connection: loop {
-            let h = match wire::read_frame(&mut reader, config.max_frame, &mut payload) {
-                Ok(h) => h,
-                Err(WireError::Io(e)) if wire::is_timeout(&e) => {
-                    // Between frames: the writer side holds each call to its deadline,
-                    // and an idle pipeline just waits on. (Inside a frame a timeout is
-                    // an error: the stream would be out of step.)
-                    if shared.lock().closing {
-                        return;
-                    }
-                    continue;
-                }
-                Err(e) => {
-                    if shared.lock().closing {
-                        return;
-                    }
-                    break format!("waiting for replies: {e}");
-                }
-            };
-            // Timed as they came, before their checks: the replies of one read together.
-            let arrived = self.times.is_some().then(Instant::now);
-            let mut state = shared.lock();
-            if let Err(e) = self.complete(&mut state, &h, &payload, arrived) {
-                break e;
-            }
-            while let Some((h, length)) = wire::buffered_frame(reader.buffer(), config.max_frame) {
-                let frame = &reader.buffer()[HEADER_LEN..length];
-                let completed = self.complete(&mut state, &h, frame, arrived);
-                reader.consume(length);
-                if let Err(e) = completed {
-                    break 'connection e;
-                }
-            }
-            if let Err(e) = self.refill(&mut state, &mut outgoing) {
-                break e;
-            }
-            let wake = state.in_flight.len() < state.room_wanted
-                || state.reply_wanted.is_some_and(|id| state.answered(id));
-            drop(state);
-            if wake {
-                shared.progress.notify_all();
+        let error = loop {
+            match self.read_batch(&mut reader, &mut payload, Some(&mut outgoing)) {
+                Batch::Read => {}
+                // Between frames: the writer side holds each call to its deadline, and
+                // an idle pipeline just waits on.
+                Batch::Timeout if !self.shared.lock().closing => {}
+                Batch::Failed(e) if !self.shared.lock().closing => break e,
+                Batch::Timeout | Batch::Failed(_) => return,
             }
         };
         // Waiters see the error (a future whose reply came before it still gets it).
-        shared.lock().error = Some(error);
-        shared.progress.notify_all();
+        self.shared.lock().error = Some(error);
+        self.shared.progress.notify_all();
+    }
+
+    /// Reads what the socket brings (waiting for it), completes every whole reply it
+    /// holds under one lock, then refills through `outgoing` (the reader thread's async
+    /// calls) and wakes the sender if it waits for that much room or that reply.
+    fn read_batch(
+        &self,
+        reader: &mut BufReader<DeadlineReader>,
+        payload: &mut Vec<u8>,
+        outgoing: Option<&mut Outgoing>,
+    ) -> Batch {
+        let (config, shared) = (self.config, self.shared);
+        let h = match wire::read_frame(reader, config.max_frame, payload) {
+            Ok(h) => h,
+            // Only between frames: inside one a timeout is an error, the stream would
+            // be out of step.
+            Err(WireError::Io(e)) if wire::is_timeout(&e) => return Batch::Timeout,
+            Err(e) => return Batch::Failed(format!("waiting for replies: {e}")),
+        };
+        // Timed as they came, before their checks: the replies of one read together.
+        let arrived = self.times.is_some().then(Instant::now);
+        let mut state = shared.lock();
+        if let Err(e) = self.complete(&mut state, &h, payload, arrived) {
+            return Batch::Failed(e);
+        }
+        while let Some((h, length)) = wire::buffered_frame(reader.buffer(), config.max_frame) {
+            let frame = &reader.buffer()[HEADER_LEN..length];
+            let completed = self.complete(&mut state, &h, frame, arrived);
+            reader.consume(length);
+            if let Err(e) = completed {
+                return Batch::Failed(e);
+            }
+        }
+        if let Some(outgoing) = outgoing {
+            if let Err(e) = self.refill(&mut state, outgoing) {
+                return Batch::Failed(e);
+            }
+        }
+        let wake = state.in_flight.len() < state.room_wanted
+            || state.reply_wanted.is_some_and(|id| state.answered(id));
+        drop(state);
+        if wake {
+            shared.progress.notify_all();
+        }
+        Batch::Read
     }
 
     /// Checks reply `h`, which came at `arrived`, and completes its call; an error ends
@@ -674,12 +805,14 @@ mod tests {
     ) -> Result<()> {
         let (config, dir) = server(timeout, answer);
         let requests = Arc::new(Requests::echo(size, 7));
-        let result = config
-            .pipeline(requests.clone())
-            .and_then(|mut p| match future {
-                true => p.calls_future(&requests, n, depth),
-                false => p.calls_async(&requests, n, depth),
-            });
+        let result = match future {
+            true => config
+                .future_pipeline(requests.clone(), depth)
+                .and_then(|mut p| p.calls_future(&requests, n, depth)),
+            false => config
+                .pipeline(requests.clone())
+                .and_then(|mut p| p.calls_async(&requests, n, depth)),
+        };
         let _ = std::fs::remove_dir_all(dir);
         result
     }
@@ -696,8 +829,10 @@ mod tests {
             })
             .unwrap();
         }
-        for depth in [1, 64] {
-            calls_against(true, 16, depth, 500, Duration::from_secs(5), |r| {
+        // Futures read by their caller (16 B) and, beyond the sockets' buffers, by the
+        // reader thread (1000 B × 64).
+        for (size, depth) in [(16, 1), (16, 64), (1000, 64)] {
+            calls_against(true, size, depth, 500, Duration::from_secs(5), |r| {
                 r.reverse()
             })
             .unwrap();
@@ -741,13 +876,15 @@ mod tests {
                 }
             });
             config.codec = Codec::Msgpack;
-            let mut p = config.pipeline(requests.clone()).unwrap();
             match future {
-                true => p.calls_future(&requests, 300, 16),
-                false => p.calls_async(&requests, 300, 16),
+                true => config
+                    .future_pipeline(requests.clone(), 16)
+                    .and_then(|mut p| p.calls_future(&requests, 300, 16)),
+                false => config
+                    .pipeline(requests.clone())
+                    .and_then(|mut p| p.calls_async(&requests, 300, 16)),
             }
             .unwrap();
-            drop(p);
             let _ = std::fs::remove_dir_all(dir);
         }
         // One byte of call 5's echo changed.
