@@ -186,19 +186,20 @@ impl Benchmark {
         (s, self.unit.unwrap_or(unit))
     }
 
-    /// How long one fork should take with `settings`: a paired baseline doubles the
-    /// iterations and sets up a second workload.
-    pub fn estimated_fork_time(&self, settings: &Settings) -> Duration {
-        let one = settings.estimated_fork_time(self.invocation_estimate);
+    /// How long one fork should take with `settings`, started in `start`: a paired
+    /// baseline doubles the iterations and sets up a second workload.
+    pub fn estimated_fork_time(&self, settings: &Settings, start: Duration) -> Duration {
+        let one = settings.estimated_fork_time(self.invocation_estimate, start);
         match self.paired {
             Some(_) => one * 2,
             None => one,
         }
     }
 
-    /// How long this benchmark runs with `settings`: every fork, or one run in process.
-    pub fn estimated_time(&self, settings: &Settings) -> Duration {
-        self.estimated_fork_time(settings) * settings.forks.max(1)
+    /// How long this benchmark runs with `settings`, each fork started in `start`: every
+    /// fork, or one run in process.
+    pub fn estimated_time(&self, settings: &Settings, start: Duration) -> Duration {
+        self.estimated_fork_time(settings, start) * settings.forks.max(1)
     }
 
     pub fn param(mut self, key: &str, value: impl ToString) -> Benchmark {

@@ -14,6 +14,8 @@ use std::io::{BufRead, BufReader, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 const CHILD_ENV: &str = "BB_FORK_CHILD";
+/// The request of a copy started only to time a fork's start ([`time_start`]).
+const START_ONLY: &str = "start";
 
 /// What the parent asks of a fork child: the benchmark to run, the values its prelude
 /// measured (empty without one; see [`crate::harness::Prelude`]), and the pipe to report on.
@@ -23,21 +25,69 @@ pub(crate) struct ChildRequest {
     pub pipe: std::fs::File,
 }
 
+/// What a copy of this binary started as a fork is for.
+pub(crate) enum ChildTask {
+    /// To run a benchmark and report.
+    Run(ChildRequest),
+    /// To start, build its suite and end at once: the parent times it ([`time_start`]).
+    StartOnly,
+}
+
 /// In a fork child: what its parent asks of it.
-pub(crate) fn child_request() -> Option<ChildRequest> {
+pub(crate) fn child_task() -> Option<ChildTask> {
     let value = std::env::var(CHILD_ENV).ok()?;
     std::env::remove_var(CHILD_ENV);
+    if value == START_ONLY {
+        return Some(ChildTask::StartOnly);
+    }
     let (index, fd, values) = decode_request(&value)?;
     // SAFETY: the parent passed this descriptor, the write end of a pipe it made for
     // this child alone; nothing else in this process owns it.
     let pipe = unsafe { std::fs::File::from_raw_fd(fd) };
     set_cloexec(pipe.as_raw_fd());
-    Some(ChildRequest {
+    Some(ChildTask::Run(ChildRequest {
         index,
         values,
         pipe,
-    })
+    }))
 }
+
+/// How long a fork takes to start before its benchmark: a copy of this binary started
+/// as every fork is (through the runner where there is one: qemu-user's start counts),
+/// its flags read and its suite built, then ended; timed once before the plan, since it
+/// ranges from a few milliseconds to a tenth of a second from one machine to another.
+/// None where no copy started or ended within [`START_DEADLINE`] (the first fork then
+/// says why, as before).
+pub(crate) fn time_start() -> Option<std::time::Duration> {
+    let (mut command, exe) = command_for_self(Purpose::Fork).ok()?;
+    command
+        .args(std::env::args_os().skip(1))
+        .env(CHILD_ENV, START_ONLY)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let started = std::time::Instant::now();
+    let (mut child, hook) = spawn(&mut command, &exe, "a fork", Purpose::Fork).ok()?;
+    let ended = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status.success(),
+            Ok(None) if started.elapsed() < START_DEADLINE => {
+                std::thread::sleep(std::time::Duration::from_micros(500))
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break false;
+            }
+        }
+    };
+    let took = started.elapsed();
+    crate::harness::watchdog::remove_exit_hook(hook);
+    ended.then_some(took)
+}
+
+/// How long [`time_start`] waits for its copy.
+const START_DEADLINE: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// `INDEX:FD:VALUES`, the values comma-separated in Rust's shortest round-trip form, so
 /// that the fork rebuilds its benchmarks from exactly what the parent measured.

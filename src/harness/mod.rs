@@ -127,8 +127,9 @@ pub fn run_suite(suite: Suite, flags: &CommonArgs) -> Result<()> {
         crate::util::file::check_output("--output", path)?;
     }
     signals::exit_on_signals();
-    match fork::child_request() {
-        Some(request) => run_fork(suite, &settings, request),
+    match fork::child_task() {
+        Some(fork::ChildTask::Run(request)) => run_fork(suite, &settings, request),
+        Some(fork::ChildTask::StartOnly) => Ok(()),
         None => run_parent(suite, settings, flags),
     }
 }
@@ -171,7 +172,14 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
     }
     let planning = std::time::Instant::now();
     resolve_estimates(&mut suite.benchmarks)?;
-    let mut plan = plan::Plan::new(flags.profile, &settings, suite.unit, &suite.benchmarks);
+    let start = fork_start(&settings, &suite.benchmarks);
+    let mut plan = plan::Plan::new(
+        flags.profile,
+        &settings,
+        suite.unit,
+        &suite.benchmarks,
+        start,
+    );
     plan.planning = Some(planning.elapsed()).filter(|&t| t >= plan::PLANNING_SHOWN);
     plan.prelude = suite.prelude.as_ref().map(|p| (p.what.clone(), p.estimate));
     if flags.dry_run {
@@ -220,7 +228,7 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
         let (settings, unit) = bench.effective(&settings, suite.unit);
         let label = bench.label();
         let shown = label_with(&bench.name, &bench.params, &varying);
-        let fork_estimate = bench.estimated_fork_time(&settings);
+        let fork_estimate = bench.estimated_fork_time(&settings, start);
         if let Some(cooler) = &mut cooler {
             progress.clear();
             cooler.before(&label);
@@ -332,6 +340,15 @@ fn failures(failed: &[Failure], benchmarks: usize, bad_input: bool) -> Result<()
 }
 
 /// Works out every lazy invocation estimate (see [`Benchmark::estimate_invocation`]).
+/// How long each fork takes to start, for the estimates: timed where benchmarks run in
+/// forks, nothing where they run in this process.
+fn fork_start(settings: &Settings, benchmarks: &[Benchmark]) -> std::time::Duration {
+    match settings.forks > 0 && !benchmarks.is_empty() {
+        true => fork::time_start().unwrap_or(crate::model::settings::FORK_START_GUESS),
+        false => std::time::Duration::ZERO,
+    }
+}
+
 fn resolve_estimates(benchmarks: &mut [Benchmark]) -> Result<()> {
     benchmarks
         .iter_mut()
@@ -617,7 +634,15 @@ mod tests {
         shots.invocation_estimate = Some(std::time::Duration::from_millis(1));
         (shots.mode, timed.mode) = (Some(Mode::SingleShot), Some(Mode::AverageTime));
         timed.invocation_estimate = Some(std::time::Duration::from_millis(1));
-        let plan = |b: Vec<Benchmark>| plan::Plan::new(Profile::Full, &s, TimeUnit::Millis, &b);
+        let plan = |b: Vec<Benchmark>| {
+            plan::Plan::new(
+                Profile::Full,
+                &s,
+                TimeUnit::Millis,
+                &b,
+                std::time::Duration::ZERO,
+            )
+        };
         let text = header(&env, &s, &plan(vec![shots]));
         assert!(text.contains(": armv6l, ARM1176, 1 core\n"), "{text}");
         assert!(

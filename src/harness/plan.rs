@@ -31,11 +31,13 @@ pub struct Plan {
 pub const PLANNING_SHOWN: Duration = Duration::from_millis(50);
 
 impl Plan {
+    /// The plan of `benchmarks`, each fork started in `start` ([`super::fork::time_start`]).
     pub fn new(
         profile: Profile,
         settings: &Settings,
         unit: TimeUnit,
         benchmarks: &[Benchmark],
+        start: Duration,
     ) -> Plan {
         let benchmarks = benchmarks
             .iter()
@@ -43,7 +45,7 @@ impl Plan {
                 let (settings, _) = b.effective(settings, unit);
                 Planned {
                     label: b.label(),
-                    estimate: b.estimated_time(&settings),
+                    estimate: b.estimated_time(&settings, start),
                     settings,
                 }
             })
@@ -144,6 +146,9 @@ pub(crate) fn iterations(s: &Settings) -> String {
 mod tests {
     use super::*;
 
+    /// A fork's start, as if timed.
+    const START: Duration = Duration::from_millis(20);
+
     fn bench(name: &str) -> Benchmark {
         Benchmark::new(name, Box::new(|| unreachable!("a plan runs nothing")))
     }
@@ -159,8 +164,10 @@ mod tests {
             &s,
             TimeUnit::Millis,
             &[bench("bb.x.timed"), shot],
+            START,
         );
-        // 2 forks × (45 s of iterations + 15 × 2 ms + 30 ms): 90.12 s.
+        // 2 forks × (45 s of iterations + 15 × 2 ms + 20 ms to start + 10 ms to set up):
+        // 90.12 s.
         assert_eq!(plan.benchmarks[0].estimate, Duration::from_millis(90_120));
         // 2 forks × (15 shots × 500 ms + 30 ms): 15.06 s.
         assert_eq!(plan.benchmarks[1].estimate, Duration::from_millis(15_060));
@@ -188,7 +195,7 @@ mod tests {
             setup: Box::new(|| unreachable!("a plan runs nothing")),
             ops_per_invocation: None,
         });
-        let mut plan = Plan::new(Profile::Full, &s, TimeUnit::Millis, &[paired]);
+        let mut plan = Plan::new(Profile::Full, &s, TimeUnit::Millis, &[paired], START);
         assert_eq!(plan.benchmarks[0].estimate, Duration::from_millis(180_240));
         // A prelude (a probe before the benchmarks) has its line and counts in the total.
         plan.prelude = Some(("probing x".into(), Duration::from_millis(1_500)));

@@ -45,10 +45,11 @@ impl Settings {
         }
     }
 
-    /// How long one fork should take: start-up and set-up, then every iteration, each
-    /// timed one running `time` and one more invocation; a single shot runs one
-    /// invocation (`invocation`, where the benchmark can tell, else a guess).
-    pub fn estimated_fork_time(&self, invocation: Option<Duration>) -> Duration {
+    /// How long one fork should take: its start (`start`, timed on this machine, or
+    /// [`FORK_START_GUESS`]) and its benchmark's set-up, then every iteration, each timed
+    /// one running `time` and one more invocation; a single shot runs one invocation
+    /// (`invocation`, where the benchmark can tell, else a guess).
+    pub fn estimated_fork_time(&self, invocation: Option<Duration>, start: Duration) -> Duration {
         let iterations = self.warmup_iterations + self.iterations;
         let iterating = match self.mode {
             Mode::SingleShot => {
@@ -61,16 +62,16 @@ impl Settings {
                     + overrun * iterations
             }
         };
-        FORK_START + iterating
+        start + FORK_SET_UP + iterating
     }
 }
 
-/// Starting a fork and setting its benchmark up, as measured on a 2-core VM (a server
-/// spawned, a batch calibrated): a constant of the estimate. 30 ms since the plan counts
-/// the 250 ms look at other processes' activity on its own: twenty short bb-seek forks
-/// took 1.0 to 1.07 s on a quiet machine against 1.4 s estimated at 40 ms a fork, and
-/// 1.3 s or so with other tests running.
-const FORK_START: Duration = Duration::from_millis(30);
+/// A fork's start where it could not be timed: this binary re-executed, its flags read
+/// and its suite built, as on a 2-core VM.
+pub const FORK_START_GUESS: Duration = Duration::from_millis(20);
+/// Setting a fork's benchmark up once it has started (a file opened, a server spawned, a
+/// batch calibrated) and reporting back: a constant of the estimate.
+const FORK_SET_UP: Duration = Duration::from_millis(10);
 /// What an iteration costs beyond its time: the harness's bookkeeping and the
 /// workload's untimed checks.
 const PER_ITERATION: Duration = Duration::from_millis(2);

@@ -202,6 +202,27 @@ mod timing {
     }
 
     #[test]
+    fn a_slow_fork_start_is_timed_into_the_estimate() {
+        // A fork runner that takes 0.3 s to start each fork, as qemu-user on a slow
+        // board might: the plan times a start before it estimates, instead of assuming
+        // a fast machine's (the estimate was 0.6 s against a run of 3.4 s).
+        let dir = TempDir::new("plan-slow-start");
+        let runner = dir.join("slow-runner");
+        std::fs::write(&runner, "#!/bin/sh\nsleep 0.3\nexec \"$@\"\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&runner, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let exe = env!("CARGO_BIN_EXE_bb-seek");
+        run_in(dir.path(), exe, &["gen", "--sizes", "1m"], &[]).assert_ok();
+        let args = [&SHORT[..], &["--sizes", "1m"]].concat();
+        let env = [("BB_FORK_RUNNER", runner.to_str().unwrap())];
+        let (_, wall) = plan_and_run_with(&dir, exe, &args, &env);
+        assert!(
+            wall >= 10.0 * 0.3,
+            "ten forks, each 0.3 s to start: {wall:.1} s"
+        );
+    }
+
+    #[test]
     fn bb_zstd_timed_iterations_last_their_time_whatever_the_jobs() {
         retry(
             "plan::timing::bb_zstd_timed_iterations_last_their_time_whatever_the_jobs",
