@@ -64,12 +64,17 @@ def of_floor(e):
     # the floor's throughput, its inverse.
     return 1 / e["secondaryMetrics"]["vs floor"]["score"]
 
+def of_floor_or(e, floor):
+    # An older build's row without paired floors: against the floor row of the run
+    # beside it.
+    return of_floor(e) if "vs floor" in e.get("secondaryMetrics", {}) else score(e) / floor
+
 print("### Pipeline against the wire's floor: one CPU (%s), unix, 16 B, %d rounds\n" % (cpu, rounds))
 print("Load: `%s` before, `%s` after.\n" % (load_before.strip(), load_after.strip()))
 head = ["round"]
 if base:
-    head += ["before: sync ops/s", "sync/floor", "async d64 ops/s", "async / floor d64 (adjacent run)",
-             "future d64 ops/s", "future / floor d64 (adjacent run)"]
+    head += ["before: sync ops/s", "sync/floor", "async d64 ops/s", "async/floor d64",
+             "future d64 ops/s", "future/floor d64"]
 head += ["floor d1 ops/s", "floor d64 ops/s", "sync ops/s", "sync/floor", "async d64 ops/s", "async/floor d64",
          "future d64 ops/s", "future/floor d64"]
 print("| " + " | ".join(head) + " |")
@@ -87,8 +92,8 @@ for r in range(1, rounds + 1):
         bsync, basy = pick(before, "bb.rpc.sync"), pick(before, "bb.rpc.async", depth=64)
         bfut = pick(before, "bb.rpc.future", depth=64)
         row.update({"b sync": score(bsync), "b sync/floor": of_floor(bsync),
-                    "b async": score(basy), "b async/floor64": score(basy) / f64,
-                    "b future": score(bfut), "b future/floor64": score(bfut) / f64})
+                    "b async": score(basy), "b async/floor64": of_floor_or(basy, f64),
+                    "b future": score(bfut), "b future/floor64": of_floor_or(bfut, f64)})
     row.update({"floor1": f1, "floor64": f64, "sync": score(sync), "sync/floor": of_floor(sync),
                 "async": score(asy), "async/floor64": of_floor(asy),
                 "future": score(fut), "future/floor64": of_floor(fut)})
@@ -97,8 +102,8 @@ for r in range(1, rounds + 1):
     print("| %d | " % r + " | ".join(("%.3f" % v) if "/" in k else ("%.0f" % v) for k, v in row.items()) + " |")
 med = {k: statistics.median(v) for k, v in cols.items()}
 print("| **median** | " + " | ".join(("**%.3f**" % v) if "/" in k else ("%.0f" % v) for k, v in med.items()) + " |")
-print("\nRatios are shares of the floor's throughput: sync and async from iterations paired with")
-print("their floor (1 / `vs floor`); before a change, async against the floor row of the run")
+print("\nRatios are shares of the floor's throughput, from iterations paired with their floor")
+print("(1 / `vs floor`), both builds; a build from before paired floors against the floor row of the run")
 def before(key):
     return (" (before: %.3f)" % med[key]) if base else ""
 

@@ -93,6 +93,31 @@ impl<T> InFlight<T> {
         Some(call)
     }
 
+    /// Takes out up to `n` of the oldest calls, consecutive ids from the oldest's, while
+    /// each is waiting and `take` accepts it; returns how many it took.
+    pub(crate) fn take_oldest(&mut self, n: usize, take: impl Fn(&T) -> bool) -> usize {
+        let mut taken = 0;
+        while taken < n && self.used > 0 {
+            match &self.slots[self.head] {
+                Some(call) if take(call) => self.slots[self.head] = None,
+                _ => break,
+            }
+            self.head = (self.head + 1) & (self.slots.len() - 1);
+            self.used -= 1;
+            self.waiting -= 1;
+            taken += 1;
+            if self.used > 0 && self.slots[self.head].is_none() {
+                // A hole at the front: the oldest's id jumps, and holes never stay there.
+                while self.used > 0 && self.slots[self.head].is_none() {
+                    self.head = (self.head + 1) & (self.slots.len() - 1);
+                    self.used -= 1;
+                }
+                break;
+            }
+        }
+        taken
+    }
+
     /// Call `id`, while it waits.
     #[inline]
     pub(crate) fn get(&self, id: u32) -> Option<&T> {
@@ -173,6 +198,27 @@ mod tests {
             assert_eq!(ring.remove(id), Some(call));
         }
         assert_eq!((ring.len(), ring.oldest()), (0, None));
+    }
+
+    #[test]
+    fn the_oldest_calls_are_taken_in_order_up_to_a_hole_or_a_refusal() {
+        let mut ring = InFlight::new(u32::MAX - 2);
+        for i in 0..8 {
+            ring.push(i);
+        }
+        // Ids MAX-2, MAX-1, MAX, 0, 1, 2, 3, 4 hold 0 to 7; 2 is answered already.
+        assert_eq!(ring.remove(2), Some(5));
+        assert_eq!(ring.take_oldest(2, |_| true), 2, "as many as asked");
+        assert_eq!(ring.oldest(), Some((u32::MAX, &2)));
+        assert_eq!(ring.take_oldest(8, |&c| c != 3), 1, "up to one refused");
+        assert_eq!(ring.oldest(), Some((0, &3)));
+        assert_eq!(ring.take_oldest(8, |_| true), 2, "up to the hole");
+        assert_eq!((ring.len(), ring.oldest()), (2, Some((3, &6))));
+        assert_eq!(ring.take_oldest(8, |_| true), 2);
+        assert_eq!((ring.len(), ring.oldest()), (0, None));
+        assert_eq!(ring.take_oldest(8, |_| true), 0, "nothing left");
+        assert_eq!(ring.push(8), 5);
+        assert_eq!(ring.oldest(), Some((5, &8)));
     }
 
     #[test]

@@ -200,6 +200,34 @@ pub fn push_reply(out: &mut Vec<u8>, request: &Header, reply: &Reply) {
     });
 }
 
+/// The raw echo requests at the front of `buf`, whole and well formed (no flags, status
+/// 0, payloads of at most `max` bytes): how many, and how many bytes together. Their
+/// replies are the same bytes with the response flag in each header, so a server
+/// answers such a run with one copy ([`push_raw_echo_replies`]).
+pub fn raw_echo_run(buf: &[u8], max: u32) -> (u64, usize) {
+    let (mut calls, mut at) = (0, 0);
+    while let Some((h, length)) = buf.get(at..).and_then(|b| wire::buffered_frame(b, max)) {
+        if h.method != ECHO || h.flags != 0 || h.status != 0 {
+            break;
+        }
+        calls += 1;
+        at += length;
+    }
+    (calls, at)
+}
+
+/// Appends the replies to `run`, raw echo requests found by [`raw_echo_run`]: what
+/// [`push_reply`] appends for each, in one copy.
+pub fn push_raw_echo_replies(out: &mut Vec<u8>, run: &[u8]) {
+    let start = out.len();
+    out.extend_from_slice(run);
+    let mut at = start;
+    while at < out.len() {
+        Header::set_flags(&mut out[at..], wire::FLAG_RESPONSE);
+        at += HEADER_LEN + Header::len_of(&out[at..]) as usize;
+    }
+}
+
 /// Appends an error reply: `status` and a UTF-8 message as the payload, in either codec.
 pub fn push_error(out: &mut Vec<u8>, request: &Header, status: u8, message: &str) {
     let header = Header {
@@ -364,6 +392,39 @@ mod tests {
                 assert_eq!(decode_reply(rh.method, codec, rp).unwrap(), reply);
             }
         }
+    }
+
+    #[test]
+    fn a_run_of_raw_echoes_is_answered_as_each_would_be() {
+        let mut buf = Vec::new();
+        for (id, data) in [(7u32, &b"abc"[..]), (8, b""), (9, &[5u8; 300][..])] {
+            push_request(&mut buf, id, Codec::Raw, &Call::Echo(data));
+        }
+        let run_bytes = buf.len();
+        // What ends the run: a MessagePack echo, an add, a flag, a frame over the limit,
+        // a frame not all there.
+        let (mut msgpack_echo, mut add) = (Vec::new(), Vec::new());
+        push_request(&mut msgpack_echo, 10, Codec::Msgpack, &Call::Echo(b"x"));
+        push_request(&mut add, 11, Codec::Raw, &Call::Add(1, 2));
+        for end in [msgpack_echo, add] {
+            let all = [&buf[..], &end[..]].concat();
+            assert_eq!(raw_echo_run(&all, 300), (3, run_bytes));
+            assert_eq!(raw_echo_run(&all, 299), (2, run_bytes - HEADER_LEN - 300));
+            assert_eq!(raw_echo_run(&all[..run_bytes - 1], 300).0, 2, "cut short");
+            let mut flagged = all.clone();
+            Header::set_flags(&mut flagged, wire::FLAG_RESPONSE);
+            assert_eq!(raw_echo_run(&flagged, 300), (0, 0));
+        }
+        let mut got = b"before".to_vec();
+        push_raw_echo_replies(&mut got, &buf);
+        let mut want = b"before".to_vec();
+        let mut at = 0;
+        while let Some((h, length)) = wire::buffered_frame(&buf[at..], 300) {
+            let data = &buf[at + HEADER_LEN..at + length];
+            push_reply(&mut want, &h, &Reply::Echo(data));
+            at += length;
+        }
+        assert!(got == want);
     }
 
     #[test]

@@ -139,6 +139,26 @@ impl Encoded {
         }
     }
 
+    /// How many frames at the front of `buf`, at most `most`, are byte for byte the
+    /// replies to calls `first`, `first + 1`, … in that order; each is
+    /// [`Encoded::reply_len`] bytes long.
+    pub(crate) fn reply_run(&self, buf: &[u8], first: u32, most: usize) -> usize {
+        buf.chunks_exact(self.reply_len())
+            .take(most)
+            .zip(0u32..)
+            .take_while(|(frame, k)| {
+                let (head, payload) = frame.split_at(crate::wire::HEADER_LEN);
+                let h = Header::decode(head.try_into().expect("a header"));
+                self.is_reply(&h, payload, first.wrapping_add(*k))
+            })
+            .count()
+    }
+
+    /// The length of a right reply's frame.
+    pub(crate) fn reply_len(&self) -> usize {
+        crate::wire::HEADER_LEN + self.reply_payload.len()
+    }
+
     /// Whether a reply (`h` and its payload) is, byte for byte, the one call `id`
     /// expects. A reply that is not may still be right (another encoding of the same
     /// value): the caller then decodes and checks it.
@@ -227,6 +247,35 @@ mod tests {
                 assert!(!encoded.is_reply(&h, payload, 5), "{h:?}");
             }
             assert!(!encoded.is_reply(&h, &payload[..15], 5), "short");
+        }
+    }
+
+    #[test]
+    fn a_run_of_replies_counts_the_exact_ones_in_order() {
+        for codec in [Codec::Raw, Codec::Msgpack] {
+            let requests = Requests::echo(16, 9);
+            let encoded = requests.encoded(codec);
+            // The server's replies to calls 5 to 9.
+            let mut frames = Vec::new();
+            encoded.push(&mut frames, 5, 5);
+            let mut replies = Vec::new();
+            for frame in frames.chunks_exact(encoded.frame_len) {
+                let request = Header::decode(frame[..HEADER_LEN].try_into().unwrap());
+                let data = &frame[encoded.request_stamp..];
+                protocol::push_reply(&mut replies, &request, &Reply::Echo(data));
+            }
+            assert_eq!(replies.len(), 5 * encoded.reply_len());
+            assert_eq!(encoded.reply_run(&replies, 5, 64), 5, "{codec:?}");
+            assert_eq!(encoded.reply_run(&replies, 5, 3), 3, "at most as asked");
+            assert_eq!(encoded.reply_run(&replies[..replies.len() - 1], 5, 64), 4);
+            assert_eq!(encoded.reply_run(&replies, 6, 64), 0, "ids out of step");
+            let mut changed = replies.clone();
+            changed[3 * encoded.reply_len() + HEADER_LEN] ^= 1;
+            assert_eq!(
+                encoded.reply_run(&changed, 5, 64),
+                3,
+                "up to a changed byte"
+            );
         }
     }
 }

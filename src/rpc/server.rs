@@ -362,13 +362,24 @@ fn frames(
         if let Err(e) = first {
             break Err(e);
         }
-        // Then every whole request that came with it, read in place from the buffer.
-        while let Some((header, length)) = wire::buffered_frame(reader.buffer(), max) {
-            let payload = &reader.buffer()[HEADER_LEN..length];
-            let served = serve_request(&header, payload, &mut out, &mut tally, conn, peer, shared);
-            reader.consume(length);
-            if let Err(e) = served {
-                break 'connection Err(e);
+        // Then every whole request that came with it, read in place from the buffer: a
+        // run of raw echoes answered in one copy, any other request on its own.
+        loop {
+            let (echoes, length) = protocol::raw_echo_run(reader.buffer(), max);
+            if echoes > 0 {
+                protocol::push_raw_echo_replies(&mut out, &reader.buffer()[..length]);
+                tally.echo += echoes;
+                reader.consume(length);
+            } else if let Some((header, length)) = wire::buffered_frame(reader.buffer(), max) {
+                let payload = &reader.buffer()[HEADER_LEN..length];
+                let served =
+                    serve_request(&header, payload, &mut out, &mut tally, conn, peer, shared);
+                reader.consume(length);
+                if let Err(e) = served {
+                    break 'connection Err(e);
+                }
+            } else {
+                break;
             }
             if out.len() >= REPLY_BATCH {
                 tally.flush();

@@ -68,6 +68,16 @@ impl Header {
         frame[4..8].copy_from_slice(&id.to_le_bytes());
     }
 
+    /// Sets the flags in the encoded header at the front of `frame`.
+    pub fn set_flags(frame: &mut [u8], flags: u8) {
+        frame[10] = flags;
+    }
+
+    /// The payload length in the encoded header at the front of `frame`.
+    pub fn len_of(frame: &[u8]) -> u32 {
+        u32::from_le_bytes([frame[0], frame[1], frame[2], frame[3]])
+    }
+
     pub fn decode(b: &[u8; HEADER_LEN]) -> Header {
         Header {
             len: u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
