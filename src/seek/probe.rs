@@ -45,15 +45,24 @@ pub(crate) struct Probe {
     source: SourceSpec,
     /// The object read: the run's largest, so the bandwidth's GET is as large as it can be.
     object: Object,
+    /// The object as the probe's line names it: its URL, or its name at its source.
+    label: String,
     timeout: Duration,
     cost: OnceCell<Cost>,
 }
 
 impl Probe {
-    pub(crate) fn new(source: SourceSpec, object: Object, timeout: Duration) -> Probe {
+    /// The probe of `object` at `source`, named `label` on stderr.
+    pub(crate) fn new(
+        source: SourceSpec,
+        object: Object,
+        label: String,
+        timeout: Duration,
+    ) -> Probe {
         Probe {
             source,
             object,
+            label,
             timeout,
             cost: OnceCell::new(),
         }
@@ -65,7 +74,7 @@ impl Probe {
     pub(crate) fn cost(&self) -> Cost {
         *self.cost.get_or_init(|| {
             let started = Instant::now();
-            let label = self.source.label();
+            let label = &self.label;
             match self.measure() {
                 Ok(cost) => {
                     crate::stderr!(

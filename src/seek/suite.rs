@@ -77,11 +77,16 @@ fn items(o: &Options) -> Vec<Item> {
         };
     let cache = if o.cold { "cold" } else { "hot" };
     let read_size = |plan: &Plan| plan.read_size.map_or("-".to_string(), size_label);
-    let probe = |source: &SourceSpec, object: Option<&Object>| {
+    let probe = |source: &SourceSpec, object: Option<&Object>, label: Option<&str>| {
         let object = object.filter(|_| source.is_remote())?;
+        let label = label.map_or_else(
+            || format!("{} at {}", object.name, source.label()),
+            str::to_string,
+        );
         Some(Rc::new(Probe::new(
             source.clone(),
             object.clone(),
+            label,
             o.request_timeout,
         )))
     };
@@ -93,7 +98,7 @@ fn items(o: &Options) -> Vec<Item> {
             .iter()
             .map(|(object, _)| object)
             .max_by_key(|o| o.size);
-        let probe = probe(source, largest);
+        let probe = probe(source, largest, None);
         for (object, plans) in &o.objects {
             for plan in plans {
                 for client in &o.clients {
@@ -116,7 +121,7 @@ fn items(o: &Options) -> Vec<Item> {
     }
     let mut fingerprint = 0;
     for (e, plans) in &o.existing {
-        let probe = probe(&e.spec.place, Some(&e.object));
+        let probe = probe(&e.spec.place, Some(&e.object), Some(&e.spec.label));
         for plan in plans {
             for client in &o.clients {
                 items.push(Item {

@@ -442,6 +442,13 @@ fn over_http_from_a_real_nginx() {
     let run = short(&objects, &["--sizes", "64k,1m"]);
     run.assert_ok();
     check_all_patterns(&run.json(), &objects);
+    // The probe before the plan names the object it read: the largest.
+    assert!(
+        run.stderr
+            .contains(&format!("bb-seek: random-1mb.txt at {objects}: round trip ")),
+        "{}",
+        run.stderr
+    );
     // Ranged GETs answered 206, over one keep-alive connection per benchmark.
     let log = nginx.log()[before..].to_string();
     let gets: Vec<&str> = log
@@ -532,6 +539,12 @@ fn existing_objects_in_a_file_and_on_a_real_nginx_are_measured_without_a_manifes
     run.assert_ok();
     let json = run.json();
     assert_eq!(json.as_array().unwrap().len(), 2 * 2 * 2, "{json:#}");
+    // The probe names the object by its URL, not the directory it is in.
+    assert!(
+        run.stderr.contains(&format!("bb-seek: {url}: round trip ")),
+        "{}",
+        run.stderr
+    );
     for (source, key, size) in [
         (format!("file:{disk_path}"), "disk.img", (17 << 20) + 1),
         (url.clone(), "table.parquet", 300_000),
