@@ -444,8 +444,9 @@ fn over_http_from_a_real_nginx() {
     check_all_patterns(&run.json(), &objects);
     // The probe before the plan names the object it read: the largest.
     assert!(
-        run.stderr
-            .contains(&format!("bb-seek: random-1mb.txt at {objects}: round trip ")),
+        run.stderr.contains(&format!(
+            "bb-seek: random-1mb.txt at {objects}: round trip "
+        )),
         "{}",
         run.stderr
     );
