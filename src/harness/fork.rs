@@ -68,22 +68,15 @@ pub(crate) fn time_start() -> Option<std::time::Duration> {
         .stderr(std::process::Stdio::null());
     let started = std::time::Instant::now();
     let (mut child, hook) = spawn(&mut command, &exe, "a fork", Purpose::Fork).ok()?;
-    let ended = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status.success(),
-            Ok(None) if started.elapsed() < START_DEADLINE => {
-                std::thread::sleep(std::time::Duration::from_micros(500))
-            }
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                break false;
-            }
-        }
-    };
+    let poll = std::time::Duration::from_micros(500);
+    let status = crate::system::exit::wait_until(&mut child, started + START_DEADLINE, poll);
     let took = started.elapsed();
+    if status.is_none() {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
     crate::harness::watchdog::remove_exit_hook(hook);
-    ended.then_some(took)
+    status.is_some_and(|s| s.success()).then_some(took)
 }
 
 /// How long [`time_start`] waits for its copy.

@@ -339,7 +339,6 @@ fn failures(failed: &[Failure], benchmarks: usize, bad_input: bool) -> Result<()
     })
 }
 
-/// Works out every lazy invocation estimate (see [`Benchmark::estimate_invocation`]).
 /// How long each fork takes to start, for the estimates: timed where benchmarks run in
 /// forks, nothing where they run in this process.
 fn fork_start(settings: &Settings, benchmarks: &[Benchmark]) -> std::time::Duration {
@@ -349,6 +348,7 @@ fn fork_start(settings: &Settings, benchmarks: &[Benchmark]) -> std::time::Durat
     }
 }
 
+/// Works out every lazy invocation estimate (see [`Benchmark::estimate_invocation`]).
 fn resolve_estimates(benchmarks: &mut [Benchmark]) -> Result<()> {
     benchmarks
         .iter_mut()

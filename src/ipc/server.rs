@@ -111,13 +111,8 @@ impl ServerChild {
     /// `grace`, and reaps it; an exit other than 0 is an error.
     pub(crate) fn stop(mut self, grace: Duration) -> Result<()> {
         let until = Instant::now() + grace;
-        let status = loop {
-            match self.child.try_wait() {
-                Ok(Some(status)) => break Some(status),
-                Ok(None) if Instant::now() < until => std::thread::sleep(Duration::from_millis(1)),
-                _ => break None,
-            }
-        };
+        let status =
+            crate::system::exit::wait_until(&mut self.child, until, Duration::from_millis(1));
         self.stopped = true;
         self.reap();
         match status {

@@ -198,21 +198,26 @@ mod tests {
         }
     }
 
+    /// The server's replies to calls `first` to `first + count - 1`, as it makes them from
+    /// each request.
+    fn server_replies(encoded: &Encoded, first: u32, count: usize) -> Vec<u8> {
+        let mut frames = Vec::new();
+        encoded.push(&mut frames, first, count);
+        let mut replies = Vec::new();
+        for frame in frames.chunks_exact(encoded.frame_len) {
+            let request = Header::decode(frame[..HEADER_LEN].try_into().unwrap());
+            let data = &frame[encoded.request_stamp..];
+            protocol::push_reply(&mut replies, &request, &Reply::Echo(data));
+        }
+        replies
+    }
+
     #[test]
     fn only_the_reply_a_call_expects_is_taken_as_it_byte_for_byte() {
         for codec in [Codec::Raw, Codec::Msgpack] {
             let requests = Requests::echo(16, 9);
             let encoded = requests.encoded(codec);
-            // The server's reply to call 5.
-            let mut frame = Vec::new();
-            encoded.push(&mut frame, 5, 1);
-            let request = Header::decode(frame[..HEADER_LEN].try_into().unwrap());
-            let mut reply = Vec::new();
-            protocol::push_reply(
-                &mut reply,
-                &request,
-                &Reply::Echo(&frame[encoded.request_stamp..]),
-            );
+            let reply = server_replies(&encoded, 5, 1);
             let h = Header::decode(reply[..HEADER_LEN].try_into().unwrap());
             let payload = &reply[HEADER_LEN..];
             assert!(encoded.is_reply(&h, payload, 5), "{codec:?}");
@@ -255,15 +260,7 @@ mod tests {
         for codec in [Codec::Raw, Codec::Msgpack] {
             let requests = Requests::echo(16, 9);
             let encoded = requests.encoded(codec);
-            // The server's replies to calls 5 to 9.
-            let mut frames = Vec::new();
-            encoded.push(&mut frames, 5, 5);
-            let mut replies = Vec::new();
-            for frame in frames.chunks_exact(encoded.frame_len) {
-                let request = Header::decode(frame[..HEADER_LEN].try_into().unwrap());
-                let data = &frame[encoded.request_stamp..];
-                protocol::push_reply(&mut replies, &request, &Reply::Echo(data));
-            }
+            let replies = server_replies(&encoded, 5, 5);
             assert_eq!(replies.len(), 5 * encoded.reply_len());
             assert_eq!(encoded.reply_run(&replies, 5, 64), 5, "{codec:?}");
             assert_eq!(encoded.reply_run(&replies, 5, 3), 3, "at most as asked");

@@ -105,24 +105,19 @@ impl LocalServer {
         let pid = nix::unistd::Pid::from_raw(child.id() as i32);
         let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
         let until = Instant::now() + Duration::from_secs(10);
-        loop {
-            match child.try_wait() {
-                Ok(Some(status)) if status.success() => return Ok(()),
-                Ok(Some(status)) => {
-                    return Err(Error::failed(format!(
-                        "the server on {} exited with {status}",
-                        self.addr
-                    )))
-                }
-                Ok(None) if Instant::now() < until => std::thread::sleep(Duration::from_millis(10)),
-                _ => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    return Err(Error::failed(format!(
-                        "the server on {} did not stop within 10s of SIGTERM",
-                        self.addr
-                    )));
-                }
+        match crate::system::exit::wait_until(&mut child, until, Duration::from_millis(10)) {
+            Some(status) if status.success() => Ok(()),
+            Some(status) => Err(Error::failed(format!(
+                "the server on {} exited with {status}",
+                self.addr
+            ))),
+            None => {
+                let _ = child.kill();
+                let _ = child.wait();
+                Err(Error::failed(format!(
+                    "the server on {} did not stop within 10s of SIGTERM",
+                    self.addr
+                )))
             }
         }
     }

@@ -121,6 +121,23 @@ fn lock_unless_exiting() -> MutexGuard<'static, Hooks> {
     hooks
 }
 
+/// Waits until `child` exits or `until` passes, looking every `poll`: its exit status,
+/// or None where it still runs at `until` (or cannot be waited for). The caller kills
+/// and reaps it then.
+pub fn wait_until(
+    child: &mut std::process::Child,
+    until: Instant,
+    poll: Duration,
+) -> Option<std::process::ExitStatus> {
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return Some(status),
+            Ok(None) if Instant::now() < until => std::thread::sleep(poll),
+            _ => return None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
