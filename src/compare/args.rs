@@ -8,11 +8,11 @@ use std::path::PathBuf;
 
 #[derive(argh::FromArgs, Debug)]
 /// Compare benchmark results (boardbench JSON, JMH -rf json, or run-all results
-/// directories), each against the first: ratio with propagated error and a verdict from a
-/// Welch t-test. Exit 1 when a result is slower beyond the threshold and significant.
+/// directories), each against the first: ratio with its honest error (over forks) and a
+/// verdict. Exit 1 when a result is slower beyond the threshold and beyond noise.
 #[argh(
     example = "bb-compare base.json new.json\nbb-compare results/pi4-*/ results/pi5-*/ --format markdown\nbb-compare a.json b.json c.json --svg chart.svg --ignore-params threads",
-    note = "Verdicts: faster or slower (beyond --threshold and Welch p < --alpha), same (within --threshold), noise (beyond it but not significant), ? (too few iterations to test).\nThe test runs over the iterations of all forks; p marked * over sample mode's samples, count-weighted; ** over the fork means, when both sides have 3 forks or more; ^ over each side's iteration means, a histogram against iteration scores alone.\nExit codes: 0 no regression, 1 something is slower, 2 bad flags or a malformed file."
+    note = "Verdicts: faster or slower (beyond --threshold and beyond noise), same (within --threshold), noise (beyond it but within noise), ? (a ratio that is not a number).\nThe fork is the unit: with 3 forks or more a side, Welch's test over the fork means (p < --alpha); with fewer, p shows 'band': the ratio's interval, from the noise band A/A runs measured (25% a fork) or the forks' spread where wider, must leave out 1. Iterations and samples are never pooled for the test.\nExit codes: 0 no regression, 1 something is slower, 2 bad flags or a malformed file."
 )]
 pub struct Args {
     /// result files or results directories; the first is the base

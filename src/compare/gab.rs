@@ -141,7 +141,7 @@ mod tests {
         assert!(bigger[0]["extra"]
             .as_str()
             .unwrap()
-            .starts_with("mode: thrpt\nsamples: 3\nforks: 1\n"));
+            .starts_with("mode: thrpt\nsamples: 3\nforks: 3\n"));
         assert_eq!(smaller[0]["name"], "bb.z.c (threads=1) [avgt]");
         assert_eq!(smaller[0]["unit"], "us/op");
         assert!(smaller[0].get("range").is_none(), "no error, no range");

@@ -62,7 +62,8 @@ pub enum Verdict {
     Same,
     /// The change is beyond the threshold but not significant at alpha.
     Noise,
-    /// Too few iterations on a side for a t-test, and a change beyond the threshold.
+    /// A change beyond the threshold that cannot be judged: a ratio that is not a
+    /// number, or fork means whose test is not one.
     Unknown,
 }
 
@@ -94,9 +95,11 @@ pub struct Cell {
 pub struct Change {
     /// This score over the first run's.
     pub ratio: f64,
-    /// The ratio's error, from both errors propagated (relative errors in quadrature).
+    /// The ratio's error, from both honest errors propagated (relative errors in
+    /// quadrature): over fork means, or the noise band.
     pub ratio_error: f64,
-    /// Two-sided p-value of Welch's t-test on the raw data (NaN with too few).
+    /// Two-sided p-value of Welch's t-test over the fork means (NaN where the noise band
+    /// judged).
     pub p_value: f64,
     /// What the test ran over.
     pub test: Test,
@@ -165,40 +168,24 @@ impl Comparison {
             .count()
     }
 
-    /// The tests the p-values came from, where any is not over pooled iterations.
+    /// How the verdicts were reached, where any was by the noise band.
     fn tests_note(&self) -> String {
-        let used = |t: Test| {
-            self.rows
-                .iter()
-                .flat_map(|r| &r.cells)
-                .flatten()
-                .filter_map(|c| c.change.as_ref())
-                .any(|ch| ch.test == t)
-        };
-        let mut notes = Vec::new();
-        if used(Test::ForkMeans) {
-            notes.push(format!(
-                "p{}: Welch over the fork means, both sides with {} forks or more",
-                Test::ForkMeans.mark(),
-                samples::MIN_FORKS
-            ));
+        let band = self
+            .rows
+            .iter()
+            .flat_map(|r| &r.cells)
+            .flatten()
+            .filter_map(|c| c.change.as_ref())
+            .any(|ch| ch.test == Test::Band);
+        match band {
+            true => format!(
+                "; {}: fewer than {} forks on a side, the ratio's interval (±{:.0}% a fork, the A/A noise band) against 1",
+                Test::Band.mark(),
+                samples::MIN_FORKS,
+                crate::stats::uncertainty::NOISE_BAND * 100.0
+            ),
+            false => String::new(),
         }
-        if used(Test::Samples) {
-            notes.push(format!(
-                "p{}: Welch over every sample of sample mode, count-weighted",
-                Test::Samples.mark()
-            ));
-        }
-        if used(Test::IterationMeans) {
-            notes.push(format!(
-                "p{}: a histogram against iteration scores alone, ratio and Welch over each side's iteration means",
-                Test::IterationMeans.mark()
-            ));
-        }
-        if used(Test::Iterations) && !notes.is_empty() {
-            notes.push("p alone: Welch over the iterations of all forks".into());
-        }
-        notes.iter().map(|n| format!("; {n}")).collect()
     }
 
     /// One line: how many of each verdict, and the settings behind them.
@@ -216,7 +203,7 @@ impl Comparison {
         .map(|(v, n)| format!("{n} {}", v.name()))
         .collect();
         format!(
-            "{} (same: within {}%; noise: beyond it but Welch p >= {}; ?: too few iterations to test{})",
+            "{} (same: within {}%; noise: beyond it but within noise, Welch p >= {} over fork means{})",
             if counts.is_empty() {
                 "nothing to compare".to_string()
             } else {
@@ -410,7 +397,7 @@ pub const SWEEP_LOAD: &str = "load";
 /// The param of an open loop's offered rate.
 pub const SWEEP_RATE: &str = "rate";
 
-/// The ratio of `new` to `base`, its error, and the verdict.
+/// The ratio of `new` to `base`, its honest error, and the verdict.
 pub(crate) fn judge(
     base: &Cell,
     new: &Cell,
@@ -419,20 +406,27 @@ pub(crate) fn judge(
 ) -> Change {
     // A histogram against iteration scores alone: both sides' iteration means, for the
     // ratio as for the test, where both have some.
-    let by_iteration = |c: &Cell| c.samples.by_iteration().mean_and_error();
-    let ((b, b_error), (n, n_error)) = match (by_iteration(base), by_iteration(new)) {
-        (b, n)
-            if samples::mixed(&base.samples, &new.samples)
-                && b.0.is_finite()
-                && n.0.is_finite() =>
-        {
-            (b, n)
+    let mixed = samples::mixed(&base.samples, &new.samples);
+    fn side(c: &Cell, mixed: bool) -> (std::borrow::Cow<'_, Samples>, f64, f64) {
+        let by_iteration = c.samples.by_iteration();
+        let (mean, error) = by_iteration.mean_and_error();
+        match mixed && mean.is_finite() {
+            true => (by_iteration, mean, error),
+            false => (std::borrow::Cow::Borrowed(&c.samples), c.score, c.error),
         }
-        _ => ((base.score, base.error), (new.score, new.error)),
-    };
+    }
+    let (b_samples, b, b_error) = side(base, mixed);
+    let (n_samples, n, n_error) = side(new, mixed);
+    let b_honest = b_samples.uncertainty(b, b_error);
+    let n_honest = n_samples.uncertainty(n, n_error);
     let ratio = n / b;
-    let ratio_error = ratio.abs() * ((b_error / b).powi(2) + (n_error / n).powi(2)).sqrt();
-    let (p_value, test) = samples::significance(&base.samples, &new.samples);
+    let ratio_error =
+        ratio.abs() * (b_honest.relative().powi(2) + n_honest.relative().powi(2)).sqrt();
+    let (judged, test) = samples::significance(
+        (&b_samples, b_honest),
+        (&n_samples, n_honest),
+        criteria.alpha,
+    );
     let better = if higher_is_better {
         ratio > 1.0
     } else {
@@ -440,9 +434,9 @@ pub(crate) fn judge(
     };
     let verdict = if (ratio - 1.0).abs() <= criteria.threshold {
         Verdict::Same
-    } else if p_value.is_nan() {
+    } else if !ratio.is_finite() || (judged.by_forks && judged.p_value.is_nan()) {
         Verdict::Unknown
-    } else if p_value >= criteria.alpha {
+    } else if !judged.beyond {
         Verdict::Noise
     } else if better {
         Verdict::Faster
@@ -452,7 +446,7 @@ pub(crate) fn judge(
     Change {
         ratio,
         ratio_error,
-        p_value,
+        p_value: judged.p_value,
         test,
         verdict,
     }
@@ -651,6 +645,7 @@ pub(crate) fn unit_factor(from: &str, to: &str) -> Option<f64> {
 pub(crate) mod tests {
     use super::*;
 
+    /// A throughput measurement of one fork per value of `raw` (one iteration each).
     pub fn measurement(name: &str, params: &[(&str, &str)], raw: &[f64]) -> Measurement {
         let s = crate::stats::Summary::of(raw);
         Measurement {
@@ -665,9 +660,14 @@ pub(crate) mod tests {
             score: s.mean,
             error: s.error,
             unit: "ops/s".into(),
-            samples: Samples::iterations(vec![raw.to_vec()]),
+            samples: forks_of(raw),
             offered_load: None,
         }
+    }
+
+    /// A fork per value.
+    pub fn forks_of(raw: &[f64]) -> Samples {
+        Samples::iterations(raw.iter().map(|&v| vec![v]).collect())
     }
 
     pub fn criteria() -> Criteria {
@@ -684,7 +684,7 @@ pub(crate) mod tests {
             Cell {
                 score: s.mean,
                 error: s.error,
-                samples: Samples::iterations(vec![raw.to_vec()]),
+                samples: forks_of(raw),
                 change: None,
                 offered_load: None,
             }
@@ -706,29 +706,48 @@ pub(crate) mod tests {
         let noisy_a = [50.0, 150.0, 60.0, 140.0, 100.0];
         let noisy_b = [40.0, 130.0, 50.0, 120.0, 60.0];
         assert_eq!(verdict(&noisy_a, &noisy_b, true), Verdict::Noise);
-        assert_eq!(verdict(&[100.0], &[50.0], true), Verdict::Unknown);
+        // One fork a side: the noise band, however the iterations agree.
+        assert_eq!(verdict(&[100.0], &[50.0], true), Verdict::Slower);
+        assert_eq!(verdict(&[100.0], &[80.0], true), Verdict::Noise);
+        assert_eq!(verdict(&[100.0], &[f64::NAN], true), Verdict::Unknown);
     }
 
     #[test]
-    fn ratio_error_propagates_relative_errors() {
-        let a = Cell {
-            score: 100.0,
-            error: 3.0,
-            samples: Samples::default(),
+    fn ratio_error_propagates_the_honest_relative_errors() {
+        let cell = |score: f64, error: f64, samples: Samples| Cell {
+            score,
+            error,
+            samples,
             change: None,
             offered_load: None,
         };
-        let b = Cell {
-            score: 200.0,
-            error: 8.0,
-            samples: Samples::default(),
-            change: None,
-            offered_load: None,
-        };
+        let (a, b) = (
+            cell(100.0, 3.0, forks_of(&[97.0, 100.0, 103.0])),
+            cell(200.0, 8.0, forks_of(&[196.0, 200.0, 204.0])),
+        );
         let c = judge(&a, &b, true, &criteria());
-        assert_eq!(c.ratio, 2.0);
-        assert!((c.ratio_error - 2.0 * (0.03f64.powi(2) + 0.04f64.powi(2)).sqrt()).abs() < 1e-12);
-        assert!(c.p_value.is_nan());
+        assert_eq!((c.ratio, c.test), (2.0, Test::ForkMeans));
+        let honest = |c: &Cell| c.samples.uncertainty(c.score, c.error).relative();
+        let expected = 2.0 * (honest(&a).powi(2) + honest(&b).powi(2)).sqrt();
+        assert!(
+            (c.ratio_error - expected).abs() < 1e-12,
+            "{}",
+            c.ratio_error
+        );
+        assert!(
+            honest(&a) > 0.03,
+            "wider than JMH's error over the same values"
+        );
+        // No raw data: the noise band on both sides.
+        let bare = judge(
+            &cell(100.0, 3.0, Samples::default()),
+            &cell(200.0, 8.0, Samples::default()),
+            true,
+            &criteria(),
+        );
+        let band = crate::stats::uncertainty::NOISE_BAND;
+        assert!((bare.ratio_error - 2.0 * band * 2f64.sqrt()).abs() < 1e-12);
+        assert!(bare.p_value.is_nan() && bare.test == Test::Band);
     }
 
     #[test]
@@ -868,14 +887,13 @@ pub(crate) mod tests {
         let cell = c.rows[0].cells[1].as_ref().unwrap();
         assert_eq!(cell.score, 15.0, "the file's score is shown");
         let change = cell.change.as_ref().unwrap();
-        assert_eq!(change.test, Test::IterationMeans);
+        assert_eq!(change.test, Test::Band);
         assert_eq!(
             change.ratio, 1.0,
             "15 over the mean of 10 and 20, not over 19"
         );
         assert!(
-            c.summary()
-                .contains("p^: a histogram against iteration scores alone"),
+            c.summary().contains("band: fewer than 3 forks"),
             "{}",
             c.summary()
         );

@@ -1,21 +1,23 @@
-//! The raw data behind one result in bb-compare, and the significance test on it.
+//! The raw data behind one result in bb-compare, and how two results are told apart.
 //!
 //! A result's raw data is kept per fork as (value, count) pairs: an iteration score
 //! counts once; sample mode's `rawDataHistogram` gives each bucket's value with its count,
-//! so the mean, the sample count and the test weigh every sample, as JMH's own score does.
-//! The test is Welch's t-test over the iterations (or samples) of all forks pooled, unless
-//! both sides have at least [`MIN_FORKS`] forks: then it is over the fork means, since
-//! run-to-run variance lives between forks (JMH's advice) and pooling iterations from
-//! several forks understates it. A histogram against iteration scores alone (a sample
-//! row whose file kept only `rawData`) is tested on both sides' iteration means: Welch
-//! over 368,757 samples against 15 means would weigh unlike things as like.
+//! so the mean and the sample count weigh every sample, as JMH's own score does. The
+//! verdict rests on the fork, the unit of replication ([`crate::stats::uncertainty`]):
+//! Welch's t-test over the fork means where both sides have [`MIN_FORKS`] forks or more,
+//! else the ratio's honest interval (the noise band, or the spread the forks and
+//! iterations show where wider) against 1. Iterations or samples pooled are never the
+//! test: samples of one run are not independent draws of the next, and an A/A
+//! comparison over them called one row in six different. A histogram against iteration
+//! scores alone (a sample row whose file kept only `rawData`) is compared on both sides'
+//! iteration means.
 
 use crate::stats::student_t::student_t_quantile;
 use crate::stats::summary::CONFIDENCE;
-use crate::stats::welch::{welch, Moments};
+use crate::stats::uncertainty::{judge, Judgement, Side, Uncertainty};
+use crate::stats::welch::Moments;
 
-/// Forks each side needs for the test on fork means.
-pub const MIN_FORKS: usize = 3;
+pub use crate::stats::uncertainty::MIN_FORKS;
 
 /// One result's raw data, per fork.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -34,38 +36,28 @@ pub struct Samples {
     pub iteration_means: Vec<Vec<f64>>,
 }
 
-/// Which test a p-value comes from.
+/// How a difference was judged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Test {
-    /// Welch's t-test over the iteration scores of all forks, pooled.
-    Iterations,
-    /// Welch's t-test over every sample of sample mode's histograms, count-weighted.
-    Samples,
     /// Welch's t-test over the fork means (both sides with at least [`MIN_FORKS`] forks).
     ForkMeans,
-    /// Welch's t-test over the iteration means of all forks, pooled: one side's histogram
-    /// against the other's iteration scores alone.
-    IterationMeans,
+    /// A side with fewer forks: the ratio's honest interval against 1, no p-value.
+    Band,
 }
 
 impl Test {
     pub fn name(self) -> &'static str {
         match self {
-            Test::Iterations => "iterations",
-            Test::Samples => "samples",
             Test::ForkMeans => "fork means",
-            Test::IterationMeans => "iteration means",
+            Test::Band => "noise band",
         }
     }
 
-    /// The footnote mark a p-value carries in the tables where its test is not the
-    /// pooled iterations', explained once under the table.
+    /// What the tables show in the p column where there is no p-value.
     pub fn mark(self) -> &'static str {
         match self {
-            Test::Iterations => "",
-            Test::Samples => "*",
-            Test::ForkMeans => "**",
-            Test::IterationMeans => "^",
+            Test::ForkMeans => "",
+            Test::Band => "band",
         }
     }
 }
@@ -167,6 +159,12 @@ impl Samples {
         })
     }
 
+    /// The honest uncertainty of `score` (in these samples' unit) over these forks; `within`
+    /// is JMH's error from the same data.
+    pub fn uncertainty(&self, score: f64, within: f64) -> Uncertainty {
+        Uncertainty::of(score, &self.fork_means(), within)
+    }
+
     /// The mean of all values and the half-width of its 99.9% confidence interval, as
     /// JMH computes a score and its error from the same data (NaN error for n ≤ 2).
     pub fn mean_and_error(&self) -> (f64, f64) {
@@ -187,34 +185,25 @@ pub fn mixed(base: &Samples, new: &Samples) -> bool {
     base.histogram != new.histogram
 }
 
-/// The p-value of the difference between `base` and `new`, and the test it comes from.
-pub fn significance(base: &Samples, new: &Samples) -> (f64, Test) {
-    if mixed(base, new) {
-        let (base, new) = (base.by_iteration(), new.by_iteration());
-        let (base, new) = (base.as_ref(), new.as_ref());
-        return match significance(&base, &new) {
-            (p, Test::Iterations) => (p, Test::IterationMeans),
-            other => other,
-        };
-    }
-    let (a, b) = (base.fork_means(), new.fork_means());
-    if a.len() >= MIN_FORKS && b.len() >= MIN_FORKS {
-        let ones = |v: &[f64]| v.iter().map(|&m| (m, 1)).collect::<Vec<_>>();
-        let (a, b) = (ones(&a), ones(&b));
-        return (
-            welch(
-                Moments::of(a.iter().copied()),
-                Moments::of(b.iter().copied()),
-            ),
-            Test::ForkMeans,
-        );
-    }
-    let test = if base.histogram || new.histogram {
-        Test::Samples
-    } else {
-        Test::Iterations
+/// Whether `new` differs from `base` beyond noise at `alpha`, from each side's fork
+/// means and honest uncertainty; and the test that told.
+pub fn significance(
+    base: (&Samples, Uncertainty),
+    new: (&Samples, Uncertainty),
+    alpha: f64,
+) -> (Judgement, Test) {
+    let (a, b) = (base.0.fork_means(), new.0.fork_means());
+    let side = |fork_means, uncertainty| Side {
+        fork_means,
+        uncertainty,
     };
-    (welch(base.pooled(), new.pooled()), test)
+    let judged = judge(side(&a, base.1), side(&b, new.1), alpha);
+    let test = if judged.by_forks {
+        Test::ForkMeans
+    } else {
+        Test::Band
+    };
+    (judged, test)
 }
 
 #[cfg(test)]
@@ -257,29 +246,16 @@ mod tests {
         assert!(close(error, 12.1768, 1e-4), "{error}");
     }
 
-    #[test]
-    fn welch_matches_the_pooled_test_and_keeps_tiny_p_values() {
-        let a = Samples::iterations(vec![vec![100.0, 101.0, 99.0, 100.5, 99.5]]);
-        let b = Samples::iterations(vec![vec![80.0, 81.0, 79.0, 80.5, 79.5]]);
-        let (p, test) = significance(&a, &b);
-        assert_eq!(test, Test::Iterations);
-        // 20 apart with a spread of about 1: far beyond noise (stats::welch checks the
-        // test itself).
-        assert!(p < 1e-6, "{p}");
-        // t = 10 with a million samples a side: the normal tail, 1.52e-23, not 0.
-        let wide = |mean: f64| Moments {
-            n: 1e6,
-            mean,
-            variance: 1e6 / 2.0,
+    fn judged(a: &Samples, b: &Samples) -> (Judgement, Test) {
+        let u = |s: &Samples| {
+            let (mean, error) = s.mean_and_error();
+            s.uncertainty(mean, error)
         };
-        let p = welch(wide(0.0), wide(10.0));
-        assert!(close(p, 1.524e-23, 1e-2), "{p:e}");
-        assert!(welch(wide(0.0), wide(100.0)) < 1e-300);
-        assert!(welch(wide(0.0), Moments::of([(1.0, 1)].into_iter())).is_nan());
+        significance((a, u(a)), (b, u(b)), 0.01)
     }
 
     #[test]
-    fn three_forks_a_side_test_the_fork_means() {
+    fn three_forks_a_side_test_the_fork_means_never_the_iterations_pooled() {
         // Forks that differ from each other more than their iterations do: pooled, the
         // iterations make a 2% change look significant; the fork means see the noise.
         let forks = |shift: f64| {
@@ -292,38 +268,37 @@ mod tests {
             Samples::iterations(forks(0.0)),
             Samples::iterations(forks(2.0)),
         );
-        let (p, test) = significance(&a, &b);
+        let (j, test) = judged(&a, &b);
         assert_eq!(test, Test::ForkMeans);
-        assert!(p > 0.3, "{p}");
-        let (pooled, _) = significance(&Samples::iterations(vec![forks(0.0).concat()]), &b);
-        assert!(pooled < 0.05, "{pooled}");
+        assert!(j.p_value > 0.3 && !j.beyond, "{j:?}");
+        let far = Samples::iterations(forks(30.0));
+        let (j, _) = judged(&a, &far);
+        assert!(j.p_value < 0.01 && j.beyond, "{j:?}");
+        // Two forks on a side: the band, however tight the iterations.
         let two = Samples::iterations(forks(0.0)[..2].to_vec());
-        assert_eq!(significance(&two, &b).1, Test::Iterations);
-        let mut h = two.clone();
-        h.histogram = true;
-        h.iteration_means = forks(0.0)[..2].to_vec();
-        assert_eq!(significance(&h, &h).1, Test::Samples);
-        assert_eq!(significance(&h, &b).1, Test::IterationMeans);
+        let (j, test) = judged(&two, &b);
+        assert_eq!(test, Test::Band);
+        assert!(j.p_value.is_nan() && !j.beyond);
+        let one = Samples::iterations(vec![vec![100.0; 50]]);
+        let tenfold = Samples::iterations(vec![vec![1000.0; 50]]);
+        let (j, test) = judged(&one, &tenfold);
+        assert!(j.beyond && !j.by_forks && test == Test::Band, "{j:?}");
     }
 
     #[test]
-    fn a_histogram_against_iteration_scores_alone_is_tested_on_iteration_means() {
-        // 100,000 samples around 100 in 15 iterations, against the same 15 iteration
-        // means shifted by 0.5%: like against like, the iterations of both sides.
-        let means: Vec<f64> = (0..15).map(|i| 100.0 + (i % 5) as f64).collect();
+    fn a_histograms_forks_are_count_weighted() {
         let h = Samples::buckets(
-            vec![means
-                .iter()
-                .flat_map(|&m| [(m - 1.0, 3333), (m + 1.0, 3333)])
-                .collect()],
-            vec![means.clone()],
+            vec![
+                vec![(1.0, 3), (5.0, 1)],
+                vec![(2.0, 4)],
+                vec![(4.0, 1), (2.0, 1)],
+            ],
+            vec![vec![1.0, 5.0], vec![2.0], vec![3.0]],
         );
-        let shifted = Samples::iterations(vec![means.iter().map(|m| m * 1.005).collect()]);
-        let (p, test) = significance(&h, &shifted);
-        assert_eq!(test, Test::IterationMeans);
-        assert!(p > 0.1, "{p}");
-        assert_eq!(significance(&shifted, &h).1, Test::IterationMeans);
-        let pooled = welch(h.pooled(), shifted.pooled());
-        assert!(pooled < p, "{pooled} {p}");
+        assert_eq!(h.fork_means(), vec![2.0, 2.0, 3.0]);
+        assert_eq!(
+            h.uncertainty(2.0, 0.0).basis,
+            crate::stats::uncertainty::Basis::Forks(3)
+        );
     }
 }

@@ -106,13 +106,12 @@ pub fn p_text(p: f64) -> String {
     }
 }
 
-/// The p-value with the mark of the test it came from, where that is not pooled
-/// iterations.
+/// The p-value of Welch's test over fork means, or the mark of the noise band where that
+/// judged.
 fn p_with_test(p: f64, test: Test) -> String {
     match test {
-        Test::Iterations => p_text(p),
-        _ if p.is_nan() => String::new(),
-        _ => format!("{}{}", p_text(p), test.mark()),
+        Test::ForkMeans => p_text(p),
+        Test::Band => test.mark().to_string(),
     }
 }
 
@@ -575,8 +574,8 @@ bb.x.a     100.000 ± 18.244  80.000 ± 18.244  0.800 ± 0.234  1.6e-5   slower
 bb.x.gone     5.000 ± 0.000                -              -
 
 missing: bb.x.gone (thrpt) is in base but not in new
-against base: 1 slower (same: within 5%; noise: beyond it but Welch p >= 0.01;
-  ?: too few iterations to test)
+against base: 1 slower (same: within 5%;
+  noise: beyond it but within noise, Welch p >= 0.01 over fork means)
 
 == bb-compare: the answer ==
 base is faster at bb.x.* (1 row): 1.25x, 1 beyond noise
@@ -699,7 +698,7 @@ bb.x.*, the rest: 1 row only in base
         let new = &row.get("results").unwrap().as_array().unwrap()[1];
         assert_eq!(new.get("verdict").unwrap().as_str(), Some("slower"));
         assert_eq!(new.get("ratio").unwrap().as_f64(), Some(0.8));
-        assert_eq!(new.get("test").unwrap().as_str(), Some("iterations"));
+        assert_eq!(new.get("test").unwrap().as_str(), Some("fork means"));
         let answer = j.get("answer").unwrap();
         assert_eq!(answer.get("program").unwrap().as_str(), Some("bb-compare"));
         let said: Vec<&str> = answer
@@ -725,8 +724,8 @@ bb.x.*, the rest: 1 row only in base
         assert_eq!(p_text(1e-310), "<1e-300");
         assert_eq!(p_text(0.0), "<1e-300");
         assert_eq!(p_text(f64::NAN), "");
-        assert_eq!(p_with_test(0.5, Test::ForkMeans), "0.500**");
-        assert_eq!(p_with_test(0.0, Test::Samples), "<1e-300*");
-        assert_eq!(p_with_test(0.0, Test::Iterations), "<1e-300");
+        assert_eq!(p_with_test(0.5, Test::ForkMeans), "0.500");
+        assert_eq!(p_with_test(0.0, Test::ForkMeans), "<1e-300");
+        assert_eq!(p_with_test(f64::NAN, Test::Band), "band");
     }
 }

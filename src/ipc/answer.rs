@@ -154,7 +154,8 @@ mod tests {
             .collect();
         r.secondary = ratios
             .iter()
-            .map(|(n, v)| Secondary::new(n, "x", vec![v.to_vec()]))
+            // A fork per value: the forks are what tells noise from a difference.
+            .map(|(n, v)| Secondary::new(n, "x", v.iter().map(|&x| vec![x]).collect()))
             .collect();
         r
     }

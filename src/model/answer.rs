@@ -6,15 +6,15 @@
 //! number a person reads).
 
 use crate::model::result::{BenchResult, Secondary};
-use crate::stats::welch::{welch, Moments};
+use crate::stats::uncertainty::{judge, Side};
 
 /// The widest line of an answer: a terminal's.
 pub const WIDTH: usize = 80;
 /// The longest answer, in lines, past its marker.
 pub const MAX_LINES: usize = 8;
-/// Below this p-value (Welch's test) two scores differ by more than noise, as
-/// bb-compare's default `--alpha` has it.
-pub const ALPHA: f64 = 0.01;
+/// Below this p-value (Welch's test over fork means) two scores differ by more than
+/// noise, as bb-compare's default `--alpha` has it.
+pub use crate::stats::uncertainty::ALPHA;
 
 /// How a measurement answers its question from the results of a run (every benchmark's,
 /// in run order); no lines where there is nothing to say.
@@ -116,20 +116,25 @@ pub fn values_of(results: &[BenchResult], key: &str) -> Vec<String> {
     out
 }
 
-/// Whether the primary scores of `a` and `b` differ beyond noise (Welch's test over
-/// their iterations, p < [`ALPHA`]); None when either has fewer than two iterations.
+/// Whether the primary scores of `a` and `b` differ beyond noise, judged with their
+/// honest uncertainty ([`crate::stats::uncertainty::judge`]: Welch's test over fork
+/// means, p < [`ALPHA`], or the noise band where a side has too few forks); None where
+/// a score is not a number.
 pub fn differ(a: &BenchResult, b: &BenchResult) -> Option<bool> {
-    let moments = |r: &BenchResult| Moments::of(r.raw.iter().flatten().map(|&v| (v, 1)));
-    let p = welch(moments(a), moments(b));
-    (!p.is_nan()).then_some(p < ALPHA)
+    let (ma, mb) = (a.fork_means(), b.fork_means());
+    let side = |means, r: &BenchResult| Side {
+        fork_means: means,
+        uncertainty: r.uncertainty(),
+    };
+    let (sa, sb) = (side(&ma, a), side(&mb, b));
+    let finite = sa.uncertainty.score.is_finite() && sb.uncertainty.score.is_finite();
+    finite.then(|| judge(sa, sb, ALPHA).beyond)
 }
 
-/// Whether a ratio metric (one value per iteration, as `vs floor`) is 1 within its own
-/// 99.9% interval: the two sides it compares are the same within noise. False when it
-/// has too few values to tell.
+/// Whether a ratio metric (one value per iteration, as `vs floor`) is 1 within its
+/// honest uncertainty: the two sides it compares are the same within noise.
 pub fn ratio_is_one(ratio: &Secondary) -> bool {
-    let (low, high) = ratio.summary.confidence();
-    ratio.summary.n > 2 && low <= 1.0 && 1.0 <= high
+    ratio.uncertainty().holds(1.0)
 }
 
 /// ` (noise)` where two scores do not differ beyond noise, else nothing.
@@ -255,15 +260,26 @@ mod tests {
     }
 
     #[test]
-    fn noise_is_told_apart_from_a_difference() {
-        let a = sample_result("bb.x", "1", vec![100.0, 101.0, 99.0, 100.5]);
-        let b = sample_result("bb.x", "2", vec![80.0, 81.0, 79.0, 80.5]);
-        let c = sample_result("bb.x", "4", vec![100.2, 100.9, 99.1, 100.4]);
+    fn noise_is_told_apart_from_a_difference_over_forks() {
+        use crate::model::result::tests::forked_result;
+        let forks = |scale: f64, jitter: f64| -> Vec<Vec<f64>> {
+            [[100.0, 101.0], [99.0, 100.5], [100.2, 99.8]]
+                .iter()
+                .enumerate()
+                .map(|(i, f)| f.iter().map(|v| v * scale + jitter * i as f64).collect())
+                .collect()
+        };
+        let a = forked_result("bb.x", "1", forks(1.0, 0.0));
+        let b = forked_result("bb.x", "2", forks(0.8, 0.0));
+        let c = forked_result("bb.x", "4", forks(1.0, 0.3));
         assert_eq!(differ(&a, &b), Some(true));
         assert_eq!(differ(&a, &c), Some(false));
         assert_eq!(noise_mark(differ(&a, &c)), " (noise)");
-        let one = sample_result("bb.x", "1", vec![100.0]);
-        assert_eq!(differ(&a, &one), None);
+        // One fork a side: its iterations say nothing of the next run, the band does.
+        let one = |v: f64| sample_result("bb.x", "1", vec![v, v + 0.1, v - 0.1]);
+        assert_eq!(differ(&one(100.0), &one(80.0)), Some(false));
+        assert_eq!(differ(&one(100.0), &one(200.0)), Some(true));
+        assert_eq!(differ(&a, &sample_result("bb.x", "1", vec![])), None);
         assert_eq!(
             find(&[a.clone(), b.clone()], "bb.x", &[("threads", "2")])
                 .unwrap()

@@ -7,6 +7,7 @@ use crate::model::params;
 use crate::model::settings::{Settings, TimeUnit};
 use crate::model::warning::Warning;
 use crate::stats::histogram::Histogram;
+use crate::stats::uncertainty::Uncertainty;
 use crate::stats::{
     multiset, percentile_of_counts, percentiles_of, percentiles_of_counts, Summary,
 };
@@ -33,6 +34,17 @@ impl Secondary {
             raw,
         }
     }
+
+    /// The metric's mean with the uncertainty it really has, over its forks' means.
+    pub fn uncertainty(&self) -> Uncertainty {
+        let means: Vec<f64> = self.raw.iter().map(|f| mean(f)).collect();
+        Uncertainty::of(self.summary.mean, &means, self.summary.error)
+    }
+}
+
+/// The mean of `values` (NaN for none).
+fn mean(values: &[f64]) -> f64 {
+    values.iter().sum::<f64>() / values.len() as f64
 }
 
 /// Everything known about one benchmark after all its forks ran.
@@ -246,6 +258,32 @@ impl BenchResult {
         }
     }
 
+    /// Each fork's mean score: in sample mode over its samples (as the score is over every
+    /// sample), otherwise over its iterations.
+    pub fn fork_means(&self) -> Vec<f64> {
+        let by_sample = self.mode() == Mode::Sample
+            && self.histogram.is_some()
+            && !self.iteration_histograms.iter().all(Vec::is_empty);
+        if !by_sample {
+            return self.raw.iter().map(|f| mean(f)).collect();
+        }
+        let fork_mean = |fork: &Vec<Histogram>| {
+            let (sum, n) = fork
+                .iter()
+                .flat_map(|h| self.samples_of(h))
+                .fold((0.0, 0u64), |(s, n), (v, c)| (s + v * c as f64, n + c));
+            sum / n as f64
+        };
+        self.iteration_histograms.iter().map(fork_mean).collect()
+    }
+
+    /// The score with the uncertainty it really has: over forks, not iterations
+    /// ([`crate::stats::uncertainty`]); what answers and verdicts use.
+    pub fn uncertainty(&self) -> Uncertainty {
+        let score = self.score();
+        Uncertainty::of(score.mean, &self.fork_means(), score.error)
+    }
+
     /// JMH's scorePercentiles: of the samples where there is a histogram (JMH's
     /// estimator over its values and counts), otherwise of the iteration scores.
     pub fn percentiles(&self) -> Vec<(f64, f64)> {
@@ -323,6 +361,15 @@ pub(crate) mod tests {
             placements: None,
             offered_rate: None,
         }
+    }
+
+    /// [`sample_result`] with these forks' iteration scores.
+    pub fn forked_result(name: &str, threads: &str, forks: Vec<Vec<f64>>) -> BenchResult {
+        let mut r = sample_result(name, threads, forks.concat());
+        r.settings.forks = forks.len() as u32;
+        r.settings.iterations = forks.first().map_or(0, |f| f.len() as u32);
+        r.raw = forks;
+        r
     }
 
     /// A sample-mode result of two forks: latencies 1..=100 µs in fork 1's two iterations

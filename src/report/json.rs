@@ -195,6 +195,8 @@ fn entry(r: &BenchResult, env: Option<&Environment>) -> Json {
                 ),
                 ("maxTemperatureC", Json::opt_num(r.throttle.max_temp_c)),
                 ("health", health_json(&r.throttle.health)),
+                ("error", Json::Num(r.uncertainty().error)),
+                ("errorBasis", Json::str(r.uncertainty().basis.name())),
                 ("min", Json::Num(r.summary.min)),
                 ("median", Json::Num(r.summary.median)),
                 ("max", Json::Num(r.summary.max)),
@@ -507,6 +509,11 @@ mod tests {
             e.get("boardbench").unwrap().get("throttled"),
             Some(&Json::Bool(false))
         );
+        // One fork: the honest error is the noise band's, not JMH's NaN from 2 values.
+        let ours = e.get("boardbench").unwrap();
+        let band = crate::stats::uncertainty::NOISE_BAND * 1.5;
+        assert_eq!(ours.get("error").unwrap().as_f64(), Some(band));
+        assert_eq!(ours.get("errorBasis").unwrap().as_str(), Some("band 1"));
         // An unknown clock and temperature are null, not absent.
         let health = e.get("boardbench").unwrap().get("health").unwrap();
         for key in ["clockMHz", "clockSource", "tempBeforeC", "tempAfterC"] {

@@ -217,11 +217,13 @@ fn open_loop(results: &[BenchResult]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::result::tests::sample_result;
+    use crate::model::result::tests::forked_result;
     use crate::model::result::Secondary;
 
     fn row(style: &str, transport: &str, codec: &str, depth: &str, calls: &[f64]) -> BenchResult {
-        let mut r = sample_result(&format!("bb.rpc.{style}"), "1", calls.to_vec());
+        // A fork per value: the forks are what tells noise from a difference.
+        let forks = calls.iter().map(|&v| vec![v]).collect();
+        let mut r = forked_result(&format!("bb.rpc.{style}"), "1", forks);
         r.settings.mode = Mode::Throughput;
         r.params = [
             ("transport", transport),
@@ -242,7 +244,7 @@ mod tests {
         sync.secondary.push(Secondary::new(
             "vs floor",
             "x",
-            vec![vec![0.93, 0.94, 0.92, 0.93]],
+            vec![vec![0.93], vec![0.94], vec![0.92], vec![0.93]],
         ));
         let results = [
             sync,

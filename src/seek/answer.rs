@@ -218,12 +218,14 @@ fn size_bytes(s: &str) -> u64 {
 mod tests {
     use super::*;
     use crate::model::modes::Mode;
-    use crate::model::result::tests::sample_result;
+    use crate::model::result::tests::forked_result;
     use crate::model::result::Secondary;
     use crate::model::settings::TimeUnit;
 
     fn row(pattern: &str, client: &str, read_size: &str, ms: &[f64], requests: f64) -> BenchResult {
-        let mut r = sample_result(&format!("bb.seek.{pattern}"), "1", ms.to_vec());
+        // A fork per shot: the forks are what tells noise from a difference.
+        let forks = ms.iter().map(|&v| vec![v]).collect();
+        let mut r = forked_result(&format!("bb.seek.{pattern}"), "1", forks);
         r.settings.mode = Mode::SingleShot;
         r.time_unit = TimeUnit::Millis;
         r.params = [
@@ -239,7 +241,7 @@ mod tests {
         r.secondary = vec![Secondary::new(
             "requests",
             "req/op",
-            vec![vec![requests; ms.len()]],
+            vec![vec![requests]; ms.len()],
         )];
         r
     }

@@ -1,11 +1,13 @@
 //! Statistics over iteration scores, computed as JMH computes them: the summary with the
 //! 99.9% Student-t error, percentiles, Welch's t-test for comparisons, and the
-//! log-bucketed latency histogram of sample mode.
+//! log-bucketed latency histogram of sample mode; and beside JMH's error, the honest
+//! uncertainty over forks that answers and verdicts use (`uncertainty`).
 
 pub mod histogram;
 pub mod percentile;
 pub(crate) mod student_t;
 pub(crate) mod summary;
+pub mod uncertainty;
 pub(crate) mod welch;
 
 pub use self::percentile::{

@@ -8,15 +8,17 @@ use serde_json::{json, Value};
 
 const EXE: &str = env!("CARGO_BIN_EXE_bb-compare");
 
-/// A JMH-layout entry whose rawData is `raw` in one fork.
+/// A JMH-layout entry whose rawData is `raw`, a fork per value: the fork is what
+/// bb-compare's verdicts rest on.
 fn entry(name: &str, mode: &str, params: Value, raw: &[f64], unit: &str) -> Value {
     let mean = raw.iter().sum::<f64>() / raw.len() as f64;
+    let forks: Vec<Vec<f64>> = raw.iter().map(|&v| vec![v]).collect();
     json!({
-        "jmhVersion": "1.37", "benchmark": name, "mode": mode, "threads": 1, "forks": 1,
+        "jmhVersion": "1.37", "benchmark": name, "mode": mode, "threads": 1, "forks": raw.len(),
         "params": params,
         "primaryMetric": {
             "score": mean, "scoreError": "NaN", "scoreConfidence": ["NaN", "NaN"],
-            "scorePercentiles": {}, "scoreUnit": unit, "rawData": [raw]
+            "scorePercentiles": {}, "scoreUnit": unit, "rawData": forks
         },
         "secondaryMetrics": {}
     })
@@ -747,12 +749,16 @@ fn scaled_doc(doc: &Value, f: f64) -> Value {
 }
 
 #[test]
-fn a_slowdown_in_a_jmh_sample_file_is_found_from_its_histogram() {
+fn a_jmh_sample_file_of_one_fork_is_judged_by_the_noise_band_not_its_samples() {
+    // victoriengb's file: one fork, over 100,000 samples a row. Welch over the samples
+    // called a 10% change certain (p below 1e-300); one fork says nothing of the next
+    // run's spread, so the band judges: 10% is noise, twice as slow is slower.
     let d = TempDir::new("cmp-sample");
     let base = data("victoriengb-sample-jmh1.37.json");
     let doc = read_data("victoriengb-sample-jmh1.37.json");
     let slower = write_doc(&d, "slower.json", &scaled_doc(&doc, 1.1));
-    let run = compare(&["--format", "json", &base, &slower]);
+    let twice = write_doc(&d, "twice.json", &scaled_doc(&doc, 2.0));
+    let run = compare(&["--format", "json", &base, &slower, &twice]);
     assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
     let v = run.json();
     for (row, entry) in v["rows"]
@@ -761,9 +767,10 @@ fn a_slowdown_in_a_jmh_sample_file_is_found_from_its_histogram() {
         .iter()
         .zip(doc.as_array().unwrap())
     {
-        let (b, n) = (&row["results"][0], &row["results"][1]);
-        assert_eq!(n["verdict"], "slower", "{row:#}");
-        assert_eq!(n["test"], "samples");
+        let (b, n, two) = (&row["results"][0], &row["results"][1], &row["results"][2]);
+        assert_eq!(n["verdict"], "noise", "{row:#}");
+        assert_eq!(n["test"], "noise band");
+        assert_eq!(two["verdict"], "slower", "{row:#}");
         assert!((n["ratio"].as_f64().unwrap() - 1.1).abs() < 1e-9, "{row:#}");
         // The count of every sample in the histogram, not the 10 iterations.
         let count: u64 = entry["primaryMetric"]["rawDataHistogram"]
@@ -785,13 +792,9 @@ fn a_slowdown_in_a_jmh_sample_file_is_found_from_its_histogram() {
         );
     }
     let text = compare(&[&base, &slower]);
+    assert!(text.stdout.contains(" band "), "{}", text.stdout);
     assert!(
-        text.stdout.contains("e-") && text.stdout.contains("*  "),
-        "{}",
-        text.stdout
-    );
-    assert!(
-        text.stdout.contains("p*: Welch over every sample"),
+        text.stdout.contains("band: fewer than 3 forks on a side"),
         "{}",
         text.stdout
     );
@@ -809,17 +812,29 @@ fn a_slowdown_in_a_jmh_sample_file_is_found_from_its_histogram() {
 
 #[test]
 fn p_values_below_1e_300_are_printed_as_such() {
+    // Ten forks a side (dennisrippinger's), half as fast: Welch over the fork means.
     let d = TempDir::new("cmp-tiny-p");
-    let doc = read_data("victoriengb-sample-jmh1.37.json");
-    let twice = write_doc(&d, "twice.json", &scaled_doc(&doc, 2.0));
-    let base = data("victoriengb-sample-jmh1.37.json");
-    let run = compare(&[&base, &twice]);
+    let doc = read_data("dennisrippinger-thrpt-10forks-jmh1.19.json");
+    let mut tight = doc.clone();
+    for e in tight.as_array_mut().unwrap() {
+        let pm = &mut e["primaryMetric"];
+        let score = pm["score"].as_f64().unwrap();
+        // Forks that agree exactly: a difference with no spread, p 0.
+        for fork in pm["rawData"].as_array_mut().unwrap() {
+            for v in fork.as_array_mut().unwrap() {
+                *v = json!(score);
+            }
+        }
+    }
+    let base = write_doc(&d, "tight.json", &tight);
+    let half = write_doc(&d, "half.json", &scaled_doc(&tight, 0.5));
+    let run = compare(&[&base, &half]);
     assert_eq!(run.code, 1);
-    assert!(run.stdout.contains("<1e-300*"), "{}", run.stdout);
+    assert!(run.stdout.contains("<1e-300 "), "{}", run.stdout);
     assert!(!run.stdout.contains("0.0e0"), "{}", run.stdout);
-    let csv = compare(&["--format", "csv", &base, &twice]);
+    let csv = compare(&["--format", "csv", &base, &half]);
     assert!(
-        csv.stdout.contains(",<1e-300,\"samples\",\"slower\""),
+        csv.stdout.contains(",<1e-300,\"fork means\",\"slower\""),
         "{}",
         csv.stdout
     );
@@ -1058,7 +1073,8 @@ fn metric_compares_a_secondary_metric_with_its_own_verdict() {
     let base = data("victoriengb-sample-jmh1.37.json");
     let mut doc = read_data("victoriengb-sample-jmh1.37.json");
     for e in doc.as_array_mut().unwrap() {
-        scale_metric(&mut e["secondaryMetrics"]["p0.99"], 1.2);
+        // Twice: one fork a side, so the noise band judges.
+        scale_metric(&mut e["secondaryMetrics"]["p0.99"], 2.0);
     }
     let new = write_doc(&d, "new.json", &doc);
     // The primary metric has not changed...
@@ -1068,7 +1084,7 @@ fn metric_compares_a_secondary_metric_with_its_own_verdict() {
         let run = compare(&["--metric", metric, &base, &new]);
         assert_eq!(run.code, 1, "{metric}: {}", run.stdout);
         let l = line(&run, "com.victorien.matchingengine.benchmark.MatchingEngineSoABenchmark.cancelBestCase:p0.99");
-        assert!(l.contains("1.200") && l.ends_with("slower"), "{l}");
+        assert!(l.contains("2.000") && l.ends_with("slower"), "{l}");
     }
     // JMH 1.21 names it method·p0.99.
     let vietj = data("vietj-sample-jmh1.21.json");
@@ -1106,17 +1122,15 @@ fn three_forks_a_side_are_tested_on_their_means() {
         assert_eq!(new["verdict"], "slower", "{row:#}");
     }
     let text = compare(&[&base, &slower]);
-    assert!(text.stdout.contains("**  "), "{}", text.stdout);
     assert!(
-        text.stdout
-            .contains("p**: Welch over the fork means, both sides with 3 forks or more"),
+        text.stdout.contains("Welch p >= 0.01 over fork means"),
         "{}",
         text.stdout
     );
-    // Two forks a side (vietj): the samples, pooled.
+    // Two forks a side (vietj): the noise band, never the samples pooled.
     let vietj = data("vietj-sample-jmh1.21.json");
     let run = compare(&["--format", "json", &vietj, &vietj]);
-    assert_eq!(run.json()["rows"][0]["results"][1]["test"], "samples");
+    assert_eq!(run.json()["rows"][0]["results"][1]["test"], "noise band");
 }
 
 #[test]
@@ -1270,13 +1284,14 @@ fn boardbench_sample_files_compare_from_their_histograms() {
     run.assert_ok();
     let own = out.to_str().unwrap().to_string();
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-    let slower = write_doc(&d, "slower.json", &scaled_doc(&doc, 1.5));
+    let slower = write_doc(&d, "slower.json", &scaled_doc(&doc, 2.0));
     let run = compare(&["--format", "json", &own, &slower]);
     let v = run.json();
     let cell = &v["rows"][0]["results"][1];
-    assert_eq!(cell["test"], "samples");
+    // In this process (--forks 0): one fork, so the noise band, never the samples.
+    assert_eq!(cell["test"], "noise band");
     assert!(
-        (cell["ratio"].as_f64().unwrap() - 1.5).abs() < 1e-9,
+        (cell["ratio"].as_f64().unwrap() - 2.0).abs() < 1e-9,
         "{v:#}"
     );
     // Slower, unless a loaded machine took too few and too scattered samples to tell.
@@ -1316,7 +1331,8 @@ fn boardbench_sample_files_compare_from_their_histograms() {
     let means = write_doc(&d, "means.json", &means);
     let v = compare(&["--format", "json", &own, &means]).json();
     let cell = &v["rows"][0]["results"][1];
-    assert_eq!(cell["test"], "iteration means", "{v:#}");
+    // The ratio over both sides' iteration means; one fork, so the band judges.
+    assert_eq!(cell["test"], "noise band", "{v:#}");
     assert!(
         (cell["ratio"].as_f64().unwrap() - 1.0).abs() < 1e-9,
         "the same iterations: {v:#}"

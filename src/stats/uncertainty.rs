@@ -1,0 +1,364 @@
+//! The honest uncertainty of a score, and whether two scores differ by more than it.
+//!
+//! A run's iterations (and sample mode's samples) are not independent draws of the next
+//! run: a fresh process lands on other cache colours, another heap layout, other
+//! neighbours. The unit of replication is the fork. With [`MIN_FORKS`] or more, the
+//! error is the half-width of the 99.9% Student-t interval over the fork means (the
+//! nested model's variance of the grand mean: between forks, with each fork's own
+//! iterations' part inside its mean's spread). With fewer there is nothing to estimate
+//! the between-fork part from, and the error is the noise band that A/A runs of one fork
+//! each measured ([`NOISE_BAND`], scripts/bench-aa.sh), or what the forks and iterations
+//! show where that is wider. A difference is judged on the same footing: Welch's test
+//! over both sides' fork means, else the two intervals in quadrature around the ratio.
+
+use super::student_t::student_t_quantile;
+use super::summary::CONFIDENCE;
+use super::welch::{welch, Moments};
+
+/// Forks each side needs for the interval (and the test) over fork means.
+pub const MIN_FORKS: usize = 3;
+
+/// The relative half-width of a score from fewer than [`MIN_FORKS`] forks: how far apart
+/// two A/A runs of one fork each landed, at the 99th percentile of rows, with every
+/// binary's default placements (BENCHMARKS.md, "A/A").
+pub const NOISE_BAND: f64 = 0.25;
+
+/// Below this p-value two sides' fork means differ beyond noise (bb-compare's `--alpha`).
+pub const ALPHA: f64 = 0.01;
+
+/// What an error was computed from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Basis {
+    /// A Student-t interval over this many fork means.
+    Forks(usize),
+    /// Fewer than [`MIN_FORKS`] forks (this many): the noise band, or the spread of what
+    /// ran where that is wider.
+    Band(usize),
+}
+
+impl Basis {
+    /// As the JSON names it (`boardbench.errorBasis`): `forks 3`, `band 1`.
+    pub fn name(self) -> String {
+        match self {
+            Basis::Forks(n) => format!("forks {n}"),
+            Basis::Band(n) => format!("band {n}"),
+        }
+    }
+
+    /// The basis [`Basis::name`] wrote; None for anything else.
+    pub fn parse(text: &str) -> Option<Basis> {
+        let (kind, n) = text.split_once(' ')?;
+        let n: usize = n.parse().ok()?;
+        match kind {
+            "forks" if n >= MIN_FORKS => Some(Basis::Forks(n)),
+            "band" if n < MIN_FORKS => Some(Basis::Band(n)),
+            _ => None,
+        }
+    }
+}
+
+/// A score with the uncertainty it really has.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Uncertainty {
+    pub score: f64,
+    /// Half-width of the interval, in the score's unit.
+    pub error: f64,
+    pub basis: Basis,
+}
+
+impl Uncertainty {
+    /// Of `score` from its fork means; `within` is the half-width the iterations (or
+    /// samples) themselves give (JMH's error), a lower bound where the forks are too few.
+    pub fn of(score: f64, fork_means: &[f64], within: f64) -> Uncertainty {
+        let forks: Vec<f64> = fork_means
+            .iter()
+            .copied()
+            .filter(|m| m.is_finite())
+            .collect();
+        let n = forks.len();
+        if n >= MIN_FORKS {
+            let m = Moments::of(forks.iter().map(|&v| (v, 1)));
+            return Uncertainty {
+                score,
+                error: t_quantile(n as f64 - 1.0) * (m.variance / n as f64).sqrt(),
+                basis: Basis::Forks(n),
+            };
+        }
+        let spread = match forks.as_slice() {
+            [a, b] => (a - b).abs(),
+            _ => 0.0,
+        };
+        let error = [NOISE_BAND * score.abs(), within, spread]
+            .into_iter()
+            .filter(|e| e.is_finite())
+            .fold(0.0, f64::max);
+        Uncertainty {
+            score,
+            error,
+            basis: Basis::Band(n),
+        }
+    }
+
+    /// The error relative to the score (0.02 for ±2%).
+    pub fn relative(&self) -> f64 {
+        (self.error / self.score).abs()
+    }
+
+    /// Whether `value` lies inside the interval.
+    pub fn holds(&self, value: f64) -> bool {
+        (value - self.score).abs() <= self.error
+    }
+
+    /// `±2.1%`, as an answer prints it.
+    pub fn percent(&self) -> String {
+        let r = self.relative() * 100.0;
+        match r {
+            r if !r.is_finite() => "±?".into(),
+            r if r < 10.0 => format!("±{r:.1}%"),
+            r => format!("±{r:.0}%"),
+        }
+    }
+}
+
+/// The two-sided t quantile of the interval, [`CONFIDENCE`], at `df` degrees of freedom.
+fn t_quantile(df: f64) -> f64 {
+    student_t_quantile(1.0 - (1.0 - CONFIDENCE) / 2.0, df)
+}
+
+/// One side of a comparison: its score, fork means and honest uncertainty.
+#[derive(Debug, Clone, Copy)]
+pub struct Side<'a> {
+    pub fork_means: &'a [f64],
+    pub uncertainty: Uncertainty,
+}
+
+/// How two sides were told apart, and whether they are.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Judgement {
+    /// Welch's two-sided p over the fork means; NaN where the band judged.
+    pub p_value: f64,
+    /// Whether the difference is beyond noise.
+    pub beyond: bool,
+    /// Whether both sides had [`MIN_FORKS`] fork means (Welch's test), else the band.
+    pub by_forks: bool,
+}
+
+/// Whether `b` differs from `a` by more than noise, at `alpha`: Welch's test over the fork
+/// means where both sides have [`MIN_FORKS`], else whether the ratio's interval (both
+/// relative errors in quadrature) leaves out 1.
+pub fn judge(a: Side, b: Side, alpha: f64) -> Judgement {
+    let finite = |s: &Side| s.fork_means.iter().filter(|m| m.is_finite()).count();
+    if finite(&a) >= MIN_FORKS && finite(&b) >= MIN_FORKS {
+        let moments = |s: &Side| Moments::of(s.fork_means.iter().map(|&m| (m, 1)));
+        let p = welch(moments(&a), moments(&b));
+        return Judgement {
+            p_value: p,
+            beyond: p < alpha,
+            by_forks: true,
+        };
+    }
+    let (ua, ub) = (a.uncertainty, b.uncertainty);
+    let ratio = ub.score / ua.score;
+    let error = ratio.abs() * (ua.relative().powi(2) + ub.relative().powi(2)).sqrt();
+    Judgement {
+        p_value: f64::NAN,
+        beyond: ratio.is_finite() && error.is_finite() && (ratio - 1.0).abs() > error,
+        by_forks: false,
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::util::rng::Rng;
+
+    /// A standard normal draw (Box–Muller).
+    pub fn normal(rng: &mut Rng) -> f64 {
+        let u = 1.0 - rng.unit();
+        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * rng.unit()).cos()
+    }
+
+    /// One simulated run on the two-level model: `forks` forks, each with its own offset
+    /// (standard deviation `between`), of `iterations` scores around it (`within`).
+    pub fn run(
+        rng: &mut Rng,
+        mean: f64,
+        between: f64,
+        within: f64,
+        forks: usize,
+        iterations: usize,
+    ) -> Vec<Vec<f64>> {
+        (0..forks)
+            .map(|_| {
+                let fork = mean + between * normal(rng);
+                (0..iterations)
+                    .map(|_| fork + within * normal(rng))
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// A run's score (the mean of every iteration, JMH's), fork means and uncertainty.
+    pub fn summarise(raw: &[Vec<f64>]) -> (Vec<f64>, Uncertainty) {
+        let means: Vec<f64> = raw
+            .iter()
+            .map(|f| f.iter().sum::<f64>() / f.len() as f64)
+            .collect();
+        let all: Vec<f64> = raw.concat();
+        let jmh = crate::stats::Summary::of(&all);
+        (means.clone(), Uncertainty::of(jmh.mean, &means, jmh.error))
+    }
+
+    /// Of `trials` simulated pairs: the share judged beyond noise, the share whose first
+    /// run's interval holds the true mean, and the share whose interval holds the second
+    /// run's score.
+    fn trials(seed: u64, between: f64, forks: usize, shift: f64, trials: usize) -> (f64, f64, f64) {
+        let mut rng = Rng::new(seed);
+        let (mut beyond, mut holds_mean, mut holds_next) = (0, 0, 0);
+        for _ in 0..trials {
+            let (ma, ua) = summarise(&run(&mut rng, 100.0, between, 1.0, forks, 5));
+            let (mb, ub) = summarise(&run(
+                &mut rng,
+                100.0 * (1.0 + shift),
+                between,
+                1.0,
+                forks,
+                5,
+            ));
+            let a = Side {
+                fork_means: &ma,
+                uncertainty: ua,
+            };
+            let b = Side {
+                fork_means: &mb,
+                uncertainty: ub,
+            };
+            beyond += usize::from(judge(a, b, ALPHA).beyond);
+            holds_mean += usize::from(ua.holds(100.0));
+            holds_next += usize::from(ua.holds(ub.score));
+        }
+        let share = |k: usize| k as f64 / trials as f64;
+        (share(beyond), share(holds_mean), share(holds_next))
+    }
+
+    #[test]
+    fn the_interval_over_fork_means_covers_the_mean_and_the_next_run() {
+        // Forks differ from each other five times as much as an iteration's mean does:
+        // JMH's interval over the 15 iterations pooled misses the next run far more often.
+        for forks in [3, 5, 10] {
+            let (beyond, mean, next) = trials(7 + forks as u64, 2.0, forks, 0.0, 1000);
+            assert!(mean >= 0.99, "{forks} forks: the mean held in {mean}");
+            // The next run's score has its own spread: a 99.9% interval holds it in at
+            // least 98% (the two spreads in quadrature, √2 the interval's).
+            assert!(next >= 0.98, "{forks} forks: the next run held in {next}");
+            assert!(
+                beyond <= 0.01,
+                "{forks} forks: {beyond} of A/A pairs beyond noise"
+            );
+        }
+        let mut rng = Rng::new(1);
+        let mut pooled = 0;
+        for _ in 0..1000 {
+            let a = crate::stats::Summary::of(&run(&mut rng, 100.0, 2.0, 1.0, 3, 5).concat());
+            let b = crate::stats::Summary::of(&run(&mut rng, 100.0, 2.0, 1.0, 3, 5).concat());
+            pooled += usize::from((a.mean - b.mean).abs() <= a.error);
+        }
+        assert!(
+            pooled < 950,
+            "JMH's pooled interval held the next run in {pooled} of 1000"
+        );
+    }
+
+    #[test]
+    fn a_real_ten_percent_difference_is_seen_at_the_standard_profile() {
+        // Five forks a side, as the standard profile runs, on a quiet machine's spread
+        // (fork offsets of 2%): a 10% change is beyond noise at least 95 times in 100.
+        let (beyond, _, _) = trials(11, 2.0, 5, 0.10, 1000);
+        assert!(beyond >= 0.95, "seen in {beyond}");
+        let (beyond, _, _) = trials(12, 2.0, 5, -0.10, 1000);
+        assert!(beyond >= 0.95, "seen in {beyond}");
+        // Three forks see it only where forks agree more closely.
+        let (beyond, _, _) = trials(13, 1.0, 3, 0.10, 1000);
+        assert!(beyond >= 0.95, "seen in {beyond}");
+    }
+
+    #[test]
+    fn one_fork_is_judged_by_the_band_and_never_by_its_iterations() {
+        // One fork a side, iterations tight (±0.1) around offsets 10% apart at random:
+        // pooled iterations would call nearly every pair different; the band calls none.
+        let mut rng = Rng::new(3);
+        let mut beyond = 0;
+        for _ in 0..1000 {
+            let (ma, ua) = summarise(&run(&mut rng, 100.0, 4.0, 0.1, 1, 10));
+            let (mb, ub) = summarise(&run(&mut rng, 100.0, 4.0, 0.1, 1, 10));
+            assert_eq!(ua.basis, Basis::Band(1));
+            let a = Side {
+                fork_means: &ma,
+                uncertainty: ua,
+            };
+            let b = Side {
+                fork_means: &mb,
+                uncertainty: ub,
+            };
+            beyond += usize::from(judge(a, b, ALPHA).beyond);
+        }
+        assert_eq!(beyond, 0);
+        // Beyond both bands in quadrature (25% a side), a difference is seen.
+        let side = |score: f64| Uncertainty::of(score, &[score], 0.0);
+        let (a, b) = (side(100.0), side(200.0));
+        let judged = judge(
+            Side {
+                fork_means: &[100.0],
+                uncertainty: a,
+            },
+            Side {
+                fork_means: &[200.0],
+                uncertainty: b,
+            },
+            ALPHA,
+        );
+        assert!(judged.beyond && !judged.by_forks && judged.p_value.is_nan());
+        assert_eq!(a.error, 25.0);
+    }
+
+    #[test]
+    fn two_forks_are_widened_by_their_spread_and_iterations_by_their_error() {
+        let u = Uncertainty::of(100.0, &[70.0, 130.0], 1.0);
+        assert_eq!((u.basis, u.error), (Basis::Band(2), 60.0));
+        let u = Uncertainty::of(100.0, &[100.0], 40.0);
+        assert_eq!((u.basis, u.error), (Basis::Band(1), 40.0));
+        let u = Uncertainty::of(100.0, &[100.0], f64::NAN);
+        assert_eq!(u.error, 25.0);
+        // By hand: fork means 98, 100, 102: sd 2, t(0.9995, 2) = 31.599.
+        let u = Uncertainty::of(100.0, &[98.0, 100.0, 102.0], 0.1);
+        assert_eq!(u.basis, Basis::Forks(3));
+        assert!(
+            (u.error - 31.5991 * 2.0 / 3f64.sqrt()).abs() < 1e-3,
+            "{}",
+            u.error
+        );
+        assert_eq!(u.percent(), "±36%");
+        assert_eq!(Uncertainty::of(100.0, &[100.0], 2.05).percent(), "±25%");
+        let tight = Uncertainty {
+            score: 100.0,
+            error: 2.04,
+            basis: Basis::Forks(9),
+        };
+        assert_eq!(tight.percent(), "±2.0%");
+    }
+
+    #[test]
+    fn the_basis_reads_back_what_it_wrote() {
+        for b in [
+            Basis::Forks(3),
+            Basis::Forks(12),
+            Basis::Band(1),
+            Basis::Band(0),
+        ] {
+            assert_eq!(Basis::parse(&b.name()), Some(b));
+        }
+        for bad in ["forks 2", "band 3", "forks", "band x", "t 3", ""] {
+            assert_eq!(Basis::parse(bad), None, "{bad}");
+        }
+    }
+}
