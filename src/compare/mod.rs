@@ -407,18 +407,18 @@ pub(crate) fn judge(
     // A histogram against iteration scores alone: both sides' iteration means, for the
     // ratio as for the test, where both have some.
     let mixed = samples::mixed(&base.samples, &new.samples);
-    fn side(c: &Cell, mixed: bool) -> (std::borrow::Cow<'_, Samples>, f64, f64) {
+    fn side(c: &Cell, mixed: bool) -> (std::borrow::Cow<'_, Samples>, f64) {
         let by_iteration = c.samples.by_iteration();
-        let (mean, error) = by_iteration.mean_and_error();
+        let mean = by_iteration.mean_and_error().0;
         match mixed && mean.is_finite() {
-            true => (by_iteration, mean, error),
-            false => (std::borrow::Cow::Borrowed(&c.samples), c.score, c.error),
+            true => (by_iteration, mean),
+            false => (std::borrow::Cow::Borrowed(&c.samples), c.score),
         }
     }
-    let (b_samples, b, b_error) = side(base, mixed);
-    let (n_samples, n, n_error) = side(new, mixed);
-    let b_honest = b_samples.uncertainty(b, b_error);
-    let n_honest = n_samples.uncertainty(n, n_error);
+    let (b_samples, b) = side(base, mixed);
+    let (n_samples, n) = side(new, mixed);
+    let b_honest = b_samples.uncertainty(b);
+    let n_honest = n_samples.uncertainty(n);
     let ratio = n / b;
     let ratio_error =
         ratio.abs() * (b_honest.relative().powi(2) + n_honest.relative().powi(2)).sqrt();
@@ -727,7 +727,7 @@ pub(crate) mod tests {
         );
         let c = judge(&a, &b, true, &criteria());
         assert_eq!((c.ratio, c.test), (2.0, Test::ForkMeans));
-        let honest = |c: &Cell| c.samples.uncertainty(c.score, c.error).relative();
+        let honest = |c: &Cell| c.samples.uncertainty(c.score).relative();
         let expected = 2.0 * (honest(&a).powi(2) + honest(&b).powi(2)).sqrt();
         assert!(
             (c.ratio_error - expected).abs() < 1e-12,

@@ -159,10 +159,9 @@ impl Samples {
         })
     }
 
-    /// The honest uncertainty of `score` (in these samples' unit) over these forks; `within`
-    /// is JMH's error from the same data.
-    pub fn uncertainty(&self, score: f64, within: f64) -> Uncertainty {
-        Uncertainty::of(score, &self.fork_means(), within)
+    /// The honest uncertainty of `score` (in these samples' unit) over these forks.
+    pub fn uncertainty(&self, score: f64) -> Uncertainty {
+        Uncertainty::of(score, &self.fork_means())
     }
 
     /// The mean of all values and the half-width of its 99.9% confidence interval, as
@@ -247,10 +246,7 @@ mod tests {
     }
 
     fn judged(a: &Samples, b: &Samples) -> (Judgement, Test) {
-        let u = |s: &Samples| {
-            let (mean, error) = s.mean_and_error();
-            s.uncertainty(mean, error)
-        };
+        let u = |s: &Samples| s.uncertainty(s.mean_and_error().0);
         significance((a, u(a)), (b, u(b)), 0.01)
     }
 
@@ -297,7 +293,7 @@ mod tests {
         );
         assert_eq!(h.fork_means(), vec![2.0, 2.0, 3.0]);
         assert_eq!(
-            h.uncertainty(2.0, 0.0).basis,
+            h.uncertainty(2.0).basis,
             crate::stats::uncertainty::Basis::Forks(3)
         );
     }

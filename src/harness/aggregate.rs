@@ -150,6 +150,7 @@ pub fn add_ratios(results: &mut [BenchResult]) {
 mod tests {
     use super::*;
     use crate::model::modes::Mode;
+    use crate::model::result::placement_warning;
     use crate::model::result::tests::sample_result;
 
     #[test]
@@ -228,10 +229,17 @@ mod tests {
         assert!(m.summary.error.is_finite() && m.summary.error > 0.0);
         let p = r.placements.as_ref().unwrap();
         assert_eq!((p.pairs(), p.differing().count()), (4, 1));
-        let w = r.placement_warning().unwrap().to_string();
-        // Named with its mode: one benchmark runs in several, each warned about apart.
+        // One warning for the run, however many benchmarks had such pairs.
+        let alike = result(same.clone());
+        let w = placement_warning(&[alike.clone(), r.clone(), r])
+            .unwrap()
+            .to_string();
         assert!(
-            w.starts_with("bb.i.remote, thrpt: in 1 of 4 iteration pairs of 'vs floor'"),
+            w.starts_with("unpinned, 2 of 3 paired benchmarks had a baseline run elsewhere"),
+            "{w}"
+        );
+        assert!(
+            w.contains("(2 of 12 pairs; first: bb.i.remote, thrpt, 'vs floor'"),
             "{w}"
         );
         assert!(
@@ -240,9 +248,9 @@ mod tests {
             ),
             "{w}"
         );
-        assert_eq!(result(same.clone()).placement_warning(), None);
+        assert_eq!(placement_warning(&[alike]), None);
         assert_eq!(
-            sample_result("bb.z.c", "1", vec![1.0]).placement_warning(),
+            placement_warning(&[sample_result("bb.z.c", "1", vec![1.0])]),
             None
         );
     }

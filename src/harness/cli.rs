@@ -31,7 +31,10 @@ pub struct CommonArgs {
     pub profile: Profile,
     /// Print the plan (benchmarks, settings, estimated duration) and measure nothing.
     pub dry_run: bool,
+    /// `--pin`'s CPUs.
     pub pin: Option<Vec<usize>>,
+    /// `--pin none`: two-sided measurements left where the scheduler puts them.
+    pub unpinned: bool,
     pub seed: u64,
     /// `--cooldown` and `--cooldown-max`: wait for the SoC to cool before each benchmark.
     pub cooldown: Option<Cooldown>,
@@ -113,8 +116,8 @@ macro_rules! bench_args {
             /// print the plan (benchmarks, settings, estimated duration) and exit without measuring
             #[argh(switch)]
             pub dry_run: bool,
-            /// CPUs to pin to, a list (0,1); each binary says how it uses them
-            #[argh(option, from_str_fn($crate::harness::cli::parse_usize_list))]
+            /// CPUs to pin to, a list (0,1), or none; each binary says how it uses them (bb-ipc and bb-rpc: by default each two-sided row on one core and across two)
+            #[argh(option, from_str_fn($crate::harness::cli::parse_pin))]
             pub pin: Option<Vec<usize>>,
             /// seed of the generated inputs (default 42)
             #[argh(option, default = "42")]
@@ -148,7 +151,8 @@ macro_rules! bench_args {
                         self.full,
                     )?,
                     dry_run: self.dry_run,
-                    pin: self.pin.clone(),
+                    pin: self.pin.clone().filter(|cpus| !cpus.is_empty()),
+                    unpinned: self.pin.as_ref().is_some_and(|cpus| cpus.is_empty()),
                     seed: self.seed,
                     cooldown: $crate::harness::cli::Cooldown::from_flags(
                         self.cooldown,
@@ -159,6 +163,14 @@ macro_rules! bench_args {
             }
         }
     };
+}
+
+/// `--pin`'s value: a list of CPUs, or `none` (an empty list: unpinned).
+pub fn parse_pin(s: &str) -> std::result::Result<Vec<usize>, String> {
+    match s.trim() {
+        "none" => Ok(Vec::new()),
+        _ => parse_usize_list(s).map_err(|e| format!("{e} (expected CPUs such as 0,1, or none)")),
+    }
 }
 
 /// Parses this process's arguments into `T`. `--help` prints and exits 0; a bad flag or
@@ -255,6 +267,24 @@ mod tests {
             /// a list of thread counts
             #[argh(option, from_str_fn(crate::harness::cli::parse_usize_list))]
             pub threads: Option<Vec<usize>>,
+        }
+    }
+
+    #[test]
+    fn pin_takes_cpus_or_none() {
+        let common = |argv: &[&str]| parse_from::<TestArgs>(argv).unwrap().common().unwrap();
+        let c = common(&["--pin", "none"]);
+        assert_eq!((c.pin, c.unpinned), (None, true));
+        let c = common(&["--pin", "0,1"]);
+        assert_eq!((c.pin, c.unpinned), (Some(vec![0, 1]), false));
+        let c = common(&[]);
+        assert_eq!((c.pin, c.unpinned), (None, false));
+        match parse_from::<TestArgs>(&["--pin", "nope"]) {
+            Err(ParseExit::Usage(e)) => {
+                let e = e.to_string();
+                assert!(e.contains("--pin") && e.contains("or none"), "{e}");
+            }
+            other => panic!("{other:?}"),
         }
     }
 

@@ -213,95 +213,20 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
         // The progress line's estimates.
         resolve_estimates(&mut suite.benchmarks)?;
     }
-    let mut cooler = flags.cooldown.map(cooldown::Cooler::new);
-    let mut results = Vec::new();
-    let mut failed = Vec::new();
-    // Whether every failure so far was bad input (a pattern file without reads, say).
-    let mut bad_input = true;
-    // The error of the benchmark just before, when it failed: the same error twice in a
-    // row is the run's (expired credentials, a server gone), not a benchmark's, and it
-    // would only repeat for every one left.
-    let mut previous: Option<String> = None;
-    // The progress line names a benchmark by what tells it from the others.
-    let varying = varying_keys(suite.benchmarks.iter().map(|b| b.params.as_slice()));
-    for (index, bench) in suite.benchmarks.iter().enumerate() {
-        let (settings, unit) = bench.effective(&settings, suite.unit);
-        let label = bench.label();
-        let shown = label_with(&bench.name, &bench.params, &varying);
-        let fork_estimate = bench.estimated_fork_time(&settings, start);
-        if let Some(cooler) = &mut cooler {
-            progress.clear();
-            cooler.before(&label);
-        }
-        let before = Snapshot::take();
-        let mut forks = Vec::new();
-        let mut error = None;
-        let place = format!("[{}/{}]", index + 1, suite.benchmarks.len());
-        if settings.forks == 0 {
-            progress.step(&place, &shown, fork_estimate);
-            match runner::run_in_process(bench, &settings, unit) {
-                Ok(f) => forks.push(f),
-                Err(e) => error = Some(e),
-            }
-        }
-        for fork in 1..=settings.forks {
-            let tag = match settings.forks {
-                1 => place.clone(),
-                n => format!("{place} fork {fork}/{n}"),
-            };
-            progress.step(&tag, &shown, fork_estimate);
-            match fork::run_child(index, fork, &label, &values)? {
-                Ok(f) => forks.push(f),
-                Err(e) => {
-                    error = Some(e);
-                    break;
-                }
-            }
-        }
-        if let Some(e) = error {
-            // A signal ends the run (its clean-up killed what the benchmark talked to).
-            if signals::exit_requested().is_some() {
-                return Err(e);
-            }
-            progress.finish();
-            let text = e.to_string();
-            let repeated = previous.as_deref() == Some(text.as_str());
-            if repeated {
-                crate::stderr!(
-                    "{}: {label} failed the same way: stopping before the other {}",
-                    program_name(),
-                    count((suite.benchmarks.len() - index - 1) as u64, "benchmark")
-                );
-            } else {
-                crate::stderr!("{}: error: {label}: {text}", program_name());
-            }
-            bad_input &= e.exit_code() == 2;
-            failed.push(Failure {
-                benchmark: label,
-                error: text.clone(),
-            });
-            previous = Some(text);
-            if flags.fail_on_error || repeated {
-                break;
-            }
-            continue;
-        }
-        previous = None;
-        let throttle = ThrottleReport::between(&before, &Snapshot::take());
-        if throttle.throttled {
-            progress.clear();
-            warn(&Warning::Throttled {
-                benchmark: label,
-                reasons: throttle.reasons.clone(),
-            });
-        }
-        let result = aggregate::from_forks(bench, &settings, unit, forks, throttle);
-        if let Some(w) = result.placement_warning() {
-            progress.clear();
-            warn(&w);
-        }
-        results.push(result);
-    }
+    let cooler = flags.cooldown.map(cooldown::Cooler::new);
+    let mut run = Rounds {
+        benchmarks: &suite.benchmarks,
+        settings: &settings,
+        unit: suite.unit,
+        start,
+        values: &values,
+        seed: flags.seed,
+        fail_on_error: flags.fail_on_error,
+        progress: &mut progress,
+        cooler,
+    };
+    let (results, failed, bad_input) = run.all()?;
+    let mut results = results;
     progress.finish();
     aggregate::add_scaling(&mut results);
     aggregate::add_ratios(&mut results);
@@ -317,6 +242,180 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
         flags.output.as_deref(),
     )?;
     failures(&failed, suite.benchmarks.len(), bad_input)
+}
+
+/// The benchmarks of a run in their forks: round after round, each round one fork of
+/// every benchmark still running, in an order shuffled by the seed (Google Benchmark's
+/// random interleaving), so that slow drift of clocks, heat and neighbours falls on every
+/// benchmark alike rather than on whichever ran last. With no forks, each benchmark runs
+/// once in this process, in order.
+struct Rounds<'a> {
+    benchmarks: &'a [Benchmark],
+    settings: &'a Settings,
+    unit: TimeUnit,
+    start: std::time::Duration,
+    values: &'a [f64],
+    seed: u64,
+    fail_on_error: bool,
+    progress: &'a mut Progress,
+    cooler: Option<cooldown::Cooler>,
+}
+
+/// What one benchmark has gathered over the rounds so far.
+#[derive(Default)]
+struct Gathered {
+    forks: Vec<runner::ForkResult>,
+    throttle: Vec<ThrottleReport>,
+    failed: bool,
+}
+
+impl Rounds<'_> {
+    /// Every round; the results in the suite's order, the failures, and whether every
+    /// failure was bad input. Ends early on a signal, `--fail-on-error`, or the same
+    /// error twice in a row.
+    fn all(&mut self) -> Result<(Vec<crate::model::result::BenchResult>, Vec<Failure>, bool)> {
+        let n = self.benchmarks.len();
+        let mut gathered: Vec<Gathered> = (0..n).map(|_| Gathered::default()).collect();
+        let mut failed = Vec::new();
+        let mut bad_input = true;
+        // The error of the fork just before, when it failed: the same error twice in a
+        // row is the run's (expired credentials, a server gone), not a benchmark's, and
+        // it would only repeat for every one left.
+        let mut previous: Option<String> = None;
+        let varying = varying_keys(self.benchmarks.iter().map(|b| b.params.as_slice()));
+        let rounds = self.settings.forks.max(1);
+        'rounds: for round in 1..=rounds {
+            let order = match self.settings.forks {
+                0 => (0..n).collect(),
+                _ => fork_order(n, round, self.seed),
+            };
+            for index in order {
+                if gathered[index].failed {
+                    continue;
+                }
+                let bench = &self.benchmarks[index];
+                let label = bench.label();
+                match self.one(
+                    index,
+                    round,
+                    &label,
+                    label_with(&bench.name, &bench.params, &varying),
+                )? {
+                    (Ok(fork), throttle) => {
+                        previous = None;
+                        gathered[index].forks.push(fork);
+                        gathered[index].throttle.push(throttle);
+                    }
+                    (Err(e), _) => {
+                        // A signal ends the run (its clean-up killed what the benchmark
+                        // talked to).
+                        if signals::exit_requested().is_some() {
+                            return Err(e);
+                        }
+                        self.progress.finish();
+                        let text = e.to_string();
+                        let repeated = previous.as_deref() == Some(text.as_str());
+                        let left = gathered.iter().filter(|g| !g.failed).count() - 1;
+                        if repeated {
+                            crate::stderr!(
+                                "{}: {label} failed the same way: stopping before the other {}",
+                                program_name(),
+                                count(left as u64, "benchmark")
+                            );
+                        } else {
+                            crate::stderr!("{}: error: {label}: {text}", program_name());
+                        }
+                        bad_input &= e.exit_code() == 2;
+                        gathered[index].failed = true;
+                        failed.push(Failure {
+                            benchmark: label,
+                            error: text.clone(),
+                        });
+                        previous = Some(text);
+                        if self.fail_on_error || repeated {
+                            break 'rounds;
+                        }
+                    }
+                }
+            }
+        }
+        let mut results = Vec::new();
+        for (index, g) in gathered.into_iter().enumerate() {
+            if g.failed || g.forks.is_empty() {
+                continue;
+            }
+            let bench = &self.benchmarks[index];
+            let (settings, unit) = bench.effective(self.settings, self.unit);
+            let throttle = ThrottleReport::merge(&g.throttle);
+            if throttle.throttled {
+                self.progress.clear();
+                warn(&Warning::Throttled {
+                    benchmark: bench.label(),
+                    reasons: throttle.reasons.clone(),
+                });
+            }
+            results.push(aggregate::from_forks(
+                bench, &settings, unit, g.forks, throttle,
+            ));
+        }
+        // Said once: only --pin none leaves pairs to run where the scheduler puts them.
+        if let Some(w) = crate::model::result::placement_warning(&results) {
+            self.progress.clear();
+            warn(&w);
+        }
+        // Failures in the order the benchmarks are listed, as the report shows them.
+        let position = |f: &Failure| {
+            self.benchmarks
+                .iter()
+                .position(|b| b.label() == f.benchmark)
+        };
+        failed.sort_by_key(position);
+        Ok((results, failed, bad_input))
+    }
+
+    /// One fork of benchmark `index` in `round` (or its one run in this process), with
+    /// the health around it.
+    fn one(
+        &mut self,
+        index: usize,
+        round: u32,
+        label: &str,
+        shown: String,
+    ) -> Result<(Result<runner::ForkResult>, ThrottleReport)> {
+        let bench = &self.benchmarks[index];
+        let (settings, unit) = bench.effective(self.settings, self.unit);
+        if let Some(cooler) = &mut self.cooler {
+            self.progress.clear();
+            cooler.before(label);
+        }
+        let place = format!("[{}/{}]", index + 1, self.benchmarks.len());
+        let tag = match settings.forks {
+            0 | 1 => place,
+            n => format!("{place} fork {round}/{n}"),
+        };
+        self.progress.step(
+            &tag,
+            &shown,
+            bench.estimated_fork_time(&settings, self.start),
+        );
+        let before = Snapshot::take();
+        let outcome = match settings.forks {
+            0 => runner::run_in_process(bench, &settings, unit),
+            _ => fork::run_child(index, round, label, self.values)?,
+        };
+        Ok((outcome, ThrottleReport::between(&before, &Snapshot::take())))
+    }
+}
+
+/// The order of the benchmarks in fork round `round`: every index once, shuffled by
+/// `seed` and the round (Fisher–Yates), the same for the same seed on every board.
+fn fork_order(benchmarks: usize, round: u32, seed: u64) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..benchmarks).collect();
+    let mut rng = crate::util::rng::Rng::new(seed ^ (u64::from(round) << 32) ^ 0x5eed_f0c5);
+    for i in (1..order.len()).rev() {
+        order.swap(i, rng.below(i as u64 + 1) as usize);
+    }
+    order
 }
 
 /// The run's error when benchmarks failed, after the report of the others: each was
@@ -599,6 +698,34 @@ mod tests {
         assert_eq!(set_up, ["a", "b", "c"]);
         let (_, set_up) = run(&[("a", expired), ("b", None), ("c", expired), ("d", None)]);
         assert_eq!(set_up, ["a", "b", "c", "d"]);
+    }
+
+    #[test]
+    fn every_round_runs_every_benchmark_once_in_an_order_of_the_seed() {
+        let orders: Vec<Vec<usize>> = (1..=5).map(|round| fork_order(8, round, 42)).collect();
+        for order in &orders {
+            let mut sorted = order.clone();
+            sorted.sort_unstable();
+            assert_eq!(sorted, (0..8).collect::<Vec<_>>(), "{order:?}");
+        }
+        assert!(
+            orders.windows(2).any(|w| w[0] != w[1]),
+            "rounds differ: {orders:?}"
+        );
+        assert_ne!(orders[0], (0..8).collect::<Vec<_>>());
+        assert_eq!(
+            fork_order(8, 1, 42),
+            orders[0],
+            "the same for the same seed"
+        );
+        assert_ne!(fork_order(8, 1, 43), orders[0]);
+        assert_eq!(fork_order(0, 1, 42), Vec::<usize>::new());
+        // Over many rounds each benchmark runs first about as often as any other.
+        let mut first = [0usize; 4];
+        for round in 1..=4000 {
+            first[fork_order(4, round, 7)[0]] += 1;
+        }
+        assert!(first.iter().all(|&n| (800..1200).contains(&n)), "{first:?}");
     }
 
     #[test]

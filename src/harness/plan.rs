@@ -155,7 +155,10 @@ mod tests {
 
     #[test]
     fn estimates_add_up_over_benchmarks_forks_and_iterations() {
-        let s = Settings::full();
+        let s = Settings {
+            forks: 2,
+            ..Settings::full()
+        };
         let mut shot = bench("bb.x.shot").param("k", 1);
         shot.mode = Some(Mode::SingleShot);
         shot.invocation_estimate = Some(Duration::from_millis(500));

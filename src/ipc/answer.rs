@@ -1,13 +1,16 @@
-//! bb-ipc's answer: what a method call into another process costs, against the
-//! transport's bare round trip (its floor) and a local call; which argument shape costs
-//! most; what a block (the server calling back) adds. The first transport in full, the
-//! others a line each.
+//! bb-ipc's answer: what a method call into another process costs in each placement
+//! (across two cores, on one core), with its honest uncertainty, against the transport's
+//! bare round trip (its floor) and a local call; which argument shape costs most and
+//! what a block (the server calling back) adds, where beyond noise. The first transport
+//! in full, the others two lines each.
 
 use crate::model::answer::{
-    duration_ns, find, ns_per_op, ratio_is_one, times, values_of, MAX_LINES,
+    differ, duration_ns, find, in_placement, joined, main_placement, noise_mark, ns_per_op,
+    ratio_is_one, times, values_of, MAX_LINES, PLACEMENT,
 };
 use crate::model::modes::Mode;
 use crate::model::result::BenchResult;
+use crate::system::pinning::Pinning;
 
 /// The call every transport's line is about, where it ran.
 const PLAIN_CALL: &str = "method_no_args";
@@ -22,16 +25,20 @@ pub(crate) fn answer(results: &[BenchResult]) -> Vec<String> {
         .filter(|r| r.mode() != Mode::Sample)
         .cloned()
         .collect();
-    let rows = if timed.iter().any(|r| r.name == "bb.ipc.remote") {
+    let all = if timed.iter().any(|r| r.name == "bb.ipc.remote") {
         timed
     } else {
         results.to_vec()
     };
-    let remote: Vec<BenchResult> = rows
+    let remote_everywhere: Vec<BenchResult> = all
         .iter()
         .filter(|r| r.name == "bb.ipc.remote")
         .cloned()
         .collect();
+    // The main placement has every call; the others the plain call and the floor.
+    let main = main_placement(&remote_everywhere);
+    let rows = in_placement(&all, main.as_deref());
+    let remote = in_placement(&remote_everywhere, main.as_deref());
     let mut lines = Vec::new();
     let mut floors = Vec::new();
     for (i, transport) in values_of(&remote, "transport").iter().enumerate() {
@@ -47,26 +54,28 @@ pub(crate) fn answer(results: &[BenchResult]) -> Vec<String> {
             continue;
         };
         let call = plain.param("call").unwrap_or("?");
-        let floor = match plain.secondary("vs floor") {
-            Some(v) if ratio_is_one(v) => ", the bare round trip within noise".to_string(),
-            Some(v) => format!(", {} the bare round trip", times(v.summary.mean)),
+        let costs = costs_line(transport, call, main.as_deref(), &remote_everywhere);
+        let mut second = vec![match plain.secondary("vs floor") {
+            Some(v) if ratio_is_one(v) => "the bare round trip within noise".to_string(),
+            Some(v) => format!("{} the bare round trip", times(v.summary.mean)),
             None => String::new(),
-        };
-        lines.push(format!(
-            "{transport}: a call costs {} ({call}){floor}",
-            duration_ns(ns_per_op(plain))
-        ));
+        }];
         floors.extend(floor_beside(plain, &rows).map(|f| (transport.clone(), f)));
+        if i == 0 {
+            let local = find(&rows, "bb.ipc.local", &[("call", call)]);
+            if let (Some(local), Some(v)) = (local, plain.secondary("vs local")) {
+                second.push(format!(
+                    "{} a local call ({})",
+                    times(v.summary.mean),
+                    duration_ns(ns_per_op(local))
+                ));
+            }
+        }
+        second.retain(|s| !s.is_empty());
+        // Its comparisons after the costs, on their line where they fit.
+        lines.extend(joined(costs, &second.join(", ")));
         if i > 0 {
             continue;
-        }
-        let local = find(&rows, "bb.ipc.local", &[("call", call)]);
-        if let (Some(local), Some(v)) = (local, plain.secondary("vs local")) {
-            lines.push(format!(
-                "  and {} a local call ({})",
-                times(v.summary.mean),
-                duration_ns(ns_per_op(local))
-            ));
         }
         // The costliest argument shape; the block, a call and a call back, has its own line.
         if let Some(worst) = calls
@@ -75,23 +84,54 @@ pub(crate) fn answer(results: &[BenchResult]) -> Vec<String> {
             .max_by(|a, b| ns_per_op(a).total_cmp(&ns_per_op(b)))
             .filter(|w| w.param("call") != Some(call))
         {
-            lines.push(format!(
-                "  costliest shape: {} at {}, {} the plain call",
-                worst.param("call").unwrap_or("?"),
-                duration_ns(ns_per_op(worst)),
-                times(ns_per_op(worst) / ns_per_op(plain))
-            ));
+            lines.push(match differ(plain, worst) {
+                Some(false) => {
+                    "  no argument shape costs more than the plain call beyond noise".to_string()
+                }
+                _ => format!(
+                    "  costliest shape: {} at {}, {} the plain call",
+                    worst.param("call").unwrap_or("?"),
+                    duration_ns(ns_per_op(worst)),
+                    times(ns_per_op(worst) / ns_per_op(plain))
+                ),
+            });
         }
         if let Some(block) = calls.iter().find(|r| r.param("call") == Some(BLOCK_CALL)) {
             lines.push(format!(
-                "  a block (the server calls back) costs {} a call without",
-                times(ns_per_op(block) / ns_per_op(plain))
+                "  a block (the server calls back) costs {} a call without{}",
+                times(ns_per_op(block) / ns_per_op(plain)),
+                noise_mark(differ(plain, block))
             ));
         }
     }
     lines.extend(floors_against_shm(&floors));
     lines.truncate(MAX_LINES);
     lines
+}
+
+/// `unix: method_no_args costs 62.1 us ±2.0% on 2 cores, 5.10 us ±1.5% on 1 core`: the
+/// plain call in each placement it ran in, the main one first.
+fn costs_line(transport: &str, call: &str, main: Option<&str>, remote: &[BenchResult]) -> String {
+    let mut rows: Vec<&BenchResult> = remote
+        .iter()
+        .filter(|r| r.param("transport") == Some(transport) && r.param("call") == Some(call))
+        .collect();
+    rows.sort_by_key(|r| r.param(PLACEMENT) != main);
+    let costs: Vec<String> = rows
+        .iter()
+        .map(|r| {
+            let cost = format!(
+                "{} {}",
+                duration_ns(ns_per_op(r)),
+                r.uncertainty().percent()
+            );
+            match r.param(PLACEMENT) {
+                Some(p) => format!("{cost} {}", Pinning::phrase(p)),
+                None => cost,
+            }
+        })
+        .collect();
+    format!("{transport}: {call} costs {}", costs.join(", "))
 }
 
 /// A transport's bare round trip in ns, as measured beside its call `plain`: the
@@ -216,12 +256,12 @@ mod tests {
         assert_eq!(
             lines,
             [
-                "unix: a call costs 19.2 us (method_no_args), 1.08x the bare round trip",
-                "  and 348x a local call (55 ns)",
+                "unix: method_no_args costs 19.2 us ±25%",
+                "  1.08x the bare round trip, 348x a local call (55 ns)",
                 "  costliest shape: method_keywords at 51.5 us, 2.68x the plain call",
                 "  a block (the server calls back) costs 6.99x a call without",
-                "tcp: a call costs 25.1 us (method_no_args), the bare round trip within noise",
-                "shm: a call costs 2.90 us (method_no_args), 1.45x the bare round trip",
+                "tcp: method_no_args costs 25.1 us ±25%, the bare round trip within noise",
+                "shm: method_no_args costs 2.90 us ±25%, 1.45x the bare round trip",
                 "shm's bare round trip 2.00 us: unix's 8.89x, tcp's 12.0x",
             ]
         );
@@ -230,6 +270,35 @@ mod tests {
             answer(&results[..2]).is_empty(),
             "no remote call, nothing to answer"
         );
+    }
+
+    #[test]
+    fn the_plain_call_is_given_in_every_placement_the_main_one_first() {
+        let placed = |us: f64, placement: &str, call: &str| {
+            let mut r = row("bb.ipc.remote", Some(call), Some("unix"), &[us], &[]);
+            r.raw = vec![vec![us], vec![us * 1.01], vec![us * 0.99]];
+            r.params.push((PLACEMENT.into(), placement.into()));
+            r
+        };
+        let results = [
+            placed(62.1, "two-cores", "method_no_args"),
+            placed(70.0, "two-cores", "method_a1"),
+            placed(5.10, "one-core", "method_no_args"),
+        ];
+        let lines = answer(&results);
+        // Three forks 1% apart: t(0.9995, 2) = 31.6 times the mean's 0.58%.
+        assert_eq!(
+            lines[..2],
+            [
+                "unix: method_no_args costs 62.1 us ±18% on 2 cores, 5.10 us ±18% on 1 core",
+                "  costliest shape: method_a1 at 70.0 us, 1.13x the plain call"
+            ],
+            "{lines:?}"
+        );
+        assert!(lines
+            .iter()
+            .all(|l| l.chars().count() <= crate::model::answer::WIDTH));
+        // The shapes are the main placement's: a1 against two cores' plain call.
     }
 
     #[test]
@@ -245,10 +314,11 @@ mod tests {
         assert!((score - 136.8).abs() < 0.2, "{score}");
         assert!((r.summary.mean - 367.0).abs() < 0.1);
         assert_eq!(
-            answer(&[r]),
+            answer(&[r.clone()]),
             [format!(
-                "unix: a call costs {} (method_no_args)",
-                duration_ns(score * 1e3)
+                "unix: method_no_args costs {} {}",
+                duration_ns(score * 1e3),
+                r.uncertainty().percent()
             )]
         );
     }

@@ -23,6 +23,15 @@ pub struct Pin {
 }
 
 impl Pin {
+    /// The client's and the server's CPUs of `placement`.
+    pub fn of(placement: &crate::system::pinning::Pinning) -> Pin {
+        let cpus = placement.cpus();
+        Pin {
+            client: cpus.map(|c| c.0),
+            server: cpus.map(|c| c.1),
+        }
+    }
+
     fn pin_client(&self) -> Result<()> {
         match self.client {
             Some(cpu) => crate::harness::pin_process(&[cpu]),

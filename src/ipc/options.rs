@@ -1,11 +1,12 @@
-//! bb-ipc's flags checked: the transports and calls to measure, and `--pin`'s CPUs for
-//! the client and the server. A bad value is a usage error (exit 2) that names its flag.
+//! bb-ipc's flags checked: the transports and calls to measure, and the placements of
+//! the client and the server (by default across two cores and on one; `--pin`'s CPUs;
+//! `--pin none`). A bad value is a usage error (exit 2) that names its flag.
 
 use super::args::Args;
 use super::calls::{self, Call};
-use super::client::Pin;
 use super::transport::Transport;
 use crate::harness::cli::{CommonArgs, HasCommon};
+use crate::system::pinning::{placements, Pinning};
 use crate::util::error::{Error, Result};
 
 /// The transports of a run that names none: the Unix stream socket (dRuby's `drbunix:`)
@@ -20,13 +21,16 @@ pub struct Options {
     pub calls: Vec<Call>,
     /// Whether the calls are also made in-process (`--no-local` leaves them out).
     pub local: bool,
-    pub pin: Pin,
+    /// Where the client and its server run, each a row of its own; the first is the
+    /// main one, where every call runs (the others: the plain call and the floor).
+    pub placements: Vec<Pinning>,
 }
 
 impl Options {
     pub fn from_args(args: &Args) -> Result<Options> {
         let flags = args.common()?;
-        let pin = pin(flags.pin.as_deref())?;
+        check_pin(flags.pin.as_deref())?;
+        let placements = placements(flags.pin.as_deref(), flags.unpinned);
         Ok(Options {
             transports: args
                 .transport
@@ -34,7 +38,7 @@ impl Options {
                 .unwrap_or(DEFAULT_TRANSPORTS.to_vec()),
             calls: args.calls.clone().unwrap_or(calls::ALL.to_vec()),
             local: !args.no_local,
-            pin,
+            placements,
             flags,
         })
     }
@@ -42,9 +46,9 @@ impl Options {
 
 /// `--pin CLIENT,SERVER`, or `--pin CPU` for both on one CPU; each must be one this
 /// process may run on.
-fn pin(cpus: Option<&[usize]>) -> Result<Pin> {
+fn check_pin(cpus: Option<&[usize]>) -> Result<()> {
     let Some(cpus) = cpus else {
-        return Ok(Pin::default());
+        return Ok(());
     };
     if cpus.len() > 2 {
         return Err(Error::usage(
@@ -60,10 +64,7 @@ fn pin(cpus: Option<&[usize]>) -> Result<Pin> {
             )));
         }
     }
-    Ok(Pin {
-        client: Some(cpus[0]),
-        server: Some(*cpus.last().unwrap_or(&cpus[0])),
-    })
+    Ok(())
 }
 
 #[cfg(test)]
@@ -85,12 +86,15 @@ mod tests {
     }
 
     #[test]
-    fn the_defaults_call_everything_over_unix_sockets_and_shm_unpinned() {
+    fn the_defaults_call_everything_over_unix_sockets_and_shm_in_chosen_placements() {
         let o = options(&[]).unwrap();
         assert_eq!(o.transports, [Transport::Unix, Transport::Shm]);
         assert_eq!(o.calls, calls::ALL);
         assert!(o.local);
-        assert_eq!(o.pin, Pin::default());
+        assert_eq!(o.placements, placements(None, false));
+        assert!(o.placements.iter().all(|p| p.cpus().is_some()), "pinned");
+        let o = options(&["--pin", "none"]).unwrap();
+        assert_eq!(o.placements, [Pinning::Unpinned]);
         let o = options(&[
             "--no-local",
             "--transport",
@@ -108,13 +112,12 @@ mod tests {
     fn pin_puts_the_client_on_the_first_cpu_and_the_server_on_the_last() {
         let cpu = allowed_cpu();
         let text = cpu.to_string();
-        let one = Pin {
-            client: Some(cpu),
-            server: Some(cpu),
-        };
-        assert_eq!(options(&["--pin", &text]).unwrap().pin, one);
+        let one = options(&["--pin", &text]).unwrap().placements;
+        assert_eq!(one, [Pinning::Given(vec![cpu])]);
+        assert_eq!(one[0].cpus(), Some((cpu, cpu)));
         let both = format!("{cpu},{cpu}");
-        assert_eq!(options(&["--pin", &both]).unwrap().pin, one);
+        let both = options(&["--pin", &both]).unwrap().placements;
+        assert_eq!(both[0].cpus(), Some((cpu, cpu)));
     }
 
     #[test]

@@ -1,6 +1,7 @@
-//! bb-ipc's suite: the local calls first (avgt), then per transport and mode its floor
-//! and the remote calls, each with the local call and the floor, interleaved, as
-//! baselines.
+//! bb-ipc's suite: the local calls first (avgt), then per transport, mode and placement
+//! its floor and the remote calls, each with the local call and the floor, interleaved,
+//! as baselines. The main placement (the first) has every call; the others the plain
+//! call and the floor, so the answer can say what a call costs on one core and across two.
 
 use super::calls::Call;
 use super::client::{Floor, Local, Pin, Remote};
@@ -9,6 +10,8 @@ use super::transport::Transport;
 use crate::harness::benchmark::{Benchmark, PairedBaseline, Settings, Setup, TimeUnit, Workload};
 use crate::harness::cli::Mode;
 use crate::harness::{Profiles, Suite};
+use crate::model::answer::PLACEMENT;
+use crate::system::pinning::Pinning;
 use crate::util::error::Result;
 use std::time::Duration;
 
@@ -24,18 +27,25 @@ pub fn suite(options: &Options) -> Result<Suite> {
     };
     let mut benchmarks = Vec::new();
     let mut locals = Vec::new();
+    let main = &options.placements[0];
     for &call in options.calls.iter().filter(|_| options.local) {
         for &mode in &local_modes {
-            let b = local(call, mode, options.pin);
+            // One side: on the main placement's client CPU.
+            let b = local(call, mode, Pin::of(main));
             locals.push((call, b.label()));
             benchmarks.push(b);
         }
     }
+    let plain = options.calls.first().copied();
     for &t in &options.transports {
         for &mode in &remote_modes {
-            benchmarks.push(floor(t, mode, options.pin));
-            for &call in &options.calls {
-                benchmarks.push(remote(call, t, mode, options.pin, &locals));
+            for placement in &options.placements {
+                benchmarks.push(floor(t, mode, placement));
+                for &call in &options.calls {
+                    if placement == main || Some(call) == plain {
+                        benchmarks.push(remote(call, t, mode, placement, &locals));
+                    }
+                }
             }
         }
     }
@@ -58,8 +68,10 @@ fn profiles() -> Profiles {
     };
     Profiles {
         quick: settings(1, 50, 3, 100, 1),
-        standard: settings(2, 200, 5, 300, 2),
-        full: settings(3, 1000, 5, 1000, 2),
+        // Five forks: the fork is the unit of replication (docs/method.md), so the
+        // standard profile spends its time on forks rather than longer iterations.
+        standard: settings(1, 100, 3, 150, 5),
+        full: settings(3, 1000, 5, 1000, 5),
     }
 }
 
@@ -77,9 +89,10 @@ fn local(call: Call, mode: Mode, pin: Pin) -> Benchmark {
 }
 
 /// `bb.ipc.floor`: the bare round trip of `transport`.
-fn floor(transport: Transport, mode: Mode, pin: Pin) -> Benchmark {
-    let mut b = Benchmark::new("bb.ipc.floor", floor_setup(transport, pin))
-        .param("transport", transport.name());
+fn floor(transport: Transport, mode: Mode, placement: &Pinning) -> Benchmark {
+    let mut b = Benchmark::new("bb.ipc.floor", floor_setup(transport, Pin::of(placement)))
+        .param("transport", transport.name())
+        .param(PLACEMENT, placement.name());
     b.mode = Some(mode);
     b.rate = Some("round trips".into());
     b
@@ -87,13 +100,21 @@ fn floor(transport: Transport, mode: Mode, pin: Pin) -> Benchmark {
 
 /// `bb.ipc.remote`: the call into a server child, against the local call (when there
 /// is one among `locals`) and against the floor.
-fn remote(call: Call, t: Transport, mode: Mode, pin: Pin, locals: &[(Call, String)]) -> Benchmark {
+fn remote(
+    call: Call,
+    t: Transport,
+    mode: Mode,
+    placement: &Pinning,
+    locals: &[(Call, String)],
+) -> Benchmark {
+    let pin = Pin::of(placement);
     let mut b = Benchmark::new(
         "bb.ipc.remote",
         Box::new(move || Ok(Box::new(Remote::start(call, t, pin)?) as Box<dyn Workload>)),
     )
     .param("call", call.name())
-    .param("transport", t.name());
+    .param("transport", t.name())
+    .param(PLACEMENT, placement.name());
     b.mode = Some(mode);
     b.rate = Some("calls".into());
     if let Some((_, local)) = locals.iter().find(|(c, _)| *c == call) {
@@ -121,8 +142,17 @@ mod tests {
     use crate::ipc::args::Args;
 
     fn suite_of(argv: &[&str]) -> Suite {
+        suite_in(argv, None)
+    }
+
+    /// The suite of `argv`, in `placements` where given (as if this machine chose them).
+    fn suite_in(argv: &[&str], placements: Option<Vec<Pinning>>) -> Suite {
         let args: Args = parse_from(argv).unwrap_or_else(|_| panic!("{argv:?}"));
-        suite(&Options::from_args(&args).unwrap()).unwrap()
+        let mut options = Options::from_args(&args).unwrap();
+        if let Some(p) = placements {
+            options.placements = p;
+        }
+        suite(&options).unwrap()
     }
 
     #[test]
@@ -132,6 +162,8 @@ mod tests {
             "method_no_args,method_a1",
             "--transport",
             "unix,pipes",
+            "--pin",
+            "none",
         ]);
         let rows: Vec<(String, &str)> = s
             .benchmarks
@@ -145,16 +177,22 @@ mod tests {
             [
                 row("bb.ipc.local (call=method_no_args)", "avgt"),
                 row("bb.ipc.local (call=method_a1)", "avgt"),
-                row("bb.ipc.floor (transport=unix)", "avgt"),
+                row("bb.ipc.floor (transport=unix, placement=none)", "avgt"),
                 row(
-                    "bb.ipc.remote (call=method_no_args, transport=unix)",
+                    "bb.ipc.remote (call=method_no_args, transport=unix, placement=none)",
                     "avgt"
                 ),
-                row("bb.ipc.remote (call=method_a1, transport=unix)", "avgt"),
-                row("bb.ipc.floor (transport=unix)", "sample"),
+                row(
+                    "bb.ipc.remote (call=method_a1, transport=unix, placement=none)",
+                    "avgt"
+                ),
+                row("bb.ipc.floor (transport=unix, placement=none)", "sample"),
             ]
         );
-        assert_eq!(rows[8], row("bb.ipc.floor (transport=pipes)", "avgt"));
+        assert_eq!(
+            rows[8],
+            row("bb.ipc.floor (transport=pipes, placement=none)", "avgt")
+        );
         let remote = &s.benchmarks[4];
         assert_eq!(
             remote.baselines,
@@ -170,12 +208,52 @@ mod tests {
     }
 
     #[test]
+    fn by_default_every_call_runs_across_two_cores_and_the_plain_call_on_one_too() {
+        let two_cpus = vec![Pinning::TwoCores(0, 1), Pinning::OneCore(0)];
+        let s = suite_in(
+            &["--calls", "method_no_args,method_a1", "--mode", "avgt"],
+            Some(two_cpus),
+        );
+        let rows: Vec<String> = s.benchmarks.iter().map(Benchmark::label).collect();
+        let unix: Vec<&str> = rows
+            .iter()
+            .filter(|l| l.contains("transport=unix"))
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            unix,
+            [
+                "bb.ipc.floor (transport=unix, placement=two-cores)",
+                "bb.ipc.remote (call=method_no_args, transport=unix, placement=two-cores)",
+                "bb.ipc.remote (call=method_a1, transport=unix, placement=two-cores)",
+                "bb.ipc.floor (transport=unix, placement=one-core)",
+                "bb.ipc.remote (call=method_no_args, transport=unix, placement=one-core)",
+            ]
+        );
+        // No row of the default is left unpinned; a one-CPU machine has one placement.
+        let one_cpu = suite_in(
+            &["--calls", "method_no_args", "--mode", "avgt"],
+            Some(vec![Pinning::OneCore(0)]),
+        );
+        assert!(one_cpu
+            .benchmarks
+            .iter()
+            .all(|b| !b.label().contains("two-cores")));
+        let defaults = suite_of(&[]);
+        assert!(defaults
+            .benchmarks
+            .iter()
+            .filter(|b| b.name != "bb.ipc.local")
+            .all(|b| b.label().contains("placement=") && !b.label().contains("placement=none")));
+    }
+
+    #[test]
     fn mode_asks_for_one_mode_and_no_local_leaves_out_the_local_calls() {
-        let s = suite_of(&["--calls", "method_a2", "--mode", "sample"]);
+        let s = suite_of(&["--calls", "method_a2", "--mode", "sample", "--pin", "none"]);
         let modes: Vec<_> = s.benchmarks.iter().map(|b| b.mode.unwrap()).collect();
         // The local call, then per default transport (unix, shm) the floor and the call.
         assert_eq!(modes, [Mode::Sample; 5]);
-        let s = suite_of(&["--calls", "method_a2", "--no-local"]);
+        let s = suite_of(&["--calls", "method_a2", "--no-local", "--pin", "none"]);
         assert_eq!(s.benchmarks.len(), 2 * 4);
         assert!(s.benchmarks.iter().all(|b| b.baselines.is_empty()));
     }

@@ -94,6 +94,19 @@ pub fn wrap(head: &str, items: &[String]) -> Vec<String> {
     lines
 }
 
+/// `head, tail` as one line where it fits in [`WIDTH`] columns, else `head` and `tail`
+/// on a line of its own, indented; `head` alone where `tail` is empty.
+pub fn joined(head: String, tail: &str) -> Vec<String> {
+    if tail.is_empty() {
+        return vec![head];
+    }
+    let one = format!("{head}, {tail}");
+    match one.chars().count() <= WIDTH {
+        true => vec![one],
+        false => vec![head, format!("  {tail}")],
+    }
+}
+
 /// The first result named `name` whose params include every `(key, value)` of `with`.
 pub fn find<'a>(
     results: &'a [BenchResult],
@@ -114,6 +127,34 @@ pub fn values_of(results: &[BenchResult], key: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// The param that names where a two-sided row's client and server ran
+/// ([`crate::system::pinning`]).
+pub const PLACEMENT: &str = "placement";
+
+/// The run's main placement among `results`: the one most rows ran in (every row is
+/// there; the headline rows are in the others too), the first among equals; None where
+/// no row names one.
+pub fn main_placement(results: &[BenchResult]) -> Option<String> {
+    let placements = values_of(results, PLACEMENT);
+    let rows = |p: &String| {
+        results
+            .iter()
+            .filter(|r| r.param(PLACEMENT) == Some(p))
+            .count()
+    };
+    placements.iter().rev().max_by_key(|p| rows(p)).cloned()
+}
+
+/// The rows of `results` in `placement` (every row where it is None), and those that name
+/// none.
+pub fn in_placement(results: &[BenchResult], placement: Option<&str>) -> Vec<BenchResult> {
+    results
+        .iter()
+        .filter(|r| placement.is_none() || r.param(PLACEMENT).is_none_or(|p| Some(p) == placement))
+        .cloned()
+        .collect()
 }
 
 /// Whether the primary scores of `a` and `b` differ beyond noise, judged with their
@@ -245,6 +286,17 @@ mod tests {
     }
 
     #[test]
+    fn a_tail_joins_its_head_where_it_fits() {
+        assert_eq!(joined("a".into(), "b"), ["a, b"]);
+        assert_eq!(joined("a".into(), ""), ["a"]);
+        let long = "x".repeat(70);
+        assert_eq!(
+            joined(long.clone(), "twelve chars"),
+            [long, "  twelve chars".to_string()]
+        );
+    }
+
+    #[test]
     fn wrapped_lists_stay_within_80_columns() {
         let items: Vec<String> = (0..12)
             .map(|i| format!("pattern{i} 2.04x slower"))
@@ -257,6 +309,27 @@ mod tests {
         );
         assert_eq!(lines.join(" ").matches("slower").count(), 12);
         assert_eq!(wrap("a:", &["b".into()]), ["a:b"]);
+    }
+
+    #[test]
+    fn the_main_placement_is_the_one_most_rows_ran_in() {
+        let row = |placement: Option<&str>| {
+            let mut r = sample_result("bb.x", "1", vec![1.0]);
+            r.params
+                .extend(placement.map(|p| (PLACEMENT.to_string(), p.to_string())));
+            r
+        };
+        let rows = [
+            row(Some("one-core")),
+            row(Some("two-cores")),
+            row(Some("two-cores")),
+            row(None),
+        ];
+        assert_eq!(main_placement(&rows).as_deref(), Some("two-cores"));
+        assert_eq!(main_placement(&rows[..2]).as_deref(), Some("one-core"));
+        assert_eq!(main_placement(&rows[3..]), None);
+        assert_eq!(in_placement(&rows, Some("two-cores")).len(), 3);
+        assert_eq!(in_placement(&rows, None).len(), 4);
     }
 
     #[test]

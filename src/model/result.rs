@@ -38,7 +38,7 @@ impl Secondary {
     /// The metric's mean with the uncertainty it really has, over its forks' means.
     pub fn uncertainty(&self) -> Uncertainty {
         let means: Vec<f64> = self.raw.iter().map(|f| mean(f)).collect();
-        Uncertainty::of(self.summary.mean, &means, self.summary.error)
+        Uncertainty::of(self.summary.mean, &means)
     }
 }
 
@@ -158,22 +158,33 @@ pub struct PercentileMetric {
     pub raw: Vec<Vec<f64>>,
 }
 
-impl BenchResult {
-    /// The warning that some of this benchmark's iterations ran placed otherwise than the
-    /// paired baseline's before them, so that their ratio compares unlike placements.
-    pub fn placement_warning(&self) -> Option<Warning> {
-        let p = self.placements.as_ref()?;
-        let first = p.differing().next()?.clone();
-        Some(Warning::Placement {
-            benchmark: self.label(),
-            mode: self.mode().short().to_string(),
-            metric: p.metric.clone(),
-            differing: p.differing().count(),
-            pairs: p.pairs(),
-            example: first,
-        })
-    }
+/// The one warning of a run whose paired baselines ran some iterations placed otherwise
+/// than the measured iteration after them (unpinned: `--pin none`), so that those ratios
+/// compare unlike placements; None where every pair ran alike.
+pub fn placement_warning(results: &[BenchResult]) -> Option<Warning> {
+    let paired: Vec<(&BenchResult, &PairedPlacements)> = results
+        .iter()
+        .filter_map(|r| Some((r, r.placements.as_ref()?)))
+        .collect();
+    let (first, p) = paired
+        .iter()
+        .find(|(_, p)| p.differing().next().is_some())?;
+    Some(Warning::Placement {
+        benchmark: first.label(),
+        mode: first.mode().short().to_string(),
+        metric: p.metric.clone(),
+        differing: paired.iter().map(|(_, p)| p.differing().count()).sum(),
+        pairs: paired.iter().map(|(_, p)| p.pairs()).sum(),
+        benchmarks: paired
+            .iter()
+            .filter(|(_, p)| p.differing().next().is_some())
+            .count(),
+        paired: paired.len(),
+        example: p.differing().next()?.clone(),
+    })
+}
 
+impl BenchResult {
     /// The offered load and the rate achieved over the measured iterations (operations
     /// over their wall time), for a benchmark that was offered one.
     pub fn offered_load(&self) -> Option<OfferedLoad> {
@@ -281,7 +292,7 @@ impl BenchResult {
     /// ([`crate::stats::uncertainty`]); what answers and verdicts use.
     pub fn uncertainty(&self) -> Uncertainty {
         let score = self.score();
-        Uncertainty::of(score.mean, &self.fork_means(), score.error)
+        Uncertainty::of(score.mean, &self.fork_means())
     }
 
     /// JMH's scorePercentiles: of the samples where there is a histogram (JMH's

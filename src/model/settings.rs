@@ -31,8 +31,8 @@ impl Settings {
         }
     }
 
-    /// The full profile: what a person leaves running (JMH's `-w 5 -wt 3s -i 10 -mt 3s`,
-    /// two forks instead of JMH's five).
+    /// The full profile: what a person leaves running (JMH's `-w 5 -wt 3s -i 10 -mt 3s`
+    /// and its five forks).
     pub fn full() -> Settings {
         Settings {
             mode: Mode::Throughput,
@@ -40,7 +40,7 @@ impl Settings {
             warmup_time: Duration::from_secs(3),
             iterations: 10,
             time: Duration::from_secs(3),
-            forks: 2,
+            forks: 5,
             timeout: Duration::from_secs(600),
         }
     }

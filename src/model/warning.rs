@@ -31,13 +31,19 @@ pub enum Warning {
         reasons: Vec<String>,
     },
     /// Some iterations of a benchmark ran placed otherwise than its paired baseline's.
+    /// Unpinned (`--pin none`), some iteration pairs of paired baselines ran placed
+    /// unlike each other: said once for the run.
     Placement {
+        /// The first benchmark with such a pair, and its mode, short (`avgt`).
         benchmark: String,
-        /// Its mode, short (`avgt`): one benchmark can run in several.
         mode: String,
         metric: String,
+        /// Of the run's pairs, those that differed.
         differing: usize,
         pairs: usize,
+        /// How many benchmarks had such pairs, of how many paired ones.
+        benchmarks: usize,
+        paired: usize,
         /// The first such pair.
         example: PairPlacement,
     },
@@ -63,11 +69,11 @@ impl fmt::Display for Warning {
             Warning::Throttled { benchmark, reasons } => {
                 write!(f, "{benchmark} ran while the board throttled ({}): its result is flagged", reasons.join("; "))
             }
-            Warning::Placement { benchmark, mode, metric, differing, pairs, example } => write!(
+            Warning::Placement { benchmark, mode, metric, differing, pairs, benchmarks, paired, example } => write!(
                 f,
-                "{benchmark}, {mode}: in {differing} of {pairs} iteration pairs of '{metric}' the baseline \
-                 ran elsewhere than the measured iteration after it (first: baseline {}; measured {}), \
-                 so those ratios compare unlike placements; --pin both sides to compare like with like",
+                "unpinned, {benchmarks} of {paired} paired benchmarks had a baseline run elsewhere than \
+                 the measured iteration after it ({differing} of {pairs} pairs; first: {benchmark}, {mode}, \
+                 '{metric}': baseline {}; measured {}): those ratios compare unlike placements",
                 example.baseline, example.measured
             ),
             Warning::Note(s) => f.write_str(s),

@@ -1,23 +1,37 @@
-//! bb-rpc's answer: calls per second with one call in flight (sync) against many (async,
+//! bb-rpc's answer: calls per second with one call in flight (sync), with its honest
+//! uncertainty, in each placement of client and server, against many in flight (async,
 //! future), what the codec costs per call, TCP against a Unix socket, and with an open
 //! loop the highest load held and its p99 there. About the first transport, the smallest
-//! payload and one connection: the rows a person compares first.
+//! payload and one connection (the rows a person compares first), in the main placement.
 
 use crate::model::answer::{
-    amount, differ, duration_ns, noise_mark, ratio_is_one, times, values_of,
+    amount, differ, duration_ns, in_placement, joined, main_placement, noise_mark, ratio_is_one,
+    times, values_of, PLACEMENT,
 };
 use crate::model::modes::Mode;
 use crate::model::result::BenchResult;
+use crate::system::pinning::Pinning;
 
 pub(crate) fn answer(results: &[BenchResult]) -> Vec<String> {
-    let closed: Vec<&BenchResult> = results
+    let everywhere: Vec<&BenchResult> = results
+        .iter()
+        .filter(|r| r.offered_rate.is_none() && r.mode() == Mode::Throughput)
+        .collect();
+    let main = main_placement(results);
+    let in_main = in_placement(results, main.as_deref());
+    let closed: Vec<&BenchResult> = in_main
         .iter()
         .filter(|r| r.offered_rate.is_none() && r.mode() == Mode::Throughput)
         .collect();
     let mut lines = Vec::new();
     let transports = values_of(results, "transport");
     if let Some(t) = transports.first() {
-        lines.extend(closed_loop(&closed, t));
+        let mut closed_lines = closed_loop(&closed, t);
+        // Sync in the other placements, after the main one's line.
+        let others = other_placements(&everywhere, &closed, t, main.as_deref());
+        let at = closed_lines.len().min(1);
+        closed_lines.splice(at..at, others);
+        lines.extend(closed_lines);
         if let Some(other) = transports.get(1) {
             lines.extend(transport_line(&closed, t, other));
         }
@@ -87,18 +101,22 @@ fn closed_loop(rows: &[&BenchResult], transport: &str) -> Vec<String> {
         return lines;
     };
     let payload = sync.param("payload").unwrap_or("?");
-    let mut first = format!(
-        "{transport}, {payload} B, {}: sync {} calls/s",
+    let placed = sync
+        .param(PLACEMENT)
+        .map(|p| format!(" {}", Pinning::phrase(p)))
+        .unwrap_or_default();
+    let first = format!(
+        "{transport}, {payload} B, {}{placed}: sync {} calls/s {}",
         codec.unwrap_or("-"),
-        amount(sync.score().mean)
+        amount(sync.score().mean),
+        sync.uncertainty().percent()
     );
-    if let Some(v) = sync.secondary("vs floor") {
-        first.push_str(&match ratio_is_one(v) {
-            true => ", its floor within noise".to_string(),
-            false => format!(", {} its floor", times(v.summary.mean)),
-        });
-    }
-    lines.push(first);
+    let floor = match sync.secondary("vs floor") {
+        Some(v) if ratio_is_one(v) => "its floor within noise".to_string(),
+        Some(v) => format!("{} its floor", times(v.summary.mean)),
+        None => String::new(),
+    };
+    lines.extend(joined(first, &floor));
     let deep =
         |style| row(rows, style, transport, codec, None).filter(|r| r.param("depth") != Some("1"));
     if let Some(a) = deep("async") {
@@ -145,6 +163,45 @@ fn closed_loop(rows: &[&BenchResult], transport: &str) -> Vec<String> {
         }
     }
     lines
+}
+
+/// `  on 1 core: sync 51.0k calls/s ±3.1%, 3.07x on 2 cores`: the sync row of `transport`
+/// in each placement other than the main one, against the main one's.
+fn other_placements(
+    everywhere: &[&BenchResult],
+    main_rows: &[&BenchResult],
+    transport: &str,
+    main: Option<&str>,
+) -> Vec<String> {
+    let codec = reference_codec(main_rows);
+    let Some(base) = row(main_rows, "sync", transport, codec.as_deref(), Some(1)) else {
+        return Vec::new();
+    };
+    let here = main.map(Pinning::phrase).unwrap_or_default();
+    let placements = values_of(
+        &everywhere.iter().map(|r| (*r).clone()).collect::<Vec<_>>(),
+        PLACEMENT,
+    );
+    placements
+        .iter()
+        .filter(|p| Some(p.as_str()) != main)
+        .filter_map(|p| {
+            let rows: Vec<&BenchResult> = everywhere
+                .iter()
+                .copied()
+                .filter(|r| r.param(PLACEMENT) == Some(p))
+                .collect();
+            let r = row(&rows, "sync", transport, codec.as_deref(), Some(1))?;
+            Some(format!(
+                "  {}: sync {} calls/s {}, {} {here}{}",
+                Pinning::phrase(p),
+                amount(r.score().mean),
+                r.uncertainty().percent(),
+                times(r.score().mean / base.score().mean),
+                noise_mark(differ(base, r))
+            ))
+        })
+        .collect()
 }
 
 /// The second transport against the first, sync and deepest async.
@@ -259,7 +316,7 @@ mod tests {
         assert_eq!(
             lines,
             [
-                "unix, 16 B, raw: sync 101k calls/s, 0.930x its floor",
+                "unix, 16 B, raw: sync 101k calls/s ±18%, 0.930x its floor",
                 "  async (64 in flight) 1.17M/s = 11.6x sync",
                 "  future at the same depth 870k/s = 0.744x async",
                 "  msgpack costs 9% per call over raw (sync)",

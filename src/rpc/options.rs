@@ -11,6 +11,7 @@ use super::sweep::LOADS;
 use crate::harness::cli::{self, CommonArgs, HasCommon};
 use crate::model::modes::Mode;
 use crate::net::addr::Addr;
+use crate::system::pinning::{placements, Pinning};
 use crate::util::error::{Error, Result};
 use std::time::Duration;
 
@@ -44,6 +45,10 @@ pub(crate) struct Options {
     pub client: ClientConfig,
     /// Throughput or average time: pipelines drain at the end of every invocation.
     pub timed: bool,
+    /// Where a spawned server's client and server run, each a row of its own: the first
+    /// is the main placement, where every row runs; the others have the headline rows
+    /// (sync at depth 1 and its floor), so the answer can say both.
+    pub placements: Vec<Pinning>,
 }
 
 impl Options {
@@ -113,6 +118,7 @@ impl Options {
                 timeout,
             },
             timed: matches!(mode, Mode::Throughput | Mode::AverageTime),
+            placements: placements(common.pin.as_deref(), common.unpinned),
             common,
         })
     }

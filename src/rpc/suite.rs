@@ -10,8 +10,10 @@ use super::sweep::{self, Group};
 use super::workload::RpcWorkload;
 use crate::harness::benchmark::{Benchmark, PairedBaseline, Settings, TimeUnit, Workload};
 use crate::harness::{Prelude, Profiles, Suite};
+use crate::model::answer::PLACEMENT;
 use crate::model::modes::Mode;
 use crate::model::params;
+use crate::system::pinning::Pinning;
 use crate::util::error::{Error, Result};
 use std::time::Duration;
 
@@ -49,12 +51,13 @@ fn profiles() -> Profiles {
             time: Duration::from_millis(300),
             ..Settings::quick()
         },
+        // Five forks: the fork is the unit of replication (docs/method.md).
         standard: Settings {
-            warmup_iterations: 2,
-            warmup_time: Duration::from_millis(300),
-            iterations: 5,
-            time: Duration::from_millis(500),
-            forks: 1,
+            warmup_iterations: 1,
+            warmup_time: Duration::from_millis(200),
+            iterations: 3,
+            time: Duration::from_millis(300),
+            forks: 5,
             ..Settings::full()
         },
         full: Settings::full(),
@@ -76,6 +79,8 @@ struct Row {
     depth: usize,
     connections: usize,
     offered: Offered,
+    /// Where a spawned server's two sides run; None for a server given (`--connect`).
+    placement: Option<Pinning>,
 }
 
 /// Every combination of the options' axes, in the order of the loops it replaces: target,
@@ -87,7 +92,27 @@ fn rows(o: &Options) -> Vec<Row> {
     let rows = along(rows, |r| codecs(o, r.style), |r, c| r.codec = c);
     let rows = along(rows, |r| depths(o, r.style), |r, d| r.depth = d);
     let rows = along(rows, |_| o.connections.clone(), |r, c| r.connections = c);
-    along(rows, |_| o.offered.clone(), |r, x| r.offered = x)
+    let rows = along(rows, |_| o.offered.clone(), |r, x| r.offered = x);
+    along(rows, |r| placements(o, r), |r, p| r.placement = p)
+}
+
+/// The placements `row` runs in: a given server's is not ours to pin (the client follows
+/// `--pin` alone); every spawned row runs in the main placement, and the headline rows
+/// (sync and the floor at depth 1, one connection, closed loop, the first codec, the
+/// smallest payload) in the others too.
+fn placements(o: &Options, row: &Row) -> Vec<Option<Pinning>> {
+    if matches!(row.target, Target::Remote(_)) {
+        return vec![None];
+    }
+    let smallest = o.payloads.iter().min() == Some(&row.payload);
+    let headline = matches!(row.style, Style::Sync | Style::Floor)
+        && row.depth == 1
+        && row.connections == 1
+        && row.offered == Offered::Closed
+        && row.codec.is_none_or(|c| o.codecs.first() == Some(&c))
+        && smallest;
+    let count = if headline { o.placements.len() } else { 1 };
+    o.placements.iter().take(count).cloned().map(Some).collect()
 }
 
 /// Each of `rows` once for every value `values` gives it on one more axis, set by `set`.
@@ -142,6 +167,7 @@ impl Row {
             depth: 1,
             connections: 1,
             offered: Offered::Closed,
+            placement: None,
         }
     }
 
@@ -158,7 +184,7 @@ impl Row {
             Target::Local { transport } => transport.to_string(),
             Target::Remote(a) => a.transport().to_string(),
         };
-        [
+        let mut params: Vec<(String, String)> = [
             ("transport", transport),
             ("codec", self.codec.map_or("none", |c| c.name()).to_string()),
             ("payload", self.payload.to_string()),
@@ -166,7 +192,11 @@ impl Row {
             ("connections", self.connections.to_string()),
         ]
         .map(|(k, v)| (k.to_string(), v))
-        .into()
+        .into();
+        if let Some(p) = &self.placement {
+            params.push((PLACEMENT.to_string(), p.name()));
+        }
+        params
     }
 
     /// What the row's process sets up, in a closed loop.
@@ -182,7 +212,11 @@ impl Row {
             depth: self.depth,
             connections: self.connections,
             seed: o.common.seed,
-            pin: o.common.pin.clone(),
+            // A given server's client follows --pin; a spawned pair, its placement.
+            pin: match &self.placement {
+                Some(p) => p.as_list(),
+                None => o.common.pin.clone(),
+            },
             rate: None,
         }
     }
@@ -313,10 +347,15 @@ mod tests {
     use super::*;
     use crate::harness::cli;
 
-    /// The options of a command line's flags, `--depth 8 --quick`.
+    /// The options of a command line's flags, `--depth 8 --quick`, on a machine of two
+    /// CPUs (its default placements) whatever this one has.
     fn options(line: &str) -> Options {
         let argv: Vec<&str> = line.split_whitespace().collect();
-        Options::from_args(&cli::parse_from(&argv).unwrap()).unwrap()
+        let mut o = Options::from_args(&cli::parse_from(&argv).unwrap()).unwrap();
+        if !o.common.unpinned && o.common.pin.is_none() {
+            o.placements = vec![Pinning::TwoCores(0, 1), Pinning::OneCore(0)];
+        }
+        o
     }
 
     fn labels(benchmarks: &[Benchmark]) -> Vec<String> {
@@ -326,26 +365,35 @@ mod tests {
     #[test]
     fn the_default_matrix_runs_every_style_codec_depth_payload_and_transport() {
         let (b, groups) = benchmarks(&options(""), None).unwrap();
-        // 2 transports × 2 payloads × (sync × 2 codecs + (async, future) × 2 codecs × 2 depths).
-        assert_eq!(b.len(), 40);
+        // 2 transports × 2 payloads × (sync × 2 codecs + (async, future) × 2 codecs × 2 depths),
+        // across two cores; and on one core, each transport's sync row at 16 B in raw.
+        assert_eq!(b.len(), 42);
         assert!(groups.is_empty());
         assert_eq!(
             labels(&b[..4]),
             [
-                "bb.rpc.sync (transport=unix, codec=raw, payload=16, depth=1, connections=1)",
-                "bb.rpc.sync (transport=unix, codec=msgpack, payload=16, depth=1, connections=1)",
-                "bb.rpc.async (transport=unix, codec=raw, payload=16, depth=1, connections=1)",
-                "bb.rpc.async (transport=unix, codec=raw, payload=16, depth=64, connections=1)",
+                "bb.rpc.sync (transport=unix, codec=raw, payload=16, depth=1, connections=1, placement=two-cores)",
+                "bb.rpc.sync (transport=unix, codec=raw, payload=16, depth=1, connections=1, placement=one-core)",
+                "bb.rpc.sync (transport=unix, codec=msgpack, payload=16, depth=1, connections=1, placement=two-cores)",
+                "bb.rpc.async (transport=unix, codec=raw, payload=16, depth=1, connections=1, placement=two-cores)",
             ]
         );
         assert_eq!(
-            b[39].label(),
-            "bb.rpc.future (transport=tcp, codec=msgpack, payload=1024, depth=64, connections=1)"
+            b[41].label(),
+            "bb.rpc.future (transport=tcp, codec=msgpack, payload=1024, depth=64, connections=1, placement=two-cores)"
         );
         // Sync at depth 1 with one connection is timed call by call; pipelines in batches.
         assert_eq!(b[0].ops_per_invocation, None);
-        assert_eq!(b[2].ops_per_invocation, Some(64));
-        assert_eq!(b[3].ops_per_invocation, Some(64 * 64));
+        assert_eq!(b[3].ops_per_invocation, Some(64));
+        assert_eq!(b[4].ops_per_invocation, Some(64 * 64));
+        // Unpinned, as asked: one placement, named.
+        let (b, _) = benchmarks(&options("--pin none"), None).unwrap();
+        assert_eq!(b.len(), 40);
+        assert!(
+            b[0].label().ends_with("placement=none)"),
+            "{}",
+            b[0].label()
+        );
         assert!(b.iter().all(|b| b.paired.is_none() && b.mode.is_none()));
         let suite = suite(&options("")).unwrap();
         assert!(!suite.pin_process && suite.prelude.is_none());
@@ -364,14 +412,16 @@ mod tests {
         assert_eq!(
             shown,
             [
-                "bb.rpc.sync codec=raw, payload=16, depth=1, connections=1",
-                "bb.rpc.sync codec=raw, payload=16, depth=1, connections=2",
-                "bb.rpc.async codec=raw, payload=16, depth=8, connections=1",
-                "bb.rpc.async codec=raw, payload=16, depth=8, connections=2",
-                "bb.rpc.floor codec=none, payload=16, depth=1, connections=1",
-                "bb.rpc.floor codec=none, payload=16, depth=1, connections=2",
-                "bb.rpc.floor codec=none, payload=16, depth=8, connections=1",
-                "bb.rpc.floor codec=none, payload=16, depth=8, connections=2",
+                "bb.rpc.sync codec=raw, payload=16, depth=1, connections=1, placement=two-cores",
+                "bb.rpc.sync codec=raw, payload=16, depth=1, connections=1, placement=one-core",
+                "bb.rpc.sync codec=raw, payload=16, depth=1, connections=2, placement=two-cores",
+                "bb.rpc.async codec=raw, payload=16, depth=8, connections=1, placement=two-cores",
+                "bb.rpc.async codec=raw, payload=16, depth=8, connections=2, placement=two-cores",
+                "bb.rpc.floor codec=none, payload=16, depth=1, connections=1, placement=two-cores",
+                "bb.rpc.floor codec=none, payload=16, depth=1, connections=1, placement=one-core",
+                "bb.rpc.floor codec=none, payload=16, depth=1, connections=2, placement=two-cores",
+                "bb.rpc.floor codec=none, payload=16, depth=8, connections=1, placement=two-cores",
+                "bb.rpc.floor codec=none, payload=16, depth=8, connections=2, placement=two-cores",
             ]
         );
         let paired: Vec<Option<u64>> = b
@@ -382,16 +432,18 @@ mod tests {
             paired,
             [
                 Some(0),
+                Some(0),
                 Some(128),
                 Some(512),
                 Some(1024),
                 None,
                 None,
                 None,
+                None,
                 None
             ]
         );
-        assert_eq!(b[3].threads, 2);
+        assert_eq!(b[4].threads, 2);
     }
 
     #[test]
@@ -402,8 +454,8 @@ mod tests {
         assert_eq!(
             labels(&b),
             [
-                "bb.rpc.open (transport=tcp, codec=raw, payload=16, depth=64, connections=2, rate=1000)",
-                "bb.rpc.open (transport=tcp, codec=raw, payload=16, depth=64, connections=2, rate=2500)",
+                "bb.rpc.open (transport=tcp, codec=raw, payload=16, depth=64, connections=2, placement=two-cores, rate=1000)",
+                "bb.rpc.open (transport=tcp, codec=raw, payload=16, depth=64, connections=2, placement=two-cores, rate=2500)",
             ]
         );
         assert_eq!(b[0].mode, Some(Mode::Sample));
@@ -423,13 +475,13 @@ mod tests {
         assert_eq!(
             groups.iter().map(|g| g.label.as_str()).collect::<Vec<_>>(),
             [
-                "bb.rpc.open (transport=unix, codec=raw, payload=16, depth=64, connections=1)",
-                "bb.rpc.open (transport=unix, codec=raw, payload=16, depth=64, connections=2)",
+                "bb.rpc.open (transport=unix, codec=raw, payload=16, depth=64, connections=1, placement=two-cores)",
+                "bb.rpc.open (transport=unix, codec=raw, payload=16, depth=64, connections=2, placement=two-cores)",
             ]
         );
         assert_eq!(
             before[2].label(),
-            "bb.rpc.open (transport=unix, codec=raw, payload=16, depth=64, connections=1, rate=50% of max, load=50%)"
+            "bb.rpc.open (transport=unix, codec=raw, payload=16, depth=64, connections=1, placement=two-cores, rate=50% of max, load=50%)"
         );
         assert_eq!(before[2].invocation_estimate, Some(OPEN_LOOP_INVOCATION));
         let (after, _) = benchmarks(&o, Some(&[1000.0, 3000.0])).unwrap();

@@ -7,8 +7,8 @@
 //! nested model's variance of the grand mean: between forks, with each fork's own
 //! iterations' part inside its mean's spread). With fewer there is nothing to estimate
 //! the between-fork part from, and the error is the noise band that A/A runs of one fork
-//! each measured ([`NOISE_BAND`], scripts/bench-aa.sh), or what the forks and iterations
-//! show where that is wider. A difference is judged on the same footing: Welch's test
+//! each measured ([`NOISE_BAND`], scripts/bench-aa.sh), or the spread of two forks where
+//! that is wider. A fork's own iterations say nothing of the next fork's. A difference is judged on the same footing: Welch's test
 //! over both sides' fork means, else the two intervals in quadrature around the ratio.
 
 use super::student_t::student_t_quantile;
@@ -31,8 +31,8 @@ pub const ALPHA: f64 = 0.01;
 pub enum Basis {
     /// A Student-t interval over this many fork means.
     Forks(usize),
-    /// Fewer than [`MIN_FORKS`] forks (this many): the noise band, or the spread of what
-    /// ran where that is wider.
+    /// Fewer than [`MIN_FORKS`] forks (this many): the noise band, or the spread of two
+    /// forks where that is wider.
     Band(usize),
 }
 
@@ -67,9 +67,8 @@ pub struct Uncertainty {
 }
 
 impl Uncertainty {
-    /// Of `score` from its fork means; `within` is the half-width the iterations (or
-    /// samples) themselves give (JMH's error), a lower bound where the forks are too few.
-    pub fn of(score: f64, fork_means: &[f64], within: f64) -> Uncertainty {
+    /// Of `score` from its fork means.
+    pub fn of(score: f64, fork_means: &[f64]) -> Uncertainty {
         let forks: Vec<f64> = fork_means
             .iter()
             .copied()
@@ -88,7 +87,7 @@ impl Uncertainty {
             [a, b] => (a - b).abs(),
             _ => 0.0,
         };
-        let error = [NOISE_BAND * score.abs(), within, spread]
+        let error = [NOISE_BAND * score.abs(), spread]
             .into_iter()
             .filter(|e| e.is_finite())
             .fold(0.0, f64::max);
@@ -145,7 +144,8 @@ pub struct Judgement {
 
 /// Whether `b` differs from `a` by more than noise, at `alpha`: Welch's test over the fork
 /// means where both sides have [`MIN_FORKS`], else whether the ratio's interval (both
-/// relative errors in quadrature) leaves out 1.
+/// relative errors in quadrature, on a log scale so that `b` against `a` and `a` against
+/// `b` agree) leaves out 1.
 pub fn judge(a: Side, b: Side, alpha: f64) -> Judgement {
     let finite = |s: &Side| s.fork_means.iter().filter(|m| m.is_finite()).count();
     if finite(&a) >= MIN_FORKS && finite(&b) >= MIN_FORKS {
@@ -158,11 +158,11 @@ pub fn judge(a: Side, b: Side, alpha: f64) -> Judgement {
         };
     }
     let (ua, ub) = (a.uncertainty, b.uncertainty);
-    let ratio = ub.score / ua.score;
-    let error = ratio.abs() * (ua.relative().powi(2) + ub.relative().powi(2)).sqrt();
+    let log_ratio = (ub.score / ua.score).ln();
+    let error = (ua.relative().powi(2) + ub.relative().powi(2)).sqrt();
     Judgement {
         p_value: f64::NAN,
-        beyond: ratio.is_finite() && error.is_finite() && (ratio - 1.0).abs() > error,
+        beyond: log_ratio.is_finite() && error.is_finite() && log_ratio.abs() > error,
         by_forks: false,
     }
 }
@@ -206,7 +206,7 @@ pub(crate) mod tests {
             .collect();
         let all: Vec<f64> = raw.concat();
         let jmh = crate::stats::Summary::of(&all);
-        (means.clone(), Uncertainty::of(jmh.mean, &means, jmh.error))
+        (means.clone(), Uncertainty::of(jmh.mean, &means))
     }
 
     /// Of `trials` simulated pairs: the share judged beyond noise, the share whose first
@@ -304,7 +304,7 @@ pub(crate) mod tests {
         }
         assert_eq!(beyond, 0);
         // Beyond both bands in quadrature (25% a side), a difference is seen.
-        let side = |score: f64| Uncertainty::of(score, &[score], 0.0);
+        let side = |score: f64| Uncertainty::of(score, &[score]);
         let (a, b) = (side(100.0), side(200.0));
         let judged = judge(
             Side {
@@ -319,18 +319,38 @@ pub(crate) mod tests {
         );
         assert!(judged.beyond && !judged.by_forks && judged.p_value.is_nan());
         assert_eq!(a.error, 25.0);
+        // Either way round, the same judgement.
+        for (x, y) in [
+            (100.0, 142.0),
+            (142.0, 100.0),
+            (100.0, 143.0),
+            (143.0, 100.0),
+        ] {
+            let j = judge(
+                Side {
+                    fork_means: &[x],
+                    uncertainty: side(x),
+                },
+                Side {
+                    fork_means: &[y],
+                    uncertainty: side(y),
+                },
+                ALPHA,
+            );
+            // ln 1.42 = 0.351 and ln 1.43 = 0.358, against 0.25 × √2 = 0.354.
+            assert_eq!(j.beyond, x.max(y) == 143.0, "{x} {y}");
+        }
     }
 
     #[test]
-    fn two_forks_are_widened_by_their_spread_and_iterations_by_their_error() {
-        let u = Uncertainty::of(100.0, &[70.0, 130.0], 1.0);
+    fn two_forks_are_widened_by_their_spread_and_one_is_the_band() {
+        let u = Uncertainty::of(100.0, &[70.0, 130.0]);
         assert_eq!((u.basis, u.error), (Basis::Band(2), 60.0));
-        let u = Uncertainty::of(100.0, &[100.0], 40.0);
-        assert_eq!((u.basis, u.error), (Basis::Band(1), 40.0));
-        let u = Uncertainty::of(100.0, &[100.0], f64::NAN);
-        assert_eq!(u.error, 25.0);
+        let u = Uncertainty::of(100.0, &[100.0]);
+        assert_eq!((u.basis, u.error), (Basis::Band(1), 25.0));
+        assert_eq!(Uncertainty::of(100.0, &[]).basis, Basis::Band(0));
         // By hand: fork means 98, 100, 102: sd 2, t(0.9995, 2) = 31.599.
-        let u = Uncertainty::of(100.0, &[98.0, 100.0, 102.0], 0.1);
+        let u = Uncertainty::of(100.0, &[98.0, 100.0, 102.0]);
         assert_eq!(u.basis, Basis::Forks(3));
         assert!(
             (u.error - 31.5991 * 2.0 / 3f64.sqrt()).abs() < 1e-3,
@@ -338,7 +358,7 @@ pub(crate) mod tests {
             u.error
         );
         assert_eq!(u.percent(), "±36%");
-        assert_eq!(Uncertainty::of(100.0, &[100.0], 2.05).percent(), "±25%");
+        assert_eq!(Uncertainty::of(100.0, &[100.0]).percent(), "±25%");
         let tight = Uncertainty {
             score: 100.0,
             error: 2.04,

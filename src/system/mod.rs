@@ -1,7 +1,8 @@
 //! The machine under the measurement: CPU time and peak memory ([`cpu`]), the
 //! environment record ([`env`]) with other processes' activity ([`activity`]),
 //! throttling and health around each benchmark ([`throttle`]), waiting for the SoC to
-//! cool ([`cooldown`]), where the two sides of a measurement ran ([`placement`]), and
+//! cool ([`cooldown`]), where the two sides of a measurement are pinned ([`pinning`]) and
+//! where they ran ([`placement`]), and
 //! the clean-up hooks that run when the process ends abnormally ([`exit`]).
 
 pub mod activity;
@@ -9,5 +10,6 @@ pub mod cooldown;
 pub mod cpu;
 pub mod env;
 pub mod exit;
+pub mod pinning;
 pub mod placement;
 pub mod throttle;

@@ -206,6 +206,40 @@ impl ClockStats {
 }
 
 impl ThrottleReport {
+    /// One benchmark's report from its forks' (each between the snapshots around one
+    /// fork): throttled where any fork was, every reason once, the hottest temperature,
+    /// the clock as the mean of the forks' clocks, the temperature before the first fork
+    /// and after the last.
+    pub fn merge(forks: &[ThrottleReport]) -> ThrottleReport {
+        let mut reasons: Vec<String> = Vec::new();
+        for r in forks.iter().flat_map(|f| &f.reasons) {
+            if !reasons.contains(r) {
+                reasons.push(r.clone());
+            }
+        }
+        let max = |v: &mut dyn Iterator<Item = f64>| v.reduce(f64::max);
+        let mean = |v: Vec<f64>| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+        let health = |f: fn(&Health) -> Option<f64>| {
+            forks
+                .iter()
+                .filter_map(|r| f(&r.health))
+                .collect::<Vec<f64>>()
+        };
+        ThrottleReport {
+            throttled: !reasons.is_empty(),
+            reasons,
+            max_temp_c: max(&mut forks.iter().filter_map(|f| f.max_temp_c)),
+            health: Health {
+                clock_mhz: mean(health(|h| h.clock_mhz)),
+                clock_max_mhz: max(&mut health(|h| h.clock_max_mhz).into_iter()),
+                below_max_percent: mean(health(|h| h.below_max_percent)),
+                clock_source: forks.iter().find_map(|f| f.health.clock_source),
+                temp_before_c: forks.first().and_then(|f| f.health.temp_before_c),
+                temp_after_c: forks.last().and_then(|f| f.health.temp_after_c),
+            },
+        }
+    }
+
     /// Compares the snapshots taken before and after a benchmark.
     pub fn between(before: &Snapshot, after: &Snapshot) -> ThrottleReport {
         let mut reasons = Vec::new();
@@ -251,6 +285,38 @@ impl ThrottleReport {
 mod tests {
     use super::*;
     use crate::system::env::tests::{fake_board, temp_dir};
+
+    #[test]
+    fn forks_merge_into_one_report_throttled_where_any_fork_was() {
+        let fork = |reason: Option<&str>, temp: f64, clock: f64| ThrottleReport {
+            throttled: reason.is_some(),
+            reasons: reason.into_iter().map(String::from).collect(),
+            max_temp_c: Some(temp),
+            health: Health {
+                clock_mhz: Some(clock),
+                clock_max_mhz: Some(1500.0),
+                temp_before_c: Some(temp - 1.0),
+                temp_after_c: Some(temp),
+                ..Health::default()
+            },
+        };
+        let merged = ThrottleReport::merge(&[
+            fork(None, 50.0, 1500.0),
+            fork(Some("throttled"), 70.0, 1200.0),
+            fork(Some("throttled"), 60.0, 1200.0),
+        ]);
+        assert!(merged.throttled);
+        assert_eq!(merged.reasons, ["throttled"]);
+        assert_eq!(merged.max_temp_c, Some(70.0));
+        assert_eq!(merged.health.clock_mhz, Some(1300.0));
+        assert_eq!(
+            (merged.health.temp_before_c, merged.health.temp_after_c),
+            (Some(49.0), Some(60.0))
+        );
+        assert_eq!(ThrottleReport::merge(&[]), ThrottleReport::default());
+        let calm = ThrottleReport::merge(&[fork(None, 40.0, 1500.0)]);
+        assert!(!calm.throttled && calm.reasons.is_empty());
+    }
 
     #[test]
     fn missing_sysfs_is_no_state_and_no_throttling() {

@@ -38,6 +38,13 @@ fn mb_per_s(r: &BenchResult) -> f64 {
         .unwrap_or_else(|| 1.0 / r.seconds_per_op())
 }
 
+/// The honest uncertainty of [`mb_per_s`], as `±2.1%`.
+fn mb_per_s_error(r: &BenchResult) -> String {
+    r.secondary("MB/s")
+        .map_or_else(|| r.uncertainty(), |s| s.uncertainty())
+        .percent()
+}
+
 fn op_answer(op: &str, rows: &[&BenchResult]) -> Vec<String> {
     let unlocked: Vec<&BenchResult> = rows.iter().copied().filter(|r| lock(r) == "none").collect();
     let locked: Vec<&BenchResult> = rows
@@ -61,8 +68,9 @@ fn op_answer(op: &str, rows: &[&BenchResult]) -> Vec<String> {
         what.push("a global lock".into());
     }
     let mut lines = vec![format!(
-        "{op}: {} MB/s on {t0} thread{} ({})",
+        "{op}: {} MB/s {} on {t0} thread{} ({})",
         amount(mb_per_s(base)),
+        mb_per_s_error(base),
         if t0 == 1 { "" } else { "s" },
         what.join(", ")
     )];
@@ -150,10 +158,10 @@ mod tests {
         assert_eq!(
             lines,
             [
-                "compress: 344 MB/s on 1 thread (level 3, city.json)",
+                "compress: 344 MB/s ±25% on 1 thread (level 3, city.json)",
                 "  4 threads: 3.58x (efficiency 0.89, cpu 360%)",
                 "  a global lock at 4 threads: 0.993x (cpu 99%); releasing it gains 3.60x",
-                "decompress: 905 MB/s on 1 thread (level 3, city.json)",
+                "decompress: 905 MB/s ±25% on 1 thread (level 3, city.json)",
                 "  4 threads: 0.998x (efficiency 0.25, cpu 120%) (noise)",
             ]
         );
@@ -166,7 +174,7 @@ mod tests {
         let only = [row("compress", "2", "none", &[10.0, 11.0], 150.0)];
         assert_eq!(
             answer(&only),
-            ["compress: 10.5 MB/s on 2 threads (level 3, city.json)"]
+            ["compress: 10.5 MB/s ±25% on 2 threads (level 3, city.json)"]
         );
     }
 }

@@ -12,7 +12,7 @@ crate::bench_args! {
         /// jobs per single shot in --mode ss, as the original's GUESSES (default: $GUESSES, else 1000; 50 with --quick); timed modes queue jobs for as long as an iteration lasts
         #[argh(option)]
         pub jobs: Option<u64>,
-        /// thread counts, a list such as 1,2,4 (default: $THREADS, else the online CPUs)
+        /// thread counts, a list such as 1,2,4 (default: $THREADS, else 1 and the online CPUs: how it scales)
         #[argh(option, from_str_fn(crate::harness::cli::parse_usize_list))]
         pub threads: Option<Vec<usize>>,
         /// input file (default: a generated JSON corpus like city.json)
@@ -30,8 +30,8 @@ crate::bench_args! {
         /// one encoder/decoder per thread, reset between jobs, instead of one per job
         #[argh(switch)]
         pub reuse_context: bool,
-        /// none or global, or a list such as none,global: global holds one process-wide lock around each streaming call, as Ruby's GVL before zstd-ruby released it (default none)
-        #[argh(option, default = "String::from(\"none\")")]
+        /// none or global, or a list such as none,global: global holds one process-wide lock around each streaming call, as Ruby's GVL before zstd-ruby released it (default none,global: what releasing it gains)
+        #[argh(option, default = "String::from(\"none,global\")")]
         pub lock: String,
     }
 }

@@ -60,7 +60,10 @@ impl Options {
         cli::check_positive("--jobs", jobs)?;
         let threads = match &args.threads {
             Some(list) => list.clone(),
-            None => vec![env_number(env, "THREADS")?.map_or_else(online_cpus, |n| n as usize)],
+            None => match env_number(env, "THREADS")? {
+                Some(n) => vec![n as usize],
+                None => default_threads(online_cpus()),
+            },
         };
         check_threads(&threads, args.oversubscribe)?;
         let levels = zstd::compression_level_range();
@@ -89,6 +92,15 @@ impl Options {
             ),
             common,
         })
+    }
+}
+
+/// The thread counts when none are asked for: one, and every online CPU, so that the
+/// default answer says how it scales (one alone on a single-core board).
+fn default_threads(online: usize) -> Vec<usize> {
+    match online {
+        0 | 1 => vec![1],
+        n => vec![1, n],
     }
 }
 
@@ -256,7 +268,13 @@ mod tests {
             o.input.len()
         );
         assert!(o.keep_busy);
-        assert_eq!(o.locks, [Lock::None], "no lock by default");
+        assert_eq!(
+            o.locks,
+            [Lock::None, Lock::Global],
+            "with and without the lock by default"
+        );
+        let none = options(&["--size", "1k", "--lock", "none"]).unwrap();
+        assert_eq!(none.locks, [Lock::None]);
         let both = options(&["--size", "1k", "--lock", "none, global"]).unwrap();
         assert_eq!(both.locks, [Lock::None, Lock::Global]);
         let global = options(&["--size", "1k", "--lock", "global"]).unwrap();
@@ -272,6 +290,17 @@ mod tests {
             options(&["--size", "1k", "--level", "-5"]).unwrap().level,
             -5
         );
+    }
+
+    #[test]
+    fn the_default_matrix_is_one_thread_and_every_cpu_with_and_without_the_lock() {
+        assert_eq!(default_threads(1), [1]);
+        assert_eq!(default_threads(2), [1, 2]);
+        assert_eq!(default_threads(4), [1, 4]);
+        let o = options(&["--size", "1k"]).unwrap();
+        assert_eq!(o.threads, default_threads(online_cpus()));
+        assert_eq!(o.locks, [Lock::None, Lock::Global]);
+        assert_eq!(o.ops, [Op::Compress, Op::Decompress]);
     }
 
     #[test]

@@ -84,15 +84,22 @@ fn benchmark(options: &Options, config: Config, frame: &Arc<Vec<u8>>, ratio: f64
     b
 }
 
+/// Short iterations: the default matrix has eight rows (two thread counts, two
+/// operations, with and without the lock), and the standard profile spends its time on
+/// five forks of each, the unit of replication (docs/method.md).
 fn profiles() -> Profiles {
     Profiles {
-        quick: Settings::quick(),
+        quick: Settings {
+            warmup_time: Duration::from_millis(200),
+            time: Duration::from_millis(300),
+            ..Settings::quick()
+        },
         standard: Settings {
             warmup_iterations: 1,
-            warmup_time: Duration::from_secs(1),
-            iterations: 5,
-            time: Duration::from_secs(1),
-            forks: 2,
+            warmup_time: Duration::from_millis(300),
+            iterations: 3,
+            time: Duration::from_millis(400),
+            forks: 5,
             ..Settings::full()
         },
         full: Settings::full(),
@@ -119,6 +126,8 @@ mod tests {
             "--reuse-context",
             "--level",
             "5",
+            "--lock",
+            "none",
         ]);
         let labels: Vec<String> = s.benchmarks.iter().map(Benchmark::label).collect();
         assert_eq!(
