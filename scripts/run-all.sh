@@ -95,6 +95,7 @@ flags_of() {
 # A binary without a plan is named here, and fails again, reported, when it runs.
 total=0
 unplanned=
+about_word=about    # "at most" where a binary may add forks to reach a precision
 for name in $names; do
     # shellcheck disable=SC2046  # the flags are meant to split into words
     if ! plan=$("$bindir/$name" $(flags_of "$name") --dry-run 2>&1); then
@@ -104,6 +105,7 @@ for name in $names; do
     fi
     [ $dry_run = yes ] && printf '%s\n\n' "$plan"
     seconds=$(printf '%s\n' "$plan" | sed -n 's/^estimated duration: .*(\([0-9]*\)[.0-9]* s)$/\1/p')
+    printf '%s\n' "$plan" | grep -q '^estimated duration: at most ' && about_word="at most"
     total=$((total + ${seconds:-0}))
 done
 if [ $total -ge 3600 ]; then
@@ -113,7 +115,7 @@ elif [ $total -ge 60 ]; then
 else
     about="$total s"
 fi
-echo "run-all: $(echo $names | wc -w) binaries, profile ${profile#--}, estimated duration: about $about ($total s)"
+echo "run-all: $(echo $names | wc -w) binaries, profile ${profile#--}, estimated duration: $about_word $about ($total s)"
 if [ $dry_run = yes ]; then
     [ -z "$unplanned" ]
     exit

@@ -18,11 +18,15 @@ pub struct Args {
     /// result files or results directories; the first is the base
     #[argh(positional)]
     pub files: Vec<PathBuf>,
-    /// significance level of the Welch t-test (default 0.01)
+    /// significance level of Welch's test over fork means (default 0.01)
     #[argh(option, default = "0.01", from_str_fn(parse_alpha))]
     pub alpha: f64,
     /// changes up to this percentage count as no change (default 5%)
-    #[argh(option, default = "0.05", from_str_fn(parse_percent))]
+    #[argh(
+        option,
+        default = "0.05",
+        from_str_fn(crate::util::parse::parse_percent)
+    )]
     pub threshold: f64,
     /// report format: text, csv, json, markdown, or gab-bigger and gab-smaller
     /// (github-action-benchmark's custom JSON, the last file's rows of one direction, each
@@ -61,13 +65,6 @@ fn parse_alpha(s: &str) -> std::result::Result<f64, String> {
         _ => Err(format!(
             "invalid alpha '{s}' (expected a number between 0 and 1, such as 0.01)"
         )),
-    }
-}
-
-fn parse_percent(s: &str) -> std::result::Result<f64, String> {
-    match s.trim_end_matches('%').parse::<f64>() {
-        Ok(p) if (0.0..1000.0).contains(&p) => Ok(p / 100.0),
-        _ => Err(format!("invalid percentage '{s}' (expected 5 or 5%)")),
     }
 }
 

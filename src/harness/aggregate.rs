@@ -73,6 +73,7 @@ pub(crate) fn from_forks(
             forks: forks.iter().map(|f| f.pairs.clone()).collect(),
         }),
         offered_rate: bench.offered_rate,
+        precision: None,
     }
 }
 

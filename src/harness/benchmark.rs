@@ -34,6 +34,12 @@ impl Settings {
         if let Some(n) = flags.forks {
             self.forks = n;
         }
+        if let Some(p) = flags.precision {
+            self.precision = (p > 0.0).then_some(p);
+        }
+        if let Some(n) = flags.max_forks {
+            self.max_forks = n;
+        }
         if let Some(t) = flags.timeout {
             self.timeout = t;
         }
@@ -141,6 +147,9 @@ pub struct Benchmark {
     /// Works out [`Benchmark::invocation_estimate`] where that costs work (a job run and
     /// timed): the harness calls it in the parent before the plan, never in a fork.
     pub estimate_invocation: Option<EstimateInvocation>,
+    /// Whether the answer quotes it: with `--precision`, forks are added to a headline
+    /// row until its ± is within the target; the others run `--forks`.
+    pub headline: bool,
     pub setup: Setup,
 }
 
@@ -164,6 +173,7 @@ impl Benchmark {
             constants: Vec::new(),
             invocation_estimate: None,
             estimate_invocation: None,
+            headline: true,
             setup,
         }
     }
@@ -197,9 +207,13 @@ impl Benchmark {
     }
 
     /// How long this benchmark runs with `settings`, each fork started in `start`: every
-    /// fork, or one run in process.
+    /// fork (with a precision to reach, as many as its budget allows: the most it can
+    /// take), or one run in process.
     pub fn estimated_time(&self, settings: &Settings, start: Duration) -> Duration {
-        self.estimated_fork_time(settings, start) * settings.forks.max(1)
+        let forks = settings.most_forks(self.headline).max(1);
+        self.estimated_fork_time(settings, start)
+            .checked_mul(forks)
+            .unwrap_or(Duration::MAX)
     }
 
     pub fn param(mut self, key: &str, value: impl ToString) -> Benchmark {

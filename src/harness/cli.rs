@@ -25,6 +25,9 @@ pub struct CommonArgs {
     pub iterations: Option<u32>,
     pub time: Option<Duration>,
     pub forks: Option<u32>,
+    /// `--precision`: Some(0.0) for `off`.
+    pub precision: Option<f64>,
+    pub max_forks: Option<u32>,
     pub timeout: Option<Duration>,
     pub format: Option<Format>,
     pub output: Option<PathBuf>,
@@ -92,9 +95,15 @@ macro_rules! bench_args {
             /// time of one measurement iteration (500ms, 3s, 1m)
             #[argh(option, from_str_fn($crate::harness::cli::parse_duration))]
             pub time: Option<std::time::Duration>,
-            /// forks: each benchmark runs in this many fresh copies of the process (0 = in this process)
+            /// forks: each benchmark runs in this many fresh copies of the process (0 = in this process); with --precision, the fewest
             #[argh(option)]
             pub forks: Option<u32>,
+            /// add forks to a headline row until its ± (over forks, 99.9%) is within this share of its score, up to --max-forks (2%; off: exactly --forks; default 2% in the standard profile, off otherwise)
+            #[argh(option, from_str_fn($crate::harness::cli::parse_precision))]
+            pub precision: Option<f64>,
+            /// the most forks a headline row runs to reach --precision: its time budget (default 3 × --forks in the standard profile)
+            #[argh(option)]
+            pub max_forks: Option<u32>,
             /// an iteration that runs longer than this fails the run (default 10m)
             #[argh(option, from_str_fn($crate::harness::cli::parse_duration))]
             pub timeout: Option<std::time::Duration>,
@@ -142,6 +151,8 @@ macro_rules! bench_args {
                     iterations: self.iterations,
                     time: self.time,
                     forks: self.forks,
+                    precision: self.precision,
+                    max_forks: self.max_forks,
                     timeout: self.timeout,
                     format: self.format,
                     output: self.output.clone(),
@@ -163,6 +174,20 @@ macro_rules! bench_args {
             }
         }
     };
+}
+
+/// `--precision`'s value: a percentage above 0 and below 100 (`2%`, `2`), as a fraction,
+/// or `off` (0).
+pub fn parse_precision(s: &str) -> std::result::Result<f64, String> {
+    if s.trim() == "off" {
+        return Ok(0.0);
+    }
+    match crate::util::parse::parse_percent(s) {
+        Ok(p) if p > 0.0 && p < 1.0 => Ok(p),
+        _ => Err(format!(
+            "invalid precision '{s}' (expected a percentage above 0 and below 100, such as 2%, or off)"
+        )),
+    }
 }
 
 /// `--pin`'s value: a list of CPUs, or `none` (an empty list: unpinned).
@@ -267,6 +292,21 @@ mod tests {
             /// a list of thread counts
             #[argh(option, from_str_fn(crate::harness::cli::parse_usize_list))]
             pub threads: Option<Vec<usize>>,
+        }
+    }
+
+    #[test]
+    fn precision_takes_a_percentage_or_off() {
+        assert_eq!(parse_precision("2%"), Ok(0.02));
+        assert_eq!(parse_precision("0.5"), Ok(0.005));
+        assert_eq!(parse_precision("off"), Ok(0.0));
+        for bad in ["0", "0%", "100%", "-1", "x", ""] {
+            let e = parse_precision(bad).unwrap_err();
+            assert!(e.contains("invalid precision"), "{bad}: {e}");
+        }
+        match parse_from::<TestArgs>(&["--precision", "200%"]) {
+            Err(ParseExit::Usage(e)) => assert!(e.to_string().contains("--precision"), "{e}"),
+            other => panic!("{other:?}"),
         }
     }
 

@@ -18,10 +18,12 @@ pub(crate) mod watchdog;
 
 use self::benchmark::{Benchmark, Settings, TimeUnit};
 use self::cli::{CommonArgs, Mode, Profile};
-use crate::model::answer::{Answer, Answerer};
+use crate::model::answer::{precision_line, Answer, Answerer};
 use crate::model::failure::Failure;
 use crate::model::params::{label_with, varying_keys};
+use crate::model::result::Precision;
 use crate::model::warning::{environment_warnings, Warning};
+use crate::stats::uncertainty::Uncertainty;
 use crate::system::cooldown;
 use crate::system::env::Environment;
 use crate::system::throttle::{Snapshot, ThrottleReport};
@@ -230,9 +232,12 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
     progress.finish();
     aggregate::add_scaling(&mut results);
     aggregate::add_ratios(&mut results);
-    let answer = suite
-        .answer
-        .map(|answerer| Answer::new(program_name(), answerer(&results)));
+    // The binary's answer, then where a headline row fell short of --precision.
+    let answer = suite.answer.map(|answerer| {
+        let mut answer = Answer::new(program_name(), answerer(&results));
+        answer.lines.extend(precision_line(&results));
+        answer
+    });
     crate::report::emit(
         &results,
         &failed,
@@ -267,6 +272,8 @@ struct Gathered {
     forks: Vec<runner::ForkResult>,
     throttle: Vec<ThrottleReport>,
     failed: bool,
+    /// The wall time of its forks.
+    seconds: f64,
 }
 
 impl Rounds<'_> {
@@ -283,14 +290,28 @@ impl Rounds<'_> {
         // it would only repeat for every one left.
         let mut previous: Option<String> = None;
         let varying = varying_keys(self.benchmarks.iter().map(|b| b.params.as_slice()));
-        let rounds = self.settings.forks.max(1);
+        let most: Vec<u32> = self
+            .benchmarks
+            .iter()
+            .map(|b| self.settings.most_forks(b.headline).max(1))
+            .collect();
+        let rounds = most.iter().copied().max().unwrap_or(1);
+        let (forks, target) = (self.settings.forks.max(1), self.settings.precision);
         'rounds: for round in 1..=rounds {
             let order = match self.settings.forks {
                 0 => (0..n).collect(),
                 _ => fork_order(n, round, self.seed),
             };
+            // Past the forks every benchmark runs, only headline rows short of the
+            // precision, within their budget.
+            let wanted = |index: usize, g: &Gathered| {
+                !g.failed && round <= most[index] && (round <= forks || !precise(target, g))
+            };
+            if round > 1 && !gathered.iter().enumerate().any(|(i, g)| wanted(i, g)) {
+                break;
+            }
             for index in order {
-                if gathered[index].failed {
+                if !wanted(index, &gathered[index]) {
                     continue;
                 }
                 let bench = &self.benchmarks[index];
@@ -301,12 +322,13 @@ impl Rounds<'_> {
                     &label,
                     label_with(&bench.name, &bench.params, &varying),
                 )? {
-                    (Ok(fork), throttle) => {
+                    (Ok(fork), throttle, took) => {
                         previous = None;
                         gathered[index].forks.push(fork);
                         gathered[index].throttle.push(throttle);
+                        gathered[index].seconds += took;
                     }
-                    (Err(e), _) => {
+                    (Err(e), _, _) => {
                         // A signal ends the run (its clean-up killed what the benchmark
                         // talked to).
                         if signals::exit_requested().is_some() {
@@ -354,9 +376,18 @@ impl Rounds<'_> {
                     reasons: throttle.reasons.clone(),
                 });
             }
-            results.push(aggregate::from_forks(
-                bench, &settings, unit, g.forks, throttle,
-            ));
+            let precision = self
+                .settings
+                .precision
+                .filter(|_| self.settings.most_forks(bench.headline) > self.settings.forks);
+            let reached = precision.map(|target| Precision {
+                target,
+                reached: precise(Some(target), &g),
+                seconds: g.seconds,
+            });
+            let mut result = aggregate::from_forks(bench, &settings, unit, g.forks, throttle);
+            result.precision = reached;
+            results.push(result);
         }
         // Said once: only --pin none leaves pairs to run where the scheduler puts them.
         if let Some(w) = crate::model::result::placement_warning(&results) {
@@ -381,7 +412,7 @@ impl Rounds<'_> {
         round: u32,
         label: &str,
         shown: String,
-    ) -> Result<(Result<runner::ForkResult>, ThrottleReport)> {
+    ) -> Result<(Result<runner::ForkResult>, ThrottleReport, f64)> {
         let bench = &self.benchmarks[index];
         let (settings, unit) = bench.effective(self.settings, self.unit);
         if let Some(cooler) = &mut self.cooler {
@@ -389,9 +420,10 @@ impl Rounds<'_> {
             cooler.before(label);
         }
         let place = format!("[{}/{}]", index + 1, self.benchmarks.len());
-        let tag = match settings.forks {
-            0 | 1 => place,
-            n => format!("{place} fork {round}/{n}"),
+        let tag = match (settings.forks, settings.precision) {
+            (n, Some(p)) if round > n => format!("{place} fork {round}, to ±{}%", p * 100.0),
+            (0 | 1, _) => place,
+            (n, _) => format!("{place} fork {round}/{n}"),
         };
         self.progress.step(
             &tag,
@@ -399,12 +431,33 @@ impl Rounds<'_> {
             bench.estimated_fork_time(&settings, self.start),
         );
         let before = Snapshot::take();
+        let started = std::time::Instant::now();
         let outcome = match settings.forks {
             0 => runner::run_in_process(bench, &settings, unit),
             _ => fork::run_child(index, round, label, self.values)?,
         };
-        Ok((outcome, ThrottleReport::between(&before, &Snapshot::take())))
+        let took = started.elapsed().as_secs_f64();
+        Ok((
+            outcome,
+            ThrottleReport::between(&before, &Snapshot::take()),
+            took,
+        ))
     }
+}
+
+/// Whether a benchmark's forks so far hold its score within `target`, relative (always,
+/// with none asked for: it runs its forks and no more).
+fn precise(target: Option<f64>, g: &Gathered) -> bool {
+    let Some(target) = target else {
+        return true;
+    };
+    let means: Vec<f64> = g
+        .forks
+        .iter()
+        .map(|f| f.scores.iter().sum::<f64>() / f.scores.len() as f64)
+        .collect();
+    let score = means.iter().sum::<f64>() / means.len() as f64;
+    Uncertainty::of(score, &means).relative() <= target
 }
 
 /// The order of the benchmarks in fork round `round`: every index once, shuffled by
@@ -469,6 +522,9 @@ fn validate(s: &Settings) -> Result<()> {
     }
     if s.timeout.is_zero() {
         return Err(Error::usage("--timeout must be longer than 0"));
+    }
+    if s.precision.is_some() {
+        cli::check_positive("--max-forks", s.max_forks as u64)?;
     }
     Ok(())
 }

@@ -12,6 +12,8 @@ use std::time::Duration;
 pub struct Planned {
     pub label: String,
     pub settings: Settings,
+    /// With a precision to reach, the most forks it may take.
+    pub most_forks: u32,
     pub estimate: Duration,
 }
 
@@ -45,6 +47,7 @@ impl Plan {
                 let (settings, _) = b.effective(settings, unit);
                 Planned {
                     label: b.label(),
+                    most_forks: settings.most_forks(b.headline),
                     estimate: b.estimated_time(&settings, start),
                     settings,
                 }
@@ -63,17 +66,34 @@ impl Plan {
     pub fn total(&self) -> Duration {
         let prelude = self.prelude.as_ref().map_or(Duration::ZERO, |p| p.1);
         let planning = self.planning.unwrap_or_default();
-        let benchmarks = self.benchmarks.iter().map(|b| b.estimate).sum::<Duration>();
-        activity::WINDOW + planning + prelude + benchmarks
+        let benchmarks = self.benchmarks.iter().map(|b| b.estimate);
+        [activity::WINDOW, planning, prelude]
+            .into_iter()
+            .chain(benchmarks)
+            .fold(Duration::ZERO, Duration::saturating_add)
     }
 
-    /// `profile standard: about 2 min 10 s`, the end of the header line.
+    /// `profile standard: about 2 min 10 s` (`at most` where forks are added until a
+    /// precision is reached), the end of the header line.
     pub fn summary(&self) -> String {
         format!(
-            "profile {}: about {}",
+            "profile {}: {} {}",
             self.profile.name(),
+            self.about(),
             format_estimate(self.total())
         )
+    }
+
+    /// `about`, or `at most` where a benchmark may add forks to reach a precision.
+    fn about(&self) -> &'static str {
+        match self
+            .benchmarks
+            .iter()
+            .any(|b| b.most_forks > b.settings.forks)
+        {
+            true => "at most",
+            false => "about",
+        }
     }
 
     /// The `--dry-run` report: the prelude's line, a line per benchmark, then the total,
@@ -105,20 +125,35 @@ impl Plan {
         for b in &self.benchmarks {
             let s = &b.settings;
             out.push_str(&format!(
-                "{:<width$}  {:<6}  {}, {}  about {}\n",
+                "{:<width$}  {:<6}  {}, {}  {}\n",
                 b.label,
                 s.mode.short(),
-                count(s.forks, "fork"),
+                forks(s, b.most_forks),
                 iterations(s),
-                format_estimate(b.estimate)
+                match b.most_forks > s.forks {
+                    true => format!("at most {}", format_estimate(b.estimate)),
+                    false => format!("about {}", format_estimate(b.estimate)),
+                }
             ));
         }
+        // With a precision to reach, the total is the most the run may take.
         out.push_str(&format!(
-            "estimated duration: about {} ({:.1} s)\n",
+            "estimated duration: {} {} ({:.1} s)\n",
+            self.about(),
             format_estimate(self.total()),
             self.total().as_secs_f64()
         ));
         out
+    }
+}
+
+/// The forks a benchmark runs, `5 forks`, or with a precision to reach `5-15 forks to ±2%`.
+pub(crate) fn forks(s: &Settings, most: u32) -> String {
+    match s.precision {
+        Some(p) if most > s.forks => {
+            format!("{}-{most} forks to ±{}%", s.forks, p * 100.0)
+        }
+        _ => count(s.forks, "fork"),
     }
 }
 

@@ -370,6 +370,8 @@ mod tests {
             time: Duration::from_millis(30),
             forks: 0,
             timeout: Duration::from_secs(30),
+            precision: None,
+            max_forks: 0,
         }
     }
 

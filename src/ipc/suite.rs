@@ -31,7 +31,8 @@ pub fn suite(options: &Options) -> Result<Suite> {
     for &call in options.calls.iter().filter(|_| options.local) {
         for &mode in &local_modes {
             // One side: on the main placement's client CPU.
-            let b = local(call, mode, Pin::of(main));
+            let mut b = local(call, mode, Pin::of(main));
+            b.headline = Some(call) == options.calls.first().copied();
             locals.push((call, b.label()));
             benchmarks.push(b);
         }
@@ -40,10 +41,17 @@ pub fn suite(options: &Options) -> Result<Suite> {
     for &t in &options.transports {
         for &mode in &remote_modes {
             for placement in &options.placements {
-                benchmarks.push(floor(t, mode, placement));
+                let mut f = floor(t, mode, placement);
+                // The answer quotes avgt rows where both modes ran.
+                f.headline = mode == Mode::AverageTime || remote_modes.len() == 1;
+                benchmarks.push(f);
                 for &call in &options.calls {
                     if placement == main || Some(call) == plain {
-                        benchmarks.push(remote(call, t, mode, placement, &locals));
+                        let mut b = remote(call, t, mode, placement, &locals);
+                        // The answer quotes the plain call's time; the shapes as ratios.
+                        b.headline = Some(call) == plain
+                            && (mode == Mode::AverageTime || remote_modes.len() == 1);
+                        benchmarks.push(b);
                     }
                 }
             }
@@ -65,12 +73,14 @@ fn profiles() -> Profiles {
         time: Duration::from_millis(time_ms),
         forks,
         timeout: Duration::from_secs(60),
+        precision: None,
+        max_forks: forks,
     };
     Profiles {
         quick: settings(1, 50, 3, 100, 1),
         // Five forks: the fork is the unit of replication (docs/method.md), so the
         // standard profile spends its time on forks rather than longer iterations.
-        standard: settings(1, 100, 3, 150, 5),
+        standard: settings(1, 100, 3, 150, 5).with_precision(),
         full: settings(3, 1000, 5, 1000, 5),
     }
 }

@@ -107,6 +107,33 @@ pub fn joined(head: String, tail: &str) -> Vec<String> {
     }
 }
 
+/// `precision: ±2% reached in 5 of 8 headline rows; not in 3 (widest ±4.1%, 20 s)`:
+/// said where a headline row's forks ran out of budget before its honest ± reached
+/// `--precision`; None where every one reached it, or none had one to reach.
+pub fn precision_line(results: &[BenchResult]) -> Option<String> {
+    let aimed: Vec<&BenchResult> = results.iter().filter(|r| r.precision.is_some()).collect();
+    let short: Vec<&BenchResult> = aimed
+        .iter()
+        .copied()
+        .filter(|r| r.precision.is_some_and(|p| !p.reached))
+        .collect();
+    let target = aimed.first()?.precision?.target;
+    let widest = short.iter().max_by(|a, b| {
+        a.uncertainty()
+            .relative()
+            .total_cmp(&b.uncertainty().relative())
+    })?;
+    Some(format!(
+        "precision: ±{}% reached in {} of {} headline rows; not in {} (widest {}, {:.0} s)",
+        target * 100.0,
+        aimed.len() - short.len(),
+        aimed.len(),
+        short.len(),
+        widest.uncertainty().percent(),
+        widest.precision?.seconds
+    ))
+}
+
 /// The first result named `name` whose params include every `(key, value)` of `with`.
 pub fn find<'a>(
     results: &'a [BenchResult],
@@ -283,6 +310,33 @@ mod tests {
         assert_eq!(cut.lines[7], "… 3 more lines left out: the table has them");
         let eight: Vec<String> = (1..=8).map(|i| format!("line {i}")).collect();
         assert_eq!(Answer::new("bb-x".into(), eight.clone()).lines, eight);
+    }
+
+    #[test]
+    fn precision_is_said_where_a_headline_row_fell_short() {
+        use crate::model::result::{tests::forked_result, Precision};
+        let row = |reached: bool, spread: f64| {
+            let mut r = forked_result(
+                "bb.x",
+                "1",
+                vec![vec![100.0], vec![100.0 + spread], vec![100.0 - spread]],
+            );
+            r.precision = Some(Precision {
+                target: 0.02,
+                reached,
+                seconds: 20.4,
+            });
+            r
+        };
+        let plain = sample_result("bb.y", "1", vec![1.0]);
+        assert_eq!(precision_line(&[row(true, 0.01), plain.clone()]), None);
+        assert_eq!(precision_line(&[plain]), None);
+        let line = precision_line(&[row(true, 0.01), row(false, 1.0), row(false, 2.0)]).unwrap();
+        assert_eq!(
+            line,
+            "precision: ±2% reached in 1 of 3 headline rows; not in 2 (widest ±36%, 20 s)"
+        );
+        assert!(line.chars().count() <= WIDTH);
     }
 
     #[test]

@@ -75,6 +75,17 @@ pub struct BenchResult {
     pub placements: Option<PairedPlacements>,
     /// The operations per second the workload was asked to hold ([`Benchmark::offered_rate`]).
     pub offered_rate: Option<f64>,
+    /// Where forks were added until a precision was reached: whether it was.
+    pub precision: Option<Precision>,
+}
+
+/// A headline row's `--precision`: the target, whether its honest error reached it, and
+/// the wall time its forks took (the budget spent where it did not).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Precision {
+    pub target: f64,
+    pub reached: bool,
+    pub seconds: f64,
 }
 
 /// How far below its offered load a result fell: past this share of the target, its
@@ -371,6 +382,7 @@ pub(crate) mod tests {
             baselines: vec![],
             placements: None,
             offered_rate: None,
+            precision: None,
         }
     }
 

@@ -13,8 +13,26 @@ pub struct Settings {
     pub warmup_time: Duration,
     pub iterations: u32,
     pub time: Duration,
+    /// The forks every benchmark runs, and the fewest a headline row runs with
+    /// `precision`.
     pub forks: u32,
     pub timeout: Duration,
+    /// `--precision`: forks are added to a headline row, up to `max_forks`, until its
+    /// honest relative error is at most this (0.02: ±2%); None: `forks`, no more.
+    pub precision: Option<f64>,
+    /// `--max-forks`: the most forks a headline row runs to reach `precision`, its budget.
+    pub max_forks: u32,
+}
+
+impl Settings {
+    /// The most forks a benchmark may run: `max_forks` for a headline row with a
+    /// precision to reach, else `forks`.
+    pub fn most_forks(&self, headline: bool) -> u32 {
+        match (self.precision, headline && self.forks > 0) {
+            (Some(_), true) => self.max_forks.max(self.forks),
+            _ => self.forks,
+        }
+    }
 }
 
 impl Settings {
@@ -28,6 +46,8 @@ impl Settings {
             time: Duration::from_secs(1),
             forks: 1,
             timeout: Duration::from_secs(600),
+            precision: None,
+            max_forks: 1,
         }
     }
 
@@ -42,6 +62,18 @@ impl Settings {
             time: Duration::from_secs(3),
             forks: 5,
             timeout: Duration::from_secs(600),
+            precision: None,
+            max_forks: 5,
+        }
+    }
+
+    /// The standard profile's precision on top of `self`: headline rows run from
+    /// `self.forks` up to twice as many forks until their honest ± is within 2%.
+    pub fn with_precision(self) -> Settings {
+        Settings {
+            precision: Some(STANDARD_PRECISION),
+            max_forks: self.forks * 2,
+            ..self
         }
     }
 
@@ -65,6 +97,9 @@ impl Settings {
         start + FORK_SET_UP + iterating
     }
 }
+
+/// The standard profile's `--precision`: a headline row's honest ± within 2% of its score.
+pub const STANDARD_PRECISION: f64 = 0.02;
 
 /// A fork's start where it could not be timed: this binary re-executed, its flags read
 /// and its suite built, as on a 2-core VM.

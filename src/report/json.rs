@@ -197,6 +197,16 @@ fn entry(r: &BenchResult, env: Option<&Environment>) -> Json {
                 ("health", health_json(&r.throttle.health)),
                 ("error", Json::Num(r.uncertainty().error)),
                 ("errorBasis", Json::str(r.uncertainty().basis.name())),
+                (
+                    "precision",
+                    r.precision.map_or(Json::Null, |p| {
+                        Json::obj([
+                            ("target", Json::Num(p.target)),
+                            ("reached", Json::Bool(p.reached)),
+                            ("seconds", Json::Num(p.seconds)),
+                        ])
+                    }),
+                ),
                 ("min", Json::Num(r.summary.min)),
                 ("median", Json::Num(r.summary.median)),
                 ("max", Json::Num(r.summary.max)),

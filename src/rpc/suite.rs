@@ -56,10 +56,11 @@ fn profiles() -> Profiles {
             warmup_iterations: 1,
             warmup_time: Duration::from_millis(200),
             iterations: 3,
-            time: Duration::from_millis(300),
+            time: Duration::from_millis(200),
             forks: 5,
             ..Settings::full()
-        },
+        }
+        .with_precision(),
         full: Settings::full(),
     }
 }
@@ -280,6 +281,19 @@ fn benchmarks(o: &Options, maxima: Option<&[f64]>) -> Result<(Vec<Benchmark>, Ve
     Ok((benchmarks, groups))
 }
 
+/// Whether the answer quotes `row`: a closed loop of one connection at the smallest
+/// payload, sync or the floor, or pipelined at the deepest depth.
+fn headline(o: &Options, row: &Row) -> bool {
+    let deepest = o.depths.iter().max() == Some(&row.depth);
+    o.payloads.iter().min() == Some(&row.payload)
+        && row.connections == 1
+        && row.offered == Offered::Closed
+        && match row.style {
+            Style::Sync | Style::Floor => row.depth == 1,
+            _ => deepest,
+        }
+}
+
 /// The benchmark of `row`, offering `rate` calls per second per connection where known.
 fn row_benchmark(o: &Options, row: &Row, rate: Option<f64>) -> Benchmark {
     let plan = row.plan(o);
@@ -290,6 +304,7 @@ fn row_benchmark(o: &Options, row: &Row, rate: Option<f64>) -> Benchmark {
         Box::new(move || Ok(Box::new(RpcWorkload::setup(&plan)?) as Box<dyn Workload>)),
     );
     b.params = row.params();
+    b.headline = headline(o, row);
     b.threads = row.connections;
     b.ops_per_invocation = ops_per_invocation(o, row.style, row.depth, row.connections);
     b.paired = paired;

@@ -43,7 +43,7 @@ fn profiles() -> Profiles {
     };
     Profiles {
         quick: shots(1, 5, 1),
-        standard: shots(1, 4, 5),
+        standard: shots(1, 4, 5).with_precision(),
         full: shots(2, 10, 5),
     }
 }

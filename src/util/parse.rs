@@ -62,6 +62,14 @@ pub fn parse_size(s: &str) -> std::result::Result<u64, String> {
     Ok(bytes.round() as u64)
 }
 
+/// Parses a percentage, `5` or `5%`, below 1000%, as a fraction (0.05).
+pub fn parse_percent(s: &str) -> std::result::Result<f64, String> {
+    match s.trim().trim_end_matches('%').parse::<f64>() {
+        Ok(p) if (0.0..1000.0).contains(&p) => Ok(p / 100.0),
+        _ => Err(format!("invalid percentage '{s}' (expected 5 or 5%)")),
+    }
+}
+
 /// Parses a comma-separated list with `item` for each element (`1,2,4`).
 pub fn parse_list<T>(
     s: &str,

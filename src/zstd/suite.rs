@@ -101,7 +101,8 @@ fn profiles() -> Profiles {
             time: Duration::from_millis(400),
             forks: 5,
             ..Settings::full()
-        },
+        }
+        .with_precision(),
         full: Settings::full(),
     }
 }

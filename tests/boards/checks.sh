@@ -13,7 +13,7 @@
 set -u
 dist=/opt/boardbench
 export BB_BIN_DIR=$dist/bin
-short="--warmup 0 --iterations 1 --time 100ms --forks 1"
+short="--warmup 0 --iterations 1 --time 100ms --forks 1 --precision off"
 zstd_small="--size 64k --jobs 2 --threads 1,2 --warmup-time 50ms --iterations 2 --time 100ms"
 board=$(hostname)
 work=/tmp/checks

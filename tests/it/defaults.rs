@@ -1,9 +1,10 @@
 //! Every default path, run as a person first runs it: each binary with no flags but
 //! shorter timings (the standard profile's whole matrix, iterations and forks, each
-//! iteration shorter: the rule's "shortening only timings"), bb-seek in a directory
-//! without data/ (it generates the objects), and `--dry-run`, whose plan must name
-//! exactly the benchmarks that run. The four measurements run at once here, so this file
-//! takes as long as the longest.
+//! iteration shorter: the rule's "shortening only timings"), and with `--quick`; bb-seek
+//! in a directory without data/ (it generates the objects), and `--dry-run`, whose plan
+//! must name exactly the benchmarks that run. No default path warns about a choice the
+//! default made: only the machine's own state (busy, throttled, governor) may be warned
+//! of. The measurements run at once here, so this file takes as long as the longest.
 
 use crate::support::{planned_labels, run_in, Run, TempDir};
 
@@ -26,12 +27,48 @@ fn run_with_no_flags(name: &str, exe: &str) -> (Run, Vec<String>, TempDir) {
     assert!(!planned.is_empty(), "{}", plan.stdout);
     let run = run_in(dir.path(), exe, &SHORTER, &[]);
     run.assert_ok();
+    // Forks are added to headline rows until their ± reaches 2%: the estimate is a bound.
     assert!(
-        run.stderr.contains("profile standard: about "),
+        run.stderr.contains("profile standard: at most "),
         "the header names the profile and the estimate:\n{}",
         run.stderr
     );
+    assert_warns_of_the_machine_alone(&run.stderr);
     (run, planned, dir)
+}
+
+/// Every warning on `stderr` is about the machine's own state (another process busy,
+/// the board throttled, the governor), never about a choice a default made.
+pub(crate) fn assert_warns_of_the_machine_alone(stderr: &str) {
+    let machine = ["the machine is busy", "throttled", "cpufreq governor"];
+    for line in stderr.lines().filter(|l| l.contains("warning: ")) {
+        assert!(
+            machine.iter().any(|m| line.contains(m)),
+            "a default warned: {line}\n{stderr}"
+        );
+    }
+}
+
+#[test]
+fn every_binary_with_quick_warns_of_nothing_but_the_machine() {
+    let dir = TempDir::new("defaults-quick");
+    let quick = ["--quick", "--warmup-time", "20ms", "--time", "50ms"];
+    let binaries = [
+        env!("CARGO_BIN_EXE_bb-zstd"),
+        env!("CARGO_BIN_EXE_bb-ipc"),
+        env!("CARGO_BIN_EXE_bb-rpc"),
+        env!("CARGO_BIN_EXE_bb-seek"),
+    ];
+    for exe in binaries {
+        let run = run_in(dir.path(), exe, &quick, &[]);
+        run.assert_ok();
+        assert!(
+            run.stdout.contains(": the answer =="),
+            "{exe}: {}",
+            run.stdout
+        );
+        assert_warns_of_the_machine_alone(&run.stderr);
+    }
 }
 
 /// The benchmark names of a text table (the first column of rows starting `bb.`, up to
@@ -66,12 +103,51 @@ fn bb_zstd_with_no_flags() {
         "{}",
         run.stdout
     );
+    // It asks its question: one thread and every CPU, with and without the lock.
+    for lock in ["lock=none", "lock=global"] {
+        assert!(planned.iter().any(|l| l.contains(lock)), "{planned:?}");
+    }
+    assert!(
+        planned.iter().any(|l| l.contains("threads=1")),
+        "{planned:?}"
+    );
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cpus > 1 {
+        let most = format!("threads={cpus}");
+        assert!(planned.iter().any(|l| l.contains(&most)), "{planned:?}");
+        // The answer: scaling and what releasing the lock gains.
+        assert!(
+            run.stdout.contains(&format!("  {cpus} threads: ")),
+            "{}",
+            run.stdout
+        );
+        assert!(run.stdout.contains("releasing it gains"), "{}", run.stdout);
+    }
 }
 
 #[test]
 fn bb_ipc_with_no_flags() {
     let (run, planned, _dir) = run_with_no_flags("ipc", env!("CARGO_BIN_EXE_bb-ipc"));
     check_table_matches_plan(&run, &planned);
+    // Every two-sided row pinned in a named placement; the answer gives each.
+    let two_sided = planned.iter().filter(|l| !l.starts_with("bb.ipc.local"));
+    assert!(
+        two_sided.clone().all(|l| l.contains("placement=")),
+        "{planned:?}"
+    );
+    assert!(
+        !two_sided.clone().any(|l| l.contains("placement=none")),
+        "{planned:?}"
+    );
+    assert!(
+        run.stdout.contains("unix: method_no_args costs "),
+        "{}",
+        run.stdout
+    );
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) > 1 {
+        assert!(run.stdout.contains(" on 2 cores, "), "{}", run.stdout);
+        assert!(run.stdout.contains(" on 1 core"), "{}", run.stdout);
+    }
 }
 
 #[test]

@@ -149,7 +149,7 @@ fn cooldown_without_a_sensor_warns_once_and_does_not_wait() {
     let root = dir.join("root").display().to_string();
     let run = run_with(
         EXE,
-        &args(&["--cooldown", "60C", "--format", "json"])
+        &args(&["--cooldown", "60C", "--lock", "none", "--format", "json"])
             .iter()
             .map(String::as_str)
             .collect::<Vec<_>>(),

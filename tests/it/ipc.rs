@@ -79,6 +79,8 @@ fn every_call_on_every_transport_returns_the_checked_result() {
             &TRANSPORTS.join(","),
             "--mode",
             "avgt",
+            "--pin",
+            "none",
             "--format",
             "json",
         ],
@@ -126,6 +128,8 @@ fn default_modes_add_sample_percentiles_and_bm_puts_local_calls_first() {
             "method_a3,method_block",
             "--transport",
             "unix",
+            "--pin",
+            "none",
             "--format",
             "json",
         ],
@@ -153,6 +157,8 @@ fn default_modes_add_sample_percentiles_and_bm_puts_local_calls_first() {
             "method_a3,method_block",
             "--transport",
             "unix",
+            "--pin",
+            "none",
             "--format",
             "bm",
         ],
@@ -175,12 +181,12 @@ fn default_modes_add_sample_percentiles_and_bm_puts_local_calls_first() {
         [
             "bb.ipc.local (call=method_a3) [avgt]",
             "bb.ipc.local (call=method_block) [avgt]",
-            "bb.ipc.floor (transport=unix) [avgt]",
-            "bb.ipc.remote (call=method_a3, transport=unix) [avgt]",
-            "bb.ipc.remote (call=method_block, transport=unix) [avgt]",
-            "bb.ipc.floor (transport=unix) [sample]",
-            "bb.ipc.remote (call=method_a3, transport=unix) [sample]",
-            "bb.ipc.remote (call=method_block, transport=unix) [sample]",
+            "bb.ipc.floor (transport=unix, placement=none) [avgt]",
+            "bb.ipc.remote (call=method_a3, transport=unix, placement=none) [avgt]",
+            "bb.ipc.remote (call=method_block, transport=unix, placement=none) [avgt]",
+            "bb.ipc.floor (transport=unix, placement=none) [sample]",
+            "bb.ipc.remote (call=method_a3, transport=unix, placement=none) [sample]",
+            "bb.ipc.remote (call=method_block, transport=unix, placement=none) [sample]",
         ]
     );
     for (r, label) in rows[1..].iter().zip(&labels) {
@@ -219,7 +225,8 @@ fn a_failing_benchmark_is_named_and_the_others_still_reported() {}
 #[cfg(feature = "fault-injection")]
 #[test]
 fn a_failing_benchmark_is_named_and_the_others_still_reported() {
-    let remote = |t: &str| format!("bb.ipc.remote (call=method_a3, transport={t})");
+    // Unpinned: one row per transport (the default adds each in a second placement).
+    let remote = |t: &str| format!("bb.ipc.remote (call=method_a3, transport={t}, placement=none)");
     let refused = "the server refused the call (bad arguments)";
     for forks in ["0", "1"] {
         let args = [
@@ -229,6 +236,8 @@ fn a_failing_benchmark_is_named_and_the_others_still_reported() {
             "pipes,unix",
             "--mode",
             "avgt",
+            "--pin",
+            "none",
         ];
         let text = bb_ipc(
             &[&args[..], &["--forks", forks]].concat(),
@@ -304,6 +313,11 @@ fn a_failing_benchmark_is_named_and_the_others_still_reported() {
             "pipes,unix",
             "--mode",
             "avgt",
+            "--pin",
+            "none",
+            // In this process, in the suite's order: forks run in a shuffled one.
+            "--forks",
+            "0",
             "--fail-on-error",
             "--format",
             "json",

@@ -26,6 +26,8 @@ fn read(name: &str) -> String {
 /// bb-zstd in sample mode, two forks of two iterations, decompress at 1 thread.
 fn sample_run(format: &str) -> Run {
     let run = bb_zstd(&[
+        "--lock",
+        "none",
         "--mode",
         "sample",
         "--op",
@@ -707,7 +709,16 @@ fn csv_params_are_bare_unless_jmh_would_quote_them() {
 
 #[test]
 fn bm_is_byte_for_byte_rubys_benchmark_bm() {
-    let run = bb_zstd(&["--threads", "1,2", "--forks", "0", "--format", "bm"]);
+    let run = bb_zstd(&[
+        "--threads",
+        "1,2",
+        "--lock",
+        "none",
+        "--forks",
+        "0",
+        "--format",
+        "bm",
+    ]);
     run.assert_ok();
     let lines: Vec<&str> = run.stdout.lines().collect();
     assert_eq!(lines.len(), 5, "{}", run.stdout);

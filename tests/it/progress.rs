@@ -10,7 +10,9 @@ const REPO: &str = env!("CARGO_MANIFEST_DIR");
 const ZSTD: &str = env!("CARGO_BIN_EXE_bb-zstd");
 const SEEK: &str = env!("CARGO_BIN_EXE_bb-seek");
 /// bb-zstd's two benchmarks of one thread, each well under a second.
-const SHORT_ZSTD: [&str; 12] = [
+const SHORT_ZSTD: [&str; 14] = [
+    "--precision",
+    "off",
     "--warmup",
     "0",
     "--iterations",
@@ -34,7 +36,8 @@ fn progress_lines(stderr: &str) -> Vec<&str> {
 }
 
 /// Checks that every benchmark of `stderr` has its start and its end line, of at most 80
-/// columns, in order; returns how many benchmarks.
+/// columns, each end right after its start (the benchmarks in the order the forks'
+/// interleaving gives them); returns how many benchmarks.
 fn assert_a_line_per_start_and_end(stderr: &str) -> usize {
     let lines = progress_lines(stderr);
     let count = stderr
@@ -49,14 +52,22 @@ fn assert_a_line_per_start_and_end(stderr: &str) -> usize {
         .unwrap_or_else(|| panic!("no header line:\n{stderr}"));
     assert!(count > 0, "{stderr}");
     assert_eq!(lines.len(), 2 * count, "a start and an end each:\n{stderr}");
-    for (i, pair) in lines.chunks(2).enumerate() {
-        let tag = format!("[{}/{count}] ", i + 1);
+    let mut tags: Vec<String> = lines
+        .chunks(2)
+        .map(|pair| pair[0].split_inclusive("] ").next().unwrap().to_string())
+        .collect();
+    tags.sort();
+    let mut every: Vec<String> = (1..=count).map(|i| format!("[{i}/{count}] ")).collect();
+    every.sort();
+    assert_eq!(tags, every, "each benchmark once:\n{stderr}");
+    for pair in lines.chunks(2) {
+        let tag = pair[0].split_inclusive("] ").next().unwrap();
         assert!(
-            pair[0].starts_with(&tag) && pair[0].contains(": about "),
+            pair[0].starts_with(tag) && pair[0].contains(": about "),
             "{pair:?}"
         );
         assert!(
-            pair[1].starts_with(&tag) && pair[1].contains(": done in "),
+            pair[1].starts_with(tag) && pair[1].contains(": done in "),
             "{pair:?}"
         );
         assert!(pair.iter().all(|l| l.contains(", ETA ")), "{pair:?}");
@@ -89,14 +100,20 @@ fn off_a_terminal_each_benchmark_has_a_line_as_it_starts_and_one_as_it_ends() {
         "0",
         "--iterations",
         "1",
+        "--forks",
+        "1",
+        "--precision",
+        "off",
     ];
     let run = run_in(dir.path(), SEEK, &args, &[]);
     run.assert_ok();
     assert_a_line_per_start_and_end(&run.stderr);
-    let first = progress_lines(&run.stderr)[0];
+    let lines = progress_lines(&run.stderr);
     assert!(
-        first.starts_with("[1/4] bb.seek.sequential (client=plain, read-size=4k): "),
-        "{first}"
+        lines
+            .iter()
+            .any(|l| l.starts_with("[1/4] bb.seek.sequential (client=plain, read-size=4k): ")),
+        "{lines:?}"
     );
 }
 

@@ -153,7 +153,7 @@ fn check_run_all(shell: &[&str]) {
             .lines()
             .filter(|l| l.starts_with("bb.zstd.") && !l.starts_with("bb.zstd.*"))
             .count(),
-        4,
+        8,
         "{}",
         cmp.stdout
     );

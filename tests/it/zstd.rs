@@ -15,7 +15,16 @@ fn bb_zstd(extra: &[&str], env: &[(&str, &str)]) -> Run {
 #[test]
 fn json_report_has_jmh_layout_and_real_measurements() {
     let run = bb_zstd(
-        &["--threads", "1,2", "--forks", "2", "--format", "json"],
+        &[
+            "--threads",
+            "1,2",
+            "--lock",
+            "none",
+            "--forks",
+            "2",
+            "--format",
+            "json",
+        ],
         &[],
     );
     run.assert_ok();
