@@ -173,6 +173,21 @@ for binary in binaries:
     total["spread"] += spreads
 worst = f"{max(total['spread']):.2f}, {statistics.median(total['spread']):.2f}" if total["spread"] else "-"
 print(f"| **all** | {total['rows']} | {share(*total['honest'])} | {share(*total['jmh'])} | {share(*total['false'])} | {worst} | {total['changed']} |")
+# How far a row's score moved between runs: what a one-fork noise band must cover. The
+# band judges two one-fork sides in quadrature (√2 its width), so the band that holds
+# 99% of A/A pairs is the 99th percentile of |ln(s_j / s_i)| over √2.
+import math
+moves = sorted(
+    abs(math.log(dj[k][1] / di[k][1]))
+    for i, di in enumerate(data) for j, dj in enumerate(data) if i < j
+    for k in di if k in dj and di[k][1] > 0 and dj[k][1] > 0
+)
+if moves:
+    q = lambda p: moves[min(len(moves) - 1, int(p * len(moves)))]
+    print()
+    print(f"A row's score between two runs moved by a median ×{math.exp(q(0.5)):.3f}, p90 ×{math.exp(q(0.9)):.3f}, "
+          f"p99 ×{math.exp(q(0.99)):.3f}, max ×{math.exp(moves[-1]):.3f} ({len(moves)} pairs); a one-fork band "
+          f"holding 99% of them: ±{100 * q(0.99) / math.sqrt(2):.0f}%.")
 took = [r["took"] for r in runs]
 jmh_default = 500 * max(len(d) for d in data)
 print()

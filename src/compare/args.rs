@@ -12,7 +12,7 @@ use std::path::PathBuf;
 /// verdict. Exit 1 when a result is slower beyond the threshold and beyond noise.
 #[argh(
     example = "bb-compare base.json new.json\nbb-compare results/pi4-*/ results/pi5-*/ --format markdown\nbb-compare a.json b.json c.json --svg chart.svg --ignore-params threads",
-    note = "Verdicts: faster or slower (beyond --threshold and beyond noise), same (within --threshold), noise (beyond it but within noise), ? (a ratio that is not a number).\nThe fork is the unit: with 3 forks or more a side, Welch's test over the fork means (p < --alpha); with fewer, p shows 'band': the ratio's interval, from the noise band A/A runs measured (25% of the score) or two forks' spread where wider, must leave out 1. Iterations and samples are never pooled for the test.\nExit codes: 0 no regression, 1 something is slower, 2 bad flags or a malformed file."
+    note = "Verdicts: faster or slower (beyond --threshold and beyond noise), same (within --threshold), noise (beyond it but within noise), ? (a ratio that is not a number).\nThe fork is the unit: with 3 forks or more a side, Welch's test over the fork means (p < --alpha); with fewer, p shows 'band': the ratio's interval, from the noise band A/A runs of one fork measured (the file's boardbench.noiseBand, its binary's own; 25% for a file without one) or two forks' spread where wider, must leave out 1. Iterations and samples are never pooled for the test.\nExit codes: 0 no regression, 1 something is slower, 2 bad flags or a malformed file."
 )]
 pub struct Args {
     /// result files or results directories; the first is the base

@@ -487,6 +487,12 @@ fn entry(
         unit,
         samples,
         offered_load: offered_load(e),
+        // The primary score's band; a secondary metric has none of its own.
+        noise_band: metric
+            .is_none()
+            .then(|| e.get("boardbench")?.get("noiseBand")?.as_f64())
+            .flatten()
+            .filter(|b| b.is_finite() && *b > 0.0),
     }))
 }
 

@@ -39,6 +39,9 @@ pub struct Measurement {
     pub samples: Samples,
     /// The load an open loop was offered and achieved (boardbench's `offeredLoad`).
     pub offered_load: Option<OfferedLoad>,
+    /// The noise band of one fork its binary measured (boardbench's `noiseBand`); None
+    /// where the file does not say (JMH's own files).
+    pub noise_band: Option<f64>,
 }
 
 /// How results are judged.
@@ -89,6 +92,8 @@ pub struct Cell {
     pub change: Option<Change>,
     /// The load an open loop was offered and achieved.
     pub offered_load: Option<OfferedLoad>,
+    /// One fork's noise band: the file's, else [`crate::stats::uncertainty::NOISE_BAND`].
+    pub noise_band: f64,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -179,10 +184,9 @@ impl Comparison {
             .any(|ch| ch.test == Test::Band);
         match band {
             true => format!(
-                "; {}: fewer than {} forks on a side, the ratio's interval (±{:.0}% a fork, the A/A noise band) against 1",
+                "; {}: fewer than {} forks on a side, the ratio's interval (each side's A/A noise band) against 1",
                 Test::Band.mark(),
                 samples::MIN_FORKS,
-                crate::stats::uncertainty::NOISE_BAND * 100.0
             ),
             false => String::new(),
         }
@@ -351,6 +355,9 @@ pub fn compare(runs: Vec<(String, Vec<Measurement>)>, criteria: Criteria) -> Com
                 samples: m.samples.scaled(scale),
                 change: None,
                 offered_load: m.offered_load,
+                noise_band: m
+                    .noise_band
+                    .unwrap_or(crate::stats::uncertainty::NOISE_BAND),
             });
         }
     }
@@ -417,8 +424,8 @@ pub(crate) fn judge(
     }
     let (b_samples, b) = side(base, mixed);
     let (n_samples, n) = side(new, mixed);
-    let b_honest = b_samples.uncertainty(b);
-    let n_honest = n_samples.uncertainty(n);
+    let b_honest = b_samples.uncertainty(b, base.noise_band);
+    let n_honest = n_samples.uncertainty(n, new.noise_band);
     let ratio = n / b;
     let ratio_error =
         ratio.abs() * (b_honest.relative().powi(2) + n_honest.relative().powi(2)).sqrt();
@@ -662,6 +669,7 @@ pub(crate) mod tests {
             unit: "ops/s".into(),
             samples: forks_of(raw),
             offered_load: None,
+            noise_band: None,
         }
     }
 
@@ -687,6 +695,7 @@ pub(crate) mod tests {
                 samples: forks_of(raw),
                 change: None,
                 offered_load: None,
+                noise_band: crate::stats::uncertainty::NOISE_BAND,
             }
         };
         judge(&cell(base), &cell(new), higher_is_better, &criteria()).verdict
@@ -720,6 +729,7 @@ pub(crate) mod tests {
             samples,
             change: None,
             offered_load: None,
+            noise_band: crate::stats::uncertainty::NOISE_BAND,
         };
         let (a, b) = (
             cell(100.0, 3.0, forks_of(&[97.0, 100.0, 103.0])),
@@ -727,7 +737,7 @@ pub(crate) mod tests {
         );
         let c = judge(&a, &b, true, &criteria());
         assert_eq!((c.ratio, c.test), (2.0, Test::ForkMeans));
-        let honest = |c: &Cell| c.samples.uncertainty(c.score).relative();
+        let honest = |c: &Cell| c.samples.uncertainty(c.score, c.noise_band).relative();
         let expected = 2.0 * (honest(&a).powi(2) + honest(&b).powi(2)).sqrt();
         assert!(
             (c.ratio_error - expected).abs() < 1e-12,

@@ -159,9 +159,10 @@ impl Samples {
         })
     }
 
-    /// The honest uncertainty of `score` (in these samples' unit) over these forks.
-    pub fn uncertainty(&self, score: f64) -> Uncertainty {
-        Uncertainty::of(score, &self.fork_means())
+    /// The honest uncertainty of `score` (in these samples' unit) over these forks, with
+    /// `band` the noise band of one fork.
+    pub fn uncertainty(&self, score: f64, band: f64) -> Uncertainty {
+        Uncertainty::of(score, &self.fork_means(), band)
     }
 
     /// The mean of all values and the half-width of its 99.9% confidence interval, as
@@ -245,8 +246,10 @@ mod tests {
         assert!(close(error, 12.1768, 1e-4), "{error}");
     }
 
+    use crate::stats::uncertainty::NOISE_BAND;
+
     fn judged(a: &Samples, b: &Samples) -> (Judgement, Test) {
-        let u = |s: &Samples| s.uncertainty(s.mean_and_error().0);
+        let u = |s: &Samples| s.uncertainty(s.mean_and_error().0, NOISE_BAND);
         significance((a, u(a)), (b, u(b)), 0.01)
     }
 
@@ -293,7 +296,7 @@ mod tests {
         );
         assert_eq!(h.fork_means(), vec![2.0, 2.0, 3.0]);
         assert_eq!(
-            h.uncertainty(2.0).basis,
+            h.uncertainty(2.0, NOISE_BAND).basis,
             crate::stats::uncertainty::Basis::Forks(3)
         );
     }

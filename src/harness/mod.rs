@@ -304,9 +304,8 @@ impl Rounds<'_> {
             };
             // Past the forks every benchmark runs, only headline rows short of the
             // precision, within their budget.
-            let wanted = |index: usize, g: &Gathered| {
-                !g.failed && round <= most[index] && (round <= forks || !precise(target, g))
-            };
+            let wanted =
+                |index: usize, g: &Gathered| wants_fork(round, forks, most[index], target, g);
             if round > 1 && !gathered.iter().enumerate().any(|(i, g)| wanted(i, g)) {
                 break;
             }
@@ -445,6 +444,13 @@ impl Rounds<'_> {
     }
 }
 
+/// Whether a benchmark that has gathered `g` runs a fork in `round`: every one runs its
+/// `forks`; past them, a headline row (`most` above `forks`) runs on while its honest ±
+/// is short of `target`, up to `most`; a failed one never again.
+fn wants_fork(round: u32, forks: u32, most: u32, target: Option<f64>, g: &Gathered) -> bool {
+    !g.failed && round <= most && (round <= forks || !precise(target, g))
+}
+
 /// Whether a benchmark's forks so far hold its score within `target`, relative (always,
 /// with none asked for: it runs its forks and no more).
 fn precise(target: Option<f64>, g: &Gathered) -> bool {
@@ -457,7 +463,8 @@ fn precise(target: Option<f64>, g: &Gathered) -> bool {
         .map(|f| f.scores.iter().sum::<f64>() / f.scores.len() as f64)
         .collect();
     let score = means.iter().sum::<f64>() / means.len() as f64;
-    Uncertainty::of(score, &means).relative() <= target
+    // The band never decides: fewer than three forks are never precise enough.
+    Uncertainty::of(score, &means, 1.0).relative() <= target
 }
 
 /// The order of the benchmarks in fork round `round`: every index once, shuffled by
@@ -592,7 +599,14 @@ fn header(env: &Environment, s: &Settings, plan: &plan::Plan) -> String {
         machine.join(", "),
         count(plan.benchmarks.len() as u64, "benchmark"),
         runs.join("; "),
-        count(s.forks, "fork"),
+        plan::forks(
+            s,
+            plan.benchmarks
+                .iter()
+                .map(|b| b.most_forks)
+                .max()
+                .unwrap_or(s.forks)
+        ),
         format_duration(s.timeout),
     )
 }
@@ -782,6 +796,48 @@ mod tests {
             first[fork_order(4, round, 7)[0]] += 1;
         }
         assert!(first.iter().all(|&n| (800..1200).contains(&n)), "{first:?}");
+    }
+
+    #[test]
+    fn forks_are_added_until_the_precision_or_the_budget_is_reached() {
+        let gathered = |means: &[f64]| Gathered {
+            forks: means
+                .iter()
+                .map(|&m| runner::ForkResult {
+                    scores: vec![m * 0.99, m * 1.01],
+                    ..Default::default()
+                })
+                .collect(),
+            ..Gathered::default()
+        };
+        // Five forks 0.1% apart: ±0.3% at 99.9%, within 2%; five forks 10% apart are not.
+        let tight = gathered(&[100.0, 100.1, 99.9, 100.05, 99.95]);
+        let loose = gathered(&[100.0, 110.0, 90.0, 105.0, 95.0]);
+        assert!(precise(Some(0.02), &tight) && !precise(Some(0.02), &loose));
+        assert!(
+            precise(None, &loose),
+            "no precision asked for: the forks and no more"
+        );
+        // Every benchmark runs its five; past them only the loose one, up to ten.
+        for round in 1..=5 {
+            assert!(wants_fork(round, 5, 10, Some(0.02), &tight));
+        }
+        assert!(!wants_fork(6, 5, 10, Some(0.02), &tight));
+        assert!(wants_fork(6, 5, 10, Some(0.02), &loose));
+        assert!(wants_fork(10, 5, 10, Some(0.02), &loose));
+        assert!(
+            !wants_fork(11, 5, 10, Some(0.02), &loose),
+            "the budget is spent"
+        );
+        // A row that is no headline has most = forks: five and done.
+        assert!(!wants_fork(6, 5, 5, Some(0.02), &loose));
+        let failed = Gathered {
+            failed: true,
+            ..gathered(&[100.0])
+        };
+        assert!(!wants_fork(1, 5, 10, Some(0.02), &failed));
+        // Fewer than three forks never reach a precision: the noise band is ±25%.
+        assert!(!precise(Some(0.2), &gathered(&[100.0, 100.0])));
     }
 
     #[test]

@@ -372,6 +372,7 @@ mod tests {
             timeout: Duration::from_secs(30),
             precision: None,
             max_forks: 0,
+            noise_band: crate::stats::uncertainty::NOISE_BAND,
         }
     }
 

@@ -56,7 +56,9 @@ pub(crate) fn answer(results: &[BenchResult]) -> Vec<String> {
         let call = plain.param("call").unwrap_or("?");
         let costs = costs_line(transport, call, main.as_deref(), &remote_everywhere);
         let mut second = vec![match plain.secondary("vs floor") {
-            Some(v) if ratio_is_one(v) => "the bare round trip within noise".to_string(),
+            Some(_) if ratio_is_one(plain, "vs floor") == Some(true) => {
+                "the bare round trip within noise".to_string()
+            }
             Some(v) => format!("{} the bare round trip", times(v.summary.mean)),
             None => String::new(),
         }];

@@ -5,7 +5,7 @@
 //! lines. Below: what every answer is made of (finding a row, a ratio with its noise, a
 //! number a person reads).
 
-use crate::model::result::{BenchResult, Secondary};
+use crate::model::result::BenchResult;
 use crate::stats::uncertainty::{judge, Side};
 
 /// The widest line of an answer: a terminal's.
@@ -199,10 +199,12 @@ pub fn differ(a: &BenchResult, b: &BenchResult) -> Option<bool> {
     finite.then(|| judge(sa, sb, ALPHA).beyond)
 }
 
-/// Whether a ratio metric (one value per iteration, as `vs floor`) is 1 within its
-/// honest uncertainty: the two sides it compares are the same within noise.
-pub fn ratio_is_one(ratio: &Secondary) -> bool {
-    ratio.uncertainty().holds(1.0)
+/// Whether `r`'s ratio metric `metric` (one value per iteration, as `vs floor`) is 1
+/// within its honest uncertainty: the two sides it compares are the same within noise.
+/// None where `r` has no such metric.
+pub fn ratio_is_one(r: &BenchResult, metric: &str) -> Option<bool> {
+    let ratio = r.secondary(metric)?;
+    Some(ratio.uncertainty(r.settings.noise_band).holds(1.0))
 }
 
 /// ` (noise)` where two scores do not differ beyond noise, else nothing.

@@ -35,10 +35,11 @@ impl Secondary {
         }
     }
 
-    /// The metric's mean with the uncertainty it really has, over its forks' means.
-    pub fn uncertainty(&self) -> Uncertainty {
+    /// The metric's mean with the uncertainty it really has, over its forks' means; `band`
+    /// is one fork's noise band (its result's [`Settings::noise_band`]).
+    pub fn uncertainty(&self, band: f64) -> Uncertainty {
         let means: Vec<f64> = self.raw.iter().map(|f| mean(f)).collect();
-        Uncertainty::of(self.summary.mean, &means)
+        Uncertainty::of(self.summary.mean, &means, band)
     }
 }
 
@@ -303,7 +304,7 @@ impl BenchResult {
     /// ([`crate::stats::uncertainty`]); what answers and verdicts use.
     pub fn uncertainty(&self) -> Uncertainty {
         let score = self.score();
-        Uncertainty::of(score.mean, &self.fork_means())
+        Uncertainty::of(score.mean, &self.fork_means(), self.settings.noise_band)
     }
 
     /// JMH's scorePercentiles: of the samples where there is a histogram (JMH's

@@ -3,6 +3,7 @@
 //! workload reports.
 
 use crate::model::modes::Mode;
+use crate::stats::uncertainty::NOISE_BAND;
 use std::time::Duration;
 
 /// How many iterations of what length, in which mode.
@@ -22,6 +23,9 @@ pub struct Settings {
     pub precision: Option<f64>,
     /// `--max-forks`: the most forks a headline row runs to reach `precision`, its budget.
     pub max_forks: u32,
+    /// The relative half-width of a score from fewer than three forks: how far this
+    /// binary's rows moved between A/A runs of one fork each (scripts/bench-aa.sh).
+    pub noise_band: f64,
 }
 
 impl Settings {
@@ -48,6 +52,7 @@ impl Settings {
             timeout: Duration::from_secs(600),
             precision: None,
             max_forks: 1,
+            noise_band: NOISE_BAND,
         }
     }
 
@@ -64,6 +69,7 @@ impl Settings {
             timeout: Duration::from_secs(600),
             precision: None,
             max_forks: 5,
+            noise_band: NOISE_BAND,
         }
     }
 

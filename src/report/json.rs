@@ -197,6 +197,7 @@ fn entry(r: &BenchResult, env: Option<&Environment>) -> Json {
                 ("health", health_json(&r.throttle.health)),
                 ("error", Json::Num(r.uncertainty().error)),
                 ("errorBasis", Json::str(r.uncertainty().basis.name())),
+                ("noiseBand", Json::Num(r.settings.noise_band)),
                 (
                     "precision",
                     r.precision.map_or(Json::Null, |p| {

@@ -112,7 +112,9 @@ fn closed_loop(rows: &[&BenchResult], transport: &str) -> Vec<String> {
         sync.uncertainty().percent()
     );
     let floor = match sync.secondary("vs floor") {
-        Some(v) if ratio_is_one(v) => "its floor within noise".to_string(),
+        Some(_) if ratio_is_one(sync, "vs floor") == Some(true) => {
+            "its floor within noise".to_string()
+        }
         Some(v) => format!("{} its floor", times(v.summary.mean)),
         None => String::new(),
     };

@@ -18,9 +18,10 @@ use super::welch::{welch, Moments};
 /// Forks each side needs for the interval (and the test) over fork means.
 pub const MIN_FORKS: usize = 3;
 
-/// The relative half-width of a score from fewer than [`MIN_FORKS`] forks: how far apart
-/// two A/A runs of one fork each landed, at the 99th percentile of rows, with every
-/// binary's default placements (BENCHMARKS.md, "A/A").
+/// The relative half-width of a score from fewer than [`MIN_FORKS`] forks where nothing
+/// better is known (a JMH file): how far apart two A/A runs of one fork each landed. Each
+/// binary states its own, measured by scripts/bench-aa.sh (BENCHMARKS.md, "A/A"), in its
+/// settings (`noise_band`), and its reports carry it (`boardbench.noiseBand`).
 pub const NOISE_BAND: f64 = 0.25;
 
 /// Below this p-value two sides' fork means differ beyond noise (bb-compare's `--alpha`).
@@ -67,8 +68,8 @@ pub struct Uncertainty {
 }
 
 impl Uncertainty {
-    /// Of `score` from its fork means.
-    pub fn of(score: f64, fork_means: &[f64]) -> Uncertainty {
+    /// Of `score` from its fork means; `band` is the relative noise band of one fork.
+    pub fn of(score: f64, fork_means: &[f64], band: f64) -> Uncertainty {
         let forks: Vec<f64> = fork_means
             .iter()
             .copied()
@@ -87,7 +88,7 @@ impl Uncertainty {
             [a, b] => (a - b).abs(),
             _ => 0.0,
         };
-        let error = [NOISE_BAND * score.abs(), spread]
+        let error = [band * score.abs(), spread]
             .into_iter()
             .filter(|e| e.is_finite())
             .fold(0.0, f64::max);
@@ -206,7 +207,7 @@ pub(crate) mod tests {
             .collect();
         let all: Vec<f64> = raw.concat();
         let jmh = crate::stats::Summary::of(&all);
-        (means.clone(), Uncertainty::of(jmh.mean, &means))
+        (means.clone(), Uncertainty::of(jmh.mean, &means, NOISE_BAND))
     }
 
     /// Of `trials` simulated pairs: the share judged beyond noise, the share whose first
@@ -304,7 +305,7 @@ pub(crate) mod tests {
         }
         assert_eq!(beyond, 0);
         // Beyond both bands in quadrature (25% a side), a difference is seen.
-        let side = |score: f64| Uncertainty::of(score, &[score]);
+        let side = |score: f64| Uncertainty::of(score, &[score], NOISE_BAND);
         let (a, b) = (side(100.0), side(200.0));
         let judged = judge(
             Side {
@@ -344,13 +345,16 @@ pub(crate) mod tests {
 
     #[test]
     fn two_forks_are_widened_by_their_spread_and_one_is_the_band() {
-        let u = Uncertainty::of(100.0, &[70.0, 130.0]);
+        let u = Uncertainty::of(100.0, &[70.0, 130.0], NOISE_BAND);
         assert_eq!((u.basis, u.error), (Basis::Band(2), 60.0));
-        let u = Uncertainty::of(100.0, &[100.0]);
+        let u = Uncertainty::of(100.0, &[100.0], NOISE_BAND);
         assert_eq!((u.basis, u.error), (Basis::Band(1), 25.0));
-        assert_eq!(Uncertainty::of(100.0, &[]).basis, Basis::Band(0));
+        assert_eq!(
+            Uncertainty::of(100.0, &[], NOISE_BAND).basis,
+            Basis::Band(0)
+        );
         // By hand: fork means 98, 100, 102: sd 2, t(0.9995, 2) = 31.599.
-        let u = Uncertainty::of(100.0, &[98.0, 100.0, 102.0]);
+        let u = Uncertainty::of(100.0, &[98.0, 100.0, 102.0], NOISE_BAND);
         assert_eq!(u.basis, Basis::Forks(3));
         assert!(
             (u.error - 31.5991 * 2.0 / 3f64.sqrt()).abs() < 1e-3,
@@ -358,7 +362,10 @@ pub(crate) mod tests {
             u.error
         );
         assert_eq!(u.percent(), "±36%");
-        assert_eq!(Uncertainty::of(100.0, &[100.0]).percent(), "±25%");
+        assert_eq!(
+            Uncertainty::of(100.0, &[100.0], NOISE_BAND).percent(),
+            "±25%"
+        );
         let tight = Uncertainty {
             score: 100.0,
             error: 2.04,

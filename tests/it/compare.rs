@@ -1511,3 +1511,67 @@ fn memory_stays_within_a_small_multiple_of_the_input() {
         held as f64 / input as f64
     );
 }
+
+#[test]
+fn a_files_noise_band_judges_its_lone_forks() {
+    // One fork a side, 20% apart: the default band (±25% a side) calls it noise; a binary
+    // whose A/A runs measured ±5% (boardbench.noiseBand) calls it slower.
+    let d = TempDir::new("cmp-band");
+    let one = |score: f64, band: Option<f64>| {
+        let mut e = entry("bb.x.op", "thrpt", json!({}), &[score], "ops/s");
+        if let Some(b) = band {
+            e["boardbench"] = json!({ "noiseBand": b });
+        }
+        e
+    };
+    for (band, verdict, code) in [(None, "noise", 0), (Some(0.05), "slower", 1)] {
+        let base = write(&d, "base.json", vec![one(100.0, band)]);
+        let new = write(&d, "new.json", vec![one(80.0, band)]);
+        let run = compare(&["--format", "json", &base, &new]);
+        assert_eq!(run.code, code, "{}\n{}", run.stdout, run.stderr);
+        let cell = &run.json()["rows"][0]["results"][1];
+        assert_eq!(cell["verdict"], verdict, "{band:?}: {cell:#}");
+        assert_eq!(cell["test"], "noise band");
+    }
+}
+
+/// The tests of bb-compare whose pass depends on this machine's steadiness: retried, one
+/// at a time ([`crate::support::timing`]).
+mod timing {
+    use super::*;
+    use crate::support::timing::retry;
+
+    /// An A/A comparison at a tiny scale: two quick runs of the same build, nothing
+    /// changed between them, compared by bb-compare, give no `faster` or `slower`. One
+    /// fork a side, so the noise band judges, never the iterations pooled (which called
+    /// one A/A row in six different); a machine busy enough to move a row beyond the band
+    /// fails a try.
+    #[test]
+    fn two_quick_runs_of_one_build_are_never_faster_or_slower() {
+        retry("compare::timing::two_quick_runs_of_one_build", || {
+            let d = TempDir::new("cmp-aa");
+            let run = |name: &str| {
+                let out = d.join(name);
+                let args = [
+                    crate::support::ZSTD_SMALL,
+                    &["--threads", "1,2", "--output", out.to_str().unwrap()],
+                ]
+                .concat();
+                run_with(env!("CARGO_BIN_EXE_bb-zstd"), &args, &[]).assert_ok();
+                out.to_str().unwrap().to_string()
+            };
+            let (a, b) = (run("a.json"), run("b.json"));
+            let cmp = compare(&["--format", "json", &a, &b]);
+            assert_eq!(cmp.code, 0, "{}\n{}", cmp.stdout, cmp.stderr);
+            let v = cmp.json();
+            let rows = v["rows"].as_array().unwrap();
+            assert_eq!(rows.len(), 8, "{v:#}");
+            for row in rows {
+                let new = &row["results"][1];
+                assert_eq!(new["test"], "noise band", "{row:#}");
+                let verdict = new["verdict"].as_str().unwrap();
+                assert!(["same", "noise"].contains(&verdict), "{row:#}");
+            }
+        });
+    }
+}

@@ -699,3 +699,64 @@ fn a_fork_runner_the_kernel_cannot_execute_is_named_not_run_as_a_script() {
         run.stderr
     );
 }
+
+#[test]
+fn precision_adds_forks_to_headline_rows_up_to_the_budget_and_says_where_it_fell_short() {
+    // A precision no run reaches (0.001% at 99.9%): every row runs its budget, four forks
+    // against its two, and the answer ends saying so; with it off, the two forks alone.
+    let short = [
+        "--threads",
+        "1",
+        "--lock",
+        "none",
+        "--forks",
+        "2",
+        "--max-forks",
+        "4",
+        "--format",
+        "json",
+    ];
+    let run = bb_zstd(&[&short[..], &["--precision", "0.001%"]].concat(), &[]);
+    run.assert_ok();
+    assert!(
+        run.stderr.contains("2-4 forks to ±0.001%"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains(": at most "), "{}", run.stderr);
+    let json = run.json();
+    for e in json.as_array().unwrap() {
+        assert_eq!(
+            e["primaryMetric"]["rawData"].as_array().unwrap().len(),
+            4,
+            "{e}"
+        );
+        let p = &e["boardbench"]["precision"];
+        assert_eq!(
+            (p["target"].as_f64(), p["reached"].as_bool()),
+            (Some(1e-5), Some(false))
+        );
+        assert!(p["seconds"].as_f64().unwrap() > 0.0);
+        assert_eq!(e["boardbench"]["errorBasis"], "forks 4");
+    }
+    let answer = json[0]["boardbench"]["answer"]["lines"].as_array().unwrap();
+    let last = answer.last().unwrap().as_str().unwrap();
+    assert!(
+        last.starts_with("precision: ±0.001% reached in 0 of 2 headline rows; not in 2 (widest ±"),
+        "{answer:?}"
+    );
+    let off = bb_zstd(&[&short[..], &["--precision", "off"]].concat(), &[]);
+    off.assert_ok();
+    let json = off.json();
+    for e in json.as_array().unwrap() {
+        assert_eq!(
+            e["primaryMetric"]["rawData"].as_array().unwrap().len(),
+            2,
+            "{e}"
+        );
+        assert_eq!(e["boardbench"]["precision"], serde_json::Value::Null);
+    }
+    let bad = bb_zstd(&["--precision", "150%"], &[]);
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+    assert!(bad.stderr.contains("--precision"), "{}", bad.stderr);
+}
