@@ -7,13 +7,15 @@
 #      and, beside it, JMH's (scoreError), for comparison;
 #  (b) false verdicts: bb-compare of each run against the next, the rows it calls
 #      `faster` or `slower` (every row is A/A: each is one);
-#  (c) each answer figure's max/min over the runs: an answer line's numbers where the
-#      line reads the same in every run but for them (the worst, and the median);
+#  (c) each answer figure's max/min over the runs: an answer line's numbers (not its
+#      ± nor the precision line) where the line reads the same in every run but for
+#      them (the worst, and the median);
 #  (d) the time each run took, beside JMH's default for the same rows (5 forks of 5
 #      warm-up and 5 measured iterations of 10 s: 500 s a row).
 # Usage: scripts/bench-aa.sh [--quick | --standard] [--only zstd,ipc,...] N
 #   (N >= 2; default --standard). The runs are kept in $AA_DIR (default a temporary
-#   directory, removed after). Prints markdown on stdout.
+#   directory, removed after); AA_REUSE=1 reads the N runs already kept there instead
+#   of running them (to compare again with another bb-compare). Prints markdown.
 set -eu
 
 profile=--standard
@@ -45,6 +47,10 @@ else
 fi
 
 load() { cut -d' ' -f1 /proc/loadavg; }
+if [ -n "${AA_REUSE:-}" ]; then
+    [ -s "$dir/runs.txt" ] || { echo "bench-aa.sh: AA_REUSE: no runs kept in $dir" >&2; exit 2; }
+    runs=$(wc -l <"$dir/runs.txt")
+else
 echo "bench-aa: $runs runs of run-all.sh $profile${only:+ --only $only}, into $dir" >&2
 : >"$dir/runs.txt"
 for i in $(seq 1 "$runs"); do
@@ -57,6 +63,7 @@ for i in $(seq 1 "$runs"); do
     echo "$i $res $(($(date +%s) - start)) $before $(load)" >>"$dir/runs.txt"
     echo "bench-aa: run $i of $runs in $(($(date +%s) - start)) s (load $before -> $(load))" >&2
 done
+fi
 # bb-compare of each run against the next, every binary's file.
 i=1
 while [ $i -lt "$runs" ]; do
@@ -145,7 +152,9 @@ for binary in binaries:
     # line that reads otherwise in some run (a verdict turned, a line come or gone) is
     # counted as changed.
     spreads, changed = [], 0
-    per_run = [a.get(binary, []) for a in answer_runs]
+    # An uncertainty (`±4.1%`) is no answer figure, nor is the precision line.
+    per_run = [[re.sub(r"±[0-9.]+%", "±", l) for l in a.get(binary, []) if not l.startswith("precision:")]
+               for a in answer_runs]
     number = re.compile(r"[0-9]+(?:\.[0-9]+)?")
     shape = lambda line: number.sub("#", line)
     shapes = [[shape(l) for l in lines] for lines in per_run]

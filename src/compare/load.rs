@@ -487,13 +487,19 @@ fn entry(
         unit,
         samples,
         offered_load: offered_load(e),
-        // The primary score's band; a secondary metric has none of its own.
-        noise_band: metric
-            .is_none()
-            .then(|| e.get("boardbench")?.get("noiseBand")?.as_f64())
-            .flatten()
-            .filter(|b| b.is_finite() && *b > 0.0),
+        noise_band: ours(e, metric, "noiseBand").filter(|b| *b > 0.0),
+        run_floor: ours(e, metric, "runFloor"),
     }))
+}
+
+/// A number of boardbench's own about the primary score (`boardbench.KEY`), finite and
+/// not negative; None for a secondary metric, which has none of its own.
+fn ours(e: &Json, metric: Option<&str>, key: &str) -> Option<f64> {
+    metric
+        .is_none()
+        .then(|| e.get("boardbench")?.get(key)?.as_f64())
+        .flatten()
+        .filter(|v| v.is_finite() && *v >= 0.0)
 }
 
 /// boardbench's `offeredLoad` of an open loop (`targetRate`, `achievedRate`); None for

@@ -42,6 +42,9 @@ pub struct Measurement {
     /// The noise band of one fork its binary measured (boardbench's `noiseBand`); None
     /// where the file does not say (JMH's own files).
     pub noise_band: Option<f64>,
+    /// What its binary's whole runs differ by beyond their forks (boardbench's
+    /// `runFloor`); None where the file does not say.
+    pub run_floor: Option<f64>,
 }
 
 /// How results are judged.
@@ -94,6 +97,8 @@ pub struct Cell {
     pub offered_load: Option<OfferedLoad>,
     /// One fork's noise band: the file's, else [`crate::stats::uncertainty::NOISE_BAND`].
     pub noise_band: f64,
+    /// The run floor: the file's, else 0.
+    pub run_floor: f64,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -358,6 +363,7 @@ pub fn compare(runs: Vec<(String, Vec<Measurement>)>, criteria: Criteria) -> Com
                 noise_band: m
                     .noise_band
                     .unwrap_or(crate::stats::uncertainty::NOISE_BAND),
+                run_floor: m.run_floor.unwrap_or(0.0),
             });
         }
     }
@@ -424,8 +430,13 @@ pub(crate) fn judge(
     }
     let (b_samples, b) = side(base, mixed);
     let (n_samples, n) = side(new, mixed);
-    let b_honest = b_samples.uncertainty(b, base.noise_band);
-    let n_honest = n_samples.uncertainty(n, new.noise_band);
+    // Two runs: each side with its run floor.
+    let b_honest = b_samples
+        .uncertainty(b, base.noise_band)
+        .with_floor(base.run_floor);
+    let n_honest = n_samples
+        .uncertainty(n, new.noise_band)
+        .with_floor(new.run_floor);
     let ratio = n / b;
     let ratio_error =
         ratio.abs() * (b_honest.relative().powi(2) + n_honest.relative().powi(2)).sqrt();
@@ -670,6 +681,7 @@ pub(crate) mod tests {
             samples: forks_of(raw),
             offered_load: None,
             noise_band: None,
+            run_floor: None,
         }
     }
 
@@ -696,6 +708,7 @@ pub(crate) mod tests {
                 change: None,
                 offered_load: None,
                 noise_band: crate::stats::uncertainty::NOISE_BAND,
+                run_floor: 0.0,
             }
         };
         judge(&cell(base), &cell(new), higher_is_better, &criteria()).verdict
@@ -730,6 +743,7 @@ pub(crate) mod tests {
             change: None,
             offered_load: None,
             noise_band: crate::stats::uncertainty::NOISE_BAND,
+            run_floor: 0.0,
         };
         let (a, b) = (
             cell(100.0, 3.0, forks_of(&[97.0, 100.0, 103.0])),

@@ -373,6 +373,7 @@ mod tests {
             precision: None,
             max_forks: 0,
             noise_band: crate::stats::uncertainty::NOISE_BAND,
+            run_floor: 0.0,
         }
     }
 

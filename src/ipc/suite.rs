@@ -67,6 +67,9 @@ pub fn suite(options: &Options) -> Result<Suite> {
 /// One fork's noise band: the plain call moved by up to ×1.71 between quick A/A runs,
 /// the sample-mode tails most (BENCHMARKS.md, "A/A").
 const NOISE_BAND: f64 = 0.40;
+/// Whole standard runs minutes apart moved its rows by up to x1.22 (p99 over three
+/// runs): 15% a side holds 99% of such pairs in quadrature (BENCHMARKS.md, "A/A").
+const RUN_FLOOR: f64 = 0.15;
 
 fn profiles() -> Profiles {
     let settings = |warmup_iterations, warmup_ms, iterations, time_ms, forks| Settings {
@@ -80,6 +83,7 @@ fn profiles() -> Profiles {
         precision: None,
         max_forks: forks,
         noise_band: NOISE_BAND,
+        run_floor: RUN_FLOOR,
     };
     Profiles {
         quick: settings(1, 50, 3, 100, 1),

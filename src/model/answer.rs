@@ -7,6 +7,7 @@
 
 use crate::model::result::BenchResult;
 use crate::stats::uncertainty::{judge, Side};
+use crate::util::format::format_estimate;
 
 /// The widest line of an answer: a terminal's.
 pub const WIDTH: usize = 80;
@@ -124,13 +125,15 @@ pub fn precision_line(results: &[BenchResult]) -> Option<String> {
             .total_cmp(&b.uncertainty().relative())
     })?;
     Some(format!(
-        "precision: ±{}% reached in {} of {} headline rows; not in {} (widest {}, {:.0} s)",
+        "precision: ±{}% reached in {} of {} headline rows; not in {} (widest {}, {})",
         target * 100.0,
         aimed.len() - short.len(),
         aimed.len(),
         short.len(),
         widest.uncertainty().percent(),
-        widest.precision?.seconds
+        format_estimate(std::time::Duration::from_secs_f64(
+            widest.precision?.seconds
+        ))
     ))
 }
 
@@ -190,9 +193,10 @@ pub fn in_placement(results: &[BenchResult], placement: Option<&str>) -> Vec<Ben
 /// a score is not a number.
 pub fn differ(a: &BenchResult, b: &BenchResult) -> Option<bool> {
     let (ma, mb) = (a.fork_means(), b.fork_means());
+    // Rows of one run: a shift of the whole run moves both, so no run floor.
     let side = |means, r: &BenchResult| Side {
         fork_means: means,
-        uncertainty: r.uncertainty(),
+        uncertainty: r.uncertainty_in_run(),
     };
     let (sa, sb) = (side(&ma, a), side(&mb, b));
     let finite = sa.uncertainty.score.is_finite() && sb.uncertainty.score.is_finite();

@@ -300,9 +300,17 @@ impl BenchResult {
         self.iteration_histograms.iter().map(fork_mean).collect()
     }
 
-    /// The score with the uncertainty it really has: over forks, not iterations
-    /// ([`crate::stats::uncertainty`]); what answers and verdicts use.
+    /// The score with the uncertainty it really has, for the next run: over forks, not
+    /// iterations, with the binary's run floor ([`crate::stats::uncertainty`]); what the
+    /// answers print and the JSON's `boardbench.error` is.
     pub fn uncertainty(&self) -> Uncertainty {
+        self.uncertainty_in_run()
+            .with_floor(self.settings.run_floor)
+    }
+
+    /// The same within this run alone, without the run floor: what two rows of one run
+    /// are told apart by (a shift of the whole run moves both).
+    pub fn uncertainty_in_run(&self) -> Uncertainty {
         let score = self.score();
         Uncertainty::of(score.mean, &self.fork_means(), self.settings.noise_band)
     }

@@ -26,6 +26,10 @@ pub struct Settings {
     /// The relative half-width of a score from fewer than three forks: how far this
     /// binary's rows moved between A/A runs of one fork each (scripts/bench-aa.sh).
     pub noise_band: f64,
+    /// How far this binary's rows move between whole runs beyond their forks' spread,
+    /// relative (A/A runs minutes apart, scripts/bench-aa.sh): what the interval of a
+    /// score meant for the next run adds, and what two runs must differ by.
+    pub run_floor: f64,
 }
 
 impl Settings {
@@ -53,6 +57,7 @@ impl Settings {
             precision: None,
             max_forks: 1,
             noise_band: NOISE_BAND,
+            run_floor: 0.0,
         }
     }
 
@@ -70,6 +75,7 @@ impl Settings {
             precision: None,
             max_forks: 5,
             noise_band: NOISE_BAND,
+            run_floor: 0.0,
         }
     }
 

@@ -198,6 +198,7 @@ fn entry(r: &BenchResult, env: Option<&Environment>) -> Json {
                 ("error", Json::Num(r.uncertainty().error)),
                 ("errorBasis", Json::str(r.uncertainty().basis.name())),
                 ("noiseBand", Json::Num(r.settings.noise_band)),
+                ("runFloor", Json::Num(r.settings.run_floor)),
                 (
                     "precision",
                     r.precision.map_or(Json::Null, |p| {

@@ -47,6 +47,9 @@ pub(crate) fn suite(options: &Options) -> Result<Suite> {
 /// One fork's noise band: between quick A/A runs of one fork each, bb-rpc's rows moved by up to x1.63 (future, depth 64); ±35% holds
 /// 99% of them in quadrature (BENCHMARKS.md, "A/A").
 const NOISE_BAND: f64 = 0.35;
+/// Whole standard runs minutes apart moved its rows by up to x1.25 (p99 over three
+/// runs): 16% a side holds 99% of such pairs in quadrature (BENCHMARKS.md, "A/A").
+const RUN_FLOOR: f64 = 0.16;
 
 fn profiles() -> Profiles {
     Profiles {
@@ -54,6 +57,7 @@ fn profiles() -> Profiles {
             warmup_time: Duration::from_millis(200),
             time: Duration::from_millis(300),
             noise_band: NOISE_BAND,
+            run_floor: RUN_FLOOR,
             ..Settings::quick()
         },
         // Five forks: the fork is the unit of replication (docs/method.md).
@@ -64,11 +68,13 @@ fn profiles() -> Profiles {
             time: Duration::from_millis(200),
             forks: 5,
             noise_band: NOISE_BAND,
+            run_floor: RUN_FLOOR,
             ..Settings::full()
         }
         .with_precision(),
         full: Settings {
             noise_band: NOISE_BAND,
+            run_floor: RUN_FLOOR,
             ..Settings::full()
         },
     }

@@ -43,6 +43,8 @@ fn profiles() -> Profiles {
         iterations,
         forks,
         noise_band: 1.0,
+        // Whole standard runs moved its rows by up to x2.0 beyond their forks' spread.
+        run_floor: 0.50,
         ..Settings::full()
     };
     Profiles {

@@ -8,8 +8,13 @@
 //! iterations' part inside its mean's spread). With fewer there is nothing to estimate
 //! the between-fork part from, and the error is the noise band that A/A runs of one fork
 //! each measured ([`NOISE_BAND`], scripts/bench-aa.sh), or the spread of two forks where
-//! that is wider. A fork's own iterations say nothing of the next fork's. A difference is judged on the same footing: Welch's test
-//! over both sides' fork means, else the two intervals in quadrature around the ratio.
+//! that is wider. A fork's own iterations say nothing of the next fork's. Runs minutes
+//! apart differ by more than the forks of one run do (another hour on a shared host,
+//! another temperature): each binary's A/A runs measured that too, its run floor, which
+//! widens the interval of a score meant for the next run and which a difference between
+//! two runs must exceed ([`Uncertainty::with_floor`]). A difference is judged on the
+//! same footing: Welch's test over both sides' fork means, else the two intervals in
+//! quadrature around the ratio.
 
 use super::student_t::student_t_quantile;
 use super::summary::CONFIDENCE;
@@ -65,6 +70,9 @@ pub struct Uncertainty {
     /// Half-width of the interval, in the score's unit.
     pub error: f64,
     pub basis: Basis,
+    /// The run floor inside `error`, relative: what two runs of the same build differ by
+    /// beyond their forks' spread (0: one run's own uncertainty).
+    pub floor: f64,
 }
 
 impl Uncertainty {
@@ -82,6 +90,7 @@ impl Uncertainty {
                 score,
                 error: t_quantile(n as f64 - 1.0) * (m.variance / n as f64).sqrt(),
                 basis: Basis::Forks(n),
+                floor: 0.0,
             };
         }
         let spread = match forks.as_slice() {
@@ -96,6 +105,22 @@ impl Uncertainty {
             score,
             error,
             basis: Basis::Band(n),
+            floor: 0.0,
+        }
+    }
+
+    /// The same, for what the next run gives: the run floor (relative) added in
+    /// quadrature to the forks' interval; a band is at least the floor.
+    pub fn with_floor(self, floor: f64) -> Uncertainty {
+        let part = floor * self.score.abs();
+        let error = match self.basis {
+            Basis::Forks(_) => self.error.hypot(part),
+            Basis::Band(_) => self.error.max(part),
+        };
+        Uncertainty {
+            error,
+            floor,
+            ..self
         }
     }
 
@@ -144,17 +169,20 @@ pub struct Judgement {
 }
 
 /// Whether `b` differs from `a` by more than noise, at `alpha`: Welch's test over the fork
-/// means where both sides have [`MIN_FORKS`], else whether the ratio's interval (both
-/// relative errors in quadrature, on a log scale so that `b` against `a` and `a` against
-/// `b` agree) leaves out 1.
+/// means where both sides have [`MIN_FORKS`] (and, where the sides carry run floors, a
+/// ratio beyond both floors in quadrature: two runs differ by that much anyway), else
+/// whether the ratio's interval (both relative errors in quadrature, on a log scale so
+/// that `b` against `a` and `a` against `b` agree) leaves out 1.
 pub fn judge(a: Side, b: Side, alpha: f64) -> Judgement {
     let finite = |s: &Side| s.fork_means.iter().filter(|m| m.is_finite()).count();
     if finite(&a) >= MIN_FORKS && finite(&b) >= MIN_FORKS {
         let moments = |s: &Side| Moments::of(s.fork_means.iter().map(|&m| (m, 1)));
         let p = welch(moments(&a), moments(&b));
+        let floors = a.uncertainty.floor.hypot(b.uncertainty.floor);
+        let log_ratio = (b.uncertainty.score / a.uncertainty.score).ln().abs();
         return Judgement {
             p_value: p,
-            beyond: p < alpha,
+            beyond: p < alpha && log_ratio > floors,
             by_forks: true,
         };
     }
@@ -370,8 +398,50 @@ pub(crate) mod tests {
             score: 100.0,
             error: 2.04,
             basis: Basis::Forks(9),
+            floor: 0.0,
         };
         assert_eq!(tight.percent(), "±2.0%");
+    }
+
+    #[test]
+    fn a_run_floor_holds_runs_that_differ_by_more_than_their_forks() {
+        // Three-level data: each run shifted as a whole (4%), its forks around that (1%).
+        // Forks alone judge two runs different far too often; with the floor measured
+        // from such runs (three times a run's shift, 12%, a side) the A/A pairs are left
+        // alone and the next run's score is held, while a 50% change is seen.
+        let mut rng = Rng::new(21);
+        let (mut bare, mut floored, mut held, mut seen) = (0, 0, 0, 0);
+        let floor = 0.04 * 3.0;
+        for _ in 0..1000 {
+            let mut one_run = |shift: f64| {
+                let level = 100.0 * (1.0 + shift) * (1.0 + 0.04 * normal(&mut rng));
+                summarise(&run(&mut rng, level, 1.0, 1.0, 5, 3))
+            };
+            let (ma, ua) = one_run(0.0);
+            let (mb, ub) = one_run(0.0);
+            let (mc, uc) = one_run(0.5);
+            let side = |m, u: Uncertainty| Side {
+                fork_means: m,
+                uncertainty: u,
+            };
+            bare += usize::from(judge(side(&ma, ua), side(&mb, ub), ALPHA).beyond);
+            let (fa, fb) = (ua.with_floor(floor), ub.with_floor(floor));
+            let fc = uc.with_floor(floor);
+            floored += usize::from(judge(side(&ma, fa), side(&mb, fb), ALPHA).beyond);
+            held += usize::from(fa.holds(ub.score));
+            seen += usize::from(judge(side(&ma, fa), side(&mc, fc), ALPHA).beyond);
+        }
+        assert!(
+            bare > 100,
+            "forks alone: {bare} of 1000 A/A pairs beyond noise"
+        );
+        assert!(floored <= 10, "with the floor: {floored} of 1000");
+        assert!(held >= 950, "the next run held in {held} of 1000");
+        assert!(seen >= 950, "a 50% change still seen in {seen} of 1000");
+        let u = Uncertainty::of(100.0, &[99.0, 100.0, 101.0], NOISE_BAND).with_floor(0.1);
+        assert!(u.error > 10.0 && u.floor == 0.1);
+        let band = Uncertainty::of(100.0, &[100.0], 0.25).with_floor(0.1);
+        assert_eq!(band.error, 25.0);
     }
 
     #[test]

@@ -41,7 +41,13 @@ fn mb_per_s(r: &BenchResult) -> f64 {
 /// The honest uncertainty of [`mb_per_s`], as `±2.1%`.
 fn mb_per_s_error(r: &BenchResult) -> String {
     r.secondary("MB/s")
-        .map_or_else(|| r.uncertainty(), |s| s.uncertainty(r.settings.noise_band))
+        .map_or_else(
+            || r.uncertainty(),
+            |s| {
+                s.uncertainty(r.settings.noise_band)
+                    .with_floor(r.settings.run_floor)
+            },
+        )
         .percent()
 }
 

@@ -24,7 +24,7 @@ emit() {
 } >"$work/board"
 emit board "$work/board" 0
 
-BB_FLAGS="--warmup 0 --iterations 1 --time 100ms --forks 1" \
+BB_FLAGS="--warmup 0 --iterations 1 --time 100ms --forks 1 --precision off" \
     "$dist/scripts/run-all.sh" --out "$work/results" >"$work/run-all" 2>"$work/run-all.err"
 rc=$?
 emit run-all "$work/run-all" $rc

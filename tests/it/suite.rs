@@ -194,6 +194,8 @@ fn run_all_with_no_arguments_runs_the_standard_suite() {
         first.starts_with("run-all: 4 binaries, profile standard, estimated duration: about "),
         "the estimate comes first: {first}"
     );
+    // The default suite warns of nothing but the machine's own state.
+    crate::defaults::assert_warns_of_the_machine_alone(&run.stderr);
     let res = results_dir(&run);
     assert!(res.starts_with(dir.join("results")), "{}", res.display());
     check_default_suite(&res);
