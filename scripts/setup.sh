@@ -175,22 +175,43 @@ if [ "$(id -u)" != 0 ]; then
     exit 1
 fi
 
+# Runs "$@" up to four times, 5, 15 and 30 s apart: a registry that fails for a moment
+# (a mirror mid-sync, a dropped connection) does not fail the setup. The last status.
+retry() {
+    for wait in 5 15 30 0; do
+        "$@" && return 0
+        status=$?
+        [ "$wait" -gt 0 ] || return "$status"
+        echo "setup: '$*' failed ($status); trying again in ${wait}s" >&2
+        sleep "$wait"
+    done
+}
+# apt-get update, retried; an index that still fails (one boardbench may not even need)
+# is named above by apt and left out: the steps after it say which package they lack.
+apt_update() {
+    retry apt-get update -qq \
+        || echo "setup: apt-get update fetched not every index (above); going on with those it has" >&2
+}
+
 if [ -n "$packages" ]; then
     echo "setup: installing$packages" >&2
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $packages >/dev/null
+    apt_update
+    DEBIAN_FRONTEND=noninteractive
+    export DEBIAN_FRONTEND
+    retry apt-get install -y -qq $packages >/dev/null \
+        || { echo "setup: apt-get install$packages failed" >&2; exit 1; }
 fi
 if [ -n "$pip_packages" ]; then
     echo "setup: installing $pip_packages for $(command -v python3)" >&2
-    python3 -m pip install -q $pip_packages
+    retry python3 -m pip install -q $pip_packages
 fi
 if [ -n "$missing_nightly" ]; then
     echo "setup: installing $nightly with rust-src" >&2
-    rustup toolchain install "$nightly" --profile minimal --component rust-src >/dev/null
+    retry rustup toolchain install "$nightly" --profile minimal --component rust-src >/dev/null
 fi
 if [ -n "$missing_targets" ]; then
     echo "setup: adding rustup targets$missing_targets" >&2
-    rustup target add $missing_targets
+    retry rustup target add $missing_targets
 fi
 # Makes the venv DIR with the packages PINS (a space-separated list), then records them.
 make_venv() {
@@ -198,7 +219,7 @@ make_venv() {
     rm -rf "$1"
     python3 -m venv "$1"
     set -f  # moto[server] is a name, not a glob
-    "$1/bin/pip" install -q $2
+    retry "$1/bin/pip" install -q $2
     set +f
     echo "$2" >"$1/pins"
 }
@@ -214,7 +235,7 @@ if [ -n "$missing_boards" ]; then
     if [ -n "$missing_archs" ]; then
         for a in $(echo $missing_archs | tr ' ' '\n' | sort -u); do dpkg --add-architecture "$a"; done
         echo "setup: added the dpkg architectures$missing_archs; apt-get update" >&2
-        apt-get update -qq
+        apt_update
     fi
     mkdir -p "$boards_dir/debs"
     for spec in $missing_boards; do
@@ -227,7 +248,7 @@ if [ -n "$missing_boards" ]; then
             | sed -n 's/^ *Depends: \(linux-image-[0-9][^:]*\).*/\1/p' | head -n 1)
         [ -n "$kernel" ] || { echo "setup: apt knows no $meta:$arch (apt-get update?)" >&2; exit 1; }
         echo "setup: fetching $kernel:$arch and busybox-static:$arch into target/boards" >&2
-        (cd "$boards_dir/debs" && apt-get download -qq "$kernel:$arch" "busybox-static:$arch" 2>/dev/null) \
+        (cd "$boards_dir/debs" && retry apt-get download -qq "$kernel:$arch" "busybox-static:$arch" 2>/dev/null) \
             || { echo "setup: apt-get download $kernel:$arch busybox-static:$arch failed" >&2; exit 1; }
         d=$boards_dir/$arch
         rm -rf "$d.tmp" && mkdir -p "$d.tmp/x"
@@ -247,7 +268,7 @@ if [ -n "$missing_net" ]; then
     d=$boards_dir/armhf-net
     rm -rf "$d.tmp" && mkdir -p "$d.tmp/root" "$boards_dir/debs"
     echo "setup: fetching dropbear-bin:armhf and its libraries into target/boards" >&2
-    (cd "$boards_dir/debs" && apt-get download -qq $(for p in $net_debs; do echo "$p:armhf"; done) 2>/dev/null) \
+    (cd "$boards_dir/debs" && retry apt-get download -qq $(for p in $net_debs; do echo "$p:armhf"; done) 2>/dev/null) \
         || { echo "setup: apt-get download of $net_debs (armhf) failed" >&2; exit 1; }
     for p in $net_debs; do
         dpkg-deb -x "$(ls "$boards_dir/debs/${p}_"*_armhf.deb | tail -n 1)" "$d.tmp/root"

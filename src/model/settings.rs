@@ -79,6 +79,16 @@ impl Settings {
         }
     }
 
+    /// `self` with a binary's measured noise: one fork's band and the run floor (see
+    /// [`Settings::noise_band`], [`Settings::run_floor`]).
+    pub fn with_noise(self, noise_band: f64, run_floor: f64) -> Settings {
+        Settings {
+            noise_band,
+            run_floor,
+            ..self
+        }
+    }
+
     /// The standard profile's precision on top of `self`: headline rows run from
     /// `self.forks` up to twice as many forks until their honest ± is within 2%.
     pub fn with_precision(self) -> Settings {

@@ -346,7 +346,17 @@ mod tests {
         let live = addr.listen().unwrap();
         assert!(addr.listen().is_err(), "a live server keeps its socket");
         drop(live);
-        let again = addr.listen().unwrap();
+        // Another test's process spawned just now holds a copy of every descriptor from
+        // its fork to its exec: the closed socket can stay alive that long, so a few tries.
+        let again = (0..50)
+            .find_map(|_| {
+                let tried = addr.listen().ok();
+                if tried.is_none() {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                tried
+            })
+            .expect("the stale socket file is replaced");
         assert_eq!(again.local_addr().unwrap(), addr);
         drop(again);
         std::fs::remove_dir_all(&dir).unwrap();

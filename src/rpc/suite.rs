@@ -56,10 +56,9 @@ fn profiles() -> Profiles {
         quick: Settings {
             warmup_time: Duration::from_millis(200),
             time: Duration::from_millis(300),
-            noise_band: NOISE_BAND,
-            run_floor: RUN_FLOOR,
             ..Settings::quick()
-        },
+        }
+        .with_noise(NOISE_BAND, RUN_FLOOR),
         // Five forks: the fork is the unit of replication (docs/method.md).
         standard: Settings {
             warmup_iterations: 1,
@@ -67,16 +66,11 @@ fn profiles() -> Profiles {
             iterations: 3,
             time: Duration::from_millis(200),
             forks: 5,
-            noise_band: NOISE_BAND,
-            run_floor: RUN_FLOOR,
             ..Settings::full()
         }
+        .with_noise(NOISE_BAND, RUN_FLOOR)
         .with_precision(),
-        full: Settings {
-            noise_band: NOISE_BAND,
-            run_floor: RUN_FLOOR,
-            ..Settings::full()
-        },
+        full: Settings::full().with_noise(NOISE_BAND, RUN_FLOOR),
     }
 }
 

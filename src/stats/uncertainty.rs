@@ -227,6 +227,14 @@ pub(crate) mod tests {
             .collect()
     }
 
+    /// One side of a judgement.
+    pub fn side(fork_means: &[f64], uncertainty: Uncertainty) -> Side<'_> {
+        Side {
+            fork_means,
+            uncertainty,
+        }
+    }
+
     /// A run's score (the mean of every iteration, JMH's), fork means and uncertainty.
     pub fn summarise(raw: &[Vec<f64>]) -> (Vec<f64>, Uncertainty) {
         let means: Vec<f64> = raw
@@ -254,15 +262,7 @@ pub(crate) mod tests {
                 forks,
                 5,
             ));
-            let a = Side {
-                fork_means: &ma,
-                uncertainty: ua,
-            };
-            let b = Side {
-                fork_means: &mb,
-                uncertainty: ub,
-            };
-            beyond += usize::from(judge(a, b, ALPHA).beyond);
+            beyond += usize::from(judge(side(&ma, ua), side(&mb, ub), ALPHA).beyond);
             holds_mean += usize::from(ua.holds(100.0));
             holds_next += usize::from(ua.holds(ub.score));
         }
@@ -321,15 +321,7 @@ pub(crate) mod tests {
             let (ma, ua) = summarise(&run(&mut rng, 100.0, 4.0, 0.1, 1, 10));
             let (mb, ub) = summarise(&run(&mut rng, 100.0, 4.0, 0.1, 1, 10));
             assert_eq!(ua.basis, Basis::Band(1));
-            let a = Side {
-                fork_means: &ma,
-                uncertainty: ua,
-            };
-            let b = Side {
-                fork_means: &mb,
-                uncertainty: ub,
-            };
-            beyond += usize::from(judge(a, b, ALPHA).beyond);
+            beyond += usize::from(judge(side(&ma, ua), side(&mb, ub), ALPHA).beyond);
         }
         assert_eq!(beyond, 0);
         // Beyond both bands in quadrature (25% a side), a difference is seen.
@@ -420,10 +412,6 @@ pub(crate) mod tests {
             let (ma, ua) = one_run(0.0);
             let (mb, ub) = one_run(0.0);
             let (mc, uc) = one_run(0.5);
-            let side = |m, u: Uncertainty| Side {
-                fork_means: m,
-                uncertainty: u,
-            };
             bare += usize::from(judge(side(&ma, ua), side(&mb, ub), ALPHA).beyond);
             let (fa, fb) = (ua.with_floor(floor), ub.with_floor(floor));
             let fc = uc.with_floor(floor);

@@ -99,26 +99,20 @@ fn profiles() -> Profiles {
         quick: Settings {
             warmup_time: Duration::from_millis(200),
             time: Duration::from_millis(300),
-            noise_band: NOISE_BAND,
-            run_floor: RUN_FLOOR,
             ..Settings::quick()
-        },
+        }
+        .with_noise(NOISE_BAND, RUN_FLOOR),
         standard: Settings {
             warmup_iterations: 1,
             warmup_time: Duration::from_millis(300),
             iterations: 3,
             time: Duration::from_millis(400),
             forks: 5,
-            noise_band: NOISE_BAND,
-            run_floor: RUN_FLOOR,
             ..Settings::full()
         }
+        .with_noise(NOISE_BAND, RUN_FLOOR)
         .with_precision(),
-        full: Settings {
-            noise_band: NOISE_BAND,
-            run_floor: RUN_FLOOR,
-            ..Settings::full()
-        },
+        full: Settings::full().with_noise(NOISE_BAND, RUN_FLOOR),
     }
 }
 
