@@ -272,7 +272,7 @@ fn deploy_copies_runs_and_fetches_results_over_ssh() {
     // line as each benchmark starts and ends; then the answer, within 80 columns.
     let both = format!("{}{}", run.stdout, run.stderr);
     assert!(
-        both.contains("[1/4] bb.zstd.compress") && both.contains("done in"),
+        both.contains("[1/8] bb.zstd.compress") && both.contains("done in"),
         "{both}"
     );
     let answer: Vec<&str> = run
@@ -583,7 +583,8 @@ fn fleet_runs_every_board_and_compares_them() {
         .take_while(|l| *l != "== bb-compare: the answer ==")
         .filter(|l| l.starts_with("bb.zstd."))
         .collect();
-    assert_eq!(rows.len(), 4, "{table}");
+    // Two thread counts and two operations, with and without the lock.
+    assert_eq!(rows.len(), 8, "{table}");
     assert!(
         table.contains("\n== bb-compare: the answer ==\n"),
         "{table}"
