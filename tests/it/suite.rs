@@ -315,7 +315,7 @@ fn deploy_copies_runs_and_fetches_results_over_ssh() {
     );
     by_hand.assert_ok();
     assert!(
-        by_hand.stderr.contains("[1/2] bb.zstd.compress") && by_hand.stderr.contains("done in"),
+        by_hand.stderr.contains("[1/4] bb.zstd.compress") && by_hand.stderr.contains("done in"),
         "{}",
         by_hand.stderr
     );
