@@ -227,8 +227,7 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
         progress: &mut progress,
         cooler,
     };
-    let (results, failed, bad_input) = run.all()?;
-    let mut results = results;
+    let (mut results, failed, bad_input) = run.all()?;
     progress.finish();
     aggregate::add_scaling(&mut results);
     aggregate::add_ratios(&mut results);
