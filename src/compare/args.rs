@@ -15,7 +15,8 @@ use std::path::PathBuf;
     note = "Verdicts: faster or slower (beyond --threshold and beyond noise), same (within --threshold), noise (beyond it but within noise), ? (a ratio that is not a number).\nThe fork is the unit: with 3 forks or more a side, Welch's test over the fork means (p < --alpha); with fewer, p shows 'band': the ratio's interval, from the noise band A/A runs of one fork measured (the file's boardbench.noiseBand, its binary's own; 25% for a file without one) or two forks' spread where wider, must leave out 1. Iterations and samples are never pooled for the test.\nExit codes: 0 no regression, 1 something is slower, 2 bad flags or a malformed file."
 )]
 pub struct Args {
-    /// result files or results directories; the first is the base
+    /// result files or results directories; the first is the base (an A/B run's file,
+    /// from --against, is its two runs: the other build first)
     #[argh(positional)]
     pub files: Vec<PathBuf>,
     /// significance level of Welch's test over fork means (default 0.01)

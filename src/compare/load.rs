@@ -2,6 +2,8 @@
 //! files (the same layout), one file or a results directory of them. Every JMH file
 //! reads right: sample mode from `rawDataHistogram`, every JMH unit, a UTF-8 byte order
 //! mark; an empty file or one that is not an array of benchmarks is a clear error.
+//! An A/B run's file (`--against`: each entry's `boardbench.build` says which build
+//! measured it) is read as its two runs, the other build first.
 
 use super::{Measurement, OfferedLoad, Samples};
 use crate::stats::welch::Moments;
@@ -11,10 +13,11 @@ use crate::util::json::Json;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-/// The measurements of one column: a JSON file, or every `*.json` under a directory
-/// (run-all's results directory; its `env.json` is the environment, not results).
-pub fn load(path: &Path) -> Result<Vec<Measurement>> {
-    load_metric(path, None, DEFAULT_MAX_INPUT)
+/// The runs of one path, each with its label (`label`, or with the build of an A/B run):
+/// a JSON file, or every `*.json` under a directory (run-all's results directory; its
+/// `env.json` is the environment, not results).
+pub fn load(path: &Path, label: &str) -> Result<Vec<(String, Vec<Measurement>)>> {
+    load_metric(path, label, None, DEFAULT_MAX_INPUT)
 }
 
 /// The largest result file read by default: a JMH sample-mode file of a long run is a
@@ -67,7 +70,12 @@ fn size(bytes: u64) -> String {
 /// place of the primary metric; entries without it are left out, and a file where no
 /// entry has it is an error that names the metrics it has.
 /// Files larger than `max_bytes` are refused.
-pub fn load_metric(path: &Path, metric: Option<&str>, max_bytes: u64) -> Result<Vec<Measurement>> {
+pub fn load_metric(
+    path: &Path,
+    label: &str,
+    metric: Option<&str>,
+    max_bytes: u64,
+) -> Result<Vec<(String, Vec<Measurement>)>> {
     let files = if path.is_dir() {
         let walk = json_files_under(path)?;
         if let Some(note) = walk.skipped_note(path) {
@@ -122,7 +130,92 @@ pub fn load_metric(path: &Path, metric: Option<&str>, max_bytes: u64) -> Result<
             ),
         }));
     }
-    Ok(all)
+    Ok(runs(label, all))
+}
+
+/// Which build of an A/B run (`--against`) measured an entry; the other build is the
+/// base, so it sorts first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Side {
+    Against,
+    This,
+}
+
+/// An A/B run's entry's `boardbench.build`: the side, and the build's path as given.
+#[derive(Debug, Clone, PartialEq)]
+struct Build {
+    side: Side,
+    path: String,
+}
+
+/// An entry's `boardbench.build`: None where it has none (a one-run file).
+fn build(e: &Json) -> std::result::Result<Option<Build>, String> {
+    let Some(b) = e.get("boardbench").and_then(|ours| ours.get("build")) else {
+        return Ok(None);
+    };
+    if !matches!(b, Json::Obj(_)) {
+        return Err(format!("boardbench.build is {}, not an object", kind(b)));
+    }
+    let side = match b.get("side") {
+        Some(Json::Str(s)) if s == "this" => Side::This,
+        Some(Json::Str(s)) if s == "against" => Side::Against,
+        Some(Json::Str(s)) => {
+            return Err(format!(
+                "boardbench.build.side is \"{s}\", not \"this\" or \"against\""
+            ))
+        }
+        other => {
+            return Err(format!(
+                "boardbench.build.side is {}, not \"this\" or \"against\"",
+                other.map_or("missing", kind)
+            ))
+        }
+    };
+    match b.get("path") {
+        Some(Json::Str(path)) => Ok(Some(Build {
+            side,
+            path: path.clone(),
+        })),
+        other => Err(format!(
+            "boardbench.build.path is {}, not a string",
+            other.map_or("missing", kind)
+        )),
+    }
+}
+
+/// A path's measurements as its runs: those of no build, then an A/B run's other build
+/// (the base) and this build. A side with no entry is no run.
+fn runs(
+    label: &str,
+    entries: Vec<(Option<Build>, Measurement)>,
+) -> Vec<(String, Vec<Measurement>)> {
+    let mut runs: Vec<(Option<Side>, String, Vec<Measurement>)> = Vec::new();
+    for (build, mut m) in entries {
+        let side = build.as_ref().map(|b| b.side);
+        // The two builds ran in one run, interleaved fork by fork: what whole runs
+        // minutes apart differ by (the run floor) did not come between them.
+        if side.is_some() {
+            m.run_floor = Some(0.0);
+        }
+        match runs.iter_mut().find(|(s, _, _)| *s == side) {
+            Some((_, _, ms)) => ms.push(m),
+            None => runs.push((side, run_label(label, build.as_ref()), vec![m])),
+        }
+    }
+    runs.sort_by_key(|(side, _, _)| *side);
+    runs.into_iter().map(|(_, label, ms)| (label, ms)).collect()
+}
+
+/// A run's label: the path's `label`, with which build it is for an A/B run's
+/// (`ab (./old/bb-zstd)`, `ab (this build)`; the other's path from its first entry,
+/// escaped for the terminal).
+fn run_label(label: &str, build: Option<&Build>) -> String {
+    match build {
+        None => label.to_string(),
+        Some(b) if b.side == Side::This => format!("{label} (this build)"),
+        Some(b) if b.path.is_empty() => format!("{label} (other build)"),
+        Some(b) => format!("{label} ({})", crate::util::format::printable(&b.path)),
+    }
 }
 
 fn not_results(file: &Path, why: &str) -> Error {
@@ -310,10 +403,11 @@ fn json_files_under(dir: &Path) -> Result<Walk> {
     Ok(walk)
 }
 
-/// Parses a JSON result document: an array of JMH entries. The error says what is wrong
-/// and in which entry.
+/// Parses a JSON result document: an array of JMH entries (both builds' of an A/B run).
+/// The error says what is wrong and in which entry.
 pub fn parse(text: &str) -> std::result::Result<Vec<Measurement>, String> {
-    parse_doc(&mut Json::parse_compact(text)?, None)
+    let entries = parse_doc(&mut Json::parse_compact(text)?, None)?;
+    Ok(entries.into_iter().map(|(_, m)| m).collect())
 }
 
 /// What a JSON value is, for messages.
@@ -328,11 +422,12 @@ fn kind(v: &Json) -> &'static str {
     }
 }
 
-/// Reads a document's measurements; the raw data is moved out of it rather than copied.
+/// Reads a document's measurements, each with the build that measured it where the file
+/// is an A/B run's; the raw data is moved out of it rather than copied.
 fn parse_doc(
     doc: &mut Json,
     metric: Option<&str>,
-) -> std::result::Result<Vec<Measurement>, String> {
+) -> std::result::Result<Vec<(Option<Build>, Measurement)>, String> {
     // Packed, the entries are numbers or pairs: never benchmark objects.
     match doc {
         Json::Nums(_) => return Err("entry 1: expected a benchmark object, found a number".into()),
@@ -367,9 +462,10 @@ fn parse_doc(
                     .into(),
             ));
         }
+        let build = build(e).map_err(at)?;
         let raw = take_raw_data(e, metric);
         if let Some(m) = entry(e, metric, raw).map_err(at)? {
-            out.push(m);
+            out.push((build, m));
         }
     }
     Ok(out)
@@ -644,7 +740,7 @@ mod tests {
         assert_eq!(m.threads, Some(2));
         let mut doc = Json::parse_compact(text).unwrap();
         for wanted in ["p0.99", "·p0.99", "lat·p0.99"] {
-            let p = &parse_doc(&mut doc.clone(), Some(wanted)).unwrap()[0];
+            let p = &parse_doc(&mut doc.clone(), Some(wanted)).unwrap()[0].1;
             assert_eq!(p.benchmark, "org.x.B.lat:p0.99", "{wanted}");
             assert_eq!(p.score, 30.0);
             assert!(!p.higher_is_better);
@@ -712,6 +808,135 @@ mod tests {
         ] {
             let err = parse(text).unwrap_err();
             assert!(err.contains(why), "{text}: {err}");
+        }
+    }
+
+    /// An A/B run's entry (`build`: its JSON text) with a fork per score.
+    fn ab_entry(name: &str, build: &str, forks: &[f64]) -> String {
+        let raw: Vec<String> = forks.iter().map(|v| format!("[{v}]")).collect();
+        format!(
+            r#"{{"benchmark":"{name}","mode":"thrpt","params":{{"level":"3"}},
+            "primaryMetric":{{"score":{},"scoreUnit":"ops/s","rawData":[{}]}},
+            "boardbench":{{"build":{build}}}}}"#,
+            forks[0],
+            raw.join(",")
+        )
+    }
+
+    const THIS: &str = r#"{"side":"this","path":"./bb-zstd","sha1":"aa"}"#;
+    const OLD: &str = r#"{"side":"against","path":"./old/bb-zstd","sha1":"bb"}"#;
+
+    fn ab_runs(entries: &[String]) -> Vec<(String, Vec<Measurement>)> {
+        let mut doc = Json::parse_compact(&format!("[{}]", entries.join(","))).unwrap();
+        runs("ab", parse_doc(&mut doc, None).unwrap())
+    }
+
+    #[test]
+    fn an_ab_file_is_its_two_runs_the_other_build_first() {
+        let ab = ab_runs(&[
+            ab_entry("bb.z.compress", THIS, &[130.0, 131.0]),
+            ab_entry("bb.z.compress", OLD, &[100.0, 101.0]),
+            ab_entry("bb.z.decompress", THIS, &[230.0]),
+            ab_entry("bb.z.decompress", OLD, &[200.0]),
+        ]);
+        let labels: Vec<&str> = ab.iter().map(|(l, _)| l.as_str()).collect();
+        assert_eq!(labels, ["ab (./old/bb-zstd)", "ab (this build)"]);
+        let scores = |ms: &[Measurement]| -> Vec<(String, f64)> {
+            ms.iter().map(|m| (m.benchmark.clone(), m.score)).collect()
+        };
+        assert_eq!(
+            scores(&ab[0].1),
+            [
+                ("bb.z.compress".into(), 100.0),
+                ("bb.z.decompress".into(), 200.0)
+            ]
+        );
+        assert_eq!(
+            scores(&ab[1].1),
+            [
+                ("bb.z.compress".into(), 130.0),
+                ("bb.z.decompress".into(), 230.0)
+            ]
+        );
+        assert_eq!(
+            ab[1].1[0].samples,
+            Samples::iterations(vec![vec![130.0], vec![131.0]])
+        );
+        // Both builds' entries read by `parse`, and a file without `build` is one run.
+        let text = format!(
+            "[{},{}]",
+            ab_entry("bb.z.compress", THIS, &[1.0]),
+            ab_entry("bb.z.compress", OLD, &[2.0])
+        );
+        assert_eq!(parse(&text).unwrap().len(), 2);
+        let plain = text.replace(r#""build":"#, r#""built":"#);
+        let mut doc = Json::parse_compact(&plain).unwrap();
+        let one = runs("plain", parse_doc(&mut doc, None).unwrap());
+        assert_eq!(one.len(), 1);
+        assert_eq!((one[0].0.as_str(), one[0].1.len()), ("plain", 2));
+    }
+
+    #[test]
+    fn one_side_only_or_a_row_on_one_side_is_read_as_it_is() {
+        let only_this = ab_runs(&[ab_entry("bb.z.compress", THIS, &[1.0])]);
+        assert_eq!(only_this.len(), 1);
+        assert_eq!(only_this[0].0, "ab (this build)");
+        let uneven = ab_runs(&[
+            ab_entry("bb.z.compress", THIS, &[1.0]),
+            ab_entry("bb.z.decompress", THIS, &[1.0]),
+            ab_entry("bb.z.compress", OLD, &[1.0]),
+        ]);
+        let counts: Vec<(&str, usize)> = uneven
+            .iter()
+            .map(|(l, ms)| (l.as_str(), ms.len()))
+            .collect();
+        assert_eq!(counts, [("ab (./old/bb-zstd)", 1), ("ab (this build)", 2)]);
+        // The other build's path is escaped for the terminal; an empty one still says which.
+        let odd = ab_runs(&[ab_entry(
+            "bb.z.compress",
+            r#"{"side":"against","path":"./old\u001b[2J"}"#,
+            &[1.0],
+        )]);
+        assert_eq!(odd[0].0, "ab (./old\\u{1b}[2J)");
+        let empty = ab_runs(&[ab_entry(
+            "bb.z.compress",
+            r#"{"side":"against","path":""}"#,
+            &[1.0],
+        )]);
+        assert_eq!(empty[0].0, "ab (other build)");
+    }
+
+    #[test]
+    fn a_malformed_build_says_what_and_where() {
+        for (build, why) in [
+            (
+                r#""this""#,
+                "entry 2: boardbench.build is a string, not an object",
+            ),
+            ("null", "entry 2: boardbench.build is null, not an object"),
+            (
+                r#"{"side":"mine","path":"x"}"#,
+                r#"entry 2: boardbench.build.side is "mine", not "this" or "against""#,
+            ),
+            (
+                r#"{"path":"x"}"#,
+                r#"entry 2: boardbench.build.side is missing, not "this" or "against""#,
+            ),
+            (
+                r#"{"side":"against","path":7}"#,
+                "entry 2: boardbench.build.path is a number, not a string",
+            ),
+            (
+                r#"{"side":"against"}"#,
+                "entry 2: boardbench.build.path is missing, not a string",
+            ),
+        ] {
+            let text = format!(
+                "[{},{}]",
+                ab_entry("bb.z.compress", THIS, &[1.0]),
+                ab_entry("bb.z.compress", build, &[1.0])
+            );
+            assert_eq!(parse(&text).unwrap_err(), why, "{build}");
         }
     }
 

@@ -232,18 +232,20 @@ pub fn run(args: &args::Args) -> Result<()> {
     if o.env {
         return print_stdout(&report::environment_document());
     }
-    let labels = distinct_labels(load::column_labels(&o.files));
-    let runs = o
-        .files
-        .iter()
-        .zip(labels)
-        .map(|(path, label)| {
-            Ok((
-                label,
-                load::load_metric(path, o.metric.as_deref(), o.max_input)?,
-            ))
-        })
-        .collect::<Result<Vec<_>>>()?;
+    // A path is one run, or two where it is an A/B run's file (the other build first).
+    let mut runs = Vec::new();
+    for (path, label) in o.files.iter().zip(load::column_labels(&o.files)) {
+        runs.extend(load::load_metric(
+            path,
+            &label,
+            o.metric.as_deref(),
+            o.max_input,
+        )?);
+    }
+    let labels = distinct_labels(runs.iter().map(|(label, _)| label.clone()).collect());
+    for ((label, _), distinct) in runs.iter_mut().zip(labels) {
+        *label = distinct;
+    }
     let comparison = compare(runs, o.criteria.clone());
     // A signal while a file is written removes its temporary file (the exit's clean-up)
     // instead of killing the process with it left behind.

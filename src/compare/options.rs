@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 pub struct Options {
     /// `--env`: print this machine's environment record instead; nothing else is read.
     pub env: bool,
-    /// The result files or results directories; the first is the base.
+    /// The result files or results directories; the first is the base (the other build
+    /// of an A/B run's file).
     pub files: Vec<PathBuf>,
     pub criteria: Criteria,
     pub format: Option<TableFormat>,

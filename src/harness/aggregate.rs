@@ -74,6 +74,8 @@ pub(crate) fn from_forks(
         }),
         offered_rate: bench.offered_rate,
         precision: None,
+        headline: bench.headline,
+        versus: None,
     }
 }
 

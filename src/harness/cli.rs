@@ -44,6 +44,8 @@ pub struct CommonArgs {
     /// `--fail-on-error`: stop at the first benchmark that fails (JMH's `-foe`) instead
     /// of going on with the others.
     pub fail_on_error: bool,
+    /// `--against`: another build of this binary, run fork by fork in pairs with this one.
+    pub against: Option<PathBuf>,
 }
 
 /// Implemented by every binary's argument struct through [`bench_args!`](crate::bench_args).
@@ -140,6 +142,9 @@ macro_rules! bench_args {
             /// stop at the first benchmark that fails (default: report the others, name the failures, exit 1)
             #[argh(switch)]
             pub fail_on_error: bool,
+            /// another build of this binary (./old/bb-zstd) to measure against: each fork of a row paired with one of it, in ABBA order, and the answer says which is faster
+            #[argh(option)]
+            pub against: Option<std::path::PathBuf>,
         }
 
         impl $crate::harness::cli::HasCommon for $name {
@@ -170,6 +175,7 @@ macro_rules! bench_args {
                         self.cooldown_max,
                     )?,
                     fail_on_error: self.fail_on_error,
+                    against: self.against.clone(),
                 })
             }
         }

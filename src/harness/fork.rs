@@ -16,6 +16,17 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 const CHILD_ENV: &str = "BB_FORK_CHILD";
 /// The request of a copy started only to time a fork's start ([`time_start`]).
 const START_ONLY: &str = "start";
+/// Set (to the prelude's values) in a copy asked to describe itself ([`describe_command`]).
+/// It comes with [`CHILD_ENV`] set to [`START_ONLY`], so that a build from before the
+/// description starts and ends without a word rather than running its benchmarks.
+const DESCRIBE_ENV: &str = "BB_FORK_DESCRIBE";
+
+/// The version of the protocol between a parent and the copies it starts: the request,
+/// the report and the description. An A/B run (`--against`) refuses another build that
+/// speaks another version; builds from before the description speak none.
+pub const PROTOCOL: u32 = 2;
+/// The first word of a description, before the version.
+const DESCRIPTION_HEAD: &str = "boardbench-fork";
 
 /// What the parent asks of a fork child: the benchmark to run, the values its prelude
 /// measured (empty without one; see [`crate::harness::Prelude`]), and the pipe to report on.
@@ -31,12 +42,19 @@ pub(crate) enum ChildTask {
     Run(ChildRequest),
     /// To start, build its suite and end at once: the parent times it ([`time_start`]).
     StartOnly,
+    /// To print its description on stdout ([`description`]), its benchmarks rebuilt from
+    /// these prelude values where there are any.
+    Describe(Vec<f64>),
 }
 
 /// In a fork child: what its parent asks of it.
 pub(crate) fn child_task() -> Option<ChildTask> {
     let value = std::env::var(CHILD_ENV).ok()?;
     std::env::remove_var(CHILD_ENV);
+    if let Ok(values) = std::env::var(DESCRIBE_ENV) {
+        std::env::remove_var(DESCRIBE_ENV);
+        return decode_values(&values).map(ChildTask::Describe);
+    }
     if value == START_ONLY {
         return Some(ChildTask::StartOnly);
     }
@@ -85,22 +103,118 @@ const START_DEADLINE: std::time::Duration = std::time::Duration::from_secs(5);
 /// `INDEX:FD:VALUES`, the values comma-separated in Rust's shortest round-trip form, so
 /// that the fork rebuilds its benchmarks from exactly what the parent measured.
 fn encode_request(index: usize, fd: i32, values: &[f64]) -> String {
-    let values: Vec<String> = values.iter().map(f64::to_string).collect();
-    format!("{index}:{fd}:{}", values.join(","))
+    format!("{index}:{fd}:{}", encode_values(values))
 }
 
 fn decode_request(text: &str) -> Option<(usize, i32, Vec<f64>)> {
     let mut parts = text.splitn(3, ':');
     let index = parts.next()?.parse().ok()?;
     let fd = parts.next()?.parse().ok()?;
-    let values = match parts.next()? {
-        "" => Vec::new(),
-        list => list
-            .split(',')
-            .map(|v| v.parse().ok())
-            .collect::<Option<_>>()?,
-    };
-    Some((index, fd, values))
+    Some((index, fd, decode_values(parts.next()?)?))
+}
+
+fn encode_values(values: &[f64]) -> String {
+    let values: Vec<String> = values.iter().map(f64::to_string).collect();
+    values.join(",")
+}
+
+fn decode_values(list: &str) -> Option<Vec<f64>> {
+    match list {
+        "" => Some(Vec::new()),
+        list => list.split(',').map(|v| v.parse().ok()).collect(),
+    }
+}
+
+/// What a build says of itself when asked ([`ChildTask::Describe`]): the protocol it
+/// speaks, its program, and its benchmarks' labels in its own order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Description {
+    pub protocol: u32,
+    pub program: String,
+    pub labels: Vec<String>,
+}
+
+impl Description {
+    /// As a copy prints it: `boardbench-fork 2`, `program bb-zstd`, a `bench LABEL` line
+    /// per benchmark, then `end`.
+    pub fn text(&self) -> String {
+        let mut out = format!(
+            "{DESCRIPTION_HEAD} {}\nprogram {}\n",
+            self.protocol, self.program
+        );
+        for label in &self.labels {
+            out.push_str(&format!("bench {}\n", label.replace('\n', " ")));
+        }
+        out.push_str("end\n");
+        out
+    }
+
+    /// What [`Description::text`] wrote. Err(None) where the text is no description at
+    /// all (a build from before them, or another program); Err(Some(why)) where it is one
+    /// that cannot be read.
+    pub fn parse(text: &str) -> std::result::Result<Description, Option<String>> {
+        let mut lines = text.lines();
+        let head = lines.next().and_then(|l| l.strip_prefix(DESCRIPTION_HEAD));
+        let version = head.and_then(|h| h.strip_prefix(' ')).ok_or(None)?;
+        let protocol = version
+            .parse()
+            .map_err(|_| Some(format!("a protocol version '{version}'")))?;
+        let mut d = Description {
+            protocol,
+            program: String::new(),
+            labels: Vec::new(),
+        };
+        for line in lines {
+            match line.split_once(' ') {
+                Some(("program", name)) => d.program = name.to_string(),
+                Some(("bench", label)) => d.labels.push(label.to_string()),
+                None if line == "end" => return Ok(d),
+                // A later version's lines, where the versions match, are not errors.
+                _ if d.protocol != PROTOCOL => {}
+                _ => return Err(Some("a line it does not explain".into())),
+            }
+        }
+        Err(Some("a description that does not end".into()))
+    }
+}
+
+/// Sets `command` (a copy of a build, see [`Launcher`]) to print its description on
+/// stdout and end, its benchmarks rebuilt from `values` where there are any.
+pub(crate) fn describe_command(command: &mut std::process::Command, values: &[f64]) {
+    command
+        .env(DESCRIBE_ENV, encode_values(values))
+        .env(CHILD_ENV, START_ONLY);
+}
+
+/// How to start a copy of another build (`--against`'s) as a fork: its path, the runner
+/// it needs (qemu-user, where the kernel cannot execute it), and the arguments.
+#[derive(Debug, Clone)]
+pub(crate) struct Launcher {
+    pub exe: std::path::PathBuf,
+    pub runner: Option<std::path::PathBuf>,
+    pub args: Vec<std::ffi::OsString>,
+}
+
+impl Launcher {
+    /// A command that starts the build with its arguments, through its runner; the
+    /// runner is passed on to the copy (or this run's removed), for the servers it starts.
+    pub fn command(&self) -> std::process::Command {
+        use crate::harness::exec::RUNNER_ENV;
+        let mut command = match &self.runner {
+            Some(runner) => {
+                let mut c = std::process::Command::new(runner);
+                c.arg(&self.exe).env(RUNNER_ENV, runner);
+                c
+            }
+            None => {
+                let mut c = std::process::Command::new(&self.exe);
+                c.env_remove(RUNNER_ENV);
+                c
+            }
+        };
+        command.args(&self.args);
+        command
+    }
 }
 
 fn set_cloexec(fd: i32) {
@@ -116,15 +230,22 @@ pub(crate) fn run_child(
     fork: u32,
     label: &str,
     values: &[f64],
+    other: Option<&Launcher>,
 ) -> Result<Result<ForkResult>> {
     // Errno is named, not kept as the cause: its Debug (every errno's name) would double
     // the binaries' error tables.
     let (read_end, write_end) = nix::unistd::pipe()
         .map_err(|e| Error::failed(format!("creating a pipe for a fork: {e}")))?;
     set_cloexec(read_end.as_raw_fd());
-    let (mut command, exe) = command_for_self(Purpose::Fork)?;
+    let (mut command, exe) = match other {
+        Some(launcher) => (launcher.command(), launcher.exe.clone()),
+        None => {
+            let (mut command, exe) = command_for_self(Purpose::Fork)?;
+            command.args(std::env::args_os().skip(1));
+            (command, exe)
+        }
+    };
     command
-        .args(std::env::args_os().skip(1))
         .env(
             CHILD_ENV,
             encode_request(index, write_end.as_raw_fd(), values),
@@ -544,6 +665,30 @@ mod tests {
         for bad in ["", "1", "1:x:", "x:3:", "1:3", "1:3:1,y", "1:3:1,"] {
             assert_eq!(decode_request(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn a_description_round_trips_and_other_texts_are_none() {
+        let d = Description {
+            protocol: PROTOCOL,
+            program: "bb-zstd".into(),
+            labels: vec!["bb.zstd.compress (threads=1)".into(), "bb.zstd.x".into()],
+        };
+        assert_eq!(Description::parse(&d.text()), Ok(d.clone()));
+        // Nothing (a build from before descriptions), or another program's output.
+        assert_eq!(Description::parse(""), Err(None));
+        assert_eq!(Description::parse("usage: ls [FILE]\n"), Err(None));
+        assert!(matches!(
+            Description::parse("boardbench-fork x\nend\n"),
+            Err(Some(_))
+        ));
+        assert!(matches!(
+            Description::parse("boardbench-fork 2\nbench a\n"),
+            Err(Some(_))
+        ));
+        // A later version is read as far as its version, for the refusal to name it.
+        let later = Description::parse("boardbench-fork 9\nshape x\nend\n").unwrap();
+        assert_eq!(later.protocol, 9);
     }
 
     #[test]

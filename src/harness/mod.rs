@@ -5,10 +5,13 @@
 //! environment and throttling watch, and the reports. No binary prints its own tables or
 //! computes its own statistics.
 
+pub(crate) mod against;
 pub(crate) mod aggregate;
 pub mod benchmark;
 pub mod checks;
 pub mod cli;
+#[cfg(feature = "fault-injection")]
+mod drift;
 pub(crate) mod exec;
 pub mod fork;
 pub(crate) mod plan;
@@ -18,11 +21,12 @@ pub(crate) mod watchdog;
 
 use self::benchmark::{Benchmark, Settings, TimeUnit};
 use self::cli::{CommonArgs, Mode, Profile};
-use crate::model::answer::{precision_line, Answer, Answerer};
+use crate::model::answer::{against_lines, precision_line, Answer, Answerer};
 use crate::model::failure::Failure;
 use crate::model::params::{label_with, varying_keys};
-use crate::model::result::Precision;
+use crate::model::result::{Precision, Versus};
 use crate::model::warning::{environment_warnings, Warning};
+use crate::stats::paired::PairedRatio;
 use crate::stats::uncertainty::Uncertainty;
 use crate::system::cooldown;
 use crate::system::env::Environment;
@@ -132,6 +136,7 @@ pub fn run_suite(suite: Suite, flags: &CommonArgs) -> Result<()> {
     match fork::child_task() {
         Some(fork::ChildTask::Run(request)) => run_fork(suite, &settings, request),
         Some(fork::ChildTask::StartOnly) => Ok(()),
+        Some(fork::ChildTask::Describe(values)) => describe(suite, &values),
         None => run_parent(suite, settings, flags),
     }
 }
@@ -160,8 +165,64 @@ fn run_fork(mut suite: Suite, settings: &Settings, request: fork::ChildRequest) 
     }
 }
 
+/// A copy asked to describe itself by an A/B run's parent ([`against`]): the protocol,
+/// the program and its benchmarks' labels on stdout, rebuilt from the prelude's values
+/// where the parent has measured them.
+fn describe(mut suite: Suite, values: &[f64]) -> Result<()> {
+    if let Some(prelude) = suite.prelude.take().filter(|_| !values.is_empty()) {
+        let before = suite.benchmarks.len();
+        suite.benchmarks = rebuilt(&prelude.what, &prelude.rebuild, values, before)?;
+    }
+    let description = fork::Description {
+        protocol: fork::PROTOCOL,
+        program: program_name(),
+        labels: labels(&suite.benchmarks),
+    };
+    print!("{}", description.text());
+    Ok(())
+}
+
+fn labels(benchmarks: &[Benchmark]) -> Vec<String> {
+    benchmarks.iter().map(Benchmark::label).collect()
+}
+
+/// The other build of an A/B run, checked before anything else is done; its line for
+/// the notes, and one naming the rows it lacks.
+fn check_against(
+    suite: &mut Suite,
+    settings: &Settings,
+    flags: &CommonArgs,
+) -> Result<Option<against::Against>> {
+    let Some(path) = &flags.against else {
+        return Ok(None);
+    };
+    if settings.forks == 0 {
+        return Err(Error::usage(
+            "--against runs both builds in forks: it takes --forks 1 or more",
+        ));
+    }
+    let labels = labels(&suite.benchmarks);
+    let against = against::Against::check(path, against::other_args(), &labels, flags.seed)?;
+    suite.notes.push(format!(
+        "against {} (sha1 {}): each fork of a row paired with one of it, in ABBA order",
+        against.shown,
+        &against.other.sha1[..12]
+    ));
+    let missing = against.missing(&labels);
+    if !missing.is_empty() {
+        suite.notes.push(format!(
+            "{} lacks {}, run on this build alone: {}",
+            against.shown,
+            count(missing.len() as u64, "row"),
+            missing.join(", ")
+        ));
+    }
+    Ok(Some(against))
+}
+
 /// The parent's part: every benchmark, each in its forks, and the report.
 fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Result<()> {
+    let mut against = check_against(&mut suite, &settings, flags)?;
     if !flags.dry_run {
         for step in std::mem::take(&mut suite.prepare) {
             step()?;
@@ -184,6 +245,14 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
     );
     plan.planning = Some(planning.elapsed()).filter(|&t| t >= plan::PLANNING_SHOWN);
     plan.prelude = suite.prelude.as_ref().map(|p| (p.what.clone(), p.estimate));
+    if let Some(against) = &against {
+        // A row with a pair runs every fork twice, once a build.
+        for (planned, row) in plan.benchmarks.iter_mut().zip(&against.rows) {
+            if row.is_some() {
+                planned.estimate = planned.estimate.saturating_mul(2);
+            }
+        }
+    }
     if flags.dry_run {
         print_notes(&suite.notes);
         print!("{}", plan.render(&program_name()));
@@ -214,6 +283,9 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
         suite.benchmarks = rebuilt(&what, &rebuild, &values, suite.benchmarks.len())?;
         // The progress line's estimates.
         resolve_estimates(&mut suite.benchmarks)?;
+        if let Some(against) = &mut against {
+            against.rematch(&labels(&suite.benchmarks), &values)?;
+        }
     }
     let cooler = flags.cooldown.map(cooldown::Cooler::new);
     let mut run = Rounds {
@@ -226,17 +298,24 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
         fail_on_error: flags.fail_on_error,
         progress: &mut progress,
         cooler,
+        against: against.as_ref(),
     };
     let (mut results, failed, bad_input) = run.all()?;
     progress.finish();
     aggregate::add_scaling(&mut results);
     aggregate::add_ratios(&mut results);
     // The binary's answer, then where a headline row fell short of --precision.
-    let answer = suite.answer.map(|answerer| {
+    let mut answer = suite.answer.map(|answerer| {
         let mut answer = Answer::new(program_name(), answerer(&results));
         answer.lines.extend(precision_line(&results));
         answer
     });
+    // An A/B run's answer ends with how the builds compare.
+    if let Some(against) = &against {
+        let lines = against_lines(&against.shown, &results);
+        let answer = answer.get_or_insert_with(|| Answer::new(program_name(), vec![]));
+        answer.lines.extend(lines);
+    }
     crate::report::emit(
         &results,
         &failed,
@@ -263,6 +342,8 @@ struct Rounds<'a> {
     fail_on_error: bool,
     progress: &'a mut Progress,
     cooler: Option<cooldown::Cooler>,
+    /// The other build of an A/B run: a row it has runs each fork twice, a pair.
+    against: Option<&'a against::Against>,
 }
 
 /// What one benchmark has gathered over the rounds so far.
@@ -270,6 +351,8 @@ struct Rounds<'a> {
 struct Gathered {
     forks: Vec<runner::ForkResult>,
     throttle: Vec<ThrottleReport>,
+    /// The other build's forks of an A/B run, one per pair, in the pairs' order.
+    other: Vec<runner::ForkResult>,
     failed: bool,
     /// The wall time of its forks.
     seconds: f64,
@@ -314,46 +397,50 @@ impl Rounds<'_> {
                 }
                 let bench = &self.benchmarks[index];
                 let label = bench.label();
-                match self.one(
-                    index,
-                    round,
-                    &label,
-                    label_with(&bench.name, &bench.params, &varying),
-                )? {
-                    (Ok(fork), throttle, took) => {
-                        previous = None;
-                        gathered[index].forks.push(fork);
-                        gathered[index].throttle.push(throttle);
-                        gathered[index].seconds += took;
-                    }
-                    (Err(e), _, _) => {
-                        // A signal ends the run (its clean-up killed what the benchmark
-                        // talked to).
-                        if signals::exit_requested().is_some() {
-                            return Err(e);
+                let shown = label_with(&bench.name, &bench.params, &varying);
+                for other in self.sides(index, round) {
+                    match self.one(index, round, &label, &shown, other)? {
+                        (Ok(fork), throttle, took) => {
+                            previous = None;
+                            let g = &mut gathered[index];
+                            match other {
+                                Some(_) => g.other.push(fork),
+                                None => g.forks.push(fork),
+                            }
+                            g.throttle.push(throttle);
+                            g.seconds += took;
                         }
-                        self.progress.finish();
-                        let text = e.to_string();
-                        let repeated = previous.as_deref() == Some(text.as_str());
-                        let left = gathered.iter().filter(|g| !g.failed).count() - 1;
-                        if repeated {
-                            crate::stderr!(
-                                "{}: {label} failed the same way: stopping before the other {}",
-                                program_name(),
-                                count(left as u64, "benchmark")
-                            );
-                        } else {
-                            crate::stderr!("{}: error: {label}: {text}", program_name());
-                        }
-                        bad_input &= e.exit_code() == 2;
-                        gathered[index].failed = true;
-                        failed.push(Failure {
-                            benchmark: label,
-                            error: text.clone(),
-                        });
-                        previous = Some(text);
-                        if self.fail_on_error || repeated {
-                            break 'rounds;
+                        (Err(e), _, _) => {
+                            // A signal ends the run (its clean-up killed what the benchmark
+                            // talked to).
+                            if signals::exit_requested().is_some() {
+                                return Err(e);
+                            }
+                            self.progress.finish();
+                            let text = e.to_string();
+                            let repeated = previous.as_deref() == Some(text.as_str());
+                            let left = gathered.iter().filter(|g| !g.failed).count() - 1;
+                            if repeated {
+                                crate::stderr!(
+                                    "{}: {label} failed the same way: stopping before the other {}",
+                                    program_name(),
+                                    count(left as u64, "benchmark")
+                                );
+                            } else {
+                                crate::stderr!("{}: error: {label}: {text}", program_name());
+                            }
+                            bad_input &= e.exit_code() == 2;
+                            gathered[index].failed = true;
+                            failed.push(Failure {
+                                benchmark: label,
+                                error: text.clone(),
+                            });
+                            previous = Some(text);
+                            if self.fail_on_error || repeated {
+                                break 'rounds;
+                            }
+                            // Its pair's other fork is not run.
+                            break;
                         }
                     }
                 }
@@ -385,6 +472,22 @@ impl Rounds<'_> {
             });
             let mut result = aggregate::from_forks(bench, &settings, unit, g.forks, throttle);
             result.precision = reached;
+            if let Some(against) = self.against.filter(|_| !g.other.is_empty()) {
+                let other =
+                    aggregate::from_forks(bench, &settings, unit, g.other, result.throttle.clone());
+                let speedups: Vec<f64> = result
+                    .fork_speeds()
+                    .iter()
+                    .zip(other.fork_speeds())
+                    .map(|(this, other)| this / other)
+                    .collect();
+                result.versus = Some(Versus {
+                    this: against.this.clone(),
+                    other: against.other.clone(),
+                    ratio: PairedRatio::of(&speedups, settings.noise_band),
+                    result: Box::new(other),
+                });
+            }
             results.push(result);
         }
         // Said once: only --pin none leaves pairs to run where the scheduler puts them.
@@ -402,14 +505,29 @@ impl Rounds<'_> {
         Ok((results, failed, bad_input))
     }
 
+    /// The forks benchmark `index` runs in `round`, in order: this build's (None), or in
+    /// an A/B run where the other build has the row, a pair of this build's and the
+    /// other's (Some of its index there), in the ABBA order.
+    fn sides(&self, index: usize, round: u32) -> Vec<Option<usize>> {
+        let pair = self
+            .against
+            .and_then(|a| Some((a, a.rows.get(index).copied()??)));
+        match pair {
+            None => vec![None],
+            Some((a, other)) if a.this_runs_first(round) => vec![None, Some(other)],
+            Some((_, other)) => vec![Some(other), None],
+        }
+    }
+
     /// One fork of benchmark `index` in `round` (or its one run in this process), with
-    /// the health around it.
+    /// the health around it; the other build's where `other` has its index of the row.
     fn one(
         &mut self,
         index: usize,
         round: u32,
         label: &str,
-        shown: String,
+        shown: &str,
+        other: Option<usize>,
     ) -> Result<(Result<runner::ForkResult>, ThrottleReport, f64)> {
         let bench = &self.benchmarks[index];
         let (settings, unit) = bench.effective(self.settings, self.unit);
@@ -423,16 +541,25 @@ impl Rounds<'_> {
             (0 | 1, _) => place,
             (n, _) => format!("{place} fork {round}/{n}"),
         };
+        // The other build's fork is named in the tag, which is never cut.
+        let tag = match other {
+            Some(_) => format!("{tag}, against"),
+            None => tag,
+        };
         self.progress.step(
             &tag,
-            &shown,
+            shown,
             bench.estimated_fork_time(&settings, self.start),
         );
         let before = Snapshot::take();
         let started = std::time::Instant::now();
-        let outcome = match settings.forks {
-            0 => runner::run_in_process(bench, &settings, unit),
-            _ => fork::run_child(index, round, label, self.values)?,
+        let outcome = match (settings.forks, self.against.zip(other)) {
+            (0, _) => runner::run_in_process(bench, &settings, unit),
+            (_, None) => fork::run_child(index, round, label, self.values, None)?,
+            (_, Some((a, there))) => {
+                fork::run_child(there, round, label, self.values, Some(&a.launcher))?
+                    .map_err(|e| e.within(format!("--against {}", a.shown)))
+            }
         };
         let took = started.elapsed().as_secs_f64();
         Ok((
@@ -456,11 +583,23 @@ fn precise(target: Option<f64>, g: &Gathered) -> bool {
     let Some(target) = target else {
         return true;
     };
-    let means: Vec<f64> = g
-        .forks
-        .iter()
-        .map(|f| f.scores.iter().sum::<f64>() / f.scores.len() as f64)
-        .collect();
+    let means = |forks: &[runner::ForkResult]| -> Vec<f64> {
+        forks
+            .iter()
+            .map(|f| f.scores.iter().sum::<f64>() / f.scores.len() as f64)
+            .collect()
+    };
+    if !g.other.is_empty() {
+        // An A/B row: the ratio of its pairs is what must be precise. Fewer than three
+        // pairs never are (the band of 100% is past any target).
+        let ratios: Vec<f64> = means(&g.forks)
+            .iter()
+            .zip(means(&g.other))
+            .map(|(a, b)| a / b)
+            .collect();
+        return PairedRatio::of(&ratios, 1.0).is_some_and(|r| r.error() / r.ratio <= target);
+    }
+    let means = means(&g.forks);
     let score = means.iter().sum::<f64>() / means.len() as f64;
     // The band never decides: fewer than three forks are never precise enough.
     Uncertainty::of(score, &means, 1.0).relative() <= target

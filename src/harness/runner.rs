@@ -40,7 +40,10 @@ pub fn run_in_process(
     let rss_reset = cpu::reset_peak_rss();
     let label = bench.label();
     watchdog::arm(settings.timeout, format!("setting up {label}"));
-    let mut workload = (bench.setup)()?;
+    let workload = (bench.setup)()?;
+    #[cfg(feature = "fault-injection")]
+    let workload = super::drift::wrap(workload);
+    let mut workload = workload;
     let batch = batch_size(
         workload.as_mut(),
         bench.ops_per_invocation,

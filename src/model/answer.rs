@@ -5,7 +5,9 @@
 //! lines. Below: what every answer is made of (finding a row, a ratio with its noise, a
 //! number a person reads).
 
+use crate::model::params::{label_with, varying_keys};
 use crate::model::result::BenchResult;
+use crate::stats::paired::{PairedRatio, Verdict};
 use crate::stats::uncertainty::{judge, Side};
 use crate::util::format::format_estimate;
 
@@ -135,6 +137,90 @@ pub fn precision_line(results: &[BenchResult]) -> Option<String> {
             widest.precision?.seconds
         ))
     ))
+}
+
+/// The rows an A/B run names one by one in its answer; past them, it counts.
+pub const AB_ROWS: usize = 4;
+
+/// The lines an A/B run's answer ends with: `this build against ./old/bb-zstd:`, then how
+/// each headline row that both builds ran compares, from its pairs of forks:
+/// `compress (threads=1): 1.08x faster (±0.02, more than noise)` or `a tie (1.01x
+/// ±0.03)`. Past [`AB_ROWS`] rows, the head counts each verdict and the rows furthest
+/// from a tie follow, as many as fit.
+pub fn against_lines(shown: &str, results: &[BenchResult]) -> Vec<String> {
+    let compared: Vec<(&BenchResult, PairedRatio)> = results
+        .iter()
+        .filter(|r| r.headline || !results.iter().any(|h| h.headline))
+        .filter_map(|r| Some((r, r.versus.as_ref()?.ratio?)))
+        .collect();
+    let head = format!("this build against {shown}");
+    if compared.is_empty() {
+        return vec![format!("{head}: no row both builds ran")];
+    }
+    let keys = varying_keys(compared.iter().map(|(r, _)| r.params.as_slice()));
+    let name = |r: &BenchResult| {
+        let short = r.name.splitn(3, '.').nth(2).unwrap_or(&r.name);
+        label_with(short, &r.params, &keys)
+    };
+    let row =
+        |(r, ratio): &(&BenchResult, PairedRatio)| format!("  {}: {}", name(r), verdict(ratio));
+    if compared.len() <= AB_ROWS {
+        let mut lines = vec![format!("{head}:")];
+        lines.extend(compared.iter().map(row));
+        return lines;
+    }
+    let tally = |v: Verdict| compared.iter().filter(|(_, r)| r.verdict() == v).count();
+    let (faster, slower, ties) = (
+        tally(Verdict::Faster),
+        tally(Verdict::Slower),
+        tally(Verdict::Tie),
+    );
+    let mut counts = vec![];
+    counts.extend((faster > 0).then(|| format!("{faster} faster")));
+    counts.extend((slower > 0).then(|| format!("{slower} slower")));
+    counts.extend((ties > 0).then(|| format!("{ties} a tie")));
+    if ties == compared.len() {
+        let closest = compared
+            .iter()
+            .map(|(_, r)| r.error())
+            .fold(f64::INFINITY, f64::min);
+        return vec![format!(
+            "{head}: a tie in all {} rows (the closest within ±{closest:.2})",
+            compared.len()
+        )];
+    }
+    let mut lines = vec![format!(
+        "{head}: {} rows, {}",
+        compared.len(),
+        counts.join(", ")
+    )];
+    let mut apart: Vec<&(&BenchResult, PairedRatio)> = compared
+        .iter()
+        .filter(|(_, r)| r.verdict() != Verdict::Tie)
+        .collect();
+    apart.sort_by(|a, b| b.1.ratio.ln().abs().total_cmp(&a.1.ratio.ln().abs()));
+    lines.extend(apart.into_iter().take(AB_ROWS - 1).map(row));
+    lines
+}
+
+/// `1.08x faster (±0.02, more than noise)`, `1.08x slower (…)` (the other build's speed
+/// over this one's) or `a tie (1.01x ±0.03)`.
+fn verdict(r: &PairedRatio) -> String {
+    let pm = |r: &PairedRatio| {
+        let e = r.error();
+        match e < 0.01 {
+            true => format!("±{e:.3}"),
+            false => format!("±{e:.2}"),
+        }
+    };
+    match r.verdict() {
+        Verdict::Faster => format!("{:.2}x faster ({}, more than noise)", r.ratio, pm(r)),
+        Verdict::Slower => {
+            let back = r.inverse();
+            format!("{:.2}x slower ({}, more than noise)", back.ratio, pm(&back))
+        }
+        Verdict::Tie => format!("a tie ({:.2}x {})", r.ratio, pm(r)),
+    }
 }
 
 /// The first result named `name` whose params include every `(key, value)` of `with`.
@@ -282,6 +368,80 @@ fn significant(v: f64) -> String {
 mod tests {
     use super::*;
     use crate::model::result::tests::sample_result;
+
+    /// A row of an A/B run whose pairs gave these speedups.
+    fn ab_row(op: &str, threads: &str, speedups: &[f64]) -> BenchResult {
+        use crate::model::result::{Build, Versus};
+        let mut r = sample_result(&format!("bb.zstd.{op}"), threads, vec![1.0]);
+        let build = |p: &str| Build {
+            path: p.into(),
+            sha1: "0".repeat(40),
+        };
+        r.versus = Some(Versus {
+            this: build("this"),
+            other: build("./old/bb-zstd"),
+            result: Box::new(r.clone()),
+            ratio: PairedRatio::of(speedups, 0.35),
+        });
+        r
+    }
+
+    #[test]
+    fn an_ab_answer_names_each_row_or_counts_them() {
+        let faster = [1.08, 1.07, 1.09, 1.08, 1.08];
+        let tie = [1.01, 0.99, 1.03, 0.98, 1.02];
+        let rows = [
+            ab_row("compress", "1", &faster),
+            ab_row("decompress", "1", &tie),
+        ];
+        let lines = against_lines("./old/bb-zstd", &rows);
+        assert_eq!(lines[0], "this build against ./old/bb-zstd:");
+        assert!(
+            lines[1].starts_with("  compress: 1.08x faster (±0.0"),
+            "{lines:?}"
+        );
+        assert!(lines[1].ends_with(", more than noise)"), "{lines:?}");
+        assert!(
+            lines[2].starts_with("  decompress: a tie (1.01x ±0."),
+            "{lines:?}"
+        );
+        let slower = [0.5, 0.51, 0.49, 0.5, 0.5];
+        let line = &against_lines("b", &[ab_row("compress", "1", &slower)])[1];
+        assert!(line.starts_with("  compress: 2.0"), "{line}");
+        assert!(line.contains("x slower (±"), "{line}");
+        // Eight rows: counted, the furthest from a tie named, threads told apart.
+        let mut many: Vec<BenchResult> = (1..=6)
+            .map(|t| ab_row("compress", &t.to_string(), &tie))
+            .collect();
+        many.push(ab_row("decompress", "1", &faster));
+        many.push(ab_row("decompress", "2", &slower));
+        let lines = against_lines("./old/bb-zstd", &many);
+        assert_eq!(
+            lines[0],
+            "this build against ./old/bb-zstd: 8 rows, 1 faster, 1 slower, 6 a tie"
+        );
+        assert!(
+            lines[1].starts_with("  decompress (threads=2): 2.0"),
+            "{lines:?}"
+        );
+        assert!(
+            lines[2].starts_with("  decompress (threads=1): 1.08x"),
+            "{lines:?}"
+        );
+        assert_eq!(lines.len(), 3);
+        assert!(lines.iter().all(|l| l.chars().count() <= WIDTH));
+        let ties: Vec<BenchResult> = (1..=5).map(|t| ab_row("x", &t.to_string(), &tie)).collect();
+        let line = &against_lines("y", &ties)[0];
+        assert!(
+            line.starts_with("this build against y: a tie in all 5 rows (the closest within ±0."),
+            "{line}"
+        );
+        let plain = sample_result("bb.zstd.compress", "1", vec![1.0]);
+        assert_eq!(
+            against_lines("x", &[plain]),
+            ["this build against x: no row both builds ran"]
+        );
+    }
 
     #[test]
     fn numbers_read_as_people_say_them() {

@@ -7,6 +7,7 @@ use crate::model::params;
 use crate::model::settings::{Settings, TimeUnit};
 use crate::model::warning::Warning;
 use crate::stats::histogram::Histogram;
+use crate::stats::paired::PairedRatio;
 use crate::stats::uncertainty::Uncertainty;
 use crate::stats::{
     multiset, percentile_of_counts, percentiles_of, percentiles_of_counts, Summary,
@@ -78,6 +79,28 @@ pub struct BenchResult {
     pub offered_rate: Option<f64>,
     /// Where forks were added until a precision was reached: whether it was.
     pub precision: Option<Precision>,
+    /// Whether the binary's answer quotes it ([`Benchmark::headline`]).
+    pub headline: bool,
+    /// In an A/B run (`--against`), the other build's side of this row.
+    pub versus: Option<Versus>,
+}
+
+/// A build of a binary, as an A/B run names it: its path as given and the SHA-1 of its
+/// contents, which tells two builds at one path apart.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Build {
+    pub path: String,
+    pub sha1: String,
+}
+
+/// An A/B row's other side: both builds, the other's result over its forks, and how many
+/// times faster this build is, from the pairs of forks (None where no pair had a number).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Versus {
+    pub this: Build,
+    pub other: Build,
+    pub result: Box<BenchResult>,
+    pub ratio: Option<PairedRatio>,
 }
 
 /// A headline row's `--precision`: the target, whether its honest error reached it, and
@@ -281,6 +304,16 @@ impl BenchResult {
         }
     }
 
+    /// Each fork's speed: its mean score where higher is faster (throughput), else its
+    /// inverse (time per operation), so that a ratio of speeds reads `x faster`.
+    pub fn fork_speeds(&self) -> Vec<f64> {
+        let means = self.fork_means().into_iter();
+        match self.mode() {
+            Mode::Throughput => means.collect(),
+            _ => means.map(|m| 1.0 / m).collect(),
+        }
+    }
+
     /// Each fork's mean score: in sample mode over its samples (as the score is over every
     /// sample), otherwise over its iterations.
     pub fn fork_means(&self) -> Vec<f64> {
@@ -392,6 +425,8 @@ pub(crate) mod tests {
             placements: None,
             offered_rate: None,
             precision: None,
+            headline: true,
+            versus: None,
         }
     }
 

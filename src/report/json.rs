@@ -11,7 +11,7 @@
 use crate::model::answer::Answer;
 use crate::model::failure::Failure;
 use crate::model::modes::Mode;
-use crate::model::result::{BenchResult, PairedPlacements, PercentileMetric};
+use crate::model::result::{BenchResult, Build, PairedPlacements, PercentileMetric};
 use crate::stats::{percentiles_of, Summary};
 use crate::system::env::Environment;
 use crate::system::placement::Placement;
@@ -36,7 +36,7 @@ pub fn render(
     env: &Environment,
     answer: Option<&Answer>,
 ) -> String {
-    let mut entries: Vec<Json> = results.iter().map(|r| entry(r, Some(env))).collect();
+    let mut entries: Vec<Json> = results.iter().flat_map(|r| entries(r, env)).collect();
     if let Some(Json::Obj(first)) = entries.first_mut() {
         if let Some((_, Json::Obj(ours))) = first.iter_mut().find(|(k, _)| k == "boardbench") {
             if let Some(answer) = answer {
@@ -62,6 +62,57 @@ pub fn render(
 /// out (the text table on stdout, with `--output`, still has the last two).
 pub fn render_jmh(results: &[BenchResult]) -> String {
     Json::Arr(results.iter().map(|r| entry(r, None)).collect()).to_pretty()
+}
+
+/// A result's entry; in an A/B run (`--against`) two, this build's then the other's,
+/// each naming its build in `boardbench.build` (`side`, `path`, `sha1`), this build's
+/// with the pairs' ratio in `boardbench.against`, so that bb-compare reads the file as
+/// the two runs it is.
+fn entries(r: &BenchResult, env: &Environment) -> Vec<Json> {
+    let Some(versus) = &r.versus else {
+        return vec![entry(r, Some(env))];
+    };
+    let build = |side: &str, b: &Build| {
+        Json::obj([
+            ("side", Json::str(side)),
+            ("path", Json::str(&b.path)),
+            ("sha1", Json::str(&b.sha1)),
+        ])
+    };
+    let ratio = versus.ratio.map_or(Json::Null, |p| {
+        Json::obj([
+            ("path", Json::str(&versus.other.path)),
+            ("sha1", Json::str(&versus.other.sha1)),
+            ("ratio", Json::Num(p.ratio)),
+            ("low", Json::Num(p.low)),
+            ("high", Json::Num(p.high)),
+            (
+                "pairs",
+                Json::Num(r.raw.len().min(versus.result.raw.len()) as f64),
+            ),
+            ("basis", Json::str(p.basis.name())),
+            ("verdict", Json::str(p.verdict().name())),
+        ])
+    });
+    let this = with_ours(
+        entry(r, Some(env)),
+        [("build", build("this", &versus.this)), ("against", ratio)],
+    );
+    let other = with_ours(
+        entry(&versus.result, Some(env)),
+        [("build", build("against", &versus.other))],
+    );
+    vec![this, other]
+}
+
+/// `entry` with `fields` added to its `boardbench` object.
+fn with_ours<const N: usize>(mut entry: Json, fields: [(&str, Json); N]) -> Json {
+    if let Json::Obj(keys) = &mut entry {
+        if let Some((_, Json::Obj(ours))) = keys.iter_mut().find(|(k, _)| k == "boardbench") {
+            ours.extend(fields.map(|(k, v)| (k.to_string(), v)));
+        }
+    }
+    entry
 }
 
 fn answer_json(answer: &Answer) -> Json {

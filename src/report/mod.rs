@@ -41,11 +41,30 @@ fn render(
 ) -> String {
     match format {
         Format::Text => text::render(results, failed, answer),
-        Format::Csv => csv::render(results),
+        Format::Csv => csv::render(&both_builds(results)),
         Format::Json => json::render(results, failed, env, answer),
-        Format::Jmh => json::render_jmh(results),
-        Format::Bm => bm::render(results),
+        Format::Jmh => json::render_jmh(&both_builds(results)),
+        Format::Bm => bm::render(&both_builds(results)),
     }
+}
+
+/// The rows of formats that have no place for an A/B run's other build but their params
+/// (JMH's table, CSV, JMH's own JSON, bm): each row of an A/B run twice, this build's and
+/// the other's, with a `build` param, `this` or `against`. A run without one is as it is.
+pub(crate) fn both_builds(results: &[BenchResult]) -> Vec<BenchResult> {
+    let marked = |r: &BenchResult, build: &str| {
+        let mut r = r.clone();
+        r.versus = None;
+        r.params.push(("build".into(), build.into()));
+        r
+    };
+    results
+        .iter()
+        .flat_map(|r| match &r.versus {
+            Some(v) => vec![marked(r, "this"), marked(&v.result, "against")],
+            None => vec![r.clone()],
+        })
+        .collect()
 }
 
 /// A report format that a file's extension can choose, as `--output r.json` does.

@@ -6,7 +6,7 @@ use super::java;
 use crate::model::answer::Answer;
 use crate::model::failure::Failure;
 use crate::model::params::{self, param_keys};
-use crate::model::result::BenchResult;
+use crate::model::result::{BenchResult, Versus};
 use crate::util::format::format_score;
 
 /// One row of JMH's table, as `TextResultFormat` takes a result or a secondary one.
@@ -180,7 +180,11 @@ pub(crate) fn jmh_table(rows: &[TableRow]) -> String {
 }
 
 fn tables(results: &[BenchResult]) -> String {
-    let rows: Vec<TableRow> = results.iter().flat_map(rows_of).collect();
+    // An A/B run's rows of both builds, told apart by the `build` column.
+    let rows: Vec<TableRow> = super::both_builds(results)
+        .iter()
+        .flat_map(rows_of)
+        .collect();
     let mut out = jmh_table(&rows);
     out.push('\n');
     for r in results {
@@ -188,6 +192,7 @@ fn tables(results: &[BenchResult]) -> String {
         out.push('\n');
     }
     out.push_str(&load_table(results));
+    out.push_str(&ab_table(results));
     let short: Vec<&BenchResult> = results.iter().filter(|r| r.saturated()).collect();
     if !short.is_empty() {
         out.push('\n');
@@ -263,6 +268,59 @@ fn load_table(results: &[BenchResult]) -> String {
         }
         rows.push(row);
     }
+    let title = format!("Latency against throughput ({})", first.time_unit.label());
+    aligned(&title, &rows)
+}
+
+/// An A/B run's table (`--against`): per row both builds ran, both scores, how many
+/// times faster this build is from the pairs of forks, the ratio's interval and its
+/// verdict. Empty where no row has a pair.
+fn ab_table(results: &[BenchResult]) -> String {
+    let paired: Vec<(&BenchResult, &Versus)> = results
+        .iter()
+        .filter_map(|r| Some((r, r.versus.as_ref()?)))
+        .collect();
+    let Some((_, first)) = paired.first() else {
+        return String::new();
+    };
+    let keys = param_keys(paired.iter().map(|(r, _)| r.params.as_slice()));
+    let mut header = vec!["Benchmark".to_string()];
+    header.extend(keys.iter().map(|k| format!("({k})")));
+    header.extend(
+        [
+            "This", "Against", "Units", "Ratio", "Interval", "Pairs", "Verdict",
+        ]
+        .map(String::from),
+    );
+    let mut rows = vec![header];
+    for (r, versus) in &paired {
+        let mut row = vec![r.name.clone()];
+        row.extend(keys.iter().map(|k| r.param(k).unwrap_or("N/A").to_string()));
+        row.push(format_score(r.score().mean));
+        row.push(format_score(versus.result.score().mean));
+        row.push(r.unit());
+        match versus.ratio {
+            Some(p) => row.extend([
+                format!("{:.3}x", p.ratio),
+                format!("{}-{}", format_score(p.low), format_score(p.high)),
+                r.raw.len().min(versus.result.raw.len()).to_string(),
+                p.verdict().name().to_string(),
+            ]),
+            None => row.extend(["?", "", "", "?"].map(String::from)),
+        }
+        rows.push(row);
+    }
+    let title = format!(
+        "This build against {} (sha1 {}): Ratio is how many times faster this build is, over pairs of forks",
+        first.other.path,
+        &first.other.sha1[..first.other.sha1.len().min(12)]
+    );
+    aligned(&title, &rows)
+}
+
+/// `rows` under `title`, a blank line before: the first column to the left, the others
+/// to the right, two spaces apart; cells past the header's columns (a mark) after them.
+fn aligned(title: &str, rows: &[Vec<String>]) -> String {
     let columns = rows[0].len();
     let widths: Vec<usize> = (0..columns)
         .map(|i| {
@@ -273,11 +331,8 @@ fn load_table(results: &[BenchResult]) -> String {
                 .unwrap_or(0)
         })
         .collect();
-    let mut out = format!(
-        "\nLatency against throughput ({}):\n",
-        first.time_unit.label()
-    );
-    for row in &rows {
+    let mut out = format!("\n{title}:\n");
+    for row in rows {
         let mut line = String::new();
         for (i, cell) in row.iter().enumerate() {
             let w = widths.get(i).copied().unwrap_or(0);

@@ -4,6 +4,7 @@
 //! uncertainty over forks that answers and verdicts use (`uncertainty`).
 
 pub mod histogram;
+pub mod paired;
 pub mod percentile;
 pub(crate) mod student_t;
 pub(crate) mod summary;

@@ -3,7 +3,7 @@
 //! mismatched params, JMH's own files, malformed input), every format, and the SVG chart
 //! rendered by a real headless chromium.
 
-use crate::support::{run_bounded, run_with, Run, TempDir};
+use crate::support::{run_bounded, run_in, run_with, Run, TempDir};
 use serde_json::{json, Value};
 
 const EXE: &str = env!("CARGO_BIN_EXE_bb-compare");
@@ -1574,4 +1574,74 @@ mod timing {
             }
         });
     }
+}
+
+/// The two entries of one row of an A/B run (`--against`): the other build's at
+/// `STEADY`, this build's at `STEADY` times `f`, each with its `build` and this one with
+/// the paired ratio its run wrote.
+fn ab_row(name: &str, f: f64) -> Vec<Value> {
+    let mut this = entry(name, "thrpt", json!({"level": "3"}), &scaled(f), "ops/s");
+    this["boardbench"] = json!({
+        "build": {"side": "this", "path": "./bb-x", "sha1": "a".repeat(40)},
+        "against": {"path": "./old/bb-x", "sha1": "b".repeat(40), "ratio": f,
+                    "low": f, "high": f, "pairs": 5, "verdict": "tie"}
+    });
+    let mut other = entry(name, "thrpt", json!({"level": "3"}), &STEADY, "ops/s");
+    other["boardbench"] =
+        json!({"build": {"side": "against", "path": "./old/bb-x", "sha1": "b".repeat(40)}});
+    vec![this, other]
+}
+
+#[test]
+fn an_ab_file_alone_compares_its_two_builds_the_other_first() {
+    let d = TempDir::new("cmp-ab");
+    // Run in the directory, so that the columns are named as a person's would be.
+    let compare = |args: &[&str]| run_in(d.path(), EXE, args, &[]);
+    write(&d, "slower.json", ab_row("bb.x.op", 0.7));
+    let run = compare(&["slower.json"]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    let header = line(&run, "Benchmark");
+    let (other, this) = (
+        header.find("slower (./old/bb-x)"),
+        header.find("slower (this build)"),
+    );
+    assert!(other.is_some() && other < this, "{header}");
+    let l = line(&run, "bb.x.op");
+    assert!(l.contains("0.700") && l.ends_with("slower"), "{l}");
+    assert!(
+        run.stderr.contains("slower than slower (./old/bb-x)"),
+        "{}",
+        run.stderr
+    );
+    // The same build on both sides is a tie: exit 0.
+    write(&d, "tie.json", ab_row("bb.x.op", 1.0));
+    let run = compare(&["tie.json"]);
+    run.assert_ok();
+    assert!(line(&run, "bb.x.op").ends_with("same"), "{}", run.stdout);
+    // Among other files, an A/B file is its two columns in place.
+    let run = compare(&["--format", "json", "tie.json", "slower.json"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(
+        run.json()["files"],
+        json!([
+            "tie (./old/bb-x)",
+            "tie (this build)",
+            "slower (./old/bb-x)",
+            "slower (this build)"
+        ])
+    );
+    // A malformed build is a malformed file: one line naming it, exit 2.
+    let mut bad = ab_row("bb.x.op", 1.0);
+    bad[1]["boardbench"]["build"]["side"] = json!("theirs");
+    write(&d, "bad.json", bad);
+    let run = compare(&["bad.json"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "bad.json: not a JMH/boardbench JSON result file: entry 2: boardbench.build.side"
+        ),
+        "{}",
+        run.stderr
+    );
 }

@@ -112,7 +112,7 @@ fn type_of(v: &Value) -> &'static str {
 /// one, the score, error and unit, then min and max over the score and the raw scores:
 /// `rawDataHistogram` values for a sample-mode primary metric, `rawData` otherwise. A
 /// missing field or a value that makes JavaScript's Math.min NaN is an error.
-fn visualizer_extract(doc: &Value) -> Result<usize, String> {
+pub(crate) fn visualizer_extract(doc: &Value) -> Result<usize, String> {
     let mut metrics = 0;
     for (i, b) in doc.as_array().ok_or("not an array")?.iter().enumerate() {
         let at = |why: String| format!("benchmark {}: {why}", i + 1);
@@ -487,7 +487,7 @@ const JMH_METRIC_KEYS: [&str; 7] = [
 ];
 
 /// `doc` read as a strict reader reads it: the keys JMH's data classes lack, with where.
-fn unknown_keys(doc: &Value) -> Vec<String> {
+pub(crate) fn unknown_keys(doc: &Value) -> Vec<String> {
     let mut unknown = Vec::new();
     let mut check = |o: &Value, allowed: &[&str], at: String| match o.as_object() {
         Some(o) => unknown.extend(

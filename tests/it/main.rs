@@ -11,6 +11,7 @@
 
 mod support;
 
+mod ab;
 mod ansible;
 mod answers;
 mod architecture;
