@@ -41,9 +41,13 @@ FUZZ_TARGETS := $(patsubst fuzz/fuzz_targets/%.rs,%,$(wildcard fuzz/fuzz_targets
 FUZZ_TIME ?= 60
 # deploy: the board (user@host, or a Host of ~/.ssh/config), its target (default: from
 # the board's uname -m) and the profile (quick, standard or full; default standard).
+# AGAINST (deploy and fleet): a directory of another build's bb-* binaries, run against
+# this one's (docs/suite.md); read by the recipe's shell from the environment (make
+# exports a command line's variables), so that any path reaches the script as it is.
 HOST    ?=
 TARGET  ?=
 PROFILE ?=
+AGAINST ?=
 
 .PHONY: all build cross cross-armv7 cross-aarch64 cross-x86 cross-armv6 dist dist-armv7 dist-aarch64 dist-x86 dist-armv6 deploy run test test-cargo test-cross test-boards sizes bench fuzz clean
 
@@ -106,14 +110,14 @@ dist-armv6: cross-armv6
 
 # Build the board's dist, copy it over ssh, run the suite there, fetch the results.
 deploy:
-	@test -n "$(HOST)" || { echo "usage: make deploy HOST=user@host [TARGET=armv7|aarch64|x86|armv6] [PROFILE=quick|standard|full]" >&2; exit 2; }
-	scripts/deploy.sh $(if $(PROFILE),--$(PROFILE)) $(if $(TARGET),--target $(TARGET)) $(HOST)
+	@test -n "$(HOST)" || { echo "usage: make deploy HOST=user@host [TARGET=armv7|aarch64|x86|armv6] [PROFILE=quick|standard|full] [AGAINST=DIR]" >&2; exit 2; }
+	scripts/deploy.sh $(if $(PROFILE),--$(PROFILE)) $(if $(TARGET),--target $(TARGET)) $${AGAINST:+--against "$$AGAINST"} $(HOST)
 
 # Run the fleet playbook over an Ansible inventory (docs/ansible.md).
 .PHONY: fleet
 fleet:
-	@test -n "$(INVENTORY)" || { echo "usage: make fleet INVENTORY=inventory.ini [PROFILE=quick|standard|full]" >&2; exit 2; }
-	ANSIBLE_CALLBACK_RESULT_FORMAT=$${ANSIBLE_CALLBACK_RESULT_FORMAT:-yaml} ansible-playbook -i $(INVENTORY) ansible/boardbench.yml $(if $(PROFILE),-e profile=$(PROFILE))
+	@test -n "$(INVENTORY)" || { echo "usage: make fleet INVENTORY=inventory.ini [PROFILE=quick|standard|full] [AGAINST=DIR]" >&2; exit 2; }
+	ANSIBLE_CALLBACK_RESULT_FORMAT=$${ANSIBLE_CALLBACK_RESULT_FORMAT:-yaml} ansible-playbook -i $(INVENTORY) ansible/boardbench.yml $(if $(PROFILE),-e profile=$(PROFILE)) $${AGAINST:+-e "{\"against\": \"$$AGAINST\"}"}
 
 run: build
 	scripts/run-all.sh --quick

@@ -80,7 +80,9 @@ case $board in
         triple=armv7-unknown-linux-gnueabihf console=ttyAMA0 serial= extra= accel= ;;
     pi3)
         qemu=qemu-system-aarch64 machine=raspi3b ram=1G arch=arm64 dtb=bcm2837-rpi-3-b.dtb
-        triple=aarch64-unknown-linux-musl console=ttyS1 serial="-serial null" extra= accel= ;;
+        triple=aarch64-unknown-linux-musl console=ttyS1 serial="-serial null" extra= accel=
+        # Its 64-bit kernel runs 32-bit programs too: the armv7 bb-zstd, for --against.
+        also=$repo/target/armv7-unknown-linux-gnueabihf/release/bb-zstd ;;
     virt)
         qemu=qemu-system-arm machine=virt ram=512M arch=armhf dtb=
         triple=armv7-unknown-linux-gnueabihf console=ttyAMA0 serial= extra= accel="-smp 2"
@@ -125,6 +127,11 @@ for exe in "$bin"/bb-*; do
 done
 [ $found -gt 0 ] || { echo "board.sh: no bb-* binaries in $bin: run make cross-${triple%%-*} first" >&2; exit 1; }
 cp "$repo/scripts/run-all.sh" "$root/opt/boardbench/scripts/"
+# Another architecture's build the board also runs, in /opt/boardbench/armv7.
+if [ -n "${also:-}" ] && [ -x "$also" ]; then
+    mkdir -p "$root/opt/boardbench/armv7"
+    cp "$also" "$root/opt/boardbench/armv7/"
+fi
 cp "$script" "$root/checks.sh"
 # The networked board: dropbear, its libraries, the virtio modules; root's key.
 setup_net=

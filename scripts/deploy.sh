@@ -5,7 +5,8 @@
 # results/. Uses your own ssh configuration (keys, ports, ProxyJump) and nothing else.
 #
 #   scripts/deploy.sh [--quick | --standard | --full] [--target armv7|aarch64|x86|armv6]
-#                     [--only zstd,...] [--no-build | --dist TARBALL] [--results DIR] HOST
+#                     [--only zstd,...] [--no-build | --dist TARBALL] [--results DIR]
+#                     [--against DIR] HOST
 #   scripts/deploy.sh --print-target [--target T] HOST   (checks the board, prints T)
 #   scripts/deploy.sh --dry-run [...] HOST   (run-all.sh --dry-run's plan, from the board)
 #
@@ -19,10 +20,15 @@
 # failed), 1 when the board cannot be reached, 2 for bad arguments. --dry-run unpacks the
 # dist in a temporary folder on the board, prints run-all.sh --dry-run's plan and estimate
 # from there, and removes it: nothing is left on the board, nothing comes back.
+# --against DIR: DIR on this machine holds another build's bb-* binaries for the same
+# target (an older dist's bin/, another checkout's target/<triple>/release); they are
+# copied beside the dist, into REMOTE_DIR/against/ (replaced at each deploy), and
+# run-all.sh runs with --against ../against: each binary against its other build, fork by
+# fork, its answer block ending with the A/B lines.
 set -eu
 
 usage() {
-    echo "usage: deploy.sh [--quick | --standard | --full] [--target armv7|aarch64|x86|armv6] [--only LIST] [--no-build | --dist TARBALL] [--results DIR] [--dry-run] HOST" >&2
+    echo "usage: deploy.sh [--quick | --standard | --full] [--target armv7|aarch64|x86|armv6] [--only LIST] [--no-build | --dist TARBALL] [--results DIR] [--against DIR] [--dry-run] HOST" >&2
     exit 2
 }
 
@@ -35,6 +41,8 @@ dist=
 results=results
 print_target=no
 dry_run=no
+against=
+against_given=no
 host=
 while [ $# -gt 0 ]; do
     case $1 in
@@ -46,13 +54,26 @@ while [ $# -gt 0 ]; do
         --results) [ $# -ge 2 ] || usage; results=$2; shift ;;
         --print-target) print_target=yes ;;
         --dry-run) dry_run=yes ;;
-        -h | --help) sed -n '2,23s/^# \{0,1\}//p' "$0"; exit 0 ;;
+        --against) [ $# -ge 2 ] || usage; against=$2; against_given=yes; shift ;;
+        -h | --help) sed -n '2,29s/^# \{0,1\}//p' "$0"; exit 0 ;;
         -*) echo "deploy.sh: unknown option '$1'" >&2; usage ;;
         *) [ -z "$host" ] || usage; host=$1 ;;
     esac
     shift
 done
 [ -n "$host" ] || usage
+# The other build's binaries: the measurement ones (as run-all.sh finds them: bb-*, not
+# bb-compare, not cargo's bb-x.d), checked before the board is asked anything.
+against_bins=
+if [ $against_given = yes ]; then
+    [ -d "$against" ] || { echo "deploy.sh: --against '$against': not a directory (expected another build's bb-* binaries)" >&2; exit 2; }
+    for exe in "$against"/bb-*; do
+        b=${exe##*/}
+        case $b in bb-compare | *[!A-Za-z0-9_-]*) continue ;; esac
+        if [ -f "$exe" ] && [ -x "$exe" ]; then against_bins="$against_bins $b"; fi
+    done
+    [ -n "$against_bins" ] || { echo "deploy.sh: --against '$against': no bb-* binaries there (an unpacked dist has them in its bin/)" >&2; exit 2; }
+fi
 # Not ${REMOTE_DIR:-~/boardbench}: the shell would expand that ~ here, on the laptop.
 remote_dir=${REMOTE_DIR:-}
 [ -n "$remote_dir" ] || remote_dir='~/boardbench'
@@ -117,28 +138,42 @@ for v in $(env | sed -n 's/^\(BB_FLAGS[A-Za-z0-9_]*\)=.*/\1/p'); do
 done
 only_arg=
 [ -n "$only" ] && only_arg="--only $(quote "$only")"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# What goes to the board: the dist, or with --against the dist and against/ beside it
+# (the other build's binaries), in one tarball made here.
+payload=$dist
+against_arg=
+if [ -n "$against" ]; then
+    mkdir "$work/payload" "$work/payload/against"
+    tar -C "$work/payload" -xzf "$dist"
+    for b in $against_bins; do cp "$against/$b" "$work/payload/against/$b"; done
+    tar -C "$work/payload" -czf "$work/payload.tar.gz" "$name" against
+    payload=$work/payload.tar.gz
+    against_arg="--against ../against"
+    say "the other build:$against_bins from $against"
+fi
 
 if [ $dry_run = yes ]; then
     say "run-all.sh --dry-run for $name, in a temporary folder on the board"
     # shellcheck disable=SC2086
     ssh $ssh_opts "$host" "t=\$(mktemp -d) && trap 'rm -rf \"\$t\"' EXIT && cd \"\$t\" && tar -xzf - \
-        && cd $(quote "$name") &&$vars sh scripts/run-all.sh --dry-run $profile $only_arg" <"$dist"
+        && cd $(quote "$name") &&$vars sh scripts/run-all.sh --dry-run $profile $only_arg $against_arg" <"$payload"
     exit
 fi
 
 # Copied through ssh itself rather than scp, whose remote paths each scp version
-# quotes and expands its own way.
-say "copying $name to $remote_dir ($arch)"
+# quotes and expands its own way. An earlier deploy's against/ goes, with or without.
+say "copying $name${against:+ and against/} to $remote_dir ($arch)"
 # shellcheck disable=SC2086
-ssh $ssh_opts "$host" "mkdir -p $rdir && cd $rdir && rm -rf $(quote "$name") && tar -xzf -" <"$dist" \
+ssh $ssh_opts "$host" "mkdir -p $rdir && cd $rdir && rm -rf $(quote "$name") against && tar -xzf -" <"$payload" \
     || { say "copying $dist to $remote_dir failed"; exit 1; }
 
-say "running run-all.sh ${profile:-(standard profile)}"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+say "running run-all.sh ${profile:-(standard profile)}${against:+ against the other build}"
 {
     rc=0
-    remote "cd $rdir/$(quote "$name") &&$vars sh scripts/run-all.sh $profile $only_arg --out ../results" || rc=$?
+    remote "cd $rdir/$(quote "$name") &&$vars sh scripts/run-all.sh $profile $only_arg $against_arg --out ../results" || rc=$?
     echo $rc >"$work/rc"
 } | tee "$work/out"
 rc=$(cat "$work/rc")

@@ -3,7 +3,7 @@
 # per board, in parallel with xargs -P), then compares them in one bb-compare table.
 #
 #   scripts/fleet.sh HOSTS_FILE [--parallel N] [--quick | --standard | --full]
-#                    [--only zstd,...] [--no-build] [--results DIR]
+#                    [--only zstd,...] [--no-build] [--results DIR] [--against DIR]
 #
 # HOSTS_FILE: a board per line, `HOST [TARGET] [dir=REMOTE_DIR] [ssh options...]`, where
 # HOST is user@host or a Host of your ssh config, TARGET armv7, aarch64, x86 or armv6 (default:
@@ -16,11 +16,14 @@
 # <board>.log, compare.txt (the table across boards) and compare.svg; it prints the
 # boards' answer (which is faster at what, beyond noise or not). A board that fails
 # is reported and the others go on. Exit 0 when every board ran everything, 1 otherwise.
+# --against DIR goes to each board's deploy.sh: another build's bb-* binaries, copied
+# beside the first, each binary run against them (its answer block ends with the A/B
+# lines); one build, so boards of one target (a fleet of several: a run per target).
 set -eu
 set -f
 
 usage() {
-    echo "usage: fleet.sh HOSTS_FILE [--parallel N] [--quick | --standard | --full] [--only LIST] [--no-build] [--results DIR]" >&2
+    echo "usage: fleet.sh HOSTS_FILE [--parallel N] [--quick | --standard | --full] [--only LIST] [--no-build] [--results DIR] [--against DIR]" >&2
     exit 2
 }
 
@@ -31,6 +34,8 @@ profile=
 only=
 build=yes
 results=results
+against=
+against_given=no
 while [ $# -gt 0 ]; do
     case $1 in
         --parallel) [ $# -ge 2 ] || usage; parallel=$2; shift ;;
@@ -38,7 +43,8 @@ while [ $# -gt 0 ]; do
         --only) [ $# -ge 2 ] || usage; only=$2; shift ;;
         --no-build) build=no ;;
         --results) [ $# -ge 2 ] || usage; results=$2; shift ;;
-        -h | --help) sed -n '2,20s/^# \{0,1\}//p' "$0"; exit 0 ;;
+        --against) [ $# -ge 2 ] || usage; against=$2; against_given=yes; shift ;;
+        -h | --help) sed -n '2,23s/^# \{0,1\}//p' "$0"; exit 0 ;;
         -*) echo "fleet.sh: unknown option '$1'" >&2; usage ;;
         *) [ -z "$hosts_file" ] || usage; hosts_file=$1 ;;
     esac
@@ -49,6 +55,12 @@ done
 case $parallel in
     '' | *[!0-9]* | 0) echo "fleet.sh: --parallel '$parallel': expected a number of at least 1" >&2; exit 2 ;;
 esac
+# The jobs read it from their environment, as the tarballs (below): never parsed again.
+if [ $against_given = yes ]; then
+    [ -d "$against" ] || { echo "fleet.sh: --against '$against': not a directory (expected another build's bb-* binaries)" >&2; exit 2; }
+    BB_AGAINST=$against
+    export BB_AGAINST
+fi
 
 . "$repo/scripts/lib.sh"
 
@@ -102,6 +114,8 @@ while IFS= read -r line || [ -n "$line" ]; do
         # that no path passes through sed or the shell's parsing again, whatever it holds.
         printf '%s' "$(quote "$repo/scripts/deploy.sh") $profile --target $target --dist \"\$BB_DIST_$target\" --results $(quote "$fleet/$label")"
         [ -n "$only" ] && printf ' --only %s' "$(quote "$only")"
+        # shellcheck disable=SC2016  # expanded by the job, from its environment
+        [ $against_given = yes ] && printf ' --against "$BB_AGAINST"'
         echo " $(quote "$host") >>$(quote "$fleet/$label.log") 2>&1"
         echo "echo \$? >$(quote "$work/$label.rc")"
     } >"$work/job.$label"

@@ -6,6 +6,7 @@
 # POSIX sh, so it runs on a board that has only busybox.
 #
 #   scripts/run-all.sh [--quick | --standard | --full] [--dry-run] [--out DIR] [--only zstd,ipc,...]
+#                      [--against DIR]
 #
 # The profile: --quick (a smoke run), --standard (the default: minutes), --full (hours,
 # JMH's habits). It first prints the suite's estimated duration; --dry-run prints each
@@ -19,11 +20,16 @@
 # succeeded, 1 when one failed, 2 for bad arguments. Before its summary it shows each
 # binary's answer block (the last lines of its text report). The last line on stdout is
 # "results: <directory>".
+# --against DIR: DIR holds another build's bb-* binaries (an older dist's bin/, another
+# checkout's target/release); each binary runs with --against DIR/<its name>, that build
+# interleaved with this one fork by fork, and its answer block ends with the A/B lines
+# ("this build against DIR/bb-zstd:"). A DIR that is no directory, or that lacks one of
+# the binaries to run, is refused (exit 2) before anything runs.
 set -u
 set -f    # BB_FLAGS are split into words, never globbed
 
 usage() {
-    echo "usage: run-all.sh [--quick | --standard | --full] [--dry-run] [--out DIR] [--only zstd,ipc,...]" >&2
+    echo "usage: run-all.sh [--quick | --standard | --full] [--dry-run] [--out DIR] [--only zstd,ipc,...] [--against DIR]" >&2
     exit 2
 }
 
@@ -31,6 +37,8 @@ profile=--standard
 dry_run=no
 out=results
 only=
+against=
+against_given=no
 while [ $# -gt 0 ]; do
     case $1 in
         --quick | --standard | --full) profile=$1 ;;
@@ -39,7 +47,9 @@ while [ $# -gt 0 ]; do
         --out=*) out=${1#--out=} ;;
         --only) [ $# -ge 2 ] || usage; only=$2; shift ;;
         --only=*) only=${1#--only=} ;;
-        -h | --help) sed -n '2,21s/^# \{0,1\}//p' "$0"; exit 0 ;;
+        --against) [ $# -ge 2 ] || usage; against=$2; against_given=yes; shift ;;
+        --against=*) against=${1#--against=}; against_given=yes ;;
+        -h | --help) sed -n '2,27s/^# \{0,1\}//p' "$0"; exit 0 ;;
         *) echo "run-all.sh: unknown argument '$1'" >&2; usage ;;
     esac
     shift
@@ -50,6 +60,19 @@ case $out in
     '') echo "run-all.sh: --out '': expected a directory" >&2; exit 2 ;;
     -*) echo "run-all.sh: --out '$out': expected a directory (one named so is ./$out)" >&2; exit 2 ;;
 esac
+# The other build's directory, checked here; its binaries once the names are known.
+if [ $against_given = yes ]; then
+    if [ -z "$against" ]; then
+        echo "run-all.sh: --against '': expected a directory of another build's bb-* binaries" >&2; exit 2
+    elif [ ! -e "$against" ]; then
+        echo "run-all.sh: --against '$against': no such directory" >&2; exit 2
+    elif [ ! -d "$against" ]; then
+        echo "run-all.sh: --against '$against': not a directory (expected one of another build's bb-* binaries)" >&2; exit 2
+    fi
+    # DIR/ and DIR name the same binaries; a DIR named -x reaches a binary as ./-x.
+    while [ "$against" != / ] && [ "${against%/}" != "$against" ]; do against=${against%/}; done
+    case $against in -*) against=./$against ;; esac
+fi
 
 here=$(cd "$(dirname "$0")" && pwd)
 if [ -n "${BB_BIN_DIR:-}" ]; then
@@ -84,6 +107,16 @@ if [ -n "$only" ]; then
     done
     names=$chosen
 fi
+if [ -n "$against" ]; then
+    missing=
+    for name in $names; do
+        [ -f "$against/$name" ] && [ -x "$against/$name" ] || missing="${missing:+$missing, }$name"
+    done
+    if [ -n "$missing" ]; then
+        echo "run-all.sh: --against '$against': no $missing there, which this run needs (--only leaves a binary out)" >&2
+        exit 2
+    fi
+fi
 
 # The flags of one binary: the profile, then $BB_FLAGS, then $BB_FLAGS_<name>.
 flags_of() {
@@ -97,8 +130,11 @@ total=0
 unplanned=
 about_word=about    # "at most" where a binary may add forks to reach a precision
 for name in $names; do
+    # --against DIR/<name> as the positional parameters (the script's own are parsed
+    # already): the path reaches the binary as one word, whatever it holds.
+    if [ -n "$against" ]; then set -- --against "$against/$name"; else set --; fi
     # shellcheck disable=SC2046  # the flags are meant to split into words
-    if ! plan=$("$bindir/$name" $(flags_of "$name") --dry-run 2>&1); then
+    if ! plan=$("$bindir/$name" $(flags_of "$name") "$@" --dry-run 2>&1); then
         echo "run-all.sh: $name: no plan: $(printf '%s\n' "$plan" | tail -n 1)" >&2
         unplanned="$unplanned $name"
         continue
@@ -116,6 +152,7 @@ else
     about="$total s"
 fi
 echo "run-all: $(echo $names | wc -w) binaries, profile ${profile#--}, estimated duration: $about_word $about ($total s)"
+[ -n "$against" ] && echo "run-all: this build against the one in $against"
 if [ $dry_run = yes ]; then
     [ -z "$unplanned" ]
     exit
@@ -148,6 +185,7 @@ summary=$res/.summary.txt.tmp
     echo "boardbench run-all ${profile#--} on $host ($(uname -m), Linux $(uname -r)), $stamp"
     echo "binaries:$names"
     [ -n "${BB_FLAGS:-}" ] && echo "BB_FLAGS: $BB_FLAGS"
+    [ -n "$against" ] && echo "against: $against"
 } >"$summary"
 
 failed=
@@ -156,13 +194,14 @@ answers=$res/.answers.tmp
 total_start=$(date +%s)
 for name in $names; do
     flags=$(flags_of "$name")
-    echo "$name $flags" | tr -s ' ' | sed 's/ $//'
+    if [ -n "$against" ]; then set -- --against "$against/$name"; else set --; fi
+    echo "$name $flags $*" | tr -s ' ' | sed 's/ $//'
     start=$(date +%s)
     # Its stderr (progress lines, warnings) on the screen as it comes and in its .log;
     # the exit code through a file, as a pipe keeps only tee's (POSIX sh: no pipefail).
     # shellcheck disable=SC2086  # the flags are meant to split into words
     {
-        "$bindir/$name" $flags --output "$res/$name.json" --format json \
+        "$bindir/$name" $flags "$@" --output "$res/$name.json" --format json \
             2>&1 >"$res/$name.txt"
         echo $? >"$res/.rc"
     } | tee "$res/$name.log" >&2

@@ -148,14 +148,19 @@ pub const AB_ROWS: usize = 4;
 /// ±0.03)`. Past [`AB_ROWS`] rows, the head counts each verdict and the rows furthest
 /// from a tie follow, as many as fit.
 pub fn against_lines(shown: &str, results: &[BenchResult]) -> Vec<String> {
+    ab_lines(shown, results).iter().map(|l| fit(l)).collect()
+}
+
+fn ab_lines(shown: &str, results: &[BenchResult]) -> Vec<String> {
     let compared: Vec<(&BenchResult, PairedRatio)> = results
         .iter()
         .filter(|r| r.headline || !results.iter().any(|h| h.headline))
         .filter_map(|r| Some((r, r.versus.as_ref()?.ratio?)))
         .collect();
-    let head = format!("this build against {shown}");
+    // The path on a line of its own, its end kept where it is long: it names the build.
+    let head = format!("this build against {}:", tail_of(shown, WIDTH - 20));
     if compared.is_empty() {
-        return vec![format!("{head}: no row both builds ran")];
+        return vec![head, "  no row both builds ran".into()];
     }
     let keys = varying_keys(compared.iter().map(|(r, _)| r.params.as_slice()));
     let name = |r: &BenchResult| {
@@ -164,8 +169,8 @@ pub fn against_lines(shown: &str, results: &[BenchResult]) -> Vec<String> {
     };
     let row =
         |(r, ratio): &(&BenchResult, PairedRatio)| format!("  {}: {}", name(r), verdict(ratio));
+    let mut lines = vec![head];
     if compared.len() <= AB_ROWS {
-        let mut lines = vec![format!("{head}:")];
         lines.extend(compared.iter().map(row));
         return lines;
     }
@@ -175,25 +180,25 @@ pub fn against_lines(shown: &str, results: &[BenchResult]) -> Vec<String> {
         tally(Verdict::Slower),
         tally(Verdict::Tie),
     );
-    let mut counts = vec![];
-    counts.extend((faster > 0).then(|| format!("{faster} faster")));
-    counts.extend((slower > 0).then(|| format!("{slower} slower")));
-    counts.extend((ties > 0).then(|| format!("{ties} a tie")));
     if ties == compared.len() {
         let closest = compared
             .iter()
             .map(|(_, r)| r.error())
             .fold(f64::INFINITY, f64::min);
-        return vec![format!(
-            "{head}: a tie in all {} rows (the closest within ±{closest:.2})",
-            compared.len()
-        )];
+        lines.push(format!(
+            "  a tie in all {ties} rows (the closest within ±{closest:.2})"
+        ));
+        return lines;
     }
-    let mut lines = vec![format!(
-        "{head}: {} rows, {}",
+    let mut counts = vec![];
+    counts.extend((faster > 0).then(|| format!("{faster} faster")));
+    counts.extend((slower > 0).then(|| format!("{slower} slower")));
+    counts.extend((ties > 0).then(|| format!("{ties} a tie")));
+    lines.push(format!(
+        "  {} rows: {}; furthest from a tie:",
         compared.len(),
         counts.join(", ")
-    )];
+    ));
     let mut apart: Vec<&(&BenchResult, PairedRatio)> = compared
         .iter()
         .filter(|(_, r)| r.verdict() != Verdict::Tie)
@@ -201,6 +206,16 @@ pub fn against_lines(shown: &str, results: &[BenchResult]) -> Vec<String> {
     apart.sort_by(|a, b| b.1.ratio.ln().abs().total_cmp(&a.1.ratio.ln().abs()));
     lines.extend(apart.into_iter().take(AB_ROWS - 1).map(row));
     lines
+}
+
+/// `path` as it is where it has `room` characters at most, else its end after `…`: the
+/// end of a path names the build.
+fn tail_of(path: &str, room: usize) -> String {
+    let n = path.chars().count();
+    match n <= room {
+        true => path.to_string(),
+        false => format!("…{}", path.chars().skip(n + 1 - room).collect::<String>()),
+    }
 }
 
 /// `1.08x faster (±0.02, more than noise)`, `1.08x slower (…)` (the other build's speed
@@ -213,6 +228,15 @@ fn verdict(r: &PairedRatio) -> String {
             false => format!("±{e:.2}"),
         }
     };
+    // An interval wider than the ratio itself (few pairs) reads better as its ends.
+    if r.verdict() == Verdict::Tie && r.error() >= r.ratio {
+        return format!(
+            "a tie ({}, anywhere from {} to {})",
+            times(r.ratio),
+            times(r.low),
+            times(r.high)
+        );
+    }
     match r.verdict() {
         Verdict::Faster => format!("{:.2}x faster ({}, more than noise)", r.ratio, pm(r)),
         Verdict::Slower => {
@@ -416,30 +440,45 @@ mod tests {
         many.push(ab_row("decompress", "1", &faster));
         many.push(ab_row("decompress", "2", &slower));
         let lines = against_lines("./old/bb-zstd", &many);
+        assert_eq!(lines[0], "this build against ./old/bb-zstd:");
         assert_eq!(
-            lines[0],
-            "this build against ./old/bb-zstd: 8 rows, 1 faster, 1 slower, 6 a tie"
+            lines[1],
+            "  8 rows: 1 faster, 1 slower, 6 a tie; furthest from a tie:"
         );
         assert!(
-            lines[1].starts_with("  decompress (threads=2): 2.0"),
+            lines[2].starts_with("  decompress (threads=2): 2.0"),
             "{lines:?}"
         );
         assert!(
-            lines[2].starts_with("  decompress (threads=1): 1.08x"),
+            lines[3].starts_with("  decompress (threads=1): 1.08x"),
             "{lines:?}"
         );
-        assert_eq!(lines.len(), 3);
+        assert_eq!(lines.len(), 4);
         assert!(lines.iter().all(|l| l.chars().count() <= WIDTH));
         let ties: Vec<BenchResult> = (1..=5).map(|t| ab_row("x", &t.to_string(), &tie)).collect();
-        let line = &against_lines("y", &ties)[0];
+        let line = &against_lines("y", &ties)[1];
         assert!(
-            line.starts_with("this build against y: a tie in all 5 rows (the closest within ±0."),
+            line.starts_with("  a tie in all 5 rows (the closest within ±0."),
             "{line}"
+        );
+        // Two pairs: an interval too wide for a ±, given by its ends.
+        let line = &against_lines("y", &[ab_row("compress", "1", &[2.0, 0.5])])[1];
+        assert_eq!(
+            line,
+            "  compress: a tie (1.00x, anywhere from 0.250x to 4.00x)"
+        );
+        let long = format!("/home/pi/{}/old/bb-zstd", "builds/".repeat(12));
+        let lines = against_lines(&long, &rows);
+        assert!(lines[0].starts_with("this build against …"), "{lines:?}");
+        assert!(lines[0].ends_with("builds//old/bb-zstd:"), "{lines:?}");
+        assert!(
+            lines.iter().all(|l| l.chars().count() <= WIDTH),
+            "{lines:?}"
         );
         let plain = sample_result("bb.zstd.compress", "1", vec![1.0]);
         assert_eq!(
             against_lines("x", &[plain]),
-            ["this build against x: no row both builds ran"]
+            ["this build against x:", "  no row both builds ran"]
         );
     }
 

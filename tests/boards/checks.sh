@@ -95,6 +95,16 @@ per_binary bb-rpc "--transport unix --codec raw --payload 16 --depth 1"
 per_binary bb-seek "--sizes 1m --client plain,stream --pattern sequential,backward"
 section bb-compare.help "$dist/bin/bb-compare" --help
 
+# --against another build: on the Pi 3, its armv7 build beside the aarch64 one (the
+# 64-bit kernel runs both); elsewhere, the board's own build at another path.
+other=/opt/boardbench/armv7/bb-zstd
+if [ ! -x "$other" ]; then
+    other=$work/old-bb-zstd
+    cp "$dist/bin/bb-zstd" "$other"
+fi
+section against "$dist/bin/bb-zstd" --quick $short $zstd_small --threads 1 --lock none \
+    --forks 2 --against "$other"
+
 # SIGINT and SIGTERM: a run with a server child (bb-ipc's, bb-rpc's) is stopped once
 # both processes run; its exit code, then every bb- process and socket file left.
 signal_check() {

@@ -56,6 +56,9 @@ fn another_build_that_cannot_be_run_against_is_refused_in_one_line() {
         "echo 'Unrecognized argument: --lock' >&2; exit 2",
     );
     let missing = d.join("none").to_string_lossy().into_owned();
+    // A name with a line break and a terminal escape in it reaches the screen escaped.
+    let hostile = d.join("a\nb\x1b[31m").to_string_lossy().into_owned();
+    let hostile_shown = format!("{}/a\\nb\\u{{1b}}[31m", d.path().display());
     let dir = d.path().to_string_lossy().into_owned();
     let no_qemu = [("PATH", "/nonexistent")];
     let cases: Vec<(Vec<&str>, &[(&str, &str)], String)> = vec![
@@ -63,6 +66,11 @@ fn another_build_that_cannot_be_run_against_is_refused_in_one_line() {
             vec!["--against", &missing],
             &[],
             format!("--against {missing}: no such file"),
+        ),
+        (
+            vec!["--against", &hostile],
+            &[],
+            format!("--against {hostile_shown}: no such file"),
         ),
         (
             vec!["--against", &dir],
@@ -142,8 +150,7 @@ fn an_aa_run_answers_a_tie_and_writes_both_sides_as_two_runs() {
         .contains(&format!("This build against {old} (sha1 ")));
     // Identical bytes: a tie (at 99.9%, three pairs).
     assert!(
-        run.stdout
-            .contains(&format!("this build against {old}:\n  compress: a tie (")),
+        run.stdout.contains("old-bb-zstd:\n  compress: a tie ("),
         "{}",
         run.stdout
     );
@@ -154,7 +161,10 @@ fn an_aa_run_answers_a_tie_and_writes_both_sides_as_two_runs() {
         "{}",
         run.stderr
     );
-    assert!(run.stderr.contains("fork 2/3, against bb.zstd.compress"), "progress names the side");
+    assert!(
+        run.stderr.contains("fork 2/3, against bb.zstd.compress"),
+        "progress names the side"
+    );
     let json: Value = serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap();
     let entries = json.as_array().unwrap();
     assert_eq!(entries.len(), 2, "one entry a build");
@@ -263,8 +273,7 @@ fn a_drift_through_the_run_shows_between_sequential_runs_and_cancels_in_pairs() 
     );
     run.assert_ok();
     assert!(
-        run.stdout
-            .contains(&format!("this build against {old}:\n  compress: a tie (")),
+        run.stdout.contains("old-bb-zstd:\n  compress: a tie ("),
         "{}",
         run.stdout
     );

@@ -307,6 +307,49 @@ fn playbook_runs_the_boards_and_reports_the_ones_that_fail() {
     assert!(d.join("home-sshd1/boardbench/results").is_dir());
     assert!(d.join("remote 2/results").is_dir());
     assert!(!cwd.join("~").exists() && !Path::new(REPO).join("~").exists());
+
+    // against: another build's binaries (here the same build's, from a folder named with
+    // a space and a quote) beside the dist on both boards, with Python and without, and
+    // each binary run against them: its answer block ends with the A/B lines.
+    let other = d.join("the old build's");
+    std::fs::create_dir_all(&other).unwrap();
+    let musl = Path::new(REPO).join("target/x86_64-unknown-linux-musl/release");
+    for name in ["bb-zstd", "bb-ipc", "bb-rpc", "bb-seek"] {
+        std::os::unix::fs::symlink(musl.join(name), other.join(name)).unwrap();
+    }
+    let before = runs_in(&results);
+    let run = run_ansible(
+        &boards,
+        cwd.path(),
+        "ansible-playbook",
+        &[
+            "-i",
+            inv.to_str().unwrap(),
+            &format!("{REPO}/ansible/boardbench.yml"),
+            "--limit",
+            "board1,board2",
+            "-e",
+            "profile=quick",
+            "-e",
+            "only=zstd",
+            "-e",
+            &format!("bb_flags='{SHORT_TIMING}'"),
+            "-e",
+            &format!("results_dir={}", results.display()),
+            "-e",
+            "poll_interval=1",
+            "-e",
+            &serde_json::json!({ "against": other }).to_string(),
+        ],
+    );
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let fleet = new_run_dir(&results, &before);
+    for board in ["board1", "board2"] {
+        crate::suite::check_against_results(&board_results(&fleet, board), "../against");
+    }
+    // Python's board gets the binaries that run; deploy.sh's, every one of the folder.
+    assert!(d.join("home-sshd1/boardbench/against/bb-zstd").is_file());
+    assert!(d.join("remote 2/against/bb-zstd").is_file());
 }
 
 #[test]

@@ -407,11 +407,32 @@ fn check_signals(console: &Console) {
     }
 }
 
+/// bb-zstd `--against` another build: on the Pi 3 its armv7 build (the 64-bit kernel
+/// runs both), elsewhere the same build at another path; the run completes and its
+/// answer ends by naming the other build (correctness only: no timing is claimed).
+fn check_against(console: &Console, board: &Board) {
+    let other = match board.name {
+        "pi3" => "/opt/boardbench/armv7/bb-zstd",
+        _ => "/tmp/checks/old-bb-zstd",
+    };
+    let out = console.ok("against");
+    let tail: Vec<&str> = out.trim_end().lines().rev().take(2).collect();
+    assert_eq!(tail[1], format!("this build against {other}:"), "{out}");
+    assert!(tail[0].starts_with("  compress: "), "{out}");
+    assert!(
+        out.contains(&format!("This build against {other} (sha1 ")),
+        "the pairs' table: {out}"
+    );
+    let err = &console.get("against.err").text;
+    assert!(err.contains(", against "), "the other build's forks: {err}");
+}
+
 fn check_quick_board(board: &Board, mem_kb: std::ops::Range<u64>, limit: Duration) {
     let console = boot(board, "checks.sh", None, limit);
     check_board(&console, board, mem_kb);
     check_suite(&console, board);
     check_binaries(&console);
+    check_against(&console, board);
     check_signals(&console);
 }
 

@@ -111,6 +111,17 @@ impl Target {
     }
 }
 
+/// bb-zstd's input and warm-up made small for qemu-user: the start of every run here.
+const SMALL: [&str; 7] = [
+    "--quick",
+    "--size",
+    "64k",
+    "--jobs",
+    "2",
+    "--warmup-time",
+    "50ms",
+];
+
 fn binaries() -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/src/bin"))
         .unwrap()
@@ -221,6 +232,54 @@ fn bb_zstd_runs_correctly_under_qemu() {
         let bad = target.run(exe, &["--threads", "0"], false, &[]);
         assert_eq!(bad.code, 2, "{name}: {}", bad.stderr);
     }
+}
+
+#[test]
+#[ignore = "needs make cross and qemu-user; run by make test"]
+fn against_another_build_runs_under_qemu() {
+    let args = |other: &str| -> Vec<String> {
+        let rest = [
+            "--threads",
+            "1",
+            "--lock",
+            "none",
+            "--op",
+            "compress",
+            "--iterations",
+            "1",
+            "--time",
+            "100ms",
+            "--forks",
+            "1",
+            "--against",
+            other,
+        ];
+        SMALL.iter().chain(&rest).map(|a| a.to_string()).collect()
+    };
+    let check = |target: &Target, other: &std::path::Path| {
+        let exe = target.built("bb-zstd");
+        let other = other.to_str().unwrap();
+        let args = args(other);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let run = target.run(exe.to_str().unwrap(), &args, true, &[]);
+        run.assert_ok();
+        let name = target.name();
+        // The path's end: a long one is cut at its start to keep 80 columns.
+        assert!(
+            run.stdout.contains("this build against ")
+                && run.stdout.contains("/release/bb-zstd:\n  compress: "),
+            "{name}: {}",
+            run.stdout
+        );
+    };
+    // Each target against itself, its forks and the other's through its qemu.
+    for target in TARGETS {
+        check(target, &target.built("bb-zstd"));
+    }
+    // armv7 against aarch64, as on a Pi 3 with a 64-bit kernel: the other build's qemu
+    // found by its architecture, not the runner of this one's forks.
+    let aarch64 = TARGETS.iter().find(|t| t.arch == "aarch64").unwrap();
+    check(&ARMV7, &aarch64.built("bb-zstd"));
 }
 
 #[test]

@@ -83,6 +83,11 @@ fn every_command_the_docs_show_parses_and_plans() {
         "{\"name\": \"Sapporo\"}\n".repeat(1000),
     )
     .unwrap();
+    // The other build `--against` names (docs/ab.md): the same binaries, copied.
+    std::fs::create_dir(dir.join("old")).unwrap();
+    for name in ["bb-zstd", "bb-ipc", "bb-rpc", "bb-seek"] {
+        std::fs::copy(bin_dir.join(name), dir.join("old").join(name)).unwrap();
+    }
     let mut ran = 0;
     for line in &lines {
         for words in commands(line) {

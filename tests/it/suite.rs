@@ -168,6 +168,85 @@ fn check_run_all(shell: &[&str]) {
         "{}",
         bad.stderr
     );
+
+    // --against: the other build's binaries in a folder whose name has a space and a
+    // quote (here the same bb-zstd); the path reaches the binary as one word, and its
+    // answer block ends with the A/B lines.
+    let other = other_build(&dir);
+    let run = run_all(
+        shell,
+        &dir,
+        &[
+            "--quick",
+            "--only",
+            "zstd",
+            "--against",
+            other.to_str().unwrap(),
+        ],
+    );
+    run.assert_ok();
+    let against = format!("{}/bb-zstd", other.display());
+    assert!(
+        run.stdout.contains(&format!(
+            "run-all: this build against the one in {}\n",
+            other.display()
+        )),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .lines()
+            .any(|l| l.starts_with("bb-zstd --quick ")
+                && l.ends_with(&format!(" --against {against}"))),
+        "{}",
+        run.stdout
+    );
+    let block = run
+        .stdout
+        .split_once("== bb-zstd: the answer ==\n")
+        .unwrap_or_else(|| panic!("no answer block:\n{}", run.stdout))
+        .1;
+    assert!(
+        block.lines().any(|l| l.starts_with("this build against ")),
+        "no A/B lines in the answer:\n{block}"
+    );
+    check_against_results(&results_dir(&run), other.to_str().unwrap());
+}
+
+/// Checks a run-all results directory of bb-zstd run `--against` the build in `against`
+/// (as run-all was given it): its report (this build's rows and the other's, as the
+/// harness lays them out), and summary.txt naming the other build, its answer block
+/// ending with the A/B lines.
+pub(crate) fn check_against_results(res: &Path, against: &str) {
+    let report = crate::support::boards::read_json(&res.join("bb-zstd.json"));
+    assert!(!report.as_array().unwrap().is_empty(), "{}", res.display());
+    assert!(res.join("env.json").is_file(), "{}", res.display());
+    let summary = std::fs::read_to_string(res.join("summary.txt")).unwrap();
+    assert!(
+        summary.contains(&format!("\nagainst: {against}\n"))
+            && summary.contains("\n== bb-zstd: ok in "),
+        "{summary}"
+    );
+    let block = summary
+        .split_once("== bb-zstd: the answer ==\n")
+        .unwrap_or_else(|| panic!("no answer block:\n{summary}"))
+        .1;
+    assert!(
+        block.lines().any(|l| l.starts_with("this build against ")),
+        "no A/B lines in the answer:\n{summary}"
+    );
+}
+
+/// A folder named with a space and a quote, holding the same bb-zstd as [`bin_dir`]: the
+/// other build of `--against`.
+fn other_build(dir: &TempDir) -> PathBuf {
+    let other = dir.join("the other build's");
+    if !other.exists() {
+        std::fs::create_dir_all(&other).unwrap();
+        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_bb-zstd"), other.join("bb-zstd")).unwrap();
+    }
+    other
 }
 
 #[test]
@@ -344,6 +423,60 @@ fn deploy_copies_runs_and_fetches_results_over_ssh() {
         .join("bb-zstd.json")
         .exists());
 
+    // --against: another build's binaries (here the same build's, from a folder named
+    // with a space and a quote) go beside the dist, into REMOTE_DIR/against/, and each
+    // binary runs against them: its answer block ends with the A/B lines.
+    let other = boards.dir.join("the old build's");
+    std::fs::create_dir_all(&other).unwrap();
+    let musl = Path::new(REPO).join("target/x86_64-unknown-linux-musl/release");
+    for name in ["bb-zstd", "bb-ipc", "bb-rpc", "bb-seek", "bb-compare"] {
+        std::os::unix::fs::symlink(musl.join(name), other.join(name)).unwrap();
+    }
+    std::fs::write(other.join("bb-zstd.d"), "").unwrap();
+    let run = deploy(
+        &boards,
+        &[
+            "--quick",
+            "--target",
+            "x86",
+            "--no-build",
+            "--only",
+            "zstd",
+            "--results",
+            local.to_str().unwrap(),
+            "--against",
+            other.to_str().unwrap(),
+            "board1",
+        ],
+        remote.to_str().unwrap(),
+    );
+    run.assert_ok();
+    assert!(
+        run.stdout
+            .lines()
+            .any(|l| l.starts_with("bb-zstd --quick ")
+                && l.ends_with(" --against ../against/bb-zstd")),
+        "{}",
+        run.stdout
+    );
+    let block = run
+        .stdout
+        .split_once("== bb-zstd: the answer ==\n")
+        .unwrap_or_else(|| panic!("no answer block:\n{}", run.stdout))
+        .1;
+    assert!(
+        block.lines().any(|l| l.starts_with("this build against ")),
+        "no A/B lines in the answer:\n{block}"
+    );
+    check_against_results(&results_dir(&run), "../against");
+    // The measurement binaries, not bb-compare nor cargo's bb-zstd.d.
+    let mut copied: Vec<String> = std::fs::read_dir(remote.join("against"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    copied.sort();
+    assert_eq!(copied, ["bb-ipc", "bb-rpc", "bb-seek", "bb-zstd"]);
+
     // A board of another architecture is refused before anything is copied.
     let run = deploy(
         &boards,
@@ -436,19 +569,38 @@ fn make_deploy_on_an_armv6l_board_chooses_armv6() {
     );
     let host = format!("HOST={}@127.0.0.1", user());
     let ssh_opts = format!("{} -o Port={}", boards.ssh_opts, zero.port);
+    // AGAINST=: another build, from a folder named with a space and a quote, goes beside it.
+    let other = d.join("the old build's");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("bb-zstd"), "#!/bin/sh\necho the old bb-zstd\n").unwrap();
+    std::fs::set_permissions(
+        other.join("bb-zstd"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
     let run = crate::support::run_in(
         Path::new(REPO),
         "make",
-        &["-s", "deploy", &host, "PROFILE=quick"],
+        &[
+            "-s",
+            "deploy",
+            &host,
+            "PROFILE=quick",
+            &format!("AGAINST={}", other.display()),
+        ],
         &[("SSH_OPTS", ssh_opts.as_str()), ("BB_FLAGS", SHORT_TIMING)],
     );
     assert!(
         run.stderr.contains("building for armv6")
             && run.stderr.contains(
-                "copying boardbench-0.1.0-arm-unknown-linux-musleabihf to ~/boardbench (armv6l)"
+                "copying boardbench-0.1.0-arm-unknown-linux-musleabihf and against/ to ~/boardbench (armv6l)"
             ),
         "{}",
         run.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.join("home-sshd-zero/boardbench/against/bb-zstd")).unwrap(),
+        "#!/bin/sh\necho the old bb-zstd\n"
     );
     // ARM binaries cannot run on this x86 "board"; what was copied is the armv6 build.
     let copied = d.join(
@@ -662,6 +814,9 @@ fn fleet_jobs_carry_any_checkout_path_and_run_nothing_in_it() {
     let hosts = d.join("hosts");
     std::fs::write(&hosts, "board1 x86\n..\n").unwrap();
     let results = d.join("results");
+    // Another build to run against, in the same checkout: passed on to every deploy.
+    let other = repo.join("old build");
+    std::fs::create_dir_all(&other).unwrap();
     let fleet = scripts.join("fleet.sh");
     let mut c = std::process::Command::new("sh");
     c.args([
@@ -670,6 +825,8 @@ fn fleet_jobs_carry_any_checkout_path_and_run_nothing_in_it() {
         "--no-build",
         "--results",
         results.to_str().unwrap(),
+        "--against",
+        other.to_str().unwrap(),
     ])
     .current_dir(d.path())
     .env("FAKE_DEPLOY_LOG", &log)
@@ -707,6 +864,13 @@ fn fleet_jobs_carry_any_checkout_path_and_run_nothing_in_it() {
         2,
         "each job's --dist is the path as it is: {args:?}"
     );
+    assert_eq!(
+        args.windows(2)
+            .filter(|w| w[0] == "--against" && w[1] == other.to_str().unwrap())
+            .count(),
+        2,
+        "each job's --against is the path as it is: {args:?}"
+    );
     // `..` as a host: a directory of its own, never the fleet's parent.
     let fleet_dir = std::fs::read_dir(&results)
         .unwrap()
@@ -728,6 +892,66 @@ fn fleet_jobs_carry_any_checkout_path_and_run_nothing_in_it() {
             &format!("{}/board1", fleet_dir.display())
         ],
         "{args:?}"
+    );
+}
+
+/// run-all.sh's refusals of --against come before anything runs: one line, exit 2, no
+/// results directory.
+fn check_against_refused(dir: &TempDir, args: &[&str], said: &str) {
+    let run = run_all(&["sh"], dir, args);
+    assert_eq!(run.code, 2, "{args:?}: {}\n{}", run.stdout, run.stderr);
+    assert_eq!(run.stderr, format!("run-all.sh: {said}\n"), "{args:?}");
+    assert_eq!(run.stdout, "", "{args:?}");
+    assert!(!dir.join("out").exists(), "{args:?}: a results directory");
+}
+
+#[test]
+fn run_all_refuses_an_against_that_is_no_directory_in_one_line() {
+    let dir = TempDir::new("run-all-against-dir");
+    let missing = dir.join("no such build");
+    let missing = missing.to_str().unwrap();
+    check_against_refused(
+        &dir,
+        &["--quick", "--against", missing],
+        &format!("--against '{missing}': no such directory"),
+    );
+    let file = bin_dir(&dir).join("bb-broken");
+    let file = file.to_str().unwrap();
+    check_against_refused(
+        &dir,
+        &["--quick", &format!("--against={file}")],
+        &format!(
+            "--against '{file}': not a directory (expected one of another build's bb-* binaries)"
+        ),
+    );
+    check_against_refused(
+        &dir,
+        &["--quick", "--against", ""],
+        "--against '': expected a directory of another build's bb-* binaries",
+    );
+}
+
+#[test]
+fn run_all_refuses_an_against_without_a_binary_that_runs_in_one_line() {
+    let dir = TempDir::new("run-all-against-lacks");
+    // The other build has bb-zstd (and cargo's bb-zstd.d, no binary), not bb-broken.
+    let other = other_build(&dir);
+    std::fs::write(other.join("bb-zstd.d"), "").unwrap();
+    let path = other.to_str().unwrap();
+    check_against_refused(
+        &dir,
+        &["--quick", "--against", &format!("{path}/")],
+        &format!(
+            "--against '{path}': no bb-broken there, which this run needs (--only leaves a binary out)"
+        ),
+    );
+    // With --dry-run too: refused before any binary is asked for its plan.
+    check_against_refused(
+        &dir,
+        &["--dry-run", "--against", path],
+        &format!(
+            "--against '{path}': no bb-broken there, which this run needs (--only leaves a binary out)"
+        ),
     );
 }
 
