@@ -188,7 +188,7 @@ fn describe(launcher: &Launcher, values: &[f64]) -> std::result::Result<Descript
     )
     .map_err(|e| e.to_string())?;
     let read = |pipe: Option<Box<dyn Read + Send>>, limit: u64| {
-        std::thread::spawn(move || {
+        crate::util::thread::spawn("--against's output", move || {
             let mut text = Vec::new();
             if let Some(pipe) = pipe {
                 let _ = pipe.take(limit).read_to_end(&mut text);
@@ -196,14 +196,18 @@ fn describe(launcher: &Launcher, values: &[f64]) -> std::result::Result<Descript
             String::from_utf8_lossy(&text).into_owned()
         })
     };
-    let stdout = read(
-        child.stdout.take().map(|p| Box::new(p) as _),
-        DESCRIPTION_LIMIT,
-    );
-    let stderr = read(
-        child.stderr.take().map(|p| Box::new(p) as _),
-        COMPLAINT_LIMIT,
-    );
+    let (out, err) = (child.stdout.take(), child.stderr.take());
+    let readers = read(out.map(|p| Box::new(p) as _), DESCRIPTION_LIMIT)
+        .and_then(|o| Ok((o, read(err.map(|p| Box::new(p) as _), COMPLAINT_LIMIT)?)));
+    let (stdout, stderr) = match readers {
+        Ok(both) => both,
+        Err(e) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            crate::harness::watchdog::remove_exit_hook(hook);
+            return Err(e.to_string());
+        }
+    };
     let poll = Duration::from_millis(2);
     let status =
         crate::system::exit::wait_until(&mut child, Instant::now() + DESCRIBE_DEADLINE, poll);

@@ -10,7 +10,7 @@ use crate::system::cpu::{CpuTime, CpuUsage};
 use crate::system::exit::Ending;
 use crate::system::placement::PairPlacement;
 use crate::util::error::{Error, Result};
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 const CHILD_ENV: &str = "BB_FORK_CHILD";
@@ -231,6 +231,7 @@ pub(crate) fn run_child(
     label: &str,
     values: &[f64],
     other: Option<&Launcher>,
+    quiet: std::time::Duration,
 ) -> Result<Result<ForkResult>> {
     // Errno is named, not kept as the cause: its Debug (every errno's name) would double
     // the binaries' error tables.
@@ -259,13 +260,21 @@ pub(crate) fn run_child(
         Purpose::Fork,
     )?;
     drop(write_end);
-    let parsed = read_report(read_end);
+    let parsed = read_report(read_end, quiet);
+    if let Err(Unreported::Silent) = parsed {
+        let _ = child.kill();
+    }
     let status = child.wait();
     crate::harness::watchdog::remove_exit_hook(hook);
     let status = status.map_err(|e| Error::io(format!("waiting for fork {fork} of {label}"), e))?;
     // The failures name the fork, not the benchmark: the harness names that.
     Ok(match parsed {
         Err(Unreported::Failed(error)) => Err(error),
+        Err(Unreported::Silent) => Err(Error::failed(format!(
+            "fork {fork} said nothing for {} (--timeout and {} to start): stopped, or never started by its runner; it was killed",
+            crate::util::format::format_duration(quiet),
+            crate::util::format::format_duration(FORK_GRACE)
+        ))),
         _ if !status.success() => Err(Error::failed(format!("fork {fork} failed ({status})"))),
         Err(Unreported::Bad(e)) => {
             Err(Error::failed(format!("fork {fork} sent a bad report: {e}")))
@@ -395,33 +404,86 @@ pub fn die_with_parent(command: &mut std::process::Command, signal: nix::sys::si
     }
 }
 
-fn read_report(read_end: OwnedFd) -> std::result::Result<ForkResult, Unreported> {
-    let mut lines = Vec::new();
-    // Stop at "end": a grandchild (a forked server) may hold the pipe open longer.
-    for line in BufReader::new(std::fs::File::from(read_end)).lines() {
-        let line = line.map_err(|e| Unreported::Bad(e.to_string()))?;
-        if let Some(rest) = line.strip_prefix("error ") {
-            let (code, message) = rest.split_once(' ').unwrap_or(("1", rest));
-            let error = match code {
-                "2" => Error::usage(message),
-                _ => Error::failed(message),
-            };
-            return Err(Unreported::Failed(error));
+/// How much longer than `--timeout` a fork may say nothing: its start (qemu-user's too)
+/// and the time to report.
+pub(crate) const FORK_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+/// The largest report a fork may send.
+const REPORT_LIMIT: usize = 256 << 20;
+
+/// The fork's report, read line by line as it comes: `alive` lines (see
+/// [`crate::harness::watchdog::arm`]) only say it is still going; a fork silent for
+/// `quiet` is [`Unreported::Silent`].
+fn read_report(
+    read_end: OwnedFd,
+    quiet: std::time::Duration,
+) -> std::result::Result<ForkResult, Unreported> {
+    use std::io::Read;
+    let mut pipe = std::fs::File::from(read_end);
+    let (mut pending, mut lines) = (Vec::new(), Vec::new());
+    let mut chunk = vec![0u8; 1 << 16];
+    loop {
+        if !readable_within(&pipe, quiet).map_err(|e| Unreported::Bad(e.to_string()))? {
+            return Err(Unreported::Silent);
         }
-        if line == "end" {
-            return decode(&lines.join("\n")).map_err(Unreported::Bad);
+        let n = pipe
+            .read(&mut chunk)
+            .map_err(|e| Unreported::Bad(e.to_string()))?;
+        // Stop at "end": a grandchild (a forked server) may hold the pipe open longer.
+        if n == 0 {
+            return Err(Unreported::Bad(
+                "no report (the fork ended early)".to_string(),
+            ));
         }
-        lines.push(line);
+        pending.extend_from_slice(&chunk[..n]);
+        if pending.len() > REPORT_LIMIT {
+            return Err(Unreported::Bad("a report larger than 256 MiB".to_string()));
+        }
+        while let Some(at) = pending.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = pending.drain(..=at).collect();
+            let line = String::from_utf8_lossy(&line[..at]).into_owned();
+            if let Some(rest) = line.strip_prefix("error ") {
+                let (code, message) = rest.split_once(' ').unwrap_or(("1", rest));
+                let error = match code {
+                    "2" => Error::usage(message),
+                    _ => Error::failed(message),
+                };
+                return Err(Unreported::Failed(error));
+            }
+            match line.as_str() {
+                crate::harness::watchdog::ALIVE => {}
+                "end" => return decode(&lines.join("\n")).map_err(Unreported::Bad),
+                _ => lines.push(line),
+            }
+        }
     }
-    Err(Unreported::Bad(
-        "no report (the fork ended early)".to_string(),
-    ))
+}
+
+/// Whether `pipe` has something to read (or its end) within `limit`.
+fn readable_within(pipe: &std::fs::File, limit: std::time::Duration) -> std::io::Result<bool> {
+    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+    use std::os::fd::AsFd;
+    let until = std::time::Instant::now() + limit;
+    loop {
+        let left = until.saturating_duration_since(std::time::Instant::now());
+        let ms = PollTimeout::try_from(left.as_millis().min(i32::MAX as u128) as i32)
+            .unwrap_or(PollTimeout::MAX);
+        let mut fds = [PollFd::new(pipe.as_fd(), PollFlags::POLLIN)];
+        match poll(&mut fds, ms) {
+            Ok(0) if left.is_zero() => return Ok(false),
+            Ok(0) => continue,
+            Ok(_) => return Ok(true),
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(e) => return Err(std::io::Error::from(e)),
+        }
+    }
 }
 
 /// Why a fork sent no result.
 enum Unreported {
     /// Its benchmark failed with this error (see [`send_error`]).
     Failed(Error),
+    /// It said nothing, not even `alive`, for longer than its deadline allows.
+    Silent,
     /// Its report was missing or could not be read.
     Bad(String),
 }
@@ -572,7 +634,9 @@ mod tests {
         ] {
             let (read_end, write_end) = nix::unistd::pipe().unwrap();
             send_error(std::fs::File::from(write_end), &error);
-            let Err(Unreported::Failed(back)) = read_report(read_end) else {
+            let Err(Unreported::Failed(back)) =
+                read_report(read_end, std::time::Duration::from_secs(5))
+            else {
                 panic!("no error came back for {error}");
             };
             let message = error.to_string().replace('\n', "; ");

@@ -155,6 +155,10 @@ fn run_fork(mut suite: Suite, settings: &Settings, request: fork::ChildRequest) 
         ))
     })?;
     let (settings, unit) = bench.effective(settings, suite.unit);
+    // Every deadline armed from here on tells the parent this fork is still going.
+    if let Ok(pipe) = request.pipe.try_clone() {
+        watchdog::beat_to(pipe);
+    }
     match runner::run_in_process(bench, &settings, unit) {
         Ok(result) => fork::send(request.pipe, &result),
         // The parent prints it, naming the benchmark, and reports the others.
@@ -551,13 +555,16 @@ impl Rounds<'_> {
             shown,
             bench.estimated_fork_time(&settings, self.start),
         );
+        // A fork tells of each deadline its watchdog arms, at most --timeout apart: one
+        // silent for longer (stopped, or a runner that never started it) is ended here.
+        let quiet = settings.timeout.saturating_add(fork::FORK_GRACE);
         let before = Snapshot::take();
         let started = std::time::Instant::now();
         let outcome = match (settings.forks, self.against.zip(other)) {
             (0, _) => runner::run_in_process(bench, &settings, unit),
-            (_, None) => fork::run_child(index, round, label, self.values, None)?,
+            (_, None) => fork::run_child(index, round, label, self.values, None, quiet)?,
             (_, Some((a, there))) => {
-                fork::run_child(there, round, label, self.values, Some(&a.launcher))?
+                fork::run_child(there, round, label, self.values, Some(&a.launcher), quiet)?
                     .map_err(|e| e.within(format!("--against {}", a.shown)))
             }
         };

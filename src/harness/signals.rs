@@ -95,10 +95,7 @@ fn install() {
     }
     PIPE_WRITE.store(write_fd, Ordering::Relaxed);
     let reader = std::fs::File::from(read_end);
-    std::thread::Builder::new()
-        .name("bb-signals".into())
-        .spawn(move || watch(reader))
-        .expect("spawning the signal thread");
+    super::watchdog::spawn_or_exit("bb-signals", move || watch(reader));
     let action = SigAction::new(
         SigHandler::Handler(on_signal),
         SaFlags::SA_RESTART,

@@ -5,6 +5,7 @@
 
 pub use crate::system::exit::{add_exit_hook, exit_now, remove_exit_hook};
 
+use std::io::Write;
 use std::sync::{Mutex, Once};
 use std::time::{Duration, Instant};
 
@@ -16,19 +17,39 @@ struct Deadline {
 
 static DEADLINE: Mutex<Option<Deadline>> = Mutex::new(None);
 static START: Once = Once::new();
+/// In a fork: the pipe to its parent, told of every new deadline (`alive`), so that the
+/// parent knows the fork is still going ([`crate::harness::fork`]).
+static BEAT: Mutex<Option<std::fs::File>> = Mutex::new(None);
+
+/// The line a fork sends its parent at every deadline armed.
+pub(crate) const ALIVE: &str = "alive";
 
 /// Fails the run if `what` is still going after `timeout`.
 pub fn arm(timeout: Duration, what: String) {
-    START.call_once(|| {
-        std::thread::Builder::new()
-            .name("bb-watchdog".into())
-            .spawn(watch)
-            .expect("spawning the watchdog thread");
-    });
+    START.call_once(|| spawn_or_exit("bb-watchdog", watch));
+    if let Some(pipe) = BEAT.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+        // A parent that is gone has nothing to be told.
+        let _ = pipe.write_all(format!("{ALIVE}\n").as_bytes());
+    }
     let at = Instant::now()
         .checked_add(timeout)
         .unwrap_or_else(|| Instant::now() + Duration::from_secs(1 << 32));
     *DEADLINE.lock().unwrap_or_else(|e| e.into_inner()) = Some(Deadline { at, timeout, what });
+}
+
+/// In a fork: tell the parent over `pipe` (a copy of its report pipe) of every deadline
+/// armed from now on.
+pub(crate) fn beat_to(pipe: std::fs::File) {
+    *BEAT.lock().unwrap_or_else(|e| e.into_inner()) = Some(pipe);
+}
+
+/// Starts `f` on a thread named `name`, or ends the process with one line saying why it
+/// could not (exit 1): for the threads a run cannot go on without.
+pub(crate) fn spawn_or_exit<F: FnOnce() + Send + 'static>(name: &str, f: F) {
+    if let Err(e) = crate::util::thread::spawn(name, f) {
+        crate::stderr!("{}: error: {e}", crate::util::terminal::program_name());
+        exit_now(1);
+    }
 }
 
 /// Nothing is being timed any more.

@@ -84,6 +84,15 @@ pub struct Answer {
     pub expiration: Option<String>,
 }
 
+/// Ends `child` and its process group (see [`run`]): what it started goes with it.
+fn kill_group(child: &mut std::process::Child) {
+    // SAFETY: kill(2) on the group this child leads (its pid, negated); no memory is touched.
+    unsafe {
+        libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL);
+    }
+    let _ = child.kill();
+}
+
 /// Runs `command` (already split) within `deadline`; its keys, or why not (a sentence
 /// for the caller to prefix with the profile and the key's place).
 pub fn run(command: &str, deadline: Duration, now: SystemTime) -> Result<Answer, String> {
@@ -91,39 +100,53 @@ pub fn run(command: &str, deadline: Duration, now: SystemTime) -> Result<Answer,
     let Some((program, args)) = argv.split_first() else {
         return Err("is empty".into());
     };
+    // In a process group of its own, so that what it starts (a `sleep` under `sh`) is
+    // ended with it.
+    use std::os::unix::process::CommandExt;
     let mut child = Command::new(program)
         .args(args)
         .stdin(Stdio::inherit())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
+        .process_group(0)
         .spawn()
         .map_err(|e| format!("could not start '{}': {e}", printable(program)))?;
+    let killed = |child: &mut std::process::Child, why: String| {
+        kill_group(child);
+        let _ = child.wait();
+        Err(format!("'{}' {why}: it was killed", printable(program)))
+    };
     // Each pipe read on a thread of its own, up to its bound; past that, stdout is too
     // much (the command is killed) and stderr is drained into nothing.
     let (out_tx, out_rx) = std::sync::mpsc::channel();
     let (err_tx, err_rx) = std::sync::mpsc::channel();
+    let mut readers = Ok(());
     if let Some(p) = child.stdout.take() {
-        std::thread::spawn(move || {
-            let mut out = Vec::new();
-            let _ = p.take(MAX_STDOUT + 1).read_to_end(&mut out);
-            let _ = out_tx.send(out);
-        });
+        readers = readers.and(
+            crate::util::thread::spawn("credential_process stdout", move || {
+                let mut out = Vec::new();
+                let _ = p.take(MAX_STDOUT + 1).read_to_end(&mut out);
+                let _ = out_tx.send(out);
+            })
+            .map(drop),
+        );
     }
     if let Some(mut p) = child.stderr.take() {
-        std::thread::spawn(move || {
-            let mut err = Vec::new();
-            let _ = (&mut p).take(MAX_STDERR).read_to_end(&mut err);
-            let _ = std::io::copy(&mut p, &mut std::io::sink());
-            let _ = err_tx.send(err);
-        });
+        readers = readers.and(
+            crate::util::thread::spawn("credential_process stderr", move || {
+                let mut err = Vec::new();
+                let _ = (&mut p).take(MAX_STDERR).read_to_end(&mut err);
+                let _ = std::io::copy(&mut p, &mut std::io::sink());
+                let _ = err_tx.send(err);
+            })
+            .map(drop),
+        );
+    }
+    if let Err(e) = readers {
+        return killed(&mut child, format!("could not be read ({e})"));
     }
     let start = Instant::now();
     let mut out: Option<Vec<u8>> = None;
-    let killed = |child: &mut std::process::Child, why: String| {
-        let _ = child.kill();
-        let _ = child.wait();
-        Err(format!("'{}' {why}: it was killed", printable(program)))
-    };
     let status = loop {
         if out.is_none() {
             out = out_rx.try_recv().ok();
@@ -410,5 +433,34 @@ mod tests {
             "{e}"
         );
         assert_eq!(run("  ", DEADLINE, now).unwrap_err(), "is empty");
+    }
+
+    #[test]
+    fn what_the_command_started_ends_with_it() {
+        let pid_file = std::env::temp_dir().join(format!("bb-cred-{}", std::process::id()));
+        let script = format!("sh -c 'sleep 30 & echo $! > {}; wait'", pid_file.display());
+        let e = run(&script, Duration::from_millis(500), SystemTime::now()).unwrap_err();
+        assert!(e.contains("did not finish within 0.5 s"), "{e}");
+        let pid: i32 = std::fs::read_to_string(&pid_file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        std::fs::remove_file(&pid_file).unwrap();
+        // The sleep was the shell's child, in the command's process group: gone too
+        // (reaped by init, or a zombie for a moment).
+        let gone = (0..100).any(|_| {
+            let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let zombie = state
+                .rsplit(") ")
+                .next()
+                .is_some_and(|s| s.starts_with('Z'));
+            if state.is_empty() || zombie {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+            false
+        });
+        assert!(gone, "the command's child {pid} outlived it");
     }
 }

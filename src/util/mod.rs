@@ -1,7 +1,7 @@
 //! The leaves every layer uses: the error type, number and duration formatting, value
 //! parsers, the terminal (the program's name, `stderr!`, warnings), the progress line,
 //! the atomic file writer, the JSON value type, the deterministic rng, and the checksums
-//! object stores give for their bytes (`digest`).
+//! object stores give for their bytes (`digest`), and threads started without a panic.
 
 pub mod digest;
 pub mod error;
@@ -12,4 +12,5 @@ pub mod parse;
 pub mod progress;
 pub mod rng;
 pub mod terminal;
+pub mod thread;
 pub mod xml;

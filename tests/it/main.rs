@@ -23,6 +23,7 @@ mod defaults;
 mod docs;
 mod fuzz_corpus;
 mod health;
+mod hostile;
 mod ipc;
 mod jmh;
 mod outputs;
