@@ -498,7 +498,10 @@ fn entry(
             .map(String::from)
             .ok_or(format!("missing \"{key}\""))
     };
-    let benchmark = text("benchmark")?;
+    // Names, params and units reach the terminal and the SVG: control characters (a
+    // terminal's escapes, a forged line) are escaped here, once.
+    use crate::util::format::printable;
+    let benchmark = printable(&text("benchmark")?);
     let mode = text("mode")?;
     let higher_is_better = crate::harness::cli::parse_mode(&mode)?.higher_is_better();
     let params = match e.get("params") {
@@ -506,8 +509,8 @@ fn entry(
         Some(Json::Obj(pairs)) => pairs
             .iter()
             .map(|(k, v)| match v {
-                Json::Str(s) => Ok((k.clone(), s.clone())),
-                Json::Num(n) => Ok((k.clone(), n.to_string())),
+                Json::Str(s) => Ok((printable(k), printable(s))),
+                Json::Num(n) => Ok((printable(k), n.to_string())),
                 _ => Err(format!("param \"{k}\" is not a string")),
             })
             .collect::<std::result::Result<_, _>>()?,
@@ -559,8 +562,8 @@ fn entry(
     let unit = data
         .get("scoreUnit")
         .and_then(Json::as_str)
-        .ok_or(format!("{what}: missing \"scoreUnit\""))?
-        .to_string();
+        .map(printable)
+        .ok_or(format!("{what}: missing \"scoreUnit\""))?;
     let samples = match data.get("rawDataHistogram").filter(|h| **h != Json::Null) {
         Some(h) => {
             let samples = histogram(h).map_err(|why| format!("{what}: {why}"))?;
@@ -660,6 +663,10 @@ fn raw_data(v: Option<Json>) -> std::result::Result<Samples, String> {
 
 /// JMH's `rawDataHistogram`: per fork, per iteration, `[value, count]` pairs; the
 /// iterations of a fork are pooled.
+/// The largest count of one value a histogram may hold: every integer up to it is exact
+/// in a double.
+const MOST_SAMPLES: f64 = 9_007_199_254_740_992.0;
+
 fn histogram(v: &Json) -> std::result::Result<Samples, String> {
     let bad = "rawDataHistogram is not [fork][iteration][[value, count], ...]";
     let mut forks = Vec::new();
@@ -676,6 +683,12 @@ fn histogram(v: &Json) -> std::result::Result<Samples, String> {
                         "rawDataHistogram holds a value or count that is not a number".into(),
                     );
                 };
+                // A count is a whole number of samples, and one a run could hold.
+                if !(count >= 0.0 && count.fract() == 0.0 && count <= MOST_SAMPLES) {
+                    return Err(format!(
+                        "rawDataHistogram holds a count of {count}, not a whole number of samples (0 to 2^53)"
+                    ));
+                }
                 if value.is_finite() && count >= 1.0 {
                     pairs_of_fork.push((value, count as u64));
                 }
@@ -808,6 +821,18 @@ mod tests {
         ] {
             let err = parse(text).unwrap_err();
             assert!(err.contains(why), "{text}: {err}");
+        }
+        // A sample-mode histogram's counts are whole numbers of samples.
+        for count in ["-5", "0.5", "1e300"] {
+            let text = format!(
+                r#"[{{"benchmark":"a","mode":"sample","primaryMetric":{{"score":1,"scoreUnit":"us/op",
+                "rawDataHistogram":[[[[1.0,{count}],[2.0,3]]]]}}}}]"#
+            );
+            let err = parse(&text).unwrap_err();
+            assert!(
+                err.contains(&format!("a count of {}", count.parse::<f64>().unwrap())),
+                "{count}: {err}"
+            );
         }
     }
 

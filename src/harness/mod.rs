@@ -248,6 +248,7 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
         start,
     );
     plan.planning = Some(planning.elapsed()).filter(|&t| t >= plan::PLANNING_SHOWN);
+    plan::check_length(plan.total())?;
     plan.prelude = suite.prelude.as_ref().map(|p| (p.what.clone(), p.estimate));
     if let Some(against) = &against {
         // A row with a pair runs every fork twice, once a build.
@@ -678,7 +679,11 @@ fn validate(s: &Settings) -> Result<()> {
     if s.precision.is_some() {
         cli::check_positive("--max-forks", s.max_forks as u64)?;
     }
-    Ok(())
+    // One fork of one benchmark past the longest run: refused before anything is
+    // prepared (the whole plan is checked again once the benchmarks are known).
+    let forks = s.most_forks(true).max(1);
+    let one = s.estimated_fork_time(None, std::time::Duration::ZERO);
+    plan::check_length(one.checked_mul(forks).unwrap_or(std::time::Duration::MAX))
 }
 
 /// Pins this process (and so every fork and thread it starts) to `cpus`.

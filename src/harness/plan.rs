@@ -29,6 +29,25 @@ pub struct Plan {
     pub benchmarks: Vec<Planned>,
 }
 
+/// The longest run planned: flags that ask for more are a mistake (`--iterations` and
+/// `--time` with their units swapped, a digit too many), refused before anything runs.
+pub const LONGEST_RUN: Duration = Duration::from_secs(366 * 24 * 3600);
+
+/// Refuses a run planned to take `total`, longer than [`LONGEST_RUN`], naming the flags
+/// that make it.
+pub fn check_length(total: Duration) -> crate::util::error::Result<()> {
+    if total <= LONGEST_RUN {
+        return Ok(());
+    }
+    let length = match total {
+        Duration::MAX => "without end".to_string(),
+        _ => format!("of {} days", total.as_secs() / 86_400),
+    };
+    Err(crate::util::error::Error::usage(format!(
+        "--iterations, --time, --warmup, --warmup-time and --forks (or --max-forks) plan a run {length}, more than a year: check their values"
+    )))
+}
+
 /// Planning shorter than this is left out of the plan.
 pub const PLANNING_SHOWN: Duration = Duration::from_millis(50);
 

@@ -94,7 +94,7 @@ impl Settings {
     pub fn with_precision(self) -> Settings {
         Settings {
             precision: Some(STANDARD_PRECISION),
-            max_forks: self.forks * 2,
+            max_forks: self.forks.saturating_mul(2),
             ..self
         }
     }
@@ -104,19 +104,26 @@ impl Settings {
     /// one running `time` and one more invocation; a single shot runs one invocation
     /// (`invocation`, where the benchmark can tell, else a guess).
     pub fn estimated_fork_time(&self, invocation: Option<Duration>, start: Duration) -> Duration {
-        let iterations = self.warmup_iterations + self.iterations;
+        // Saturating: absurd flags make an absurd plan (which the harness refuses), not
+        // an overflow.
+        let iterations = self.warmup_iterations.saturating_add(self.iterations);
         let iterating = match self.mode {
-            Mode::SingleShot => {
-                invocation.unwrap_or(SINGLE_SHOT_GUESS).max(PER_ITERATION) * iterations
-            }
+            Mode::SingleShot => invocation
+                .unwrap_or(SINGLE_SHOT_GUESS)
+                .max(PER_ITERATION)
+                .saturating_mul(iterations),
             _ => {
                 let overrun = invocation.unwrap_or(Duration::ZERO) + PER_ITERATION;
-                self.warmup_time * self.warmup_iterations
-                    + self.time * self.iterations
-                    + overrun * iterations
+                [
+                    self.warmup_time.saturating_mul(self.warmup_iterations),
+                    self.time.saturating_mul(self.iterations),
+                    overrun.saturating_mul(iterations),
+                ]
+                .into_iter()
+                .fold(Duration::ZERO, Duration::saturating_add)
             }
         };
-        start + FORK_SET_UP + iterating
+        start.saturating_add(FORK_SET_UP).saturating_add(iterating)
     }
 }
 

@@ -75,7 +75,7 @@ fn between(before: Stat, after: Stat, own: u64) -> Option<f64> {
 /// Watches other processes' CPU time under `root` for `window`; None at once where
 /// /proc/stat cannot be read, and where no tick passed (a made-up board's fixed file).
 pub fn measure(root: &Path, window: Duration) -> Option<Background> {
-    let read = |path: &str| std::fs::read_to_string(root.join(path)).ok();
+    let read = |path: &str| super::sysfs::read_file(&root.join(path));
     let stat = || read("proc/stat").and_then(|s| parse_stat(&s));
     let own = || {
         read("proc/self/stat")

@@ -8,17 +8,20 @@
 //! harness at a made-up board with `BB_SYSROOT`.
 
 use super::activity::{self, Background};
+use super::sysfs::read_file;
 use std::path::{Path, PathBuf};
 
-/// Where /proc and /sys are read from; `BB_SYSROOT` overrides `/` for tests.
+/// Where /proc and /sys are read from; `BB_SYSROOT` overrides `/` for tests (set and
+/// empty is unset, as the AWS variables are).
 pub fn sysroot() -> PathBuf {
     std::env::var_os("BB_SYSROOT")
+        .filter(|root| !root.is_empty())
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("/"))
 }
 
 pub(super) fn read(root: &Path, path: &str) -> Option<String> {
-    let text = std::fs::read_to_string(root.join(path.trim_start_matches('/'))).ok()?;
+    let text = read_file(&root.join(path.trim_start_matches('/')))?;
     let text = text
         .trim_matches(|c: char| c.is_whitespace() || c == '\0')
         .to_string();
@@ -167,7 +170,7 @@ pub(super) fn max_temperature(root: &Path) -> Option<f64> {
     let dir = std::fs::read_dir(root.join("sys/class/thermal")).ok()?;
     dir.filter_map(|e| e.ok())
         .filter(|e| e.file_name().to_string_lossy().starts_with("thermal_zone"))
-        .filter_map(|e| std::fs::read_to_string(e.path().join("temp")).ok())
+        .filter_map(|e| read_file(&e.path().join("temp")))
         .filter_map(|t| t.trim().parse::<f64>().ok())
         .map(|milli| milli / 1000.0)
         .reduce(f64::max)

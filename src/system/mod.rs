@@ -2,7 +2,7 @@
 //! environment record ([`env`]) with other processes' activity ([`activity`]),
 //! throttling and health around each benchmark ([`throttle`]), waiting for the SoC to
 //! cool ([`cooldown`]), where the two sides of a measurement are pinned ([`pinning`]) and
-//! where they ran ([`placement`]), and
+//! where they ran ([`placement`]), reading /proc and /sys within bounds ([`sysfs`]), and
 //! the clean-up hooks that run when the process ends abnormally ([`exit`]).
 
 pub mod activity;
@@ -12,4 +12,5 @@ pub mod env;
 pub mod exit;
 pub mod pinning;
 pub mod placement;
+pub mod sysfs;
 pub mod throttle;

@@ -104,3 +104,134 @@ fn no_binary_panics_where_the_system_refuses_a_thread() {
         }
     }
 }
+
+#[test]
+fn a_plan_past_a_year_is_refused_in_one_line_not_overflowed() {
+    for name in ["bb-zstd", "bb-ipc", "bb-rpc", "bb-seek"] {
+        let exe = std::path::Path::new(ZSTD).with_file_name(name);
+        let huge = [
+            "--iterations",
+            "4000000000",
+            "--forks",
+            "4000000000",
+            "--time",
+            "100000h",
+        ];
+        for extra in [
+            &["--dry-run"][..],
+            &[],
+            &["--warmup-time", "10000h", "--warmup", "9000000"],
+        ] {
+            let mut args = huge.to_vec();
+            args.extend(extra);
+            let run = run_bounded(exe.to_str().unwrap(), &args, &[], Duration::from_secs(60));
+            assert_eq!(run.code, 2, "{name} {args:?}: {}", run.stderr);
+            assert_eq!(run.stderr.lines().count(), 1, "{name}: {}", run.stderr);
+            assert!(
+                run.stderr.contains("plan a run") && run.stderr.contains("more than a year"),
+                "{name}: {}",
+                run.stderr
+            );
+        }
+    }
+    // A plan of a few days is a plan.
+    let run = run_bounded(
+        ZSTD,
+        &["--time", "1h", "--dry-run"],
+        &[],
+        Duration::from_secs(60),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+}
+
+#[test]
+fn a_sysroot_of_fifos_and_devices_neither_hangs_nor_floods_a_run() {
+    let d = TempDir::new("sysroot");
+    let root = d.path();
+    std::fs::create_dir_all(root.join("proc")).unwrap();
+    std::fs::create_dir_all(root.join("sys/class/thermal/thermal_zone0")).unwrap();
+    let mode = nix::sys::stat::Mode::S_IRWXU;
+    nix::unistd::mkfifo(&root.join("proc/cpuinfo"), mode).unwrap();
+    nix::unistd::mkfifo(&root.join("sys/class/thermal/thermal_zone0/temp"), mode).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", root.join("proc/loadavg")).unwrap();
+    let mut args = ZSTD_SMALL.to_vec();
+    args.extend([
+        "--op",
+        "compress",
+        "--threads",
+        "1",
+        "--lock",
+        "none",
+        "--forks",
+        "0",
+    ]);
+    let run = run_bounded(
+        ZSTD,
+        &args,
+        &[("BB_SYSROOT", root.to_str().unwrap())],
+        Duration::from_secs(60),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // Set and empty is unset: the real /proc, not the current directory's.
+    std::fs::create_dir_all(root.join("proc/device-tree")).unwrap();
+    std::fs::write(root.join("proc/device-tree/model"), "Fake Board\n").unwrap();
+    let run = crate::support::run_in(root, ZSTD, &args, &[("BB_SYSROOT", "")]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!run.stderr.contains("Fake Board"), "{}", run.stderr);
+}
+
+#[test]
+fn control_characters_in_a_result_file_reach_neither_the_terminal_nor_the_svg_raw() {
+    let d = TempDir::new("compare-escapes");
+    let entry = |score: f64| {
+        serde_json::json!({
+            "benchmark": "bb.x.evil\u{1b}[2J\nFORGED: line", "mode": "thrpt", "threads": 1,
+            "params": {"k\u{1b}]0;title\u{7}": "v\r\nFAILED"},
+            "primaryMetric": {"score": score, "scoreError": "NaN", "scoreUnit": "ops/s\u{1b}[31m",
+                              "rawData": [[score], [score], [score]]},
+            "secondaryMetrics": {}
+        })
+    };
+    let (a, b) = (d.join("a.json"), d.join("b.json"));
+    std::fs::write(&a, serde_json::json!([entry(100.0)]).to_string()).unwrap();
+    std::fs::write(&b, serde_json::json!([entry(50.0)]).to_string()).unwrap();
+    let svg = d.join("c.svg");
+    let compare = std::path::Path::new(ZSTD).with_file_name("bb-compare");
+    let run = run_bounded(
+        compare.to_str().unwrap(),
+        &[
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+            "--svg",
+            svg.to_str().unwrap(),
+        ],
+        &[],
+        Duration::from_secs(60),
+    );
+    assert!(run.code == 0 || run.code == 1, "{}", run.stderr);
+    for text in [&run.stdout, &run.stderr] {
+        assert!(
+            !text.contains('\u{1b}') && !text.contains('\u{7}'),
+            "{text}"
+        );
+        assert!(
+            !text
+                .lines()
+                .any(|l| l.starts_with("FORGED") || l.starts_with("FAILED")),
+            "{text}"
+        );
+    }
+    assert!(
+        run.stdout.contains("evil\\u{1b}[2J\\nFORGED"),
+        "{}",
+        run.stdout
+    );
+    let chart = std::fs::read_to_string(&svg).unwrap();
+    assert!(
+        !chart
+            .chars()
+            .any(|c| c < ' ' && !matches!(c, '\t' | '\n' | '\r')),
+        "a character XML 1.0 forbids"
+    );
+    assert!(chart.contains("evil\\u{1b}[2J"), "the name, escaped");
+}

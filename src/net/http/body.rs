@@ -249,6 +249,11 @@ mod tests {
         );
         let same = head("HTTP/1.1 206 OK\r\nContent-Length: 5\r\ncontent-length: 5\r\n\r\n");
         assert_eq!(same.content_length(), Ok(Some(5)));
+        for bad in ["+100", "0x100", "-1", "", "1 0", "99999999999999999999999"] {
+            let h = head(&format!("HTTP/1.1 200 OK\r\nContent-Length: {bad}\r\n\r\n"));
+            let e = h.content_length().unwrap_err();
+            assert!(e.starts_with("invalid Content-Length"), "{bad}: {e}");
+        }
         let e = read_head(&mut "HTTP/2 \x1b[2J200\r\n\r\n".as_bytes()).unwrap_err();
         assert!(!e.contains('\x1b') && e.contains("\\u{1b}"), "{e}");
         let e = body("HTTP/1.1 206 OK\r\n\r\nhello", 5).unwrap_err();

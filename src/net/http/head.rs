@@ -37,10 +37,14 @@ impl Head {
             .iter()
             .filter(|(n, _)| n.eq_ignore_ascii_case("content-length"))
         {
-            let n: u64 = v
-                .trim()
-                .parse()
-                .map_err(|_| format!("invalid Content-Length '{}'", printable(v)))?;
+            // Digits only (RFC 9110 §8.6): Rust's parse would take a leading `+`.
+            let digits = v.trim();
+            let n: u64 = digits
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+                .then(|| digits.parse().ok())
+                .flatten()
+                .ok_or_else(|| format!("invalid Content-Length '{}'", printable(v)))?;
             match length {
                 Some(m) if m != n => {
                     return Err(format!(
