@@ -364,6 +364,12 @@ pub fn spawn(
                 crate::harness::exec::RUNNER_ENV,
                 program.display()
             )),
+            // The runner failed to start, not the binary: name the variable.
+            _ if program != exe => Error::failed(format!(
+                "cannot run {}={} ({e}): it must be a program this machine runs, such as qemu-arm-static",
+                crate::harness::exec::RUNNER_ENV,
+                crate::util::format::printable(&program.to_string_lossy()),
+            )),
             _ => Error::io(format!("starting {what} ({})", exe.display()), e),
         }
     })

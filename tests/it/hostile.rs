@@ -235,3 +235,36 @@ fn control_characters_in_a_result_file_reach_neither_the_terminal_nor_the_svg_ra
     );
     assert!(chart.contains("evil\\u{1b}[2J"), "the name, escaped");
 }
+
+#[test]
+fn a_missing_fork_runner_is_named_not_the_binary() {
+    let mut args = ZSTD_SMALL.to_vec();
+    args.extend([
+        "--op",
+        "compress",
+        "--threads",
+        "1",
+        "--lock",
+        "none",
+        "--forks",
+        "1",
+    ]);
+    let run = run_bounded(
+        ZSTD,
+        &args,
+        &[("BB_FORK_RUNNER", "/nonexistent/qemu-arm-static")],
+        Duration::from_secs(60),
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let last = run.stderr.lines().last().unwrap();
+    assert!(
+        last.starts_with(
+            "bb-zstd: error: cannot run BB_FORK_RUNNER=/nonexistent/qemu-arm-static (No such file"
+        ),
+        "{last}"
+    );
+    assert!(
+        !last.contains("target/debug/bb-zstd"),
+        "the binary is not to blame: {last}"
+    );
+}
