@@ -36,7 +36,9 @@ pub fn render(
     env: &Environment,
     answer: Option<&Answer>,
 ) -> String {
-    let mut entries: Vec<Json> = results.iter().flat_map(|r| entries(r, env)).collect();
+    // In an A/B run, a row the other build lacks is still this build's.
+    let this = results.iter().find_map(|r| Some(&r.versus.as_ref()?.this));
+    let mut entries: Vec<Json> = results.iter().flat_map(|r| entries(r, this, env)).collect();
     if let Some(Json::Obj(first)) = entries.first_mut() {
         if let Some((_, Json::Obj(ours))) = first.iter_mut().find(|(k, _)| k == "boardbench") {
             if let Some(answer) = answer {
@@ -64,20 +66,23 @@ pub fn render_jmh(results: &[BenchResult]) -> String {
     Json::Arr(results.iter().map(|r| entry(r, None)).collect()).to_pretty()
 }
 
-/// A result's entry; in an A/B run (`--against`) two, this build's then the other's,
+/// A result's entry; in an A/B run (`--against`, whose build is `this`) two, this build's then the other's,
 /// each naming its build in `boardbench.build` (`side`, `path`, `sha1`), this build's
 /// with the pairs' ratio in `boardbench.against`, so that bb-compare reads the file as
 /// the two runs it is.
-fn entries(r: &BenchResult, env: &Environment) -> Vec<Json> {
-    let Some(versus) = &r.versus else {
-        return vec![entry(r, Some(env))];
-    };
+fn entries(r: &BenchResult, this: Option<&Build>, env: &Environment) -> Vec<Json> {
     let build = |side: &str, b: &Build| {
         Json::obj([
             ("side", Json::str(side)),
             ("path", Json::str(&b.path)),
             ("sha1", Json::str(&b.sha1)),
         ])
+    };
+    let Some(versus) = &r.versus else {
+        return vec![match this {
+            Some(this) => with_ours(entry(r, Some(env)), [("build", build("this", this))]),
+            None => entry(r, Some(env)),
+        }];
     };
     let ratio = versus.ratio.map_or(Json::Null, |p| {
         Json::obj([
@@ -477,6 +482,56 @@ fn environment_json(env: &Environment) -> Json {
 mod tests {
     use super::*;
     use crate::model::result::tests::sample_result;
+
+    #[test]
+    fn an_ab_run_writes_both_builds_and_a_row_of_this_build_alone_is_this_builds() {
+        use crate::model::result::{Build, Versus};
+        use crate::stats::paired::PairedRatio;
+        let build = |p: &str, sha: char| Build {
+            path: p.into(),
+            sha1: sha.to_string().repeat(40),
+        };
+        let mut paired = sample_result("bb.zstd.compress", "1", vec![1.0]);
+        paired.versus = Some(Versus {
+            this: build("/x/bb-zstd", 'a'),
+            other: build("./old/bb-zstd", 'b'),
+            result: Box::new(paired.clone()),
+            ratio: PairedRatio::of(&[1.2, 1.21, 1.19, 1.2, 1.2], 0.35),
+        });
+        let alone = sample_result("bb.zstd.compress", "2", vec![1.0]);
+        let v = Json::parse(&render(
+            &[paired, alone],
+            &[],
+            &Environment::default(),
+            None,
+        ))
+        .unwrap();
+        let entries = v.as_array().unwrap();
+        let side = |i: usize, key: &str| {
+            let build = entries[i].get("boardbench").unwrap().get("build").unwrap();
+            build.get(key).unwrap().as_str().unwrap().to_string()
+        };
+        assert_eq!(entries.len(), 3);
+        assert_eq!(
+            (side(0, "side"), side(0, "path")),
+            ("this".into(), "/x/bb-zstd".into())
+        );
+        assert_eq!(
+            (side(1, "side"), side(1, "path")),
+            ("against".into(), "./old/bb-zstd".into())
+        );
+        assert_eq!(
+            (side(2, "side"), side(2, "sha1")),
+            ("this".into(), "a".repeat(40))
+        );
+        let against = entries[0]
+            .get("boardbench")
+            .unwrap()
+            .get("against")
+            .unwrap();
+        assert_eq!(against.get("verdict").unwrap().as_str(), Some("faster"));
+        assert_eq!(against.get("pairs").unwrap().as_f64(), Some(1.0));
+    }
 
     #[test]
     fn the_answer_rides_in_the_first_entry_only() {
