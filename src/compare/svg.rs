@@ -9,7 +9,7 @@
 //! how many panels it left out.
 
 use super::{Cell, Comparison, Row};
-use crate::util::xml::escape;
+use crate::util::xml::document_text as escape;
 use std::fmt::Write;
 
 const COLORS: [&str; 8] = [

@@ -4,9 +4,10 @@
 //! so no word of it is expanded, globbed or substituted; the environment and stdin
 //! inherited, stdout and stderr read. Its stdout is one JSON object, version 1:
 //! `AccessKeyId`, `SecretAccessKey`, optionally `SessionToken` and `Expiration`
-//! (RFC 3339). Unlike botocore, the command has a deadline ([`DEADLINE`]) and its output a
-//! bound ([`MAX_STDOUT`], [`MAX_STDERR`]); nothing it printed is shown but the first line
-//! of its stderr, made printable, when it fails.
+//! (RFC 3339). A key given twice is read as botocore reads it, through Python's
+//! `json.loads`: its last value counts. Unlike botocore, the command has a deadline
+//! ([`DEADLINE`]) and its output a bound ([`MAX_STDOUT`], [`MAX_STDERR`]); nothing it
+//! printed is shown but the first line of its stderr, made printable, when it fails.
 
 use crate::s3::sigv4::Credentials;
 use crate::util::format::printable;
@@ -205,7 +206,7 @@ pub fn parse(out: &[u8], now: SystemTime) -> Result<Answer, String> {
     if !matches!(json, Json::Obj(_)) {
         return Err("printed JSON that is not an object".into());
     }
-    match json.get("Version").and_then(Json::as_f64) {
+    match last(&json, "Version").and_then(Json::as_f64) {
         Some(1.0) => {}
         _ => {
             return Err(
@@ -215,7 +216,7 @@ pub fn parse(out: &[u8], now: SystemTime) -> Result<Answer, String> {
         }
     }
     let field = |name: &str, required: bool| -> Result<Option<String>, String> {
-        match json.get(name) {
+        match last(&json, name) {
             None | Some(Json::Null) if !required => Ok(None),
             None | Some(Json::Null) => Err(format!("printed no \"{name}\"")),
             Some(Json::Str(s)) if s.chars().any(char::is_control) => Err(format!(
@@ -235,20 +236,34 @@ pub fn parse(out: &[u8], now: SystemTime) -> Result<Answer, String> {
     };
     let expiration = field("Expiration", false)?;
     if let Some(e) = &expiration {
-        let at = rfc3339(e).ok_or_else(|| {
-            format!(
-                "printed an \"Expiration\" that is not RFC 3339 ('{}')",
-                quoted(e)
-            )
-        })?;
-        if at <= now {
-            return Err(format!("printed credentials that expired at {}", quoted(e)));
-        }
+        check_expiration(e, now).map_err(|why| format!("printed {why}"))?;
     }
     Ok(Answer {
         credentials,
         expiration,
     })
+}
+
+/// The value of `key` in an object as botocore reads the command's JSON: the last of a
+/// key given twice, as Python's `json.loads` keeps it (where [`Json::get`] finds the
+/// first).
+fn last<'a>(json: &'a Json, key: &str) -> Option<&'a Json> {
+    match json {
+        Json::Obj(pairs) => pairs.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v),
+        _ => None,
+    }
+}
+
+/// An `Expiration` of temporary keys, credential_process's or STS's (botocore refuses
+/// both alike: keys still expired once fetched are never used): RFC 3339 and later than
+/// `now`; or why not, a phrase to follow what gave it ("printed …", "the answer has …").
+pub fn check_expiration(e: &str, now: SystemTime) -> Result<(), String> {
+    let at = rfc3339(e)
+        .ok_or_else(|| format!("an \"Expiration\" that is not RFC 3339 ('{}')", quoted(e)))?;
+    if at <= now {
+        return Err(format!("credentials that expired at {}", quoted(e)));
+    }
+    Ok(())
 }
 
 /// An Expiration as an error quotes it: printable, and cut to the length of a real one
@@ -400,6 +415,41 @@ mod tests {
             let e = parse(out, now).unwrap_err();
             assert!(e.contains(want), "{e}");
             assert!(!e.contains("X: 1"), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_key_given_twice_is_its_last_as_in_botocore() {
+        // botocore reads the output with Python's json.loads, where the last of a key
+        // given twice wins: every field is read so, the Version too.
+        let now = rfc3339("2026-12-02T00:00:00Z").unwrap();
+        let a = parse(
+            br#"{"Version":1,"AccessKeyId":"AK1","AccessKeyId":"AK2","SecretAccessKey":"s1","SecretAccessKey":"s2","SessionToken":"t","SessionToken":null}"#,
+            now,
+        )
+        .unwrap();
+        assert_eq!(
+            (
+                a.credentials.access_key_id.as_str(),
+                a.credentials.secret_access_key.as_str(),
+                a.credentials.session_token
+            ),
+            ("AK2", "s2", None)
+        );
+        let a = parse(
+            br#"{"Version":2,"Version":1,"AccessKeyId":"AK","SecretAccessKey":"s","Expiration":"2001-01-01T00:00:00Z","Expiration":"2026-12-02T01:00:00Z"}"#,
+            now,
+        )
+        .unwrap();
+        assert_eq!(a.expiration.as_deref(), Some("2026-12-02T01:00:00Z"));
+        for (out, want) in [
+            (&br#"{"Version":1,"Version":2,"AccessKeyId":"AK","SecretAccessKey":"s"}"#[..], "no \"Version\": 1"),
+            (br#"{"Version":1,"AccessKeyId":"AK","AccessKeyId":7,"SecretAccessKey":"s"}"#, "\"AccessKeyId\" that is not a string"),
+            (br#"{"Version":1,"AccessKeyId":"AK","SecretAccessKey":"s","SecretAccessKey":null}"#, "no \"SecretAccessKey\""),
+            (br#"{"Version":1,"AccessKeyId":"AK","SecretAccessKey":"s","Expiration":"2026-12-02T01:00:00Z","Expiration":"2026-12-01T00:00:00Z"}"#, "expired at 2026-12-01T00:00:00Z"),
+        ] {
+            let e = parse(out, now).unwrap_err();
+            assert!(e.contains(want), "{e}");
         }
     }
 

@@ -1,10 +1,13 @@
 //! STS AssumeRole, as the AWS CLI makes it for a profile's `role_arn`: a form-encoded
 //! POST to STS (`https://sts.REGION.amazonaws.com`, the CLI v2's regional endpoint, or
 //! the configured one), signed with SigV4 for service `sts`; its answer's temporary keys.
-//! Builders and a parser only: sending is the caller's.
+//! Builders and a parser only: sending is the caller's. The answer's Expiration is checked
+//! as a credential_process's is ([`process::check_expiration`]): keys that expired, or
+//! that say no date, are refused, as botocore refuses them.
 
 use crate::s3::credentials::AssumeRole;
 use crate::s3::endpoint::Endpoint;
+use crate::s3::process;
 use crate::s3::request::HttpRequest;
 use crate::s3::sigv4::{self, Credentials, Request, Scope};
 use crate::s3::xml;
@@ -80,9 +83,19 @@ pub fn assume_role_request(
     }
 }
 
-/// The temporary keys in an AssumeRole answer, and when they expire; or why not (STS's
-/// error code and message, made printable).
+/// The temporary keys in an AssumeRole answer, and when they expire (always given: an
+/// answer without an Expiration is refused); or why not (STS's error code and message,
+/// made printable, or what is wrong with the answer). Checked against the clock now.
 pub fn parse_answer(status: u16, body: &str) -> Result<(Credentials, Option<String>), String> {
+    parse_answer_at(status, body, SystemTime::now())
+}
+
+/// [`parse_answer`], the Expiration checked against `now`.
+pub fn parse_answer_at(
+    status: u16,
+    body: &str,
+    now: SystemTime,
+) -> Result<(Credentials, Option<String>), String> {
     let p = crate::util::format::printable;
     if !(200..=299).contains(&status) {
         return Err(
@@ -104,7 +117,11 @@ pub fn parse_answer(status: u16, body: &str) -> Result<(Credentials, Option<Stri
         secret_access_key: field("SecretAccessKey")?,
         session_token: Some(field("SessionToken")?),
     };
-    Ok((credentials, xml::element(body, "Expiration")))
+    // Required, as botocore requires it (it reads `Credentials['Expiration']`).
+    let expiration =
+        xml::element(body, "Expiration").ok_or("the answer has no valid Expiration")?;
+    process::check_expiration(&expiration, now).map_err(|why| format!("the answer has {why}"))?;
+    Ok((credentials, Some(expiration)))
 }
 
 #[cfg(test)]
@@ -145,7 +162,7 @@ mod tests {
         let ok = "<AssumeRoleResponse><AssumeRoleResult><Credentials><AccessKeyId>ASIA1</AccessKeyId>\
                   <SecretAccessKey>s2</SecretAccessKey><SessionToken>t3</SessionToken>\
                   <Expiration>2030-01-01T00:00:00Z</Expiration></Credentials></AssumeRoleResult></AssumeRoleResponse>";
-        let (c, exp) = parse_answer(200, ok).unwrap();
+        let (c, exp) = parse_answer_at(200, ok, now).unwrap();
         assert_eq!(
             (c.access_key_id.as_str(), c.session_token.as_deref()),
             ("ASIA1", Some("t3"))
@@ -159,5 +176,58 @@ mod tests {
         assert!(parse_answer(200, "<x/>")
             .unwrap_err()
             .contains("no valid AccessKeyId"));
+    }
+
+    /// An AssumeRole answer whose `Expiration` is `exp` (none for `None`).
+    fn answer(exp: Option<&str>) -> String {
+        let exp = exp.map_or(String::new(), |e| format!("<Expiration>{e}</Expiration>"));
+        format!(
+            "<AssumeRoleResponse><AssumeRoleResult><Credentials><AccessKeyId>ASIA1</AccessKeyId>\
+             <SecretAccessKey>s2</SecretAccessKey><SessionToken>t3</SessionToken>{exp}\
+             </Credentials></AssumeRoleResult></AssumeRoleResponse>"
+        )
+    }
+
+    #[test]
+    fn an_expiration_past_or_not_a_date_is_refused_as_credential_process_refuses_it() {
+        let now = process::rfc3339("2026-12-02T00:00:00Z").unwrap();
+        let (_, exp) = parse_answer_at(200, &answer(Some("2026-12-02T00:00:01Z")), now).unwrap();
+        assert_eq!(exp.as_deref(), Some("2026-12-02T00:00:01Z"));
+        for (exp, want) in [
+            (
+                Some("2026-12-02T00:00:00Z"),
+                "the answer has credentials that expired at 2026-12-02T00:00:00Z",
+            ),
+            (None, "the answer has no valid Expiration"),
+            (
+                Some("2026-12-02T00:00:00Z\u{1b}[2J"),
+                "the answer has an \"Expiration\" that is not RFC 3339 ('2026-12-02T00:00:00Z\\u{1b}[2J')",
+            ),
+        ] {
+            assert_eq!(parse_answer_at(200, &answer(exp), now).unwrap_err(), want);
+        }
+        // The same words as credential_process's, from the same check.
+        let printed = br#"{"Version":1,"AccessKeyId":"AK","SecretAccessKey":"s","Expiration":"2026-12-02T00:00:00Z"}"#;
+        assert_eq!(
+            process::parse(printed, now).unwrap_err(),
+            "printed credentials that expired at 2026-12-02T00:00:00Z"
+        );
+        // Checked against the clock by parse_answer, as bb-seek calls it.
+        for (exp, want) in [
+            (
+                "2001-01-01T00:00:00Z",
+                "the answer has credentials that expired at 2001-01-01T00:00:00Z",
+            ),
+            (
+                "soon",
+                "the answer has an \"Expiration\" that is not RFC 3339 ('soon')",
+            ),
+            (
+                "",
+                "the answer has an \"Expiration\" that is not RFC 3339 ('')",
+            ),
+        ] {
+            assert_eq!(parse_answer(200, &answer(Some(exp))).unwrap_err(), want);
+        }
     }
 }

@@ -5,6 +5,9 @@
 //! keys came from, or both refuse. Against moto with authentication on and its STS, the
 //! cases that reach a server upload and read objects: `services =`, a credential_process
 //! and an assumed role (through `source_profile` and `credential_source = Environment`).
+//! Against a fake server of its own (no moto needed; botocore's side, ignored, with it),
+//! what bb-seek must read as botocore does though no real server says it: a
+//! credential_process printing a key twice, an AssumeRole answer expired or undated.
 
 use crate::support::moto::Moto;
 use crate::support::{seek, Run, TempDir};
@@ -677,6 +680,248 @@ fn a_storm_of_503_and_500_on_every_request_kind_is_retried_and_counted() {
         run.stderr
     );
     assert_eq!(always.failed(), 4, "a HEAD and a listing, twice each");
+}
+
+/// A server that answers every request itself, one a connection, with what its `answer`
+/// makes of the request's head and body (the whole response), and keeps the heads it was
+/// sent. Stops when dropped (its listener is non-blocking, polled by its thread).
+struct Fake {
+    port: u16,
+    heads: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Fake {
+    fn start(answer: impl Fn(&str, &str) -> String + Send + 'static) -> Fake {
+        use std::io::{Read, Write};
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::{Arc, Mutex};
+        use std::time::Duration;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let stop = Arc::new(AtomicBool::new(false));
+        let heads = Arc::new(Mutex::new(Vec::new()));
+        let (stop2, heads2) = (stop.clone(), heads.clone());
+        std::thread::spawn(move || {
+            while !stop2.load(Ordering::Relaxed) {
+                let Ok((mut c, _)) = listener.accept() else {
+                    std::thread::sleep(Duration::from_millis(5));
+                    continue;
+                };
+                c.set_nonblocking(false).unwrap();
+                c.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") {
+                    match c.read(&mut byte) {
+                        Ok(1) => head.push(byte[0]),
+                        _ => break,
+                    }
+                }
+                let head = String::from_utf8_lossy(&head).to_string();
+                let len: usize = head
+                    .lines()
+                    .find_map(|l| {
+                        let (n, v) = l.split_once(':')?;
+                        n.eq_ignore_ascii_case("content-length")
+                            .then(|| v.trim().parse().ok())?
+                    })
+                    .unwrap_or(0);
+                let mut body = vec![0; len];
+                if c.read_exact(&mut body).is_err() {
+                    continue;
+                }
+                let response = answer(&head, &String::from_utf8_lossy(&body));
+                heads2.lock().unwrap().push(head);
+                let _ = c.write_all(response.as_bytes());
+            }
+        });
+        Fake { port, heads, stop }
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    fn heads(&self) -> Vec<String> {
+        self.heads.lock().unwrap().clone()
+    }
+}
+
+impl Drop for Fake {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// A response with `status` and an XML `body`, that closes its connection (a HEAD's
+/// has no body, but says how long it would be).
+fn response(head: &str, status: &str, body: &str) -> String {
+    let sent = if head.starts_with("HEAD ") { "" } else { body };
+    format!(
+        "HTTP/1.1 {status}\r\nContent-Type: text/xml\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{sent}",
+        body.len()
+    )
+}
+
+/// S3's refusal of any request, so that a run ends at its first.
+fn refused(head: &str) -> String {
+    let xml = "<Error><Code>AccessDenied</Code><Message>fake</Message></Error>";
+    response(head, "403 Forbidden", xml)
+}
+
+/// A home whose credential_process prints each key twice, the first of each wrong, at
+/// `url`.
+fn twice_home(url: &str) -> TempDir {
+    let h = home("aws-process-twice", "", None);
+    let helper = h.join("get creds.sh");
+    let json = r#"{"Version": 1, "AccessKeyId": "AKFIRST", "AccessKeyId": "AKLAST", "SecretAccessKey": "sfirst", "SecretAccessKey": "slast"}"#;
+    std::fs::write(&helper, format!("#!/bin/sh\nprintf '%s' '{json}'\n")).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&helper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let config = format!(
+        "[default]\nendpoint_url = {url}\nregion = eu-west-1\ncredential_process = \"{}\"\n",
+        helper.display()
+    );
+    std::fs::write(h.join(".aws/config"), config).unwrap();
+    h
+}
+
+#[test]
+fn a_credential_process_giving_a_key_twice_signs_with_the_last_as_botocore_does() {
+    let fake = Fake::start(|head, _| refused(head));
+    let h = twice_home(&fake.url());
+    let run = bb_seek(
+        &h,
+        &[],
+        &["gen", "--dest", "s3://bench/twice/", "--sizes", "64k"],
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("credentials: credential_process of profile 'default'"),
+        "{}",
+        run.stderr
+    );
+    let heads = fake.heads();
+    assert!(!heads.is_empty(), "{}", run.stderr);
+    for head in heads {
+        assert!(head.contains("Credential=AKLAST/"), "{head}");
+    }
+}
+
+const ROLE: &str = "arn:aws:iam::123456789012:role/bench";
+
+/// STS's answer to AssumeRole, with `expiration` (none for `None`), and S3's refusal of
+/// anything else.
+fn sts(expiration: Option<&'static str>) -> Fake {
+    Fake::start(move |head, body| {
+        if !body.contains("Action=AssumeRole") {
+            return refused(head);
+        }
+        let exp = expiration.map_or(String::new(), |e| format!("<Expiration>{e}</Expiration>"));
+        let xml = format!(
+            "<AssumeRoleResponse xmlns=\"https://sts.amazonaws.com/doc/2011-06-15/\"><AssumeRoleResult>\
+             <Credentials><AccessKeyId>ASIAFAKE</AccessKeyId><SecretAccessKey>sfake</SecretAccessKey>\
+             <SessionToken>tfake</SessionToken>{exp}</Credentials>\
+             <AssumedRoleUser><AssumedRoleId>AROAFAKE:bench-1</AssumedRoleId><Arn>{ROLE}/bench-1</Arn></AssumedRoleUser>\
+             </AssumeRoleResult><ResponseMetadata><RequestId>1</RequestId></ResponseMetadata></AssumeRoleResponse>"
+        );
+        response(head, "200 OK", &xml)
+    })
+}
+
+/// A home whose profile `r` assumes [`ROLE`] at `url` with profile `base`'s keys.
+fn role_home(url: &str) -> TempDir {
+    let config = format!(
+        "[profile r]\nendpoint_url = {url}\nregion = eu-west-1\nrole_arn = {ROLE}\nsource_profile = base\n\
+         role_session_name = bench-1\n"
+    );
+    let creds = "[base]\naws_access_key_id = AKBASE\naws_secret_access_key = sbase\n";
+    home("aws-role-expiry", &config, Some(creds))
+}
+
+/// The Expirations of an AssumeRole answer that are refused (none: no Expiration), what
+/// bb-seek says of each, and what botocore (1.44) says.
+const EXPIRATIONS_REFUSED: [(Option<&str>, &str, &str); 3] = [
+    (
+        Some("2001-01-01T00:00:00Z"),
+        "the answer has credentials that expired at 2001-01-01T00:00:00Z",
+        "refreshed credentials are still expired",
+    ),
+    (
+        Some("soon"),
+        "the answer has an \"Expiration\" that is not RFC 3339 ('soon')",
+        "Invalid timestamp \"soon\"",
+    ),
+    (
+        None,
+        "the answer has no valid Expiration",
+        "KeyError: 'Expiration'",
+    ),
+];
+
+#[test]
+fn an_assumed_role_whose_expiration_is_past_or_not_a_date_is_refused() {
+    for (expiration, want, _) in EXPIRATIONS_REFUSED {
+        let fake = sts(expiration);
+        let h = role_home(&fake.url());
+        let run = bb_seek(
+            &h,
+            &[("AWS_PROFILE", "r")],
+            &["gen", "--dest", "s3://bench/role/", "--sizes", "64k"],
+        );
+        assert_eq!(run.code, 1, "{}", run.stderr);
+        let line = run.stderr.trim();
+        assert!(
+            line.starts_with(&format!(
+                "bb-seek: error: AssumeRole of {ROLE} (profile 'r' in "
+            )) && line.ends_with(want)
+                && line.lines().count() == 1,
+            "{expiration:?}: {line}"
+        );
+        // Only the AssumeRole was sent; nothing was signed with its keys.
+        let heads = fake.heads();
+        assert_eq!(heads.len(), 1, "{heads:?}");
+        assert!(heads[0].contains("Credential=AKBASE/"), "{}", heads[0]);
+    }
+    // The same answer with an Expiration to come: its keys sign what follows.
+    let fake = sts(Some("2999-01-01T00:00:00Z"));
+    let h = role_home(&fake.url());
+    let run = bb_seek(
+        &h,
+        &[("AWS_PROFILE", "r")],
+        &["gen", "--dest", "s3://bench/role/", "--sizes", "64k"],
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(", expiring 2999-01-01T00:00:00Z"),
+        "{}",
+        run.stderr
+    );
+    let heads = fake.heads();
+    assert!(heads.len() >= 2, "{heads:?}");
+    assert!(heads[1].contains("Credential=ASIAFAKE/"), "{}", heads[1]);
+}
+
+#[test]
+#[ignore = "needs botocore (scripts/setup.sh test); run by make test"]
+fn botocore_takes_a_key_given_twice_last_and_refuses_a_role_expired_or_undated() {
+    let fake = Fake::start(|head, _| refused(head));
+    let b = botocore(&twice_home(&fake.url()), &[]);
+    assert_eq!(b["key"].as_str(), Some("AKLAST"), "{b}");
+    for (expiration, _, botocore_says) in EXPIRATIONS_REFUSED {
+        let fake = sts(expiration);
+        let b = botocore(&role_home(&fake.url()), &[("AWS_PROFILE", "r")]);
+        let e = b["error"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{expiration:?}: botocore resolved {b}"));
+        assert!(e.contains(botocore_says), "{expiration:?}: {e}");
+    }
+    let fake = sts(Some("2999-01-01T00:00:00Z"));
+    let b = botocore(&role_home(&fake.url()), &[("AWS_PROFILE", "r")]);
+    assert_eq!(b["key"].as_str(), Some("ASIAFAKE"), "{b}");
 }
 
 #[test]
