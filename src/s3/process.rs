@@ -206,7 +206,7 @@ pub fn parse(out: &[u8], now: SystemTime) -> Result<Answer, String> {
     if !matches!(json, Json::Obj(_)) {
         return Err("printed JSON that is not an object".into());
     }
-    match last(&json, "Version").and_then(Json::as_f64) {
+    match &json.get("Version").and_then(Json::as_f64) {
         Some(1.0) => {}
         _ => {
             return Err(
@@ -216,7 +216,7 @@ pub fn parse(out: &[u8], now: SystemTime) -> Result<Answer, String> {
         }
     }
     let field = |name: &str, required: bool| -> Result<Option<String>, String> {
-        match last(&json, name) {
+        match &json.get(name) {
             None | Some(Json::Null) if !required => Ok(None),
             None | Some(Json::Null) => Err(format!("printed no \"{name}\"")),
             Some(Json::Str(s)) if s.chars().any(char::is_control) => Err(format!(
@@ -242,16 +242,6 @@ pub fn parse(out: &[u8], now: SystemTime) -> Result<Answer, String> {
         credentials,
         expiration,
     })
-}
-
-/// The value of `key` in an object as botocore reads the command's JSON: the last of a
-/// key given twice, as Python's `json.loads` keeps it (where [`Json::get`] finds the
-/// first).
-fn last<'a>(json: &'a Json, key: &str) -> Option<&'a Json> {
-    match json {
-        Json::Obj(pairs) => pairs.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v),
-        _ => None,
-    }
 }
 
 /// An `Expiration` of temporary keys, credential_process's or STS's (botocore refuses

@@ -44,8 +44,10 @@ impl Json {
 
     /// The value under `key` of an object.
     pub fn get(&self, key: &str) -> Option<&Json> {
+        // A key given twice is its last, as Python's json.loads and JavaScript's
+        // JSON.parse read it (botocore, the AWS CLI, the JMH viewers).
         match self {
-            Json::Obj(pairs) => pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+            Json::Obj(pairs) => pairs.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v),
             _ => None,
         }
     }
@@ -53,7 +55,7 @@ impl Json {
     /// The value of `key` in an object, to change or take.
     pub fn get_mut(&mut self, key: &str) -> Option<&mut Json> {
         match self {
-            Json::Obj(pairs) => pairs.iter_mut().find(|(k, _)| k == key).map(|(_, v)| v),
+            Json::Obj(pairs) => pairs.iter_mut().rev().find(|(k, _)| k == key).map(|(_, v)| v),
             _ => None,
         }
     }
@@ -471,6 +473,14 @@ impl Parser<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_key_given_twice_is_its_last_as_python_and_javascript_read_it() {
+        let mut v = Json::parse(r#"{"score": 1, "x": true, "score": 2}"#).unwrap();
+        assert_eq!(v.get("score").and_then(Json::as_f64), Some(2.0));
+        *v.get_mut("score").unwrap() = Json::Num(3.0);
+        assert_eq!(v.get("score").and_then(Json::as_f64), Some(3.0));
+    }
 
     #[test]
     fn compact_parsing_packs_numbers_and_pairs_and_reads_the_same() {
