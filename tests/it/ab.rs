@@ -4,7 +4,7 @@
 //! run (the fault-injection feature's drift), which calls two sequential runs of one
 //! build different and the pairs of an A/B run a tie.
 
-use crate::support::{run_with, Run, TempDir, ZSTD_SMALL};
+use crate::support::{run_with, Run, TempDir, ZSTD_ONE_ROW, ZSTD_SMALL};
 use serde_json::Value;
 
 const ZSTD: &str = env!("CARGO_BIN_EXE_bb-zstd");
@@ -13,8 +13,7 @@ const COMPARE: &str = env!("CARGO_BIN_EXE_bb-compare");
 
 /// bb-zstd small and short, one row (compress, one thread, no lock), with `extra`.
 fn zstd(extra: &[&str], env: &[(&str, &str)]) -> Run {
-    let mut args = ZSTD_SMALL.to_vec();
-    args.extend(["--op", "compress", "--threads", "1", "--lock", "none"]);
+    let mut args = [ZSTD_SMALL, ZSTD_ONE_ROW].concat();
     args.extend(extra);
     run_with(ZSTD, &args, env)
 }

@@ -2,7 +2,7 @@
 //! reports, a system that refuses threads. Each ends in a clear line and an exit code
 //! within a bound, never a hang or a panic.
 
-use crate::support::{run_bounded, TempDir, ZSTD_SMALL};
+use crate::support::{run_bounded, TempDir, ZSTD_ONE_ROW, ZSTD_SMALL};
 use std::time::{Duration, Instant};
 
 const ZSTD: &str = env!("CARGO_BIN_EXE_bb-zstd");
@@ -15,19 +15,8 @@ fn a_fork_that_never_reports_is_ended_by_the_parent_after_the_timeout() {
     let runner = d.join("never-starts");
     std::fs::write(&runner, "#!/bin/sh\nexec sleep 300\n").unwrap();
     std::fs::set_permissions(&runner, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let mut args = ZSTD_SMALL.to_vec();
-    args.extend([
-        "--op",
-        "compress",
-        "--threads",
-        "1",
-        "--lock",
-        "none",
-        "--forks",
-        "1",
-        "--timeout",
-        "1s",
-    ]);
+    let mut args = [ZSTD_SMALL, ZSTD_ONE_ROW].concat();
+    args.extend(["--forks", "1", "--timeout", "1s"]);
     let started = Instant::now();
     let run = run_bounded(
         ZSTD,
@@ -154,17 +143,8 @@ fn a_sysroot_of_fifos_and_devices_neither_hangs_nor_floods_a_run() {
     nix::unistd::mkfifo(&root.join("proc/cpuinfo"), mode).unwrap();
     nix::unistd::mkfifo(&root.join("sys/class/thermal/thermal_zone0/temp"), mode).unwrap();
     std::os::unix::fs::symlink("/dev/zero", root.join("proc/loadavg")).unwrap();
-    let mut args = ZSTD_SMALL.to_vec();
-    args.extend([
-        "--op",
-        "compress",
-        "--threads",
-        "1",
-        "--lock",
-        "none",
-        "--forks",
-        "0",
-    ]);
+    let mut args = [ZSTD_SMALL, ZSTD_ONE_ROW].concat();
+    args.extend(["--forks", "0"]);
     let run = run_bounded(
         ZSTD,
         &args,
@@ -238,17 +218,8 @@ fn control_characters_in_a_result_file_reach_neither_the_terminal_nor_the_svg_ra
 
 #[test]
 fn a_missing_fork_runner_is_named_not_the_binary() {
-    let mut args = ZSTD_SMALL.to_vec();
-    args.extend([
-        "--op",
-        "compress",
-        "--threads",
-        "1",
-        "--lock",
-        "none",
-        "--forks",
-        "1",
-    ]);
+    let mut args = [ZSTD_SMALL, ZSTD_ONE_ROW].concat();
+    args.extend(["--forks", "1"]);
     let run = run_bounded(
         ZSTD,
         &args,

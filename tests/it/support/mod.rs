@@ -28,6 +28,9 @@ pub const ZSTD_SMALL: &[&str] = &[
     "100ms",
 ];
 
+/// With [`ZSTD_SMALL`], bb-zstd's one row: compress on one thread, without the lock.
+pub const ZSTD_ONE_ROW: &[&str] = &["--op", "compress", "--threads", "1", "--lock", "none"];
+
 /// The output of a finished run.
 pub struct Run {
     pub code: i32,
