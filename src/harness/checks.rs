@@ -38,13 +38,14 @@ pub fn check_at_most(flag: &str, value: u64, max: u64, what: &str) -> Result<()>
 }
 
 /// Rejects a value whose run would need `needed` bytes of memory when this machine has
-/// less available (MemAvailable), before anything is allocated.
+/// less available (MemAvailable, or what the address-space limit leaves where lower),
+/// before anything is allocated.
 pub fn check_fits_in_memory(flag: &str, value: &str, needed: u64) -> Result<()> {
-    match crate::system::cpu::available_memory() {
-        Some(available) if needed > available => Err(Error::usage(format!(
-            "{flag} {value}: the run would need about {} MiB of memory and {} MiB are available",
+    match crate::system::cpu::memory_room() {
+        Some((room, whose)) if needed > room => Err(Error::usage(format!(
+            "{flag} {value}: the run would need about {} MiB of memory and {whose} {} MiB",
             needed >> 20,
-            available >> 20
+            room >> 20
         ))),
         _ => Ok(()),
     }

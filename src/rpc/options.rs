@@ -4,7 +4,7 @@
 
 use super::args::{Args, Rates, ServeArgs, DEFAULT_MAX_CONNECTIONS};
 use super::config::ClientConfig;
-use super::plan::{Style, Target};
+use super::plan::{frame_len, in_flight, Style, Target};
 use super::protocol::Codec;
 use super::server::ServerConfig;
 use super::sweep::LOADS;
@@ -83,9 +83,13 @@ impl Options {
         check_depths(&depths)?;
         check_connections(&connections, args.connect.is_none())?;
         check_payloads(&payloads, max_frame)?;
-        if !open_loop && styles.iter().any(|s| s.pipelined()) {
-            check_in_flight_memory(&depths, &payloads, &connections)?;
-        }
+        check_memory(
+            &styles,
+            &depths,
+            &payloads,
+            &connections,
+            args.connect.is_none(),
+        )?;
         if timeout.is_zero() {
             return Err(Error::usage("--call-timeout must be longer than 0"));
         }
@@ -187,23 +191,74 @@ fn check_payloads(payloads: &[u64], max_frame: u32) -> Result<()> {
     Ok(())
 }
 
-/// Refuses pipelined rows whose calls in flight would not fit in memory: each of a
-/// connection's `--depth` calls holds its request while it is written and its reply
-/// until it is taken, so a row holds about depth × 2 frames per connection. (The open
-/// loop bounds what it writes ahead by itself.)
-fn check_in_flight_memory(depths: &[usize], payloads: &[u64], connections: &[usize]) -> Result<()> {
-    let (Some(&d), Some(&p), Some(&c)) = (
-        depths.iter().max(),
-        payloads.iter().max(),
-        connections.iter().max(),
-    ) else {
+/// Refuses a run whose calls would not fit in memory, before anything is allocated: on
+/// each connection the client holds the calls it has in flight, up to the flow-control
+/// window ([`in_flight`]), twice (the requests of one write; a future's replies kept for
+/// its caller), and four frames besides (the call encoded once, its reply, the frame being
+/// read, the sync stub's call); a paired floor, its calls in flight and a read buffer; a
+/// spawned server, a request and its reply. It must fit in what the machine has
+/// (MemAvailable), and in what the address-space limit (`ulimit -v`) leaves this process
+/// where that is lower. One line naming `--depth` and `--payload`, exit 2.
+fn check_memory(
+    styles: &[Style],
+    depths: &[usize],
+    payloads: &[u64],
+    connections: &[usize],
+    spawned: bool,
+) -> Result<()> {
+    let (Some(&p), Some(&c)) = (payloads.iter().max(), connections.iter().max()) else {
         return Ok(());
     };
-    let frame = crate::wire::HEADER_LEN as u64 + 5 + p;
-    let needed = (d as u64)
-        .saturating_mul(c as u64)
-        .saturating_mul(2 * frame);
-    cli::check_fits_in_memory("--depth", &format!("{d} with --payload {p}"), needed)
+    let deep = styles.iter().any(|s| s.pipelined() || *s == Style::Floor);
+    let d = match deep {
+        true => depths.iter().copied().max().unwrap_or(1),
+        false => 1,
+    };
+    let needed = memory_needed(
+        styles.contains(&Style::Floor),
+        in_flight(d, p),
+        p,
+        c,
+        spawned,
+    );
+    let Some((room, whose)) = crate::system::cpu::memory_room() else {
+        return Ok(());
+    };
+    if needed <= room {
+        return Ok(());
+    }
+    let flags = match (deep, c) {
+        (true, 1) => format!("--depth {d} with --payload {p}"),
+        (true, _) => format!("--depth {d} with --payload {p} and --connections {c}"),
+        (false, _) => format!("--payload {p} with --connections {c}"),
+    };
+    Err(Error::usage(format!(
+        "{flags}: the run would need about {} MiB of memory and {whose} {} MiB",
+        needed.div_ceil(1 << 20),
+        room >> 20
+    )))
+}
+
+/// The bytes a run holds with `connections` connections each keeping `calls` calls of
+/// `payload` bytes in flight (and a paired `floor` as deep), a `spawned` server's
+/// included: see [`check_memory`].
+fn memory_needed(
+    floor: bool,
+    calls: usize,
+    payload: u64,
+    connections: usize,
+    spawned: bool,
+) -> u64 {
+    let calls = calls as u64;
+    let floor = if floor { calls.saturating_add(1) } else { 0 };
+    let server = if spawned { 2 } else { 0 };
+    let frames = calls
+        .saturating_mul(2)
+        .saturating_add(4 + server)
+        .saturating_add(floor);
+    frame_len(payload)
+        .saturating_mul(frames)
+        .saturating_mul(connections as u64)
 }
 
 /// The server given (`--connect`), or one spawned per benchmark on each `--transport`.
@@ -326,32 +381,56 @@ mod tests {
     }
 
     #[test]
-    fn pipelined_calls_in_flight_must_fit_in_memory() {
-        // 65536 calls of 16 MiB, requests and replies: 2 TiB, on no machine.
-        let huge = ["--payload", "16m", "--max-frame", "17m", "--depth", "65536"];
+    fn what_the_calls_hold_must_fit_in_memory() {
+        // 65536 calls of 16 MiB in flight would be 2 TiB; the window keeps one, so one
+        // connection holds a few frames, on any machine.
+        let deep = ["--payload", "16m", "--max-frame", "17m", "--depth", "65536"];
+        for client in ["async", "future", "sync", "floor"] {
+            assert!(options(&[&deep[..], &["--client", client]].concat()).is_ok());
+        }
+        // Connections multiply it: 100000 of them (a server given takes any number)
+        // would hold terabytes.
+        let many = [
+            &deep[..],
+            &["--connections", "100000", "--connect", "tcp:a:1"],
+        ]
+        .concat();
         for client in ["async", "future"] {
-            let e = refused(&[&huge[..], &["--client", client]].concat());
+            let e = refused(&[&many[..], &["--client", client]].concat());
             assert!(
-                e.starts_with("--depth 65536 with --payload 16777216: the run would need"),
+                e.starts_with("--depth 65536 with --payload 16777216 and --connections 100000: the run would need about "),
                 "{client}: {e}"
             );
         }
-        // Sync holds one call, whatever --depth says; the open loop bounds its own.
-        assert!(options(&[&huge[..], &["--client", "sync"]].concat()).is_ok());
-        let open = ["--rate", "1k", "--mode", "sample"];
-        assert!(options(&[&huge[..], &open[..]].concat()).is_ok());
-        // Connections multiply it.
-        let many = [
-            "--depth",
-            "65536",
-            "--payload",
-            "1m",
-            "--connections",
-            "1000",
-        ];
+        // The sync stub holds its one call; the open loop is pipelined as async is.
+        let e = refused(&[&many[..], &["--client", "sync"]].concat());
         assert!(
-            refused(&[&many[..], &["--client", "async", "--connect", "tcp:a:1"]].concat())
-                .starts_with("--depth 65536 with --payload 1048576")
+            e.starts_with("--payload 16777216 with --connections 100000: the run would need"),
+            "{e}"
+        );
+        let e = refused(&[&many[..], &["--rate", "1k", "--mode", "sample"]].concat());
+        assert!(
+            e.starts_with("--depth 65536 with --payload 16777216"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn the_memory_a_run_needs_counts_its_calls_in_flight_and_its_frames() {
+        let frame = frame_len(1 << 20);
+        // 15 calls in flight twice, four frames besides, two on the spawned server.
+        assert_eq!(memory_needed(false, 15, 1 << 20, 1, true), 36 * frame);
+        // A paired floor as deep, with its read buffer; connections multiply.
+        assert_eq!(memory_needed(true, 15, 1 << 20, 3, false), 3 * 50 * frame);
+        assert_eq!(
+            memory_needed(true, usize::MAX, u64::MAX, usize::MAX, true),
+            u64::MAX
+        );
+        // The room is MemAvailable, or the address-space limit's where lower.
+        let (room, whose) = crate::system::cpu::memory_room().expect("Linux says MemAvailable");
+        assert!(
+            room > 0 && (whose == "MemAvailable is" || whose.ends_with("(ulimit -v) leaves")),
+            "{whose}"
         );
     }
 

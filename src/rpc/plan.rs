@@ -1,8 +1,62 @@
 //! What one bb-rpc benchmark is, for the process that measures it: the client style,
-//! where the server is, and the calls' shape ([`Plan`]).
+//! where the server is, and the calls' shape ([`Plan`]); and what its calls hold: the
+//! calls a connection keeps in flight within the flow-control window ([`in_flight`]), the
+//! calls of one invocation ([`closed_loop_calls`]) and the time their bytes take
+//! ([`bytes_time`]).
 
 use super::config::ClientConfig;
 use crate::net::addr::Addr;
+use std::time::Duration;
+
+/// The bytes of requests, and of replies, that one connection has in flight at most: a
+/// call waits for room under this as under `--depth`, as a gRPC call waits for its
+/// flow-control window (grpc-go's grows to 16 MiB at most). So the calls in flight are
+/// bounded by bytes, not only by count: `--depth 4096` of 1 MiB keeps 15 in flight, and
+/// what the client holds for them stays within the window whatever `--depth` says.
+pub const WINDOW: u64 = 16 << 20;
+
+/// The largest frame of a call of `payload` bytes, request or reply: its header,
+/// MessagePack's bin header at most, the payload.
+pub fn frame_len(payload: u64) -> u64 {
+    (crate::wire::HEADER_LEN as u64 + 5).saturating_add(payload)
+}
+
+/// The calls a connection keeps in flight at `depth` with calls of `payload` bytes:
+/// `depth`, or as many as [`WINDOW`] holds where fewer; at least 1 (a call larger than
+/// the window goes alone, as gRPC lets a message larger than its window through in
+/// pieces).
+pub fn in_flight(depth: usize, payload: u64) -> usize {
+    let fit = (WINDOW / frame_len(payload)).max(1);
+    depth.min(usize::try_from(fit).unwrap_or(usize::MAX))
+}
+
+/// The bytes of requests one closed-loop invocation sends over all its connections, at
+/// most (where one round of the calls in flight is less).
+const INVOCATION_BYTES: u64 = 64 << 20;
+
+/// Calls per invocation of a closed loop over `connections`, each keeping `in_flight`
+/// calls of `payload` bytes in flight: 64 rounds of them, so that draining the pipeline
+/// at the invocation's end is noise, but no more than [`INVOCATION_BYTES`] of requests
+/// (an invocation of large calls is then 64 MiB, not 64 × depth of them) and at least one
+/// round per connection.
+pub fn closed_loop_calls(in_flight: usize, payload: u64, connections: usize) -> u64 {
+    let (depth, connections) = (in_flight as u64, connections.max(1) as u64);
+    let by_bytes = INVOCATION_BYTES / frame_len(payload).saturating_mul(connections);
+    depth.saturating_mul(64).min(by_bytes).max(depth) * connections
+}
+
+/// Payload bytes per second that a connection's calls move each way, as the plan counts
+/// them: what 1 MiB echoes over a Unix socket or loopback TCP reach on the 2-core x86 VM
+/// here (1 to 2 GB/s), at its lower end. A board is slower; this is the estimate's, never
+/// a measurement.
+const BYTES_PER_SECOND: f64 = 1e9;
+
+/// How long `calls` calls of `payload` bytes take to move their bytes (the request and
+/// its echo), for the plan's estimate of an invocation: nothing where payloads are small,
+/// since it counts bytes, not calls.
+pub fn bytes_time(calls: u64, payload: u64) -> Duration {
+    Duration::from_secs_f64(calls as f64 * payload as f64 / BYTES_PER_SECOND)
+}
 
 /// How calls are made on each connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,6 +109,8 @@ pub struct Plan {
     pub style: Style,
     pub client: ClientConfig,
     pub payload: usize,
+    /// Calls in flight per connection at most: `--depth`, or fewer where the
+    /// flow-control window says ([`in_flight`]).
     pub depth: usize,
     pub connections: usize,
     pub seed: u64,
@@ -99,6 +155,42 @@ mod tests {
             pin: Some(vec![0]),
             rate: None,
         }
+    }
+
+    #[test]
+    fn the_calls_in_flight_are_bounded_by_the_window_in_bytes() {
+        // Small calls: --depth decides.
+        assert_eq!(in_flight(64, 16), 64);
+        assert_eq!(in_flight(65536, 16), 65536);
+        assert_eq!(in_flight(64, 64 << 10), 64, "4 MiB in flight");
+        // 1 MiB calls: 15 fit in 16 MiB with their headers.
+        assert_eq!(in_flight(4096, 1 << 20), 15);
+        assert_eq!(in_flight(8, 1 << 20), 8);
+        // A call larger than the window goes alone.
+        assert_eq!(in_flight(65536, 16 << 20), 1);
+        assert_eq!(in_flight(65536, u64::MAX), 1);
+    }
+
+    #[test]
+    fn an_invocation_is_64_rounds_or_64_mib_of_requests_and_at_least_one_round() {
+        assert_eq!(closed_loop_calls(1, 16, 1), 64);
+        assert_eq!(closed_loop_calls(64, 16, 1), 64 * 64);
+        assert_eq!(closed_loop_calls(64, 16, 2), 2 * 64 * 64);
+        // 64 × 64 calls of 64 KiB would be 256 MiB: 64 MiB of them.
+        assert_eq!(closed_loop_calls(64, 64 << 10, 1), 1023);
+        // 15 in flight of 1 MiB: 63 calls, not 64 × 15 (nor 64 × 4096).
+        assert_eq!(closed_loop_calls(15, 1 << 20, 1), 63);
+        // Never less than a round per connection.
+        assert_eq!(closed_loop_calls(15, 1 << 20, 8), 8 * 15);
+        assert_eq!(closed_loop_calls(1, 16 << 20, 1), 3);
+        assert_eq!(closed_loop_calls(1, u64::MAX, 3), 3);
+        // The bytes, each way, at the plan's rate: 64 MiB in about 67 ms.
+        let t = bytes_time(64, 1 << 20);
+        assert!(
+            t > Duration::from_millis(60) && t < Duration::from_millis(70),
+            "{t:?}"
+        );
+        assert!(bytes_time(4096, 16) < Duration::from_millis(1));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use super::open_loop::{calls_per_invocation, rate_param, MAX_RATE};
 use super::options::{Offered, Options};
-use super::plan::{Plan, Style, Target};
+use super::plan::{bytes_time, closed_loop_calls, in_flight, Plan, Style, Target, WINDOW};
 use super::protocol::Codec;
 use super::sweep::{self, Group};
 use super::workload::RpcWorkload;
@@ -24,6 +24,7 @@ pub(crate) fn suite(options: &Options) -> Result<Suite> {
     let mut suite = Suite::new(TimeUnit::Micros, profiles(), rows);
     // Each benchmark pins its client and its server itself.
     suite.pin_process = false;
+    suite.notes = window_notes(options);
     suite.answer = Some(super::answer::answer);
     if !groups.is_empty() {
         let common = &options.common;
@@ -160,10 +161,33 @@ fn depths(o: &Options, style: Style) -> Vec<usize> {
 }
 
 /// Operations per invocation where the workload fixes them: timed pipelines (and many
-/// connections) drain at each invocation's end, so it is long enough that this is noise.
-fn ops_per_invocation(o: &Options, style: Style, depth: usize, connections: usize) -> Option<u64> {
-    (o.timed && (style.pipelined() || depth > 1 || connections > 1))
-        .then_some((64 * depth * connections) as u64)
+/// connections) drain at each invocation's end, so it is long enough that this is noise
+/// ([`closed_loop_calls`]: 64 rounds of the calls in flight, at most 64 MiB of
+/// requests).
+fn ops_per_invocation(o: &Options, style: Style, row: &Row) -> Option<u64> {
+    let depth = in_flight(row.depth, row.payload);
+    (o.timed && (style.pipelined() || depth > 1 || row.connections > 1))
+        .then(|| closed_loop_calls(depth, row.payload, row.connections))
+}
+
+/// The notes of the suite: each `--depth` and `--payload` whose calls would pass the
+/// flow-control window, with the calls it keeps in flight.
+fn window_notes(o: &Options) -> Vec<String> {
+    let deep = o.styles.iter().any(|s| s.pipelined() || *s == Style::Floor);
+    let mut notes = Vec::new();
+    for &payload in o.payloads.iter().filter(|_| deep) {
+        for &depth in &o.depths {
+            let calls = in_flight(depth, payload);
+            if calls < depth {
+                notes.push(format!(
+                    "--depth {depth} with --payload {payload}: {calls} call{} in flight per connection, the {} MiB flow-control window's worth (docs/bb-rpc.md)",
+                    if calls == 1 { "" } else { "s" },
+                    WINDOW >> 20
+                ));
+            }
+        }
+    }
+    notes
 }
 
 impl Row {
@@ -219,7 +243,7 @@ impl Row {
                 ..o.client.clone()
             },
             payload: self.payload as usize,
-            depth: self.depth,
+            depth: in_flight(self.depth, self.payload),
             connections: self.connections,
             seed: o.common.seed,
             // A given server's client follows --pin; a spawned pair, its placement.
@@ -315,7 +339,11 @@ fn row_benchmark(o: &Options, row: &Row, rate: Option<f64>) -> Benchmark {
     b.params = row.params();
     b.headline = headline(o, row);
     b.threads = row.connections;
-    b.ops_per_invocation = ops_per_invocation(o, row.style, row.depth, row.connections);
+    b.ops_per_invocation = ops_per_invocation(o, row.style, row);
+    // Large calls take their bytes' time: the plan counts an invocation's.
+    b.invocation_estimate = b
+        .ops_per_invocation
+        .map(|calls| bytes_time(calls, row.payload));
     b.paired = paired;
     match row.offered {
         Offered::Closed => b,
@@ -334,7 +362,7 @@ fn paired_floor(o: &Options, row: &Row, plan: &Plan) -> Option<PairedBaseline> {
     Some(PairedBaseline {
         metric: "vs floor".into(),
         setup: Box::new(move || Ok(Box::new(RpcWorkload::setup(&floor)?) as Box<dyn Workload>)),
-        ops_per_invocation: ops_per_invocation(o, Style::Floor, row.depth, row.connections),
+        ops_per_invocation: ops_per_invocation(o, Style::Floor, row),
     })
 }
 
@@ -468,6 +496,53 @@ mod tests {
             ]
         );
         assert_eq!(b[4].threads, 2);
+    }
+
+    #[test]
+    fn deep_pipelines_of_large_calls_keep_a_window_of_them_in_flight() {
+        let o = options(
+            "--client async,floor --depth 8,4096 --payload 1m --transport unix --codec raw --quick",
+        );
+        let rows = rows(&o);
+        let deep = |style| {
+            rows.iter()
+                .find(|r| r.style == style && r.depth == 4096)
+                .expect("a row at depth 4096")
+        };
+        // The row keeps the depth asked; its process keeps the window's calls in flight,
+        // and so does its floor.
+        assert_eq!(deep(Style::Async).plan(&o).depth, 15);
+        assert_eq!(deep(Style::Async).plan(&o).floor().depth, 15);
+        assert_eq!(deep(Style::Floor).plan(&o).depth, 15);
+        let (b, _) = benchmarks(&o, None).unwrap();
+        let row = b
+            .iter()
+            .find(|b| b.name == "bb.rpc.async" && b.label().contains("depth=4096"))
+            .unwrap();
+        // 63 calls of 1 MiB an invocation (64 MiB), not 64 × 4096 (256 GiB), and the
+        // plan counts their bytes.
+        assert_eq!(row.ops_per_invocation, Some(63));
+        assert_eq!(row.paired.as_ref().unwrap().ops_per_invocation, Some(63));
+        let took = row.invocation_estimate.unwrap();
+        assert!(
+            took > Duration::from_millis(60) && took < Duration::from_millis(70),
+            "{took:?}"
+        );
+        // Depth 8 of 1 MiB fits the window: 64 rounds would be 512 MiB, so 63 calls too.
+        let shallow = b.iter().find(|b| b.label().contains("depth=8")).unwrap();
+        assert_eq!(shallow.ops_per_invocation, Some(63));
+        assert_eq!(
+            suite(&o).unwrap().notes,
+            ["--depth 4096 with --payload 1048576: 15 calls in flight per connection, the 16 MiB flow-control window's worth (docs/bb-rpc.md)"]
+        );
+        // Small calls: nothing changes, and their bytes take no time worth counting.
+        let (b, _) = benchmarks(&options("--client async --depth 4096 --quick"), None).unwrap();
+        assert_eq!(b[0].ops_per_invocation, Some(64 * 4096));
+        assert!(b[0].invocation_estimate.unwrap() < Duration::from_millis(5));
+        assert!(suite(&options("--depth 4096 --quick"))
+            .unwrap()
+            .notes
+            .is_empty());
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! get the maxima from the parent in their fork request, so every fork of a row offers
 //! the same rate.
 
-use super::plan::{Plan, Style};
+use super::plan::{closed_loop_calls, Plan, Style};
 use super::workload::RpcWorkload;
 use crate::harness::benchmark::Workload;
 use crate::util::error::{Error, Result};
@@ -80,7 +80,7 @@ fn probe(plan: &Plan, time: Duration) -> Result<f64> {
     let mut workload = RpcWorkload::setup(&plan)?;
     // As the closed-loop rows' invocations: long enough that draining the pipeline at
     // each end is noise.
-    let batch = (64 * plan.depth * plan.connections) as u64;
+    let batch = closed_loop_calls(plan.depth, plan.payload as u64, plan.connections);
     calls_for(&mut workload, batch, time / WARMUP_SHARE)?;
     let mut rates = Vec::new();
     for _ in 0..WINDOWS {

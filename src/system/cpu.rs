@@ -163,6 +163,37 @@ pub fn available_memory() -> Option<u64> {
     Some(kib_field(&meminfo, "MemAvailable:")? * 1024)
 }
 
+/// The memory a run may take, and whose word that is: MemAvailable, or what the
+/// address-space limit leaves this process (the limit less its address space now) where
+/// that is lower; None where neither is known.
+pub fn memory_room() -> Option<(u64, &'static str)> {
+    let available = available_memory();
+    let limit = address_space_left();
+    match (available, limit) {
+        (Some(a), Some(l)) if l < a => Some((l, "the address-space limit (ulimit -v) leaves")),
+        (None, Some(l)) => Some((l, "the address-space limit (ulimit -v) leaves")),
+        (Some(a), _) => Some((a, "MemAvailable is")),
+        (None, None) => None,
+    }
+}
+
+/// What RLIMIT_AS leaves this process: its soft limit less the address space it has now
+/// (VmSize); None where there is no limit.
+fn address_space_left() -> Option<u64> {
+    use nix::sys::resource::{getrlimit, Resource, RLIM_INFINITY};
+    let (soft, _) = getrlimit(Resource::RLIMIT_AS).ok()?;
+    if soft == RLIM_INFINITY {
+        return None;
+    }
+    let status = super::sysfs::read_file(std::path::Path::new("/proc/self/status"));
+    let used = status
+        .as_deref()
+        .and_then(|s| s.lines().find_map(|l| l.strip_prefix("VmSize:")))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kib| kib * 1024);
+    Some(soft.saturating_sub(used))
+}
+
 /// The smallest peak resident set size taken as real, in KiB: no boardbench binary runs
 /// in less (a static binary's text alone is larger). The armv7 Debian 6.1 kernel reads
 /// `VmHWM: 4 kB` after `clear_refs` (busybox alone, 40 of 40 tries under qemu's raspi2b),

@@ -565,28 +565,115 @@ fn bad_flags_are_one_line_and_exit_2() {
     }
 }
 
-/// 65536 calls in flight of 16 MiB each way (2 TiB) are refused at flag time, naming
-/// both flags, where they used to abort on the allocation.
+/// An address-space limit under what the machine had (3 GB), for the runs below.
+const AS_LIMIT: &str = "--as=3000000000";
+
+/// `prlimit AS_LIMIT bb-rpc ARGS`, ended and failed past two minutes.
+fn bb_rpc_limited(args: &[&str]) -> crate::support::Run {
+    let argv = [&[AS_LIMIT, EXE][..], args].concat();
+    crate::support::run_bounded("prlimit", &argv, &[], Duration::from_secs(120))
+}
+
+/// Hostile input, round four: `--depth 4096 --payload 1m` held 4096 calls of 1 MiB at
+/// once (one write of 4 GiB, SIGABRT under a 3 GB limit), and each invocation was
+/// 64 × 4096 of them (256 GiB: a 200 ms iteration still running after two minutes). The
+/// calls in flight are now bounded by bytes, a 16 MiB window's worth (15 of 1 MiB), as
+/// gRPC's flow control bounds them: the run completes under the limit, says so in one
+/// note, and keeps the depth asked in its row. A small pipeline runs as before.
 #[test]
-fn pipelined_calls_that_would_not_fit_in_memory_are_refused() {
+fn a_deep_pipeline_of_large_calls_runs_within_its_window_under_a_memory_limit() {
     for client in ["async", "future"] {
-        let run = bb_rpc(&[
+        let run = bb_rpc_limited(&[
             "--client",
             client,
             "--depth",
-            "65536",
+            "4096",
             "--payload",
-            "16m",
-            "--max-frame",
-            "17m",
+            "1m",
             "--transport",
             "unix",
+            "--codec",
+            "raw",
+            "--quick",
+            "--iterations",
+            "1",
+            "--time",
+            "200ms",
+            "--warmup",
+            "0",
+            "--forks",
+            "0",
+            "--format",
+            "json",
         ]);
+        assert_eq!(run.code, 0, "{client}: {}", run.stderr);
+        assert!(
+            run.stderr.contains(
+                "--depth 4096 with --payload 1048576: 15 calls in flight per connection, the 16 MiB flow-control window's worth"
+            ),
+            "{client}: {}",
+            run.stderr
+        );
+        let json = run.json();
+        let name = format!("bb.rpc.{client}");
+        let row = crate::support::entry(&json, &name, &[("depth", "4096"), ("payload", "1048576")]);
+        assert!(
+            row["primaryMetric"]["score"].as_f64().unwrap() > 0.0,
+            "{client}"
+        );
+    }
+    let run = bb_rpc_limited(
+        &[
+            &["--client", "async", "--depth", "64", "--payload", "16"][..],
+            &["--transport", "unix", "--codec", "raw"],
+            ONE_SHORT_ITERATION,
+        ]
+        .concat(),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let json = run.json();
+    let row = crate::support::entry(&json, "bb.rpc.async", &[("depth", "64")]);
+    assert!(row["primaryMetric"]["score"].as_f64().unwrap() > 0.0);
+}
+
+/// What the window cannot bound, calls of 16 MiB on 200 connections (about 25 GiB with
+/// the spawned server's), is refused at flag time against the address-space limit (or
+/// MemAvailable, where lower), in one line naming the flags, before anything is
+/// allocated: it used to abort on the allocation.
+#[test]
+fn calls_that_would_not_fit_in_memory_are_refused_in_one_line() {
+    let big = [
+        "--payload",
+        "16m",
+        "--max-frame",
+        "17m",
+        "--connections",
+        "200",
+        "--transport",
+        "unix",
+    ];
+    for (client, flags) in [
+        (
+            "async",
+            "--depth 65536 with --payload 16777216 and --connections 200: ",
+        ),
+        (
+            "future",
+            "--depth 65536 with --payload 16777216 and --connections 200: ",
+        ),
+        ("sync", "--payload 16777216 with --connections 200: "),
+    ] {
+        let run = bb_rpc_limited(&[&big[..], &["--client", client, "--depth", "65536"]].concat());
         assert_eq!(run.code, 2, "{client}: {}", run.stderr);
         let line = run.stderr.trim();
         assert_eq!(line.lines().count(), 1, "{client}: {line}");
         assert!(
-            line.contains("--depth 65536") && line.contains("--payload 16777216"),
+            line.contains(flags) && line.contains("the run would need about "),
+            "{client}: {line}"
+        );
+        assert!(
+            line.contains("the address-space limit (ulimit -v) leaves")
+                || line.contains("MemAvailable is"),
             "{client}: {line}"
         );
     }
