@@ -140,6 +140,7 @@ only_arg=
 [ -n "$only" ] && only_arg="--only $(quote "$only")"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+trap 'exit 130' INT; trap 'exit 143' TERM; trap 'exit 129' HUP    # the EXIT trap then runs too
 
 # What goes to the board: the dist, or with --against the dist and against/ beside it
 # (the other build's binaries), in one tarball made here.
@@ -184,9 +185,29 @@ if [ -z "$remote_results" ]; then
     exit 1
 fi
 
-mkdir -p "$results"
 fetched=$(basename "$remote_results")
-remote "cd $(quote "$(dirname "$remote_results")") && tar -cf - $(quote "$fetched")" | (cd "$results" && tar -xf -) \
-    && [ -d "$results/$fetched" ] || { say "fetching $remote_results failed"; exit 1; }
+case $fetched in
+    '' | . | .. | / | -*) say "run-all.sh named no results directory to fetch ('$remote_results')"; exit 1 ;;
+esac
+mkdir -p "$results" || { say "cannot create $results"; exit 1; }
+[ ! -e "$results/$fetched" ] || { say "$results/$fetched exists already: not fetched again"; exit 1; }
+# Into a temporary directory beside it, moved into place only when whole: a copy cut
+# short (a full file system, a dropped connection) leaves nothing behind, rather than
+# empty or cut files that bb-compare would read later. ssh's status and tar's, both.
+incoming=$(mktemp -d "$results/.fetching.XXXXXX") || { say "cannot write in $results"; exit 1; }
+trap 'rm -rf "$work" "$incoming"' EXIT
+statuses=$(
+    {
+        { s=0; remote "cd $(quote "$(dirname "$remote_results")") && tar -cf - $(quote "$fetched")" 3>&- || s=$?; echo "ssh $s" >&3; } \
+            | { s=0; (cd "$incoming" && tar -xf -) >&2 3>&- || s=$?; echo "tar $s" >&3; }
+    } 3>&1
+)
+if [ "$(printf '%s\n' "$statuses" | sort | tr '\n' ' ')" = "ssh 0 tar 0 " ] && [ -d "$incoming/$fetched" ] \
+    && mv "$incoming/$fetched" "$results/$fetched"; then
+    rm -rf "$incoming"
+else
+    say "fetching $remote_results failed ($(printf '%s\n' "$statuses" | sort | tr '\n' ' ' | sed 's/ $//; s/ \([a-z]\)/, \1/g')): nothing of it kept in $results"
+    exit 1
+fi
 echo "results: $(cd "$results" && pwd)/$fetched"
 exit "$rc"

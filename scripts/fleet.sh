@@ -9,6 +9,10 @@
 # HOST is user@host or a Host of your ssh config, TARGET armv7, aarch64, x86 or armv6 (default:
 # from the board's uname -m), dir= where on the board (default ~/boardbench), and the
 # ssh options (-i KEY, -o Port=2222, -J JUMP) apply to that board only; # starts a comment.
+# Words are split as the shell splits them, nothing expanded: quote a dir= with a blank
+# (dir='/srv/bench dir'); a line that does not parse is refused with its line number
+# (exit 2, before anything runs), as is an ssh option with a blank (SSH_OPTS cannot
+# carry one: put it in ~/.ssh/config).
 # The profile defaults to run-all's (standard). SSH_OPTS apply to every board; BB_FLAGS
 # and BB_FLAGS_<name> go to run-all.sh, after the profile;
 # COMPARE_FLAGS to bb-compare (--ignore-params threads, for boards with other core counts).
@@ -44,7 +48,7 @@ while [ $# -gt 0 ]; do
         --no-build) build=no ;;
         --results) [ $# -ge 2 ] || usage; results=$2; shift ;;
         --against) [ $# -ge 2 ] || usage; against=$2; against_given=yes; shift ;;
-        -h | --help) sed -n '2,23s/^# \{0,1\}//p' "$0"; exit 0 ;;
+        -h | --help) sed -n '2,27s/^# \{0,1\}//p' "$0"; exit 0 ;;
         -*) echo "fleet.sh: unknown option '$1'" >&2; usage ;;
         *) [ -z "$hosts_file" ] || usage; hosts_file=$1 ;;
     esac
@@ -64,6 +68,72 @@ fi
 
 . "$repo/scripts/lib.sh"
 
+# The hosts file, read whole before anything runs. Each line is split into words as the
+# shell would split it, without expanding anything: blanks separate words, '...' and "..."
+# quote (a dir= with a blank: dir='/srv/bench dir'), a backslash quotes the next
+# character, and # outside quotes starts a comment. A line that does not parse (a quote
+# left open), or a host or ssh option holding a blank (the options reach ssh through
+# SSH_OPTS, split on blanks), is refused, named with its line number: exit 2, nothing
+# run. Each board comes out as "L<line number>", then "w<word>" per word, then "E".
+# shellcheck disable=SC2016  # awk's $0, not the shell's
+boards=$(BB_HOSTS_FILE=$hosts_file awk '
+function refuse(why) {
+    printf "fleet.sh: %s line %d: %s: %s\n", ENVIRON["BB_HOSTS_FILE"], NR, why, $0 >"/dev/stderr"
+    bad = 1
+}
+{
+    n = length($0); i = 1; nw = 0; w = ""; inword = 0; err = ""
+    while (i <= n) {
+        c = substr($0, i, 1)
+        if (c == " " || c == "\t" || c == "\r") {
+            if (inword) { words[++nw] = w; w = ""; inword = 0 }
+            i++
+        } else if (c == "#") {
+            break
+        } else if (c == "\\") {
+            if (i == n) { err = "a backslash at the end of the line"; break }
+            w = w substr($0, i + 1, 1); inword = 1; i += 2
+        } else if (c == "\047") {
+            j = index(substr($0, i + 1), "\047")
+            if (j == 0) { err = "a quote (\047) left open"; break }
+            w = w substr($0, i + 1, j - 1); inword = 1; i += j + 1
+        } else if (c == "\"") {
+            i++; closed = 0; inword = 1
+            while (i <= n) {
+                c = substr($0, i, 1)
+                if (c == "\"") { closed = 1; i++; break }
+                if (c == "\\" && i < n && index("\"\\$`", substr($0, i + 1, 1)) > 0) {
+                    w = w substr($0, i + 1, 1); i += 2
+                } else {
+                    w = w c; i++
+                }
+            }
+            if (!closed) { err = "a quote (\") left open"; break }
+        } else {
+            w = w c; inword = 1; i++
+        }
+    }
+    if (err != "") { refuse(err); next }
+    if (inword) words[++nw] = w
+    if (nw == 0) next
+    k = 1
+    if (words[1] ~ /[ \t]/) { refuse("a host name holds no blank"); next }
+    k = 2
+    if (k <= nw && words[k] ~ /^(armv7|aarch64|x86|armv6)$/) k++
+    if (k <= nw && words[k] ~ /^dir=/) k++
+    for (; k <= nw; k++) {
+        if (words[k] ~ /[ \t]/) {
+            refuse("the ssh option \047" words[k] "\047 holds a blank, which SSH_OPTS cannot carry (put it in ~/.ssh/config)")
+            next
+        }
+    }
+    print "L" NR
+    for (k = 1; k <= nw; k++) print "w" words[k]
+    print "E"
+}
+END { exit bad ? 2 : 0 }
+' <"$hosts_file") || exit 2
+
 fleet=$results/fleet-$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$fleet"
 fleet=$(cd "$fleet" && pwd)
@@ -73,12 +143,11 @@ trap 'rm -rf "$work"' EXIT
 # Each board: its label (a directory name), then its deploy arguments, one job file each.
 labels=
 failed=
-lineno=0
-while IFS= read -r line || [ -n "$line" ]; do
-    lineno=$((lineno + 1))
-    line=${line%%#*}
-    # shellcheck disable=SC2086  # the line is meant to split into words
-    set -- $line
+while IFS= read -r record; do
+    case $record in L*) ;; *) continue ;; esac
+    lineno=${record#L}
+    set --
+    while IFS= read -r word && [ "$word" != E ]; do set -- "$@" "${word#w}"; done
     [ $# -gt 0 ] || continue
     host=$1
     shift
@@ -96,7 +165,7 @@ while IFS= read -r line || [ -n "$line" ]; do
     [ -n "$target" ] && target_arg="--target $target"
     # The board's target, checked against its uname -m (deploy.sh says what is wrong).
     # shellcheck disable=SC2086
-    if ! target=$(SSH_OPTS=$board_ssh "$repo/scripts/deploy.sh" --print-target $target_arg "$host" 2>"$fleet/$label.log"); then
+    if ! target=$(SSH_OPTS=$board_ssh "$repo/scripts/deploy.sh" --print-target $target_arg "$host" 2>"$fleet/$label.log" </dev/null); then
         echo "$label: FAILED: $(tail -n 1 "$fleet/$label.log")"
         failed="$failed $label"
         continue
@@ -120,7 +189,9 @@ while IFS= read -r line || [ -n "$line" ]; do
         echo "echo \$? >$(quote "$work/$label.rc")"
     } >"$work/job.$label"
     echo "$target" >>"$work/targets"
-done <"$hosts_file"
+done <<EOF
+$boards
+EOF
 [ -n "$labels" ] || { echo "fleet.sh: no boards in $hosts_file" >&2; exit 2; }
 
 # One build and one tarball per target, before the boards run in parallel.

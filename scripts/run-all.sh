@@ -16,8 +16,10 @@
 # flags for every binary: $BB_FLAGS; for one binary: $BB_FLAGS_<name>
 # (BB_FLAGS_zstd="--threads 1,2"). They come after the profile, so a flag there overrides
 # the profile's value (BB_FLAGS="--iterations 1 --time 100ms" shortens any profile). A
-# binary that fails is reported and the others still run. Exit 0 when every binary
-# succeeded, 1 when one failed, 2 for bad arguments. Before its summary it shows each
+# binary that fails (an exit code other than 0, or no JSON report) is reported and the
+# others still run. --only runs each binary it names once, in its order. Exit 0 when every
+# binary succeeded, 1 when one failed or a file of the results could not be written (a
+# full file system: each is named), 2 for bad arguments. Before its summary it shows each
 # binary's answer block (the last lines of its text report). The last line on stdout is
 # "results: <directory>".
 # --against DIR: DIR holds another build's bb-* binaries (an older dist's bin/, another
@@ -37,6 +39,7 @@ profile=--standard
 dry_run=no
 out=results
 only=
+only_given=no
 against=
 against_given=no
 while [ $# -gt 0 ]; do
@@ -45,11 +48,11 @@ while [ $# -gt 0 ]; do
         --dry-run) dry_run=yes ;;
         --out) [ $# -ge 2 ] || usage; out=$2; shift ;;
         --out=*) out=${1#--out=} ;;
-        --only) [ $# -ge 2 ] || usage; only=$2; shift ;;
-        --only=*) only=${1#--only=} ;;
+        --only) [ $# -ge 2 ] || usage; only=$2; only_given=yes; shift ;;
+        --only=*) only=${1#--only=}; only_given=yes ;;
         --against) [ $# -ge 2 ] || usage; against=$2; against_given=yes; shift ;;
         --against=*) against=${1#--against=}; against_given=yes ;;
-        -h | --help) sed -n '2,27s/^# \{0,1\}//p' "$0"; exit 0 ;;
+        -h | --help) sed -n '2,29s/^# \{0,1\}//p' "$0"; exit 0 ;;
         *) echo "run-all.sh: unknown argument '$1'" >&2; usage ;;
     esac
     shift
@@ -97,14 +100,21 @@ if [ -z "$names" ]; then
     echo "run-all.sh: no bb-* binaries in $bindir (build them: make build, or set BB_BIN_DIR)" >&2
     exit 1
 fi
-if [ -n "$only" ]; then
+if [ $only_given = yes ]; then
+    # In the order given, each once: `--only zstd,zstd` runs bb-zstd once (a second run
+    # would write over the first's report in the same directory).
     chosen=
     for short in $(echo "$only" | tr ',' ' '); do
         case " $names " in
-            *" bb-$short "*) chosen="$chosen bb-$short" ;;
+            *" bb-$short "*) ;;
             *) echo "run-all.sh: --only: no binary bb-$short in $bindir (present:$names)" >&2; exit 2 ;;
         esac
+        case " $chosen " in *" bb-$short "*) ;; *) chosen="$chosen bb-$short" ;; esac
     done
+    if [ -z "$chosen" ]; then
+        echo "run-all.sh: --only '$only': names no binary (present:$names)" >&2
+        exit 2
+    fi
     names=$chosen
 fi
 if [ -n "$against" ]; then
@@ -170,84 +180,107 @@ while ! mkdir "$res" 2>/dev/null; do    # two runs in the same second get their 
 done
 res=$(cd "$res" && pwd)
 
+# What could not be written (a full file system): each said at once, all again at the end,
+# and the exit code 1. What the run found is kept in memory (shell variables) meanwhile:
+# each binary's exit code, text report and answer, and the summary, written once at the end.
+unwritten=
+cannot_write() {
+    unwritten="$unwritten $1"
+    echo "run-all.sh: cannot write $res/$1" >&2
+}
+nl='
+'
+
 # env.json: the environment record every report carries, from bb-compare --env; a
-# minimal one from uname where bb-compare is missing.
+# minimal one from uname where bb-compare is missing. Nothing empty is left in its place.
 if [ -x "$bindir/bb-compare" ] && "$bindir/bb-compare" --env >"$res/.env.json.tmp" 2>/dev/null; then
     :
 else
     printf '{\n  "hostname" : "%s",\n  "arch" : "%s",\n  "kernel" : "%s"\n}\n' \
-        "$host" "$(uname -m)" "$(uname -r)" >"$res/.env.json.tmp"
-fi
-mv "$res/.env.json.tmp" "$res/env.json"
+        "$host" "$(uname -m)" "$(uname -r)" 2>/dev/null >"$res/.env.json.tmp"
+fi && mv "$res/.env.json.tmp" "$res/env.json" 2>/dev/null || {
+    rm -f "$res/.env.json.tmp"
+    cannot_write env.json
+}
 
-summary=$res/.summary.txt.tmp
-{
-    echo "boardbench run-all ${profile#--} on $host ($(uname -m), Linux $(uname -r)), $stamp"
-    echo "binaries:$names"
-    [ -n "${BB_FLAGS:-}" ] && echo "BB_FLAGS: $BB_FLAGS"
-    [ -n "$against" ] && echo "against: $against"
-} >"$summary"
+summary="boardbench run-all ${profile#--} on $host ($(uname -m), Linux $(uname -r)), $stamp"
+summary="$summary${nl}binaries:$names"
+[ -n "${BB_FLAGS:-}" ] && summary="$summary${nl}BB_FLAGS: $BB_FLAGS"
+[ -n "$against" ] && summary="$summary${nl}against: $against"
 
 failed=
-answers=$res/.answers.tmp
-: >"$answers"
+answers=
 total_start=$(date +%s)
 for name in $names; do
     flags=$(flags_of "$name")
     if [ -n "$against" ]; then set -- --against "$against/$name"; else set --; fi
     echo "$name $flags $*" | tr -s ' ' | sed 's/ $//'
     start=$(date +%s)
-    # Its stderr (progress lines, warnings) on the screen as it comes and in its .log;
-    # the exit code through a file, as a pipe keeps only tee's (POSIX sh: no pipefail).
+    # Its stderr (progress lines, warnings) on the screen as it comes and in its .log,
+    # through tee; its stdout (the text report) and then its exit code come through fd 3
+    # into memory (POSIX sh has no pipefail; a file for them would be lost on a full file
+    # system). tee's own status says whether the .log was written.
+    log_written=yes
     # shellcheck disable=SC2086  # the flags are meant to split into words
-    {
-        "$bindir/$name" $flags "$@" --output "$res/$name.json" --format json \
-            2>&1 >"$res/$name.txt"
-        echo $? >"$res/.rc"
-    } | tee "$res/$name.log" >&2
-    rc=$(cat "$res/.rc" 2>/dev/null || echo 1)
-    rm -f "$res/.rc"
+    got=$(
+        {
+            {
+                "$bindir/$name" $flags "$@" --output "$res/$name.json" --format json 2>&1 >&3 3>&-
+                printf '\n%s' "$?" >&3
+            } | tee "$res/$name.log" >&2 3>&-
+        } 3>&1
+    ) || log_written=no
+    rc=${got##*"$nl"}
+    text=$(printf '%s' "${got%"$nl"*}")
     took=$(($(date +%s) - start))
-    {
-        echo
-        if [ $rc -eq 0 ]; then
-            echo "== $name: ok in ${took}s =="
-        else
-            echo "== $name: FAILED with exit code $rc after ${took}s =="
-        fi
-        cat "$res/$name.txt"
-    } >>"$summary"
-    # Each binary's answer block (its text report's last lines), shown at the end.
-    block=$(sed -n '/^== .*: the answer ==$/,$p' "$res/$name.txt")
-    if [ -n "$block" ]; then
-        [ -s "$answers" ] && echo >>"$answers"
-        printf '%s\n' "$block" >>"$answers"
-    fi
-    rm -f "$res/$name.txt"
-    if [ $rc -eq 0 ]; then
-        echo "$name: ok in ${took}s"
+    if [ "$rc" -ne 0 ]; then
+        how="FAILED with exit code $rc after ${took}s"
+    elif [ ! -s "$res/$name.json" ]; then
+        # Exit code 0 but no report (BB_FLAGS=--dry-run or --help, say): nothing measured.
+        how="FAILED: exit code 0 but no report ($name.json) after ${took}s"
     else
-        failed="$failed $name"
-        echo "$name: FAILED with exit code $rc after ${took}s:"
-        tail -n 5 "$res/$name.log" | sed 's/^/    /'
-        tail -n 5 "$res/$name.log" | sed 's/^/    /' >>"$summary"
+        how="ok in ${took}s"
     fi
+    if [ $log_written = no ]; then
+        [ -s "$res/$name.log" ] || rm -f "$res/$name.log"
+        cannot_write "$name.log"
+    fi
+    summary="$summary${nl}${nl}== $name: $how =="
+    [ -n "$text" ] && summary="$summary$nl$text"
+    # Each binary's answer block (its text report's last lines), shown at the end.
+    block=$(printf '%s\n' "$text" | sed -n '/^== .*: the answer ==$/,$p')
+    [ -n "$block" ] && answers="${answers:+$answers$nl$nl}$block"
+    case $how in
+        ok*) echo "$name: $how" ;;
+        *)
+            failed="$failed $name"
+            last=$(tail -n 5 "$res/$name.log" 2>/dev/null | sed 's/^/    /')
+            if [ -n "$last" ]; then
+                printf '%s\n' "$name: $how:" "$last"
+                summary="$summary$nl$last"
+            else
+                echo "$name: $how"
+            fi ;;
+    esac
 done
 
 took=$(($(date +%s) - total_start))
-if [ -s "$answers" ]; then
+if [ -n "$answers" ]; then
     echo
-    cat "$answers"
+    printf '%s\n' "$answers"
 fi
-rm -f "$answers"
-{
-    echo
-    if [ -z "$failed" ]; then
-        echo "every binary succeeded ($(echo $names | wc -w)) in ${took}s"
-    else
-        echo "FAILED:$failed (of$names), ${took}s"
-    fi
-} | tee -a "$summary"
-mv "$summary" "$res/summary.txt"
+if [ -z "$failed" ]; then
+    last="every binary succeeded ($(echo $names | wc -w)) in ${took}s"
+else
+    last="FAILED:$failed (of$names), ${took}s"
+fi
+echo
+echo "$last"
+summary="$summary$nl$nl$last"
+{ printf '%s\n' "$summary" 2>/dev/null >"$res/.summary.txt.tmp" && mv "$res/.summary.txt.tmp" "$res/summary.txt" 2>/dev/null; } || {
+    rm -f "$res/.summary.txt.tmp"
+    cannot_write summary.txt
+}
+[ -z "$unwritten" ] || echo "run-all.sh: these results lack what could not be written in $res:$unwritten (is its file system full?)" >&2
 echo "results: $res"
-[ -z "$failed" ]
+[ -z "$failed" ] && [ -z "$unwritten" ]

@@ -32,6 +32,9 @@
 # PATH) and target/tools-venv (ansible, moto; the tests look there).
 # As root it installs; otherwise it prints the exact commands and exits 1.
 # Quick and silent when everything is there.
+# Every registry step (apt-get update, install and download, pip, rustup) is tried again
+# 5, 15 and 30 s apart (BB_SETUP_RETRY_DELAYS, the seconds apart: the tests make them
+# "0 0 0"); an apt index that still fails is left out and named again at the end.
 set -eu
 
 level=${1:-native}
@@ -44,6 +47,12 @@ zig_pins="ziglang==0.17.1 cargo-zigbuild==0.24.1"
 # ansible-core 2.19 runs on Python 3.11 to 3.13.
 tools_venv=$repo/target/tools-venv
 tools_pins="ansible-core==2.19.14 ansible-lint==26.10.1 moto[server]==5.2.1"
+
+retry_delays=${BB_SETUP_RETRY_DELAYS:-5 15 30}
+if [ -n "$(printf '%s' "$retry_delays" | tr -d '0-9 ')" ]; then
+    echo "setup: BB_SETUP_RETRY_DELAYS '$retry_delays': expected the seconds between tries, such as '5 15 30'" >&2
+    exit 2
+fi
 
 if ! command -v cargo >/dev/null 2>&1; then
     echo "setup: cargo is missing; install Rust with rustup (https://rustup.rs), then rerun" >&2
@@ -175,23 +184,59 @@ if [ "$(id -u)" != 0 ]; then
     exit 1
 fi
 
-# Runs "$@" up to four times, 5, 15 and 30 s apart: a registry that fails for a moment
-# (a mirror mid-sync, a dropped connection) does not fail the setup. The last status.
+# Runs "$@" up to four times, 5, 15 and 30 s apart (retry_delays): a registry that fails
+# for a moment (a mirror mid-sync, a dropped connection) does not fail the setup. The last
+# status. $retry_what names the step in its messages where "$@" would not.
+retry_what=""
 retry() {
-    for wait in 5 15 30 0; do
+    for wait in $retry_delays; do
         "$@" && return 0
         status=$?
-        [ "$wait" -gt 0 ] || return "$status"
-        echo "setup: '$*' failed ($status); trying again in ${wait}s" >&2
+        echo "setup: '${retry_what:-$*}' failed ($status); trying again in ${wait}s" >&2
         sleep "$wait"
     done
+    "$@"
+}
+# apt-get update once, what it says on stderr shown and kept ($update_said).
+update_said=""
+apt_get_update() {
+    update_rc=0
+    update_said=$( { apt-get update -qq 2>&1 >&3 3>&-; } 3>&2 ) || update_rc=$?
+    [ -z "$update_said" ] || printf '%s\n' "$update_said" >&2
+    return "$update_rc"
 }
 # apt-get update, retried; an index that still fails (one boardbench may not even need)
-# is named above by apt and left out: the steps after it say which package they lack.
+# is named by apt, left out, and named again when setup ends ($unfetched): the steps
+# after it say which package they lack.
+unfetched=""
 apt_update() {
-    retry apt-get update -qq \
-        || echo "setup: apt-get update fetched not every index (above); going on with those it has" >&2
+    retry_what="apt-get update -qq"
+    if retry apt_get_update; then
+        retry_what=""
+        return 0
+    fi
+    retry_what=""
+    lines=$(printf '%s\n' "$update_said" | grep 'Failed to fetch' || true)
+    [ -n "$lines" ] || lines=$(printf '%s\n' "$update_said" | grep '^[EW]:' || true)
+    [ -n "$lines" ] || lines="apt-get update failed ($update_rc)"
+    unfetched="${unfetched:+$unfetched
+}$lines"
+    echo "setup: apt-get update fetched not every index (above); going on with those it has" >&2
 }
+# At the end, whatever the outcome: what apt-get update left out, named again.
+at_exit() {
+    status=$?
+    if [ -n "$unfetched" ]; then
+        if [ "$status" -eq 0 ]; then
+            echo "setup: done without what apt-get update could not fetch, which nothing here needed:" >&2
+        else
+            echo "setup: apt-get update could not fetch these (what failed may have needed them):" >&2
+        fi
+        printf '%s\n' "$unfetched" | sed 's/^/  /' >&2
+    fi
+    exit "$status"
+}
+trap at_exit EXIT
 
 if [ -n "$packages" ]; then
     echo "setup: installing$packages" >&2

@@ -36,5 +36,6 @@ mod rpc_sweep;
 mod s3;
 mod seek;
 mod seek_s3;
+mod setup;
 mod suite;
 mod zstd;

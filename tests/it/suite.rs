@@ -895,9 +895,9 @@ fn fleet_jobs_carry_any_checkout_path_and_run_nothing_in_it() {
     );
 }
 
-/// run-all.sh's refusals of --against come before anything runs: one line, exit 2, no
-/// results directory.
-fn check_against_refused(dir: &TempDir, args: &[&str], said: &str) {
+/// run-all.sh's refusals (of --against, of an --only naming nothing) come before anything
+/// runs: one line, exit 2, no results directory.
+fn check_refused(dir: &TempDir, args: &[&str], said: &str) {
     let run = run_all(&["sh"], dir, args);
     assert_eq!(run.code, 2, "{args:?}: {}\n{}", run.stdout, run.stderr);
     assert_eq!(run.stderr, format!("run-all.sh: {said}\n"), "{args:?}");
@@ -910,21 +910,21 @@ fn run_all_refuses_an_against_that_is_no_directory_in_one_line() {
     let dir = TempDir::new("run-all-against-dir");
     let missing = dir.join("no such build");
     let missing = missing.to_str().unwrap();
-    check_against_refused(
+    check_refused(
         &dir,
         &["--quick", "--against", missing],
         &format!("--against '{missing}': no such directory"),
     );
     let file = bin_dir(&dir).join("bb-broken");
     let file = file.to_str().unwrap();
-    check_against_refused(
+    check_refused(
         &dir,
         &["--quick", &format!("--against={file}")],
         &format!(
             "--against '{file}': not a directory (expected one of another build's bb-* binaries)"
         ),
     );
-    check_against_refused(
+    check_refused(
         &dir,
         &["--quick", "--against", ""],
         "--against '': expected a directory of another build's bb-* binaries",
@@ -938,7 +938,7 @@ fn run_all_refuses_an_against_without_a_binary_that_runs_in_one_line() {
     let other = other_build(&dir);
     std::fs::write(other.join("bb-zstd.d"), "").unwrap();
     let path = other.to_str().unwrap();
-    check_against_refused(
+    check_refused(
         &dir,
         &["--quick", "--against", &format!("{path}/")],
         &format!(
@@ -946,7 +946,7 @@ fn run_all_refuses_an_against_without_a_binary_that_runs_in_one_line() {
         ),
     );
     // With --dry-run too: refused before any binary is asked for its plan.
-    check_against_refused(
+    check_refused(
         &dir,
         &["--dry-run", "--against", path],
         &format!(
@@ -973,4 +973,556 @@ fn run_all_refuses_an_empty_or_option_like_out_in_one_line() {
         assert_eq!(run.stderr, format!("run-all.sh: {said}\n"));
         assert!(!d.join("-x").exists());
     }
+}
+
+/// The lines run-all prints as it starts each binary (`bb-x --quick ...`), in order.
+fn started(run: &Run) -> Vec<&str> {
+    run.stdout
+        .lines()
+        .filter(|l| l.starts_with("bb-") && !l.contains(": "))
+        .collect()
+}
+
+/// Every file of a results directory with its size, sorted.
+fn files_of(res: &Path) -> Vec<(String, u64)> {
+    let mut files: Vec<(String, u64)> = std::fs::read_dir(res)
+        .unwrap_or_else(|e| panic!("{}: {e}", res.display()))
+        .map(|e| {
+            let e = e.unwrap();
+            (
+                e.file_name().into_string().unwrap(),
+                e.metadata().unwrap().len(),
+            )
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn run_all_counts_a_binary_that_wrote_no_report_as_failed() {
+    // BB_FLAGS=--dry-run: bb-zstd prints its plan, exits 0 and measures nothing.
+    let dir = TempDir::new("run-all-no-report");
+    let run = run_all_with(
+        &["sh"],
+        &dir,
+        &["--quick", "--only", "zstd"],
+        &[("BB_FLAGS", "--dry-run")],
+    );
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout
+            .contains("\nbb-zstd: FAILED: exit code 0 but no report (bb-zstd.json) after "),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("succeeded"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("\nFAILED: bb-zstd (of bb-zstd), "),
+        "{}",
+        run.stdout
+    );
+    let res = results_dir(&run);
+    assert!(!res.join("bb-zstd.json").exists());
+    let summary = std::fs::read_to_string(res.join("summary.txt")).unwrap();
+    assert!(
+        summary.contains("\n== bb-zstd: FAILED: exit code 0 but no report (bb-zstd.json) after "),
+        "{summary}"
+    );
+}
+
+#[test]
+fn run_all_refuses_an_only_that_names_no_binary_in_one_line() {
+    let dir = TempDir::new("run-all-only-nothing");
+    bin_dir(&dir);
+    for (args, only) in [
+        (&["--quick", "--only", ","][..], ","),
+        (&["--quick", "--only=,,"], ",,"),
+        (&["--quick", "--only", ""], ""),
+        (&["--dry-run", "--only", " "], " "),
+    ] {
+        check_refused(
+            &dir,
+            args,
+            &format!("--only '{only}': names no binary (present: bb-broken bb-zstd)"),
+        );
+    }
+}
+
+#[test]
+fn run_all_runs_each_binary_of_only_once_in_the_order_given() {
+    let dir = TempDir::new("run-all-only-twice");
+    let run = run_all(
+        &["sh"],
+        &dir,
+        &["--quick", "--only", "broken,zstd,broken,zstd"],
+    );
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    let started = started(&run);
+    assert_eq!(started.len(), 2, "{}", run.stdout);
+    assert_eq!(started[0], "bb-broken --quick");
+    assert!(started[1].starts_with("bb-zstd --quick "), "{}", run.stdout);
+    assert!(
+        run.stdout
+            .starts_with("run-all: 2 binaries, profile quick, "),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("\nFAILED: bb-broken (of bb-broken bb-zstd), "),
+        "{}",
+        run.stdout
+    );
+    let res = results_dir(&run);
+    check_zstd_results(&res);
+    let summary = std::fs::read_to_string(res.join("summary.txt")).unwrap();
+    assert!(
+        summary.contains("\nbinaries: bb-broken bb-zstd\n"),
+        "{summary}"
+    );
+    assert_eq!(
+        summary.matches("\n== bb-zstd: ok in ").count(),
+        1,
+        "{summary}"
+    );
+}
+
+/// What run-all leaves when no file of its results can be written: each binary's exit
+/// code said (kept in memory, not in a file), the files it could not write named, exit 1,
+/// and nothing empty left in their place.
+fn check_run_all_that_cannot_write(run: &Run) {
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout
+            .contains("\nbb-broken: FAILED with exit code 1 after "),
+        "{}\n{}",
+        run.stdout,
+        run.stderr
+    );
+    // bb-zstd cannot write its report: it fails, with its own exit code.
+    let zstd = run
+        .stdout
+        .split_once("\nbb-zstd: FAILED with exit code ")
+        .unwrap_or_else(|| panic!("{}\n{}", run.stdout, run.stderr))
+        .1;
+    assert!(
+        zstd.starts_with(|c: char| c.is_ascii_digit()),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("exit code  "), "{}", run.stdout);
+    let res = results_dir(run);
+    for file in ["env.json", "summary.txt", "bb-zstd.log", "bb-broken.log"] {
+        assert!(
+            run.stderr.contains(&format!(
+                "run-all.sh: cannot write {}\n",
+                res.join(file).display()
+            )),
+            "{file}:\n{}",
+            run.stderr
+        );
+    }
+    assert!(
+        run.stderr.contains(&format!(
+            "run-all.sh: these results lack what could not be written in {}: env.json bb-broken.log bb-zstd.log summary.txt",
+            res.display()
+        )),
+        "{}",
+        run.stderr
+    );
+    let files = files_of(&res);
+    assert!(
+        files.iter().all(|(_, size)| *size > 0),
+        "empty files left: {files:?}"
+    );
+    assert!(
+        !files
+            .iter()
+            .any(|(n, _)| n == "env.json" || n == "summary.txt"),
+        "{files:?}"
+    );
+}
+
+/// A tmpfs of 64 KiB mounted at a directory and filled up: a full file system, unmounted
+/// when dropped. None where mounting is refused (not root, or a container without
+/// CAP_SYS_ADMIN), said on stderr.
+struct FullTmpfs(PathBuf);
+
+impl FullTmpfs {
+    fn mount(dir: &Path, test: &str) -> Option<FullTmpfs> {
+        use std::io::Write;
+        std::fs::create_dir_all(dir).unwrap();
+        let mount = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
+            .arg(dir)
+            .output();
+        match mount {
+            Ok(o) if o.status.success() => {}
+            refused => {
+                let why = match refused {
+                    Ok(o) => String::from_utf8_lossy(&o.stderr).trim().to_string(),
+                    Err(e) => e.to_string(),
+                };
+                eprintln!(
+                    "{test}: SKIPPED: mounting a small tmpfs is refused here ({why}); \
+                     the tests that simulate a full file system with RLIMIT_FSIZE still run"
+                );
+                return None;
+            }
+        }
+        let full = FullTmpfs(dir.to_path_buf());
+        let mut fill = std::fs::File::create(dir.join("fill")).unwrap();
+        let chunk = [0u8; 4096];
+        loop {
+            if let Err(e) = fill.write_all(&chunk) {
+                assert_eq!(e.raw_os_error(), Some(libc::ENOSPC), "{e}");
+                break;
+            }
+        }
+        Some(full)
+    }
+}
+
+impl Drop for FullTmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(&self.0)
+            .status();
+    }
+}
+
+/// Runs `args` with no file writable: RLIMIT_FSIZE 0 (its soft limit, which a child may
+/// raise again), SIGXFSZ ignored, so that every write to a file fails (EFBIG) as on a full
+/// file system, while directories, pipes and the terminal work. Needs no privilege.
+const NO_FILE_WRITES: &[&str] = &[
+    "sh",
+    "-c",
+    "trap '' XFSZ; ulimit -S -f 0 && exec \"$@\"",
+    "sh",
+];
+
+#[test]
+fn run_all_on_a_full_tmpfs_keeps_exit_codes_and_names_what_it_cannot_write() {
+    let dir = TempDir::new("run-all-full");
+    bin_dir(&dir);
+    let Some(_full) = FullTmpfs::mount(&dir.join("out"), "run_all_on_a_full_tmpfs") else {
+        return;
+    };
+    let run = run_all(&["sh"], &dir, &["--quick"]);
+    check_run_all_that_cannot_write(&run);
+    assert!(
+        run.stderr.contains("No space left on device"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn run_all_that_can_write_no_file_keeps_exit_codes_and_names_what_it_cannot_write() {
+    let dir = TempDir::new("run-all-fsize");
+    let shell: Vec<&str> = NO_FILE_WRITES.iter().copied().chain(["sh"]).collect();
+    let run = run_all(&shell, &dir, &["--quick"]);
+    check_run_all_that_cannot_write(&run);
+    assert!(run.stderr.contains("File too large"), "{}", run.stderr);
+}
+
+/// A board played by this machine: an `ssh` first on PATH that runs the command here with
+/// sh (as sshd would hand it to the board's shell), `uname -m` answering x86_64, and a dist
+/// tarball of run-all.sh and one fake measurement binary, bb-fake (a plan when asked, else
+/// a small JSON report and an answer). Returns PATH and the tarball. BB_TEST_BOARD is set
+/// for what runs "on the board".
+fn fake_board(dir: &TempDir) -> (String, PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    let exe = |path: &Path, text: &str| {
+        std::fs::write(path, text).unwrap();
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    let fake_bin = dir.join("fake-bin");
+    std::fs::create_dir_all(&fake_bin).unwrap();
+    exe(
+        &fake_bin.join("ssh"),
+        "#!/bin/sh\n\
+         # ssh [-n] HOST COMMAND...: COMMAND run here by sh, as on the board.\n\
+         if [ \"$1\" = -n ]; then shift; exec </dev/null; fi\n\
+         shift\n\
+         [ \"$*\" = 'uname -m' ] && { echo x86_64; exit 0; }\n\
+         BB_TEST_BOARD=1\n\
+         export BB_TEST_BOARD\n\
+         exec sh -c \"$*\"\n",
+    );
+    let name = "boardbench-0.1.0-fake";
+    let tree = dir.join("dist-tree").join(name);
+    std::fs::create_dir_all(tree.join("scripts")).unwrap();
+    std::fs::create_dir_all(tree.join("bin")).unwrap();
+    std::fs::copy(script("run-all.sh"), tree.join("scripts/run-all.sh")).unwrap();
+    exe(
+        &tree.join("bin/bb-fake"),
+        "#!/bin/sh\n\
+         case \" $* \" in *' --dry-run '*) echo 'estimated duration: about 1 s (1 s)'; exit 0 ;; esac\n\
+         while [ $# -gt 0 ]; do [ \"$1\" = --output ] && out=$2; shift; done\n\
+         printf '[{\"benchmark\" : \"bb.fake\", \"mode\" : \"thrpt\", \"primaryMetric\" : {\"score\" : 1.0}}]\\n' >\"$out\" || exit 1\n\
+         echo 'bb-fake: progress' >&2\n\
+         printf '%s\\n' '== bb-fake: the answer ==' 'fine'\n",
+    );
+    let dist = dir.join(&format!("{name}.tar.gz"));
+    run_with(
+        "tar",
+        &[
+            "-C",
+            dir.join("dist-tree").to_str().unwrap(),
+            "-czf",
+            dist.to_str().unwrap(),
+            name,
+        ],
+        &[],
+    )
+    .assert_ok();
+    let path = format!("{}:{}", fake_bin.display(), std::env::var("PATH").unwrap());
+    (path, dist)
+}
+
+/// deploy.sh to the board of [`fake_board`], its results fetched into `results`.
+fn deploy_to_fake_board(dir: &TempDir, path: &str, dist: &Path, results: &Path) -> Run {
+    crate::support::run_bounded(
+        "sh",
+        &[
+            &script("deploy.sh"),
+            "--quick",
+            "--dist",
+            dist.to_str().unwrap(),
+            "--results",
+            results.to_str().unwrap(),
+            "fakeboard",
+        ],
+        &[
+            ("PATH", path),
+            ("SSH_OPTS", ""),
+            ("REMOTE_DIR", dir.join("board dir").to_str().unwrap()),
+        ],
+        std::time::Duration::from_secs(120),
+    )
+}
+
+/// deploy.sh whose results directory is full: the fetch fails, exit 1, and none of the
+/// copy is left behind (no empty JSON for bb-compare to find later).
+fn check_deploy_into_a_full_results_dir(run: &Run, results: &Path) {
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    let said = run
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("deploy fakeboard: fetching "))
+        .unwrap_or_else(|| panic!("{}", run.stderr));
+    assert!(
+        said.contains(" failed (")
+            && said.contains(" tar ")
+            && said.ends_with(&format!("): nothing of it kept in {}", results.display())),
+        "{}",
+        run.stderr
+    );
+    let left: Vec<String> = std::fs::read_dir(results)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n != "fill")
+        .collect();
+    assert!(left.is_empty(), "a partial copy is left: {left:?}");
+}
+
+#[test]
+fn deploy_fetches_the_results_whole_into_place() {
+    let dir = TempDir::new("deploy-fetch");
+    let (path, dist) = fake_board(&dir);
+    let results = dir.join("results");
+    let run = deploy_to_fake_board(&dir, &path, &dist, &results);
+    run.assert_ok();
+    let res = results_dir(&run);
+    assert_eq!(res.parent().unwrap(), results);
+    let files: Vec<String> = files_of(&res).into_iter().map(|(n, _)| n).collect();
+    assert_eq!(
+        files,
+        ["bb-fake.json", "bb-fake.log", "env.json", "summary.txt"]
+    );
+    assert!(files_of(&res).iter().all(|(_, size)| *size > 0));
+    // Nothing else beside it: the temporary directory it came through is gone.
+    assert_eq!(std::fs::read_dir(&results).unwrap().count(), 1);
+}
+
+#[test]
+fn deploy_into_a_full_file_system_leaves_no_partial_copy() {
+    let dir = TempDir::new("deploy-full");
+    let (path, dist) = fake_board(&dir);
+    let results = dir.join("results");
+    let Some(_full) = FullTmpfs::mount(&results, "deploy_into_a_full_file_system") else {
+        return;
+    };
+    let run = deploy_to_fake_board(&dir, &path, &dist, &results);
+    check_deploy_into_a_full_results_dir(&run, &results);
+    assert!(
+        run.stderr.contains("No space left on device"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn deploy_whose_tar_cannot_write_leaves_no_partial_copy() {
+    // The tar that unpacks on this machine cannot write a file (RLIMIT_FSIZE, as in
+    // NO_FILE_WRITES), the board's can: a full local file system without mounting one.
+    let dir = TempDir::new("deploy-fsize");
+    let (path, dist) = fake_board(&dir);
+    let tar = run_with("sh", &["-c", "command -v tar"], &[]);
+    tar.assert_ok();
+    let wrapper = dir.join("fake-bin/tar");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\n\
+             if [ -z \"${{BB_TEST_BOARD:-}}\" ]; then\n\
+             \x20   for a; do case $a in -x*) trap '' XFSZ; ulimit -S -f 0 ;; esac; done\n\
+             fi\n\
+             exec {} \"$@\"\n",
+            tar.stdout.trim()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let results = dir.join("results");
+    let run = deploy_to_fake_board(&dir, &path, &dist, &results);
+    check_deploy_into_a_full_results_dir(&run, &results);
+}
+
+/// A checkout for fleet.sh with deploy.sh and pack.sh stood in for: the fake deploy.sh
+/// answers --print-target with x86 (noting the host in `print-target.log`) and otherwise
+/// writes its REMOTE_DIR, SSH_OPTS and arguments, NUL-ended, to `deploy.log`.
+fn fleet_checkout(d: &TempDir) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let scripts = d.join("repo/scripts");
+    std::fs::create_dir_all(&scripts).unwrap();
+    for name in ["fleet.sh", "lib.sh"] {
+        std::fs::copy(script(name), scripts.join(name)).unwrap();
+    }
+    let log = d.join("deploy.log");
+    let asked = d.join("print-target.log");
+    let fakes = [
+        (
+            "deploy.sh",
+            format!(
+                "#!/bin/sh\n\
+                 case \" $* \" in *' --print-target '*) echo \"$*\" >>'{asked}'; echo x86; exit 0 ;; esac\n\
+                 printf '%s\\0' \"REMOTE_DIR=${{REMOTE_DIR-}}\" \"SSH_OPTS=$SSH_OPTS\" \"$@\" >>'{log}'\n",
+                asked = asked.display(),
+                log = log.display()
+            ),
+        ),
+        (
+            "pack.sh",
+            "#!/bin/sh\necho \"dist/boardbench-$1.tar.gz\"\n".to_string(),
+        ),
+    ];
+    for (name, text) in fakes {
+        let path = scripts.join(name);
+        std::fs::write(&path, text).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    scripts.join("fleet.sh")
+}
+
+fn run_fleet(d: &TempDir, fleet: &Path, hosts: &Path) -> Run {
+    crate::support::run_bounded(
+        "sh",
+        &[
+            fleet.to_str().unwrap(),
+            hosts.to_str().unwrap(),
+            "--no-build",
+            "--results",
+            d.join("results").to_str().unwrap(),
+        ],
+        &[
+            ("SSH_OPTS", ""),
+            ("BB_COMPARE", env!("CARGO_BIN_EXE_bb-compare")),
+        ],
+        std::time::Duration::from_secs(60),
+    )
+}
+
+#[test]
+fn fleet_reads_quoted_words_of_a_hosts_line() {
+    let d = TempDir::new("fleet-quotes");
+    let fleet = fleet_checkout(&d);
+    let hosts = d.join("hosts");
+    std::fs::write(
+        &hosts,
+        "pi@h14 x86 dir='a b'   # a dir with a blank\n\
+         pi@h15 dir=\"c \\\"d\\\" $HOME #e\" -o Port=2222\n\
+         pi@h16 dir=f\\ g#h\n",
+    )
+    .unwrap();
+    let run = run_fleet(&d, &fleet, &hosts);
+    let args = std::fs::read(d.join("deploy.log"))
+        .unwrap_or_else(|e| panic!("no deploy ran ({e}):\n{}\n{}", run.stdout, run.stderr));
+    let args: Vec<String> = args
+        .split(|&b| b == 0)
+        .filter(|a| !a.is_empty())
+        .map(|a| String::from_utf8(a.to_vec()).unwrap())
+        .collect();
+    for (host, dir, ssh_opts) in [
+        ("pi@h14", "a b", " "),
+        ("pi@h15", "c \"d\" $HOME #e", " -o Port=2222"),
+        ("pi@h16", "f g", " "),
+    ] {
+        let i = args
+            .iter()
+            .position(|a| a == host)
+            .unwrap_or_else(|| panic!("{host}: {args:?}\n{}", run.stderr));
+        let job = &args[..=i];
+        let start = job
+            .iter()
+            .rposition(|a| a.starts_with("REMOTE_DIR="))
+            .unwrap();
+        assert_eq!(job[start], format!("REMOTE_DIR={dir}"), "{args:?}");
+        assert_eq!(job[start + 1], format!("SSH_OPTS={ssh_opts}"), "{args:?}");
+    }
+    for host in ["pi_h14", "pi_h15", "pi_h16"] {
+        assert!(
+            run.stdout.contains(&format!("\n{host}: ok\n")),
+            "{}\n{}",
+            run.stdout,
+            run.stderr
+        );
+    }
+}
+
+#[test]
+fn fleet_refuses_a_hosts_line_it_cannot_read_before_anything_runs() {
+    let d = TempDir::new("fleet-bad-line");
+    let fleet = fleet_checkout(&d);
+    let hosts = d.join("hosts");
+    std::fs::write(
+        &hosts,
+        "pi@h13 x86\n\
+         pi@h14 x86 dir='a b\n\
+         # fine\n\
+         pi@h15 x86 -i '/my keys/id'\n",
+    )
+    .unwrap();
+    let run = run_fleet(&d, &fleet, &hosts);
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    let h = hosts.display();
+    assert_eq!(
+        run.stderr,
+        format!(
+            "fleet.sh: {h} line 2: a quote (') left open: pi@h14 x86 dir='a b\n\
+             fleet.sh: {h} line 4: the ssh option '/my keys/id' holds a blank, which SSH_OPTS \
+             cannot carry (put it in ~/.ssh/config): pi@h15 x86 -i '/my keys/id'\n"
+        )
+    );
+    assert_eq!(run.stdout, "");
+    assert!(!d.join("print-target.log").exists(), "a board was asked");
+    assert!(!d.join("deploy.log").exists(), "a deploy ran");
+    assert!(!d.join("results").exists(), "a results directory");
 }
