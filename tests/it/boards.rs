@@ -416,9 +416,11 @@ fn check_against(console: &Console, board: &Board) {
         _ => "/tmp/checks/old-bb-zstd",
     };
     let out = console.ok("against");
-    let tail: Vec<&str> = out.trim_end().lines().rev().take(2).collect();
-    assert_eq!(tail[1], format!("this build against {other}:"), "{out}");
-    assert!(tail[0].starts_with("  compress: "), "{out}");
+    // The answer ends with the A/B lines: the other build, then each operation's row.
+    let tail: Vec<&str> = out.trim_end().lines().rev().take(3).collect();
+    assert_eq!(tail[2], format!("this build against {other}:"), "{out}");
+    assert!(tail[1].starts_with("  compress: "), "{out}");
+    assert!(tail[0].starts_with("  decompress: "), "{out}");
     assert!(
         out.contains(&format!("This build against {other} (sha1 ")),
         "the pairs' table: {out}"
