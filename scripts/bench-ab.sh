@@ -11,9 +11,9 @@
 # (max/min of the row's ratio, the worst and the median row) and the share of rows
 # called a tie; for A/A every verdict other than a tie is a false one.
 # Usage: scripts/bench-ab.sh [--quick | --standard] [--only zstd,rpc,...] [--reps N]
-#        [--other DIR] [--pairs aa,ab]
+#        [--other DIR] [--pairs aa,ab] [--ways sequential,interleaved]
 #   (default --quick, --only zstd, 5 repetitions, OTHER target/x86_64-unknown-linux-musl/
-#   release, both pairs). $AB_FLAGS are added to every run (AB_FLAGS="--forks 5"). The runs are kept
+#   release, both pairs, both ways). $AB_FLAGS are added to every run (AB_FLAGS="--forks 5"). The runs are kept
 #   in $AB_DIR (default a temporary directory, removed after). Prints markdown.
 set -eu
 
@@ -21,10 +21,11 @@ profile=--quick
 only=zstd
 reps=5
 pairs="aa ab"
+ways="sequential interleaved"
 here=$(cd "$(dirname "$0")" && pwd)
 other=$here/../target/x86_64-unknown-linux-musl/release
 usage() {
-    echo "usage: bench-ab.sh [--quick | --standard] [--only zstd,rpc,...] [--reps N] [--other DIR] [--pairs aa,ab]" >&2
+    echo "usage: bench-ab.sh [--quick | --standard] [--only zstd,rpc,...] [--reps N] [--other DIR] [--pairs aa,ab] [--ways sequential,interleaved]" >&2
     exit 2
 }
 while [ $# -gt 0 ]; do
@@ -34,6 +35,7 @@ while [ $# -gt 0 ]; do
         --reps) [ $# -ge 2 ] || usage; reps=$2; shift ;;
         --other) [ $# -ge 2 ] || usage; other=$2; shift ;;
         --pairs) [ $# -ge 2 ] || usage; pairs=$(echo "$2" | tr ',' ' '); shift ;;
+        --ways) [ $# -ge 2 ] || usage; ways=$(echo "$2" | tr ',' ' '); shift ;;
         *) usage ;;
     esac
     shift
@@ -79,11 +81,15 @@ for rep in $(seq 1 "$reps"); do
     for pair in $pairs; do
         case $pair in aa) b_dir=$dir/copy ;; ab) b_dir=$other ;; *) usage ;; esac
         for b in $binaries; do
-            run "$pair-seq-a-$rep-$b" "$bindir/bb-$b"
-            run "$pair-seq-b-$rep-$b" "$b_dir/bb-$b"
-            "$bindir/bb-compare" --format json "$dir/$pair-seq-a-$rep-$b.json" "$dir/$pair-seq-b-$rep-$b.json" \
-                >"$dir/$pair-seq-compare-$rep-$b.json" 2>/dev/null || true
-            run "$pair-int-$rep-$b" "$bindir/bb-$b" --against "$b_dir/bb-$b"
+            case " $ways " in *" sequential "*)
+                run "$pair-seq-a-$rep-$b" "$bindir/bb-$b"
+                run "$pair-seq-b-$rep-$b" "$b_dir/bb-$b"
+                "$bindir/bb-compare" --format json "$dir/$pair-seq-a-$rep-$b.json" "$dir/$pair-seq-b-$rep-$b.json" \
+                    >"$dir/$pair-seq-compare-$rep-$b.json" 2>/dev/null || true ;;
+            esac
+            case " $ways " in *" interleaved "*)
+                run "$pair-int-$rep-$b" "$bindir/bb-$b" --against "$b_dir/bb-$b" ;;
+            esac
         done
     done
     echo "bench-ab: repetition $rep of $reps after $(($(date +%s) - start)) s" >&2
@@ -146,7 +152,8 @@ print("| --- | --- | --- | --- | --- | --- |")
 for pair, way, read in [("aa", "sequential", sequential), ("aa", "interleaved", interleaved),
                         ("ab", "sequential", sequential), ("ab", "interleaved", interleaved)]:
     rows = {}
-    if not any(os.path.exists(os.path.join(root, f"{pair}-seq-a-1-{b}.json")) for b in binaries):
+    kind = "seq-a" if way == "sequential" else "int"
+    if not any(os.path.exists(os.path.join(root, f"{pair}-{kind}-1-{b}.json")) for b in binaries):
         continue
     for rep in range(1, reps + 1):
         for b in binaries:

@@ -31,8 +31,16 @@ impl Settings {
         if let Some(t) = flags.time {
             self.time = t;
         }
-        if let Some(n) = flags.forks {
-            self.forks = n;
+        match flags.forks {
+            Some(n) => self.forks = n,
+            // An A/B row's pairs are its unit: at least as many as an interval over them
+            // needs, so that it follows the noise there is, not a band measured elsewhere.
+            None if flags.against.is_some() => {
+                let fewest = crate::stats::uncertainty::MIN_FORKS as u32;
+                self.max_forks = self.max_forks.max(fewest);
+                self.forks = self.forks.max(fewest);
+            }
+            None => {}
         }
         if let Some(p) = flags.precision {
             self.precision = (p > 0.0).then_some(p);
@@ -241,6 +249,18 @@ mod tests {
         let s = Settings::quick().with_flags(&flags);
         assert_eq!((s.iterations, s.mode, s.forks), (7, Mode::Sample, 1));
         assert_eq!(label("bb.x", &[("a".into(), "1".into())]), "bb.x (a=1)");
+        // --against: the quick profile's one fork becomes three pairs, unless --forks says.
+        let against = CommonArgs {
+            against: Some("./old".into()),
+            ..Default::default()
+        };
+        assert_eq!(Settings::quick().with_flags(&against).forks, 3);
+        assert_eq!(Settings::full().with_flags(&against).forks, 5);
+        let one = CommonArgs {
+            forks: Some(1),
+            ..against
+        };
+        assert_eq!(Settings::quick().with_flags(&one).forks, 1);
     }
 
     #[test]
