@@ -44,7 +44,42 @@ impl Location {
         Some(Location::new(&bucket, &prefix).map_err(|e| format!("BUCKET and PREFIX: {e}")))
     }
 
+    /// The place of one object's key: `bucket`, and `prefix`, the key up to and with its
+    /// last `/` (`p/a//` of `p/a//b.bin`; empty for a key without one), kept exactly as it
+    /// is: S3 keys are opaque, so a doubled or a leading `/` is part of the key, never
+    /// normalised away (nor in the signature: S3's SigV4 signs the path as it is sent).
+    pub fn for_key(bucket: &str, prefix: &str) -> Result<Location, String> {
+        Location::check(bucket, prefix)?;
+        if !(prefix.is_empty() || prefix.ends_with('/')) {
+            return Err(format!(
+                "the key's prefix '{}' does not end with '/'",
+                printable(prefix)
+            ));
+        }
+        Ok(Location {
+            bucket: bucket.to_string(),
+            prefix: prefix.to_string(),
+        })
+    }
+
+    /// A place of objects: a prefix's leading `/`s are dropped and a `/` added at its end,
+    /// as `PREFIX=runs` and `s3://bench/runs` mean `runs/`.
     fn new(bucket: &str, prefix: &str) -> Result<Location, String> {
+        Location::check(bucket, prefix)?;
+        let prefix = prefix.trim_start_matches('/');
+        let prefix = if prefix.is_empty() || prefix.ends_with('/') {
+            prefix.to_string()
+        } else {
+            format!("{prefix}/")
+        };
+        Ok(Location {
+            bucket: bucket.to_string(),
+            prefix,
+        })
+    }
+
+    /// A bucket's name within S3's rules, and a prefix without control characters.
+    fn check(bucket: &str, prefix: &str) -> Result<(), String> {
         // S3's rules for new buckets, loosened to what older ones may still be called.
         let valid = (3..=255).contains(&bucket.len())
             && bucket
@@ -60,16 +95,7 @@ impl Location {
         if prefix.chars().any(char::is_control) {
             return Err("the prefix holds a control character (CR, LF, ESC or another)".into());
         }
-        let prefix = prefix.trim_start_matches('/');
-        let prefix = if prefix.is_empty() || prefix.ends_with('/') {
-            prefix.to_string()
-        } else {
-            format!("{prefix}/")
-        };
-        Ok(Location {
-            bucket: bucket.to_string(),
-            prefix,
-        })
+        Ok(())
     }
 
     /// The key of object `name`.
@@ -127,5 +153,26 @@ mod tests {
         }
         let e = Location::parse("s3://bench/a\nb").unwrap_err();
         assert!(e.contains("control character") && !e.contains('\n'), "{e}");
+    }
+
+    #[test]
+    fn an_objects_key_is_kept_exactly_as_given() {
+        for (prefix, name, key) in [
+            ("p/a//", "b.bin", "p/a//b.bin"),
+            ("/", "top.bin", "/top.bin"),
+            ("//x///", "y", "//x///y"),
+            ("", "k", "k"),
+        ] {
+            let l = Location::for_key("bench", prefix).unwrap();
+            assert_eq!(l.key(name), key);
+            assert_eq!(l.to_string(), format!("s3://bench/{prefix}"));
+        }
+        // A place of objects is still tidied as PREFIX and --source mean it.
+        assert_eq!(Location::parse("s3://bench//runs").unwrap().prefix, "runs/");
+        assert!(Location::for_key("bench", "a").is_err());
+        assert!(Location::for_key("b", "")
+            .unwrap_err()
+            .contains("bucket name"));
+        assert!(Location::for_key("bench", "a\n/").is_err());
     }
 }

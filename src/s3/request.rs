@@ -409,6 +409,54 @@ mod tests {
     }
 
     #[test]
+    fn a_key_is_sent_and_signed_exactly_as_given() {
+        // S3 keys are opaque: `a//b` is not `a/b`, and S3's SigV4 signs the path as it is
+        // sent, never normalised (botocore's S3SigV4Auth: "For S3, we do not normalize
+        // the path"). The signature is botocore 1.43.11's for this request, made as
+        // tests/data/sigv4_botocore.py makes its cases.
+        let b = Bucket::new(
+            "bench",
+            settings("eu-west-1", Some("http://127.0.0.1:9000"), true),
+            None,
+        );
+        let r = b.get_range("p/a//b.bin", 0, 10, may_2013());
+        assert_eq!(r.target, "/bench/p/a//b.bin");
+        assert!(
+            r.header("authorization").unwrap().ends_with(
+                "SignedHeaders=host;range;x-amz-content-sha256;x-amz-date, \
+                 Signature=2b9688c5b8d1ad5de62d0d65d8d5d09d9afe86119e7c23a1a5e647b454be82a6"
+            ),
+            "{r:?}"
+        );
+        // The canonical request's URI is the key's path as sent.
+        let signed = sigv4::sign(
+            &Request {
+                method: "GET",
+                host: "127.0.0.1:9000",
+                path: "/bench/p/a//b.bin",
+                query: &[],
+                headers: &[("Range".into(), "bytes=0-9".into())],
+                payload_hash: &Payload::empty().sha256,
+            },
+            b.settings.credentials.as_ref().unwrap(),
+            &Scope {
+                region: "eu-west-1",
+                service: "s3",
+                time: may_2013(),
+            },
+        );
+        assert_eq!(
+            signed.canonical_request.lines().nth(1),
+            Some("/bench/p/a//b.bin")
+        );
+        assert_eq!(r.header("authorization"), signed.header("authorization"));
+        // A leading `/` and runs of them stay, virtual-hosted too.
+        let v = Bucket::new("bench", b.settings.clone(), Some(Addressing::Virtual));
+        assert_eq!(v.head("/x//y", may_2013()).target, "//x//y");
+        assert_eq!(b.head("/x//y", may_2013()).target, "/bench//x//y");
+    }
+
+    #[test]
     fn no_sign_sends_no_authorization() {
         let b = Bucket::new("public", settings("us-east-1", None, false), None);
         let r = b.get_range("k", 5, 5, may_2013());

@@ -274,7 +274,7 @@ pub(crate) fn claims(head: &Head) -> (Vec<Claim>, Vec<String>) {
 /// match a checksum are exit 1, naming the object and both values.
 pub fn check(e: &Existing, reads: &[Arc<Reads>], timeout: Duration) -> Result<Vec<Fingerprint>> {
     let size = e.object.size;
-    let source = e.spec.place.open(&e.object.name, size, timeout)?;
+    let source = e.spec.place.open(&e.object, timeout)?;
     let mut plain = Plain::new(source);
     let mut buf = vec![0; PIECE.min(size) as usize];
     let mut hashers: Vec<Hasher> = e.stat.claims.iter().map(|c| c.algorithm.hasher()).collect();
@@ -540,6 +540,7 @@ mod tests {
                 cold: false,
                 request_timeout: Duration::from_secs(5),
                 fingerprint,
+                changed: None,
             };
             let mut op = SeekOp::set_up(&case)?;
             op.run(2)?;

@@ -2,6 +2,7 @@
 //! 32-bit boards too), and the page-cache controls of `--cold`: dropping an object's
 //! pages (posix_fadvise DONTNEED) and checking with mincore that they really went.
 
+use crate::seek::data::Object;
 use crate::seek::mapping::Mapping;
 use crate::seek::source::Source;
 use crate::util::error::{Error, Result};
@@ -16,13 +17,24 @@ const IOVECS: usize = 16;
 /// One local object.
 pub struct FileSource {
     file: File,
-    path: PathBuf,
+    pub(crate) path: PathBuf,
     size: u64,
 }
 
 impl FileSource {
-    /// Opens `path`, which must hold `size` bytes.
+    /// Opens `path`, a generated object, which must hold `size` bytes.
     pub fn open(path: &Path, size: u64) -> Result<FileSource> {
+        FileSource::open_with(path, size, true)
+    }
+
+    /// Opens `object` at `path`: a generated one (whose wrong size `gen` mends), or one of
+    /// `--object`'s, whose size was read when the run began: another size now means it
+    /// changed since.
+    pub fn open_object(path: &Path, object: &Object) -> Result<FileSource> {
+        FileSource::open_with(path, object.size, object.generated())
+    }
+
+    fn open_with(path: &Path, size: u64, generated: bool) -> Result<FileSource> {
         let file =
             File::open(path).map_err(|e| Error::io(format!("opening {}", path.display()), e))?;
         let actual = file
@@ -30,8 +42,15 @@ impl FileSource {
             .map_err(|e| Error::io(format!("reading the size of {}", path.display()), e))?
             .len();
         if actual != size {
+            let what = match generated {
+                true => format!("expected {size} (rerun bb-seek gen)"),
+                false => format!(
+                    "not the {size} it had when the run began: it changed since (an --object \
+                     must stay as it is through the run)"
+                ),
+            };
             return Err(Error::failed(format!(
-                "{} has {actual} bytes, expected {size} (rerun bb-seek gen)",
+                "{} has {actual} bytes, {what}",
                 path.display()
             )));
         }
@@ -61,11 +80,19 @@ impl FileSource {
 
     /// The fraction of the object's pages in the page cache (mincore over a mapping).
     pub fn cached_fraction(&self) -> Result<f64> {
-        if self.size == 0 {
+        self.cached_fraction_of(0, self.size)
+    }
+
+    /// The fraction of the pages of `len` bytes from `offset` in the page cache.
+    pub fn cached_fraction_of(&self, offset: u64, len: u64) -> Result<f64> {
+        let end = offset.saturating_add(len).min(self.size);
+        if offset >= end {
             return Ok(0.0);
         }
         let mapping = Mapping::new(&self.file, &self.path, self.size as usize)?;
-        let (cached, pages) = mapping.cached_pages(0, mapping.len())?;
+        let page = crate::seek::mapping::page_size() as u64;
+        let from = offset / page * page;
+        let (cached, pages) = mapping.cached_pages(from, (end - from) as usize)?;
         Ok(cached as f64 / pages as f64)
     }
 }
@@ -130,8 +157,10 @@ impl Source for FileSource {
                 ));
             }
             if n == 0 {
+                // Where it ends now: a read that starts past the new end stops at its start.
+                let end = self.file.metadata().map_or(at, |m| m.len().min(at));
                 return Err(Error::failed(format!(
-                    "{} ended at {at}, before the {} bytes it should hold (it changed under the run?)",
+                    "{} ended at {end}, before the {} bytes it should hold (it changed under the run?)",
                     self.path.display(),
                     self.size
                 )));
@@ -175,13 +204,31 @@ mod tests {
         assert_eq!(c, bytes[110..4110]);
         let e = FileSource::open(&path, 6000).err().unwrap();
         assert!(
-            e.to_string().contains("has 5000 bytes, expected 6000"),
+            e.to_string()
+                .contains("has 5000 bytes, expected 6000 (rerun bb-seek gen)"),
             "{e}"
         );
+        // An --object's file was never gen's: it changed since the run began.
+        let e = FileSource::open_object(&path, &Object::existing("o", 6000))
+            .err()
+            .unwrap();
+        let e = e.to_string();
+        assert!(
+            e.contains("has 5000 bytes, not the 6000 it had when the run began: it changed since"),
+            "{e}"
+        );
+        assert!(!e.contains("gen"), "{e}");
         // The file shrinks under an open source: a clear error, not a hang or a panic.
         std::fs::write(&path, &bytes[..1000]).unwrap();
         let e = f.read_at(900, &mut [&mut c]).unwrap_err();
         assert!(e.to_string().contains("ended at 1000"), "{e}");
+        // A read past the new end says where the file ends, not where the read began.
+        let e = f.read_at(3000, &mut [&mut a]).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("ended at 1000, before the 5000 bytes"),
+            "{e}"
+        );
         let fraction = f.cached_fraction().unwrap();
         assert!((0.0..=1.0).contains(&fraction));
         std::fs::remove_dir_all(&dir).unwrap();

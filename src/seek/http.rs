@@ -21,26 +21,38 @@ pub(crate) struct HttpSource {
 
 impl HttpSource {
     /// Checks that object `name` is there with `size` bytes (HEAD), keeping the
-    /// connection; `gen` is the command that makes the objects, for messages.
+    /// connection; `gen` is the command that makes the objects, for messages, or None for
+    /// an object bb-seek did not make (`--object`), whose size was read when the run began.
     pub(crate) fn open(
         origin: Arc<dyn Origin>,
         name: &str,
         size: u64,
         timeout: Duration,
-        gen: &str,
+        gen: Option<&str>,
     ) -> Result<HttpSource> {
         let mut client = HttpClient::new(origin, timeout);
         let object = client.origin().describe(Some(name));
-        match client.size(name)? {
-            Some(n) if n == size => {}
-            Some(n) => {
+        match (client.size(name)?, gen) {
+            (Some(n), _) if n == size => {}
+            (Some(n), Some(gen)) => {
                 return Err(Error::failed(format!(
                     "{object} has {n} bytes, expected {size} (run {gen})"
                 )))
             }
-            None => {
+            (Some(n), None) => {
+                return Err(Error::failed(format!(
+                    "{object} has {n} bytes, not the {size} it had when the run began: it \
+                     changed since (an --object must stay as it is through the run)"
+                )))
+            }
+            (None, Some(gen)) => {
                 return Err(Error::failed(format!(
                     "{object} is not there (404); upload the objects first: {gen}"
+                )))
+            }
+            (None, None) => {
+                return Err(Error::failed(format!(
+                    "{object} is not there (404): it was when the run began, and was removed since"
                 )))
             }
         }

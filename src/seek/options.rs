@@ -13,6 +13,7 @@ use super::spec::{self, ObjectSpec, SourceSpec};
 use crate::harness::cli::{self, CommonArgs, HasCommon, Mode};
 use crate::s3::Location;
 use crate::util::error::{Error, Result};
+use crate::util::format::printable;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -111,7 +112,8 @@ impl Options {
         let objects = sizes
             .iter()
             .map(|&size| {
-                let plans = plans(size, custom.as_ref(), &patterns, &read_sizes)?;
+                let what = format!("--sizes {}", size_text(size));
+                let plans = plans(&what, size, custom.as_ref(), &patterns, &read_sizes)?;
                 Ok((Object::new(size, flags.seed), plans))
             })
             .collect::<Result<Vec<_>>>()?;
@@ -119,7 +121,9 @@ impl Options {
             Some(objects) => existing_objects(args, env, objects, request_timeout)?
                 .into_iter()
                 .map(|e| {
-                    let plans = plans(e.object.size, custom.as_ref(), &patterns, &read_sizes)?;
+                    let what = format!("--object {}", printable(&e.spec.label));
+                    let size = e.object.size;
+                    let plans = plans(&what, size, custom.as_ref(), &patterns, &read_sizes)?;
                     Ok((e, plans))
                 })
                 .collect::<Result<Vec<_>>>()?,
@@ -235,9 +239,11 @@ fn custom_pattern(args: &Args) -> Result<Option<(String, String)>> {
     Ok(Some((text, what)))
 }
 
-/// The patterns over an object of `size`: the custom one alone, or each built-in one
-/// (the sequential one once per read size).
+/// The patterns over an object of `size` (`object` names it: `--sizes 5`, `--object
+/// PATH`): the custom one alone, or each built-in one (the sequential one once per read
+/// size), every one of them reading something from it.
 fn plans(
+    object: &str,
     size: u64,
     custom: Option<&(String, String)>,
     patterns: &[String],
@@ -253,6 +259,7 @@ fn plans(
         check_pattern(what, size, &reads)?;
         return Ok(vec![plan("custom", None, Reads::List(reads))]);
     }
+    check_small(object, size, patterns)?;
     let mut plans = Vec::new();
     for p in patterns {
         if p == "sequential" {
@@ -264,6 +271,45 @@ fn plans(
         }
     }
     Ok(plans)
+}
+
+/// Refuses an object too small for a pattern asked for (`forward` and `backward` read
+/// tenths of it: under 10 bytes their reads are empty, and a shot would read nothing),
+/// naming the object, the size they need and the patterns that would read it.
+fn check_small(object: &str, size: u64, patterns: &[String]) -> Result<()> {
+    let (small, fit): (Vec<&String>, Vec<&String>) =
+        patterns.iter().partition(|p| size < pattern::min_size(p));
+    let Some(need) = small.iter().map(|p| pattern::min_size(p)).max() else {
+        return Ok(());
+    };
+    let names: Vec<&str> = small.iter().map(|p| p.as_str()).collect();
+    let instead = match fit.is_empty() {
+        true => "sequential,parquet".to_string(),
+        false => fit.iter().map(|p| p.as_str()).collect::<Vec<_>>().join(","),
+    };
+    Err(Error::usage(format!(
+        "{object}: {}, too small for {}, which {} tenths of the object: {} {need} bytes or more \
+         (or read it with --pattern {instead})",
+        crate::util::format::count(size, "byte"),
+        names.join(" and "),
+        match names.len() {
+            1 => "reads",
+            _ => "read",
+        },
+        match names.len() {
+            1 => "it needs",
+            _ => "they need",
+        },
+    )))
+}
+
+/// A size as `--sizes` takes it: `4k`, `1m`, or bytes.
+fn size_text(size: u64) -> String {
+    match size {
+        s if s >= 1 << 10 && s.is_multiple_of(1 << 20) => format!("{}m", s >> 20),
+        s if s >= 1 << 10 && s.is_multiple_of(1 << 10) => format!("{}k", s >> 10),
+        s => s.to_string(),
+    }
 }
 
 /// `bb-seek gen`, checked.
@@ -650,6 +696,60 @@ mod tests {
             message.contains("outside the 10000-byte object"),
             "{message}"
         );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_object_too_small_for_a_pattern_is_refused_naming_the_size_it_needs() {
+        let dir = std::env::temp_dir().join(format!("bb-seek-tiny-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for len in [1, 5, 9] {
+            let file = dir.join(format!("tiny-{len}"));
+            std::fs::write(&file, vec![b'x'; len]).unwrap();
+            let path = file.to_str().unwrap();
+            // Every pattern by default: forward and backward would read nothing.
+            let message = refusal(&["--object", path]);
+            assert!(
+                message.starts_with(&format!("--object file:{path}: {len} byte")),
+                "{message}"
+            );
+            assert!(
+                message.contains("too small for forward and backward"),
+                "{message}"
+            );
+            assert!(message.contains("10 bytes or more"), "{message}");
+            assert!(
+                message.contains("--pattern sequential,parquet"),
+                "{message}"
+            );
+            let message = refusal(&["--object", path, "--pattern", "backward"]);
+            assert!(
+                message.contains("too small for backward, which reads tenths"),
+                "{message}"
+            );
+            // The patterns that read it run, every one of them with a read.
+            let o = run(
+                &["--object", path, "--pattern", "sequential,parquet"],
+                &no_env,
+            )
+            .unwrap();
+            let plans = &o.existing[0].1;
+            assert_eq!(plans.len(), 3, "sequential twice, parquet");
+            for p in plans {
+                assert!(p.reads.count() > 0 && p.reads.asked() > 0, "{}", p.name);
+            }
+        }
+        let file = dir.join("ten");
+        std::fs::write(&file, [b'x'; 10]).unwrap();
+        let o = run(&["--object", file.to_str().unwrap()], &no_env).unwrap();
+        assert_eq!(o.existing[0].1.len(), 5);
+        // Generated objects alike.
+        let message = refusal(&["--sizes", "1k,5", "--pattern", "forward,parquet"]);
+        assert!(
+            message.starts_with("--sizes 5: 5 bytes, too small for forward"),
+            "{message}"
+        );
+        assert!(message.contains("--pattern parquet"), "{message}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -16,6 +16,16 @@ pub struct Read {
 /// The built-in pattern names, in the order the reports list them.
 pub const BUILT_IN: [&str; 4] = ["sequential", "forward", "backward", "parquet"];
 
+/// The smallest object built-in pattern `name` reads: `forward` and `backward` read
+/// tenths of the object, so under 10 bytes some or all of their reads are empty (a 5-byte
+/// object has none at all); `sequential` and `parquet` read any object of a byte or more.
+pub fn min_size(name: &str) -> u64 {
+    match name {
+        "forward" | "backward" => 10,
+        _ => 1,
+    }
+}
+
 /// The reads of built-in pattern `name` over an object of `size` bytes; `read_size` is the
 /// length of each read of `sequential` (the others read each range in one call).
 pub fn built_in(name: &str, size: u64, read_size: u64) -> Vec<Read> {
@@ -282,6 +292,24 @@ mod tests {
             pairs(&built_in("parquet", 16 * mib, 4096))[2],
             (8 * mib, 5_033_164)
         );
+    }
+
+    #[test]
+    fn every_pattern_reads_something_from_its_smallest_object_on() {
+        for name in BUILT_IN {
+            let min = min_size(name);
+            for size in min..min + 100 {
+                let reads = Reads::built_in(name, size, 4096);
+                assert!(reads.count() > 0 && reads.asked() > 0, "{name} over {size}");
+                if min > 1 {
+                    assert_eq!(built_in(name, size, 0).len(), 5, "{name} over {size}");
+                }
+            }
+        }
+        // Below it, tenths of the object are empty: a 5-byte object has no forward read.
+        assert!(built_in("forward", 5, 0).is_empty());
+        assert!(built_in("backward", 1, 0).is_empty());
+        assert_eq!(built_in("forward", 9, 0).len(), 4);
     }
 
     #[test]

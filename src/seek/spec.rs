@@ -3,6 +3,7 @@
 //! opening an object there as a `Source`. Above every kind of
 //! source, so that they need not know of each other.
 
+use super::data::Object;
 use super::file::FileSource;
 use super::http::HttpSource;
 use super::s3::S3Objects;
@@ -135,24 +136,24 @@ impl SourceSpec {
         }
     }
 
-    /// Opens object `name` of `size` bytes at this source; each HTTP request may take
-    /// `request_timeout`.
-    pub fn open(
-        &self,
-        name: &str,
-        size: u64,
-        request_timeout: Duration,
-    ) -> Result<Box<dyn Source>> {
+    /// Opens `object` at this source; each HTTP request may take `request_timeout`. Found
+    /// otherwise than the run expects it, a generated object names the `gen` that makes
+    /// it; an existing one (`--object`) says it changed since the run began.
+    pub fn open(&self, object: &Object, request_timeout: Duration) -> Result<Box<dyn Source>> {
         if let SourceSpec::File(dir) = self {
-            return Ok(Box::new(FileSource::open(&dir.join(name), size)?));
+            return Ok(Box::new(FileSource::open_object(
+                &dir.join(&object.name),
+                object,
+            )?));
         }
         let (origin, gen) = self.origin()?;
+        let gen = object.generated().then_some(gen.as_str());
         Ok(Box::new(HttpSource::open(
             origin,
-            name,
-            size,
+            &object.name,
+            object.size,
             request_timeout,
-            &gen,
+            gen,
         )?))
     }
 }
@@ -187,9 +188,20 @@ pub fn resolve_all(
         .collect()
 }
 
-/// Parses a comma-separated list of sources.
+/// Parses a comma-separated list of sources (`--source`), refusing one that names an
+/// object: `--object` measures that.
 pub fn parse_source_list(s: &str) -> std::result::Result<Vec<SourceSpec>, String> {
-    crate::harness::cli::parse_list(s, SourceSpec::parse)
+    crate::harness::cli::parse_list(s, |s| {
+        if let Some(name) = names_an_object(s) {
+            return Err(format!(
+                "'{}' names an object ({}), not a place for bb-seek's own: to measure it, give \
+                 --object {0} (a prefix whose name has a dot: end it with '/')",
+                printable(s),
+                printable(name),
+            ));
+        }
+        SourceSpec::parse(s)
+    })
 }
 
 /// One existing object, as `--object` names it: the place it is in (a directory, a URL
@@ -215,7 +227,9 @@ impl ObjectSpec {
         };
         if let Some(rest) = s.strip_prefix("s3://") {
             let (bucket, key) = rest.split_once('/').unwrap_or((rest, ""));
-            let (prefix, name) = key.rsplit_once('/').unwrap_or(("", key));
+            // The key as it is (S3 keys are opaque: `a//b` and `/a` are keys of their own):
+            // its place is everything up to its last `/`, that `/` included.
+            let (prefix, name) = key.split_at(key.rfind('/').map_or(0, |i| i + 1));
             if name.is_empty() {
                 return Err(prefix_only("a bucket or a prefix"));
             }
@@ -225,23 +239,47 @@ impl ObjectSpec {
                     printable(s)
                 ));
             }
-            let location = Location::parse(&format!("s3://{bucket}/{prefix}"))?;
+            let location = Location::for_key(bucket, prefix)
+                .map_err(|e| format!("'{}': {e}", printable(s)))?;
             return Ok(ObjectSpec {
                 label: format!("s3://{}/{}", location.bucket, location.key(name)),
                 place: SourceSpec::s3(location),
                 name: name.to_string(),
             });
         }
-        if s.contains("://") {
+        if let Some((scheme, rest)) = s.split_once("://") {
+            if scheme == "file" {
+                let path = rest.strip_prefix("localhost").unwrap_or(rest);
+                let instead = match path.starts_with('/') {
+                    true => format!(": did you mean file:{}?", printable(path)),
+                    false => String::new(),
+                };
+                return Err(format!(
+                    "'{}': --object takes a file as file:PATH or a bare path{instead} {OBJECT_FORMS}",
+                    printable(s)
+                ));
+            }
+            if !matches!(scheme, "http" | "https") {
+                return Err(format!("invalid URL '{}' {OBJECT_FORMS}", printable(s)));
+            }
+            if rest.contains(['?', '#']) {
+                return Err(format!(
+                    "'{}' has a query string or a fragment (a pre-signed URL?), which --object \
+                     does not take: it signs its own requests to s3://BUCKET/KEY, and reads \
+                     http(s)://HOST:PORT/PATH/NAME as it is {OBJECT_FORMS}",
+                    printable(s)
+                ));
+            }
             // Checked whole (its scheme, host, port and characters), then split.
-            Url::parse(s)?;
+            Url::parse(s).map_err(|e| e.replace(SOURCE_FORMS, OBJECT_FORMS))?;
             let after = &s[s.find("://").map_or(0, |i| i + 3)..];
             let path = after.find('/').map_or("", |i| &after[i..]);
             let (_, name) = path.rsplit_once('/').unwrap_or(("", ""));
             if name.is_empty() {
                 return Err(prefix_only("a server's directory"));
             }
-            let url = Url::parse(&s[..s.len() - name.len()])?;
+            let url = Url::parse(&s[..s.len() - name.len()])
+                .map_err(|e| e.replace(SOURCE_FORMS, OBJECT_FORMS))?;
             return Ok(ObjectSpec {
                 label: url.object(name),
                 place: SourceSpec::Http(url),
@@ -283,6 +321,33 @@ impl ObjectSpec {
             label: format!("file:{path}"),
         })
     }
+}
+
+/// What `--object` takes, for its refusals.
+const OBJECT_FORMS: &str = "(expected s3://BUCKET/KEY, http(s)://HOST:PORT/PATH/NAME or file:PATH)";
+
+/// What [`Url::parse`]'s refusals say it expected: a `--source`'s prefix.
+const SOURCE_FORMS: &str = "(expected http://HOST:PORT/PREFIX/)";
+
+/// The object's name a `--source` of S3 or HTTP ends with, if it ends with one: its last
+/// part, not followed by `/`, has an extension (`orders.parquet`, `random-1mb.txt`: a dot
+/// and then letters and digits, at least one letter), the natural first guess of someone
+/// who wants an object measured. A prefix whose name has a dot ends with `/`.
+fn names_an_object(s: &str) -> Option<&str> {
+    let rest = s
+        .strip_prefix("s3://")
+        .or_else(|| s.strip_prefix("http://"))
+        .or_else(|| s.strip_prefix("https://"))?;
+    let (_, path) = rest.split_once('/')?;
+    if path.is_empty() || path.ends_with('/') {
+        return None;
+    }
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let (stem, extension) = name.rsplit_once('.')?;
+    let is_extension = !stem.is_empty()
+        && extension.bytes().all(|b| b.is_ascii_alphanumeric())
+        && extension.bytes().any(|b| b.is_ascii_alphabetic());
+    is_extension.then_some(name)
 }
 
 /// Parses a comma-separated list of existing objects.
@@ -418,5 +483,85 @@ mod tests {
             assert!(!e.contains(['\n', '\x1b']), "{bad}: {e}");
         }
         assert_eq!(parse_object_list("a.img,s3://bench/k").unwrap().len(), 2);
+    }
+
+    #[test]
+    fn an_s3_key_is_kept_exactly_as_given() {
+        for (text, key, place) in [
+            ("s3://bench/p/a//b.bin", "p/a//b.bin", "s3://bench/p/a//"),
+            ("s3://bench//top.bin", "/top.bin", "s3://bench//"),
+            (
+                "s3://bench/a///b//c.parquet",
+                "a///b//c.parquet",
+                "s3://bench/a///b//",
+            ),
+            ("s3://bench/k", "k", "s3://bench/"),
+        ] {
+            let o = ObjectSpec::parse(text).unwrap();
+            assert_eq!(o.label, text);
+            assert_eq!(o.place.label(), place, "{text}");
+            let SourceSpec::S3(p) = &o.place else {
+                panic!("{text}: not S3")
+            };
+            assert_eq!(p.location.key(&o.name), key, "{text}");
+        }
+    }
+
+    #[test]
+    fn an_object_url_it_cannot_take_is_refused_with_its_own_forms() {
+        let forms = "(expected s3://BUCKET/KEY, http(s)://HOST:PORT/PATH/NAME or file:PATH)";
+        for (bad, needle) in [
+            (
+                "http://127.0.0.1:9000/bench/k.parquet?X-Amz-Signature=abc&X-Amz-Expires=60",
+                "has a query string or a fragment (a pre-signed URL?)",
+            ),
+            ("http://h/a.log#part", "a query string or a fragment"),
+            ("file:///tmp/disk.img", "did you mean file:/tmp/disk.img?"),
+            (
+                "file://localhost/tmp/disk.img",
+                "did you mean file:/tmp/disk.img?",
+            ),
+            ("file://host/disk.img", "file:PATH or a bare path"),
+            ("ftp://h/x", "invalid URL 'ftp://h/x'"),
+            ("http://h:port/x", "invalid URL"),
+        ] {
+            let e = ObjectSpec::parse(bad).unwrap_err();
+            assert!(e.contains(needle), "{bad}: {e}");
+            assert!(e.ends_with(forms), "{bad}: {e}");
+            assert!(!e.contains("PREFIX"), "{bad}: {e}");
+        }
+        // An S3 key may hold a '?': it is the key's, encoded when sent.
+        assert_eq!(ObjectSpec::parse("s3://bench/a?b").unwrap().name, "a?b");
+    }
+
+    #[test]
+    fn a_source_naming_an_object_is_refused_with_the_object_flag() {
+        for (bad, name) in [
+            ("s3://bench/tables/orders.parquet", "orders.parquet"),
+            ("s3://bench/random-1mb.txt", "random-1mb.txt"),
+            ("http://127.0.0.1:8080/logs/app.log", "app.log"),
+        ] {
+            let e = parse_source_list(bad).unwrap_err();
+            assert!(
+                e.contains(&format!("names an object ({name})")),
+                "{bad}: {e}"
+            );
+            assert!(e.contains(&format!("give --object {bad}")), "{bad}: {e}");
+            assert_eq!(e.lines().count(), 1);
+        }
+        // Prefixes stay prefixes: a trailing '/', no extension, or one of digits only.
+        for good in [
+            "s3://bench/tables/orders.parquet/",
+            "s3://bench/runs",
+            "s3://bench/v1.2",
+            "s3://bench",
+            "http://127.0.0.1:8080/bench",
+            "http://nas.local:8080/",
+            "file:./x.parquet",
+        ] {
+            parse_source_list(good).unwrap_or_else(|e| panic!("{good}: {e}"));
+        }
+        // gen --dest names a place to put objects in, whatever its name.
+        assert!(SourceSpec::parse("s3://bench/tables/orders.parquet").is_ok());
     }
 }

@@ -10,19 +10,20 @@ use super::existing::{self, Existing};
 use super::gen;
 use super::options::{Options, Plan};
 use super::pattern::Reads;
-use super::probe::{self, Probe};
+use super::probe::{self, CheckProbe, Probe};
 use super::spec::SourceSpec;
-use super::workload::{self, Case, SeekOp};
+use super::workload::{held, Case, SeekOp};
 use crate::harness::benchmark::{Benchmark, Settings, Setup, TimeUnit, Workload};
 use crate::harness::cli::Mode;
 use crate::harness::{Prelude, Profiles, Suite};
 use crate::util::error::{Error, Result};
+use std::cell::OnceCell;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
 pub fn suite(options: &Options) -> Result<Suite> {
-    let items = items(options);
+    let items = items(options, shots_per_fork(options));
     let mut suite = Suite::new(TimeUnit::Millis, profiles(), build(&items, &[])?);
     suite.notes = notes(options);
     suite.prepare = prepare(options);
@@ -54,20 +55,58 @@ fn profiles() -> Profiles {
     }
 }
 
+/// The shots each fork runs (its warm-up shots too): the untimed pass after the last one
+/// is shared among them in the estimate.
+fn shots_per_fork(o: &Options) -> u64 {
+    let settings = profiles().pick(o.flags.profile).with_flags(&o.flags);
+    u64::from(settings.warmup_iterations).saturating_add(u64::from(settings.iterations))
+}
+
 /// One benchmark to make: its case and pattern, its params, the probe of its source,
-/// and for an existing object which fingerprint of the prelude's is its pattern's.
+/// and for an existing object where the prelude's values hold its size and its pattern's
+/// fingerprint.
 #[derive(Clone)]
 struct Item {
     case: Case,
     plan: Plan,
     params: Vec<(&'static str, String)>,
-    probe: Option<Rc<Probe>>,
-    fingerprint: Option<usize>,
+    probe: Costs,
+    existing: Option<Checked>,
+}
+
+/// What estimates a benchmark's shots: its remote source's probe; or for a local file,
+/// a sample of its own shots, timed, with the check of a byte (the run's probe) and the
+/// shots of a fork.
+#[derive(Clone)]
+enum Costs {
+    Remote(Rc<Probe>),
+    Local(Rc<CheckProbe>, u64, Rc<OnceCell<(f64, f64)>>),
+}
+
+impl Costs {
+    /// The costs of one benchmark: a local one's sample is its own, taken once (the
+    /// benchmarks rebuilt after the prelude keep it).
+    fn each(&self) -> Costs {
+        match self {
+            Costs::Local(check, shots, _) => Costs::Local(check.clone(), *shots, Rc::default()),
+            remote => remote.clone(),
+        }
+    }
+}
+
+/// Where an existing object's benchmark finds what the check before the run found, among
+/// the prelude's values: the object's size then (each object's first value), and its
+/// pattern's [`Fingerprint`] (four values); and the object as messages name it.
+#[derive(Clone)]
+struct Checked {
+    size: usize,
+    fingerprint: usize,
+    label: String,
 }
 
 /// Every benchmark, in order: each source's objects, patterns and clients; then each
-/// existing object's patterns and clients.
-fn items(o: &Options) -> Vec<Item> {
+/// existing object's patterns and clients. A fork runs `shots` shots.
+fn items(o: &Options, shots: u64) -> Vec<Item> {
     let mut items = Vec::new();
     let case =
         |source: &SourceSpec, stream: &StreamConfig, object: &Object, plan: &Plan, client: &str| {
@@ -80,31 +119,37 @@ fn items(o: &Options) -> Vec<Item> {
                 cold: o.cold,
                 request_timeout: o.request_timeout,
                 fingerprint: None,
+                changed: None,
             }
         };
     let cache = if o.cold { "cold" } else { "hot" };
     let read_size = |plan: &Plan| plan.read_size.map_or("-".to_string(), size_label);
-    let probe = |source: &SourceSpec, object: Option<&Object>, label: Option<&str>| {
-        let object = object.filter(|_| source.is_remote())?;
-        let label = label.map_or_else(
-            || format!("{} at {}", object.name, source.label()),
-            str::to_string,
-        );
-        Some(Rc::new(Probe::new(
-            source.clone(),
-            object.clone(),
-            label,
-            o.request_timeout,
-        )))
+    // A remote source's cost, probed once, when the plan first asks: with the run's
+    // largest object (or the existing object itself). A check's, once for the run.
+    let generated = o.objects.first().map(|(object, _)| object.clone());
+    let check = Rc::new(CheckProbe::new(generated));
+    let probe = |source: &SourceSpec, object: &Object, label: Option<&str>| match source {
+        SourceSpec::File(_) => Costs::Local(check.clone(), shots, Rc::default()),
+        _ => {
+            let label = label.map_or_else(
+                || format!("{} at {}", object.name, source.label()),
+                str::to_string,
+            );
+            Costs::Remote(Rc::new(Probe::new(
+                source.clone(),
+                object.clone(),
+                label,
+                o.request_timeout,
+            )))
+        }
     };
     for (source, stream) in &o.sources {
-        // A remote source's cost, probed once, when the plan first asks: with the run's
-        // largest object.
         let largest = o
             .objects
             .iter()
             .map(|(object, _)| object)
             .max_by_key(|o| o.size);
+        let Some(largest) = largest else { continue };
         let probe = probe(source, largest, None);
         for (object, plans) in &o.objects {
             for plan in plans {
@@ -119,16 +164,19 @@ fn items(o: &Options) -> Vec<Item> {
                             ("read-size", read_size(plan)),
                             ("cache", cache.to_string()),
                         ],
-                        probe: probe.clone(),
-                        fingerprint: None,
+                        probe: probe.each(),
+                        existing: None,
                     });
                 }
             }
         }
     }
-    let mut fingerprint = 0;
+    // Each object's values: its size, then four for each of its patterns' fingerprints.
+    let mut at = 0;
     for (e, plans) in &o.existing {
-        let probe = probe(&e.spec.place, Some(&e.object), Some(&e.spec.label));
+        let probe = probe(&e.spec.place, &e.object, Some(&e.spec.label));
+        let size = at;
+        at += 1;
         for plan in plans {
             for client in &o.clients {
                 items.push(Item {
@@ -143,38 +191,61 @@ fn items(o: &Options) -> Vec<Item> {
                         ("cache", cache.to_string()),
                         ("check", e.stat.check()),
                     ],
-                    probe: probe.clone(),
-                    fingerprint: Some(fingerprint),
+                    probe: probe.each(),
+                    existing: Some(Checked {
+                        size,
+                        fingerprint: at,
+                        label: e.spec.label.clone(),
+                    }),
                 });
             }
-            fingerprint += 1;
+            at += 4;
         }
     }
     items
 }
 
 /// The benchmarks of `items`, an existing object's with its fingerprint from `values`
-/// (the prelude's; none before it has run).
+/// (the prelude's; none before it has run). A fork reads an existing object's size again
+/// as it starts: one that differs from the size the check before the run read fails its
+/// benchmark, the object having changed since the run began.
 fn build(items: &[Item], values: &[f64]) -> Result<Vec<Benchmark>> {
     items
         .iter()
         .map(|item| {
             let mut case = item.case.clone();
-            if let (Some(i), false) = (item.fingerprint, values.is_empty()) {
-                let found = values
-                    .get(4 * i..4 * i + 4)
-                    .and_then(Fingerprint::from_values);
-                case.fingerprint = Some(found.ok_or_else(|| {
+            if let (Some(c), false) = (&item.existing, values.is_empty()) {
+                let bad = || {
                     Error::failed(format!(
-                        "the check before the run gave {} values, not the fingerprint of pattern {i}",
-                        values.len()
+                        "the check before the run gave {} values, not the size and fingerprint of {}",
+                        values.len(),
+                        c.label
                     ))
-                })?);
+                };
+                let size = values
+                    .get(c.size)
+                    .copied()
+                    .filter(|v| v.fract() == 0.0 && (1.0..=MAX_EXACT).contains(v))
+                    .ok_or_else(bad)? as u64;
+                let found = values
+                    .get(c.fingerprint..c.fingerprint + 4)
+                    .and_then(Fingerprint::from_values);
+                case.fingerprint = Some(found.ok_or_else(bad)?);
+                if size != case.object.size {
+                    case.changed = Some(format!(
+                        "{} has {} bytes, not the {size} it had when the run began: it changed \
+                         since (an --object must stay as it is through the run)",
+                        c.label, case.object.size
+                    ));
+                }
             }
             Ok(benchmark(case, item))
         })
         .collect()
 }
+
+/// The largest size a prelude's value (an `f64`) holds exactly: 8 PiB.
+const MAX_EXACT: f64 = (1u64 << 53) as f64;
 
 /// `bb.seek.PATTERN` over one case, named by its params.
 fn benchmark(case: Case, item: &Item) -> Benchmark {
@@ -184,16 +255,19 @@ fn benchmark(case: Case, item: &Item) -> Benchmark {
         b = b.param(k, v);
     }
     b.bytes_per_op = Some(plan.reads.asked() as f64);
-    match item.probe.clone() {
-        Some(probe) => {
-            let reads = plan.reads.clone();
-            b.estimate_invocation = Some(Box::new(move || {
+    let (probe, reads) = (item.probe.clone(), plan.reads.clone());
+    b.estimate_invocation = Some(Box::new(move || {
+        Ok(match probe {
+            Costs::Remote(probe) => {
                 let fetched = probe::fetches(&case.client, &case.stream, &reads, case.object.size);
-                Ok(probe.cost().shot(fetched, reads.asked()))
-            }));
-        }
-        None => b.invocation_estimate = Some(workload::shot_estimate(&case.source, &plan.reads)),
-    }
+                probe.cost().shot(fetched, reads.asked())
+            }
+            Costs::Local(check, shots, sample) => {
+                let sample = *sample.get_or_init(|| probe::sample_shot(&case, &reads));
+                probe::local_shot(sample, &reads, check.per_byte(), shots)
+            }
+        })
+    }));
     b
 }
 
@@ -214,17 +288,31 @@ fn prelude(o: &Options, items: Vec<Item>) -> Option<Prelude> {
         .iter()
         .map(|(e, plans)| (e.clone(), plans.iter().map(|p| p.reads.clone()).collect()))
         .collect();
+    // Its reads (a network's 100 MB/s, or a page cache's 3 GB/s), and its hashing at the
+    // speed this build hashes a fingerprint's bytes here: the object once for each ring
+    // size of its sequential patterns, and each other pattern's bytes, with their tails.
+    let hash = CheckProbe::new(None).per_byte();
     let estimate = targets
         .iter()
         .map(|(e, reads)| {
             let (per_byte, per_read) = match e.spec.place.is_remote() {
                 true => (1e-8, 2e-4),
-                false => (1e-9, 5e-6),
+                false => (0.3e-9, 5e-6),
             };
+            let size = e.object.size;
             let lists = reads.iter().filter(|r| matches!(***r, Reads::List(_)));
-            let bytes = e.object.size + lists.clone().map(|r| r.asked()).sum::<u64>();
-            let count: u64 = lists.map(|r| r.count()).sum();
-            bytes as f64 * per_byte + count as f64 * per_read
+            let bytes = size + lists.clone().map(|r| r.asked()).sum::<u64>();
+            let count: u64 = lists.clone().map(|r| r.count()).sum();
+            let mut holds: Vec<u64> = reads
+                .iter()
+                .filter(|r| matches!(***r, Reads::Sequential { .. }))
+                .map(|r| held(r))
+                .collect();
+            holds.sort_unstable();
+            holds.dedup();
+            let hashed = holds.iter().map(|h| size + h).sum::<u64>()
+                + lists.map(|r| r.asked() + held(r)).sum::<u64>();
+            bytes as f64 * per_byte + count as f64 * per_read + hashed as f64 * hash
         })
         .sum::<f64>();
     let timeout = o.request_timeout;
@@ -237,6 +325,7 @@ fn prelude(o: &Options, items: Vec<Item>) -> Option<Prelude> {
         measure: Box::new(move || {
             let mut values = Vec::new();
             for (e, reads) in &targets {
+                values.push(e.object.size as f64);
                 for f in existing::check(e, reads, timeout)? {
                     values.extend(f.values());
                 }
@@ -347,8 +436,10 @@ mod tests {
             labels[8]
         );
         assert_eq!(s.benchmarks[0].bytes_per_op, Some(4096.0));
-        assert!(s.benchmarks[0].invocation_estimate.is_some());
-        // An HTTP source's estimates wait for its probe, which the plan makes.
+        // A file's estimates wait for a sample of its shots, an HTTP source's for its
+        // probe: the plan makes them.
+        assert!(s.benchmarks[0].invocation_estimate.is_none());
+        assert!(s.benchmarks[0].estimate_invocation.is_some());
         assert!(s.benchmarks[8].invocation_estimate.is_none());
         assert!(s.benchmarks[8].estimate_invocation.is_some());
         assert_eq!(s.unit, TimeUnit::Millis);

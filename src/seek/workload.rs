@@ -39,18 +39,6 @@ pub fn held(reads: &Reads) -> u64 {
     hold.min(reads.asked())
 }
 
-/// A rough length of one shot, for the plan: the bytes asked for at memory speed, read
-/// and then checked, and a cost per read (a system call for a file, a round trip over
-/// HTTP). Only single shots are estimated from it; timed iterations last `--time`.
-pub fn shot_estimate(source: &SourceSpec, reads: &Reads) -> std::time::Duration {
-    let per_read = match source {
-        SourceSpec::File(_) => 5e-6,
-        SourceSpec::Http(_) | SourceSpec::S3(_) => 200e-6,
-    };
-    let seconds = 2.0 * reads.asked() as f64 / 1e9 + per_read * reads.count() as f64;
-    std::time::Duration::from_secs_f64(seconds)
-}
-
 /// One benchmark's fixed description, captured by its set-up.
 #[derive(Clone)]
 pub struct Case {
@@ -68,6 +56,9 @@ pub struct Case {
     /// An existing object's: what the bytes of this pattern were when it was checked
     /// before the run (None until then, and for a generated object).
     pub fingerprint: Option<Fingerprint>,
+    /// Why the benchmark fails as it starts: an existing object's size, read again by a
+    /// fork, is not the one the run began with.
+    pub changed: Option<String>,
 }
 
 /// What a shot's bytes are checked against.
@@ -130,6 +121,15 @@ impl Sink for Checking<'_> {
     }
 }
 
+/// The case's client over its object, opened.
+pub(crate) fn reader(case: &Case) -> Result<Box<dyn Reader>> {
+    let source = case.source.open(&case.object, case.request_timeout)?;
+    Ok(match case.client.as_str() {
+        "plain" => Box::new(Plain::new(source)),
+        _ => Box::new(SeekableStream::new(source, case.stream.clone())),
+    })
+}
+
 /// One operation: a fresh stream over the object reads the whole pattern into the ring.
 /// What the ring holds is checked after the shot, outside the timing (in timed modes, each
 /// operation but an invocation's last is checked inside it).
@@ -152,16 +152,20 @@ pub struct SeekOp {
 impl SeekOp {
     /// Opens the object at the case's source with its client.
     pub fn set_up(case: &Case) -> Result<SeekOp> {
-        let source = case
-            .source
-            .open(&case.object.name, case.object.size, case.request_timeout)?;
-        let reader: Box<dyn Reader> = match case.client.as_str() {
-            "plain" => Box::new(Plain::new(source)),
-            _ => Box::new(SeekableStream::new(source, case.stream.clone())),
-        };
+        if let Some(why) = &case.changed {
+            return Err(Error::failed(why.clone()));
+        }
+        if held(&case.reads) == 0 {
+            // The options refuse an object too small for its pattern: never a 0-byte ring.
+            return Err(Error::usage(format!(
+                "{}: the pattern reads nothing of it",
+                case.object.name
+            )));
+        }
+        let reader = reader(case)?;
         let cold = match (&case.source, case.cold) {
             (SourceSpec::File(dir), true) => {
-                let f = FileSource::open(&dir.join(&case.object.name), case.object.size)?;
+                let f = FileSource::open_object(&dir.join(&case.object.name), &case.object)?;
                 // Whether it worked was checked and reported once, by the parent.
                 let _ = f.drop_cache();
                 Some(f)

@@ -1257,3 +1257,191 @@ fn gen_removes_the_temporary_files_of_dead_runs_only() {
     want.sort();
     assert_eq!(left, want);
 }
+
+/// Hostile objects and places, round four: an object too small for a pattern, an
+/// `--object` URL it cannot take, and a `--source` naming an object are each one line
+/// naming the flag and what it takes, exit 2, before anything is read or measured; a tiny
+/// object read with the patterns that fit it gives a result.
+#[test]
+fn tiny_objects_and_urls_it_cannot_take_are_one_line_and_exit_2() {
+    let dir = TempDir::new("seek-tiny");
+    for len in [1, 5] {
+        let path = dir.join(&format!("tiny-{len}.bin"));
+        std::fs::write(&path, &b"abcde"[..len]).unwrap();
+        let p = path.to_str().unwrap();
+        // Every pattern by default: forward and backward read tenths of it, so nothing.
+        let run = bb_seek(&["--object", p, "--quick"]);
+        assert_eq!(run.code, 2, "{len} bytes: {}", run.stderr);
+        assert_eq!(run.stderr.trim().lines().count(), 1, "{}", run.stderr);
+        assert!(
+            run.stderr.contains(&format!(
+                "--object file:{p}: {len} byte{}, too small for forward and backward",
+                if len == 1 { "" } else { "s" }
+            )),
+            "{}",
+            run.stderr
+        );
+        assert!(run.stderr.contains("10 bytes or more"), "{}", run.stderr);
+        assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+        // The patterns that read it give a result, every byte checked.
+        let mut args = SHORT.to_vec();
+        args.extend(["--object", p, "--pattern", "sequential,parquet"]);
+        let run = bb_seek(&args);
+        run.assert_ok();
+        let json = run.json();
+        assert_eq!(json.as_array().unwrap().len(), 3 * 2, "{json:#}");
+        for e in json.as_array().unwrap() {
+            assert_eq!(e["params"]["size"], len.to_string());
+            assert!(metric(e, "requests") >= 1.0, "{e:#}");
+        }
+    }
+    let file = dir.join("disk.img");
+    std::fs::write(&file, [7u8; 4096]).unwrap();
+    let path = file.to_str().unwrap();
+    let (listener, endpoint) = {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        l.set_nonblocking(true).unwrap();
+        let e = format!("http://{}", l.local_addr().unwrap());
+        (l, e)
+    };
+    let presigned =
+        format!("{endpoint}/bench/k.parquet?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=abc");
+    let file_url = format!("file://{path}");
+    let file_instead = format!("did you mean file:{path}?");
+    let s3_object = "s3://bench/tables/orders.parquet";
+    let s3_instead = format!("give --object {s3_object}");
+    let http_object = format!("{endpoint}/logs/app.log");
+    let http_instead = format!("give --object {http_object}");
+    for (args, needle) in [
+        (
+            vec!["--object", presigned.as_str()],
+            "has a query string or a fragment (a pre-signed URL?)",
+        ),
+        (vec!["--object", file_url.as_str()], file_instead.as_str()),
+        (vec!["--source", s3_object], s3_instead.as_str()),
+        (
+            vec!["--source", http_object.as_str()],
+            http_instead.as_str(),
+        ),
+    ] {
+        let run = run_with(
+            EXE,
+            &[&args[..], &["--quick"]].concat(),
+            &[
+                ("AWS_ACCESS_KEY_ID", "AKIAEXAMPLE"),
+                ("AWS_SECRET_ACCESS_KEY", "secret"),
+                ("AWS_ENDPOINT_URL", &endpoint),
+            ],
+        );
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+        assert_eq!(
+            run.stderr.trim().lines().count(),
+            1,
+            "{args:?}: {}",
+            run.stderr
+        );
+        assert!(run.stderr.contains(needle), "{args:?}: {}", run.stderr);
+        if args[0] == "--object" {
+            // --object's own forms, not --source's.
+            assert!(
+                run.stderr.contains(
+                    "(expected s3://BUCKET/KEY, http(s)://HOST:PORT/PATH/NAME or file:PATH)"
+                ),
+                "{args:?}: {}",
+                run.stderr
+            );
+            assert!(!run.stderr.contains("PREFIX"), "{args:?}: {}", run.stderr);
+        }
+        assert!(!run.stderr.contains("benchmarks failed"), "{}", run.stderr);
+    }
+    match listener.accept() {
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+        other => panic!("a refused run sent a request: {other:?}"),
+    }
+}
+
+/// A file cut short while a run reads it (through the stream's mapping, where a read past
+/// its new end raises SIGBUS, or with pread) ends its benchmark with exit 1 and the reason,
+/// never a death by signal without a word; the next benchmark's fork, finding it smaller
+/// than when the run began, says so (never to rerun gen, which did not make it).
+#[test]
+fn a_file_truncated_under_the_run_is_exit_1_with_its_reason() {
+    let dir = TempDir::new("seek-truncated");
+    let path = dir.join("big.bin");
+    let size: u64 = 32 << 20;
+    std::fs::write(&path, foreign_bytes(size as usize, 3)).unwrap();
+    let p = path.to_str().unwrap();
+    let mut child = Command::new(EXE)
+        .args([
+            "--object",
+            p,
+            "--pattern",
+            "sequential",
+            "--read-size",
+            "4k,8k",
+            "--client",
+            "stream",
+            "--quick",
+            "--warmup",
+            "0",
+            "--iterations",
+            "1000",
+            "--forks",
+            "1",
+            "--format",
+            "json",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The first fork under way (the check before the run has read the file whole): cut
+    // the file to 1 MiB a moment into its shots.
+    let stderr = child.stderr.take().unwrap();
+    let (started, fork) = std::sync::mpsc::channel();
+    let lines = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in BufReader::new(stderr).lines().map_while(|l| l.ok()) {
+            let benchmark = line.starts_with("[1/2] ") || line.starts_with("[2/2] ");
+            if benchmark && line.contains(": about ") {
+                let _ = started.send(());
+            }
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    let first = fork.recv_timeout(Duration::from_secs(60));
+    std::thread::sleep(Duration::from_millis(500));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(1 << 20)
+        .unwrap();
+    let run = crate::support::finish_within(child, Duration::from_secs(60), "bb-seek");
+    let stderr = lines.join().unwrap();
+    assert!(first.is_ok(), "no fork started: {stderr}");
+    assert_eq!(run.code, 1, "{stderr}");
+    // The fork cut short says why, whichever way it read: one line, exit 1.
+    assert!(
+        stderr.contains(&format!(
+            "{p} ended at 1048576, before the {size} bytes it should hold (it changed under the run?)"
+        )),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("SIGBUS") && !stderr.contains("signal"),
+        "{stderr}"
+    );
+    // The other benchmark's fork finds it changed since the run began.
+    assert!(
+        stderr.contains(&format!(
+            "{p} has 1048576 bytes, not the {size} it had when the run began: it changed since"
+        )),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("rerun bb-seek gen"), "{stderr}");
+    assert!(stderr.contains("2 of 2 benchmarks failed"), "{stderr}");
+}

@@ -298,6 +298,32 @@ fn objects_uploaded_by_boto3_are_measured_and_gen_replaces_what_is_not_its_own()
         1
     );
 
+    // A key with `//` in it is its own object, read as it is: S3 keys are opaque (its
+    // neighbour a/b.bin, one '/' less, holds other bytes).
+    boto3(
+        &home,
+        &env,
+        "s3.put_object(Bucket='bench', Key='p/a//b.bin', Body=b'double' * 10000)\n\
+         s3.put_object(Bucket='bench', Key='p/a/b.bin', Body=b'single' * 9000)\n",
+    );
+    let args = [
+        seek::SHORT,
+        &["--object", "s3://bench/p/a//b.bin", "--pattern", "parquet"],
+    ]
+    .concat();
+    let run = bb_seek(&home, &env, &args);
+    run.assert_ok();
+    let json = run.json();
+    let e = crate::support::entry(&json, "bb.seek.parquet", &[("client", "stream")]);
+    assert_eq!(e["params"]["source"], "s3://bench/p/a//b.bin", "{e:#}");
+    assert_eq!(e["params"]["size"], "60000", "{e:#}");
+    assert!(
+        run.stderr
+            .contains("s3://bench/p/a//b.bin: 60000 bytes read whole"),
+        "{}",
+        run.stderr
+    );
+
     // Another seed's objects, of the right sizes: uploaded again, not kept.
     let again = gen("7", "64k,1m,6m");
     assert_eq!(
@@ -793,6 +819,73 @@ fn canned(answer: String) -> u16 {
         }
     });
     port
+}
+
+/// A server that records the request line of each request it is sent, and answers each
+/// with `answer`: its port, and the lines as they come.
+fn recording(answer: String) -> (u16, std::sync::mpsc::Receiver<String>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(16) {
+            let Ok(mut stream) = stream else { return };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            let mut first = true;
+            while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                if std::mem::take(&mut first) {
+                    let _ = tx.send(line.trim_end().to_string());
+                }
+                line.clear();
+            }
+            let _ = stream.write_all(answer.as_bytes());
+        }
+    });
+    (port, rx)
+}
+
+/// `--object s3://bench/p/a//b.bin` asks for that key, `//` and all, never `p/a/b.bin`:
+/// S3 keys are opaque (the signature of such a path is checked against botocore's in
+/// src/s3/request.rs).
+#[test]
+fn an_s3_key_is_requested_exactly_as_given() {
+    let home = TempDir::new("seek-s3-key");
+    let (port, lines) = recording(
+        "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".into(),
+    );
+    let endpoint = format!("http://127.0.0.1:{port}");
+    let env = [
+        ("AWS_ACCESS_KEY_ID", "AKIAEXAMPLE"),
+        ("AWS_SECRET_ACCESS_KEY", "secret"),
+        ("AWS_ENDPOINT_URL", endpoint.as_str()),
+        ("AWS_REGION", "eu-west-1"),
+    ];
+    for (object, path) in [
+        ("s3://bench/p/a//b.bin", "/bench/p/a//b.bin"),
+        ("s3://bench//top.bin", "/bench//top.bin"),
+    ] {
+        let run = bb_seek_bounded(
+            &home,
+            &env,
+            &["--object", object, "--quick", "--request-timeout", "5s"],
+        );
+        assert_eq!(run.code, 1, "{object}: {}", run.stderr);
+        assert!(run.stderr.contains(object), "{object}: {}", run.stderr);
+        let sent: Vec<String> = lines.try_iter().collect();
+        // The HEAD, then a GET of the same key for the code of its refusal.
+        assert_eq!(
+            sent.first(),
+            Some(&format!("HEAD {path} HTTP/1.1")),
+            "{object}"
+        );
+        for line in &sent {
+            assert!(
+                line.ends_with(&format!(" {path} HTTP/1.1")),
+                "{object}: {sent:?}"
+            );
+        }
+    }
 }
 
 #[test]
