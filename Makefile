@@ -1,7 +1,8 @@
 # boardbench: build, cross-build, package, run and test. Nothing here needs Docker.
 #   make run      build for this machine and run the quick suite
 #   make test     every test: cargo tests, the four cross builds (and armv7 through zig),
-#                 the cross-built binaries run under qemu-user and on emulated boards
+#                 the cross-built binaries run under qemu-user and on emulated boards, and
+#                 five minutes of fuzzing (docs/fuzzing.md)
 #   make test-boards  the emulated Raspberry Pi boards alone (docs/boards.md; make test runs them too)
 
 CARGO   ?= cargo
@@ -36,9 +37,11 @@ ZIG_STD := env -u CARGO -u RUSTC -u MAKEFLAGS RUSTFLAGS=-Clink-self-contained=no
 # feature tls (rustls with ring), not a default one since it takes armv7's bb-seek past
 # 2 MiB (docs/building.md, Dependencies); a bare cargo build is the small one, without.
 FEATURES := --features tls
-# make fuzz: each target in fuzz/fuzz_targets for FUZZ_TIME seconds.
+# make fuzz: each target in fuzz/fuzz_targets for FUZZ_TIME seconds. make test's fuzzing
+# pass (test-fuzz): FUZZ_TEST_TIME seconds in all, shared by the targets.
 FUZZ_TARGETS := $(patsubst fuzz/fuzz_targets/%.rs,%,$(wildcard fuzz/fuzz_targets/*.rs))
 FUZZ_TIME ?= 60
+FUZZ_TEST_TIME ?= 300
 # deploy: the board (user@host, or a Host of ~/.ssh/config), its target (default: from
 # the board's uname -m) and the profile (quick, standard or full; default standard).
 # AGAINST (deploy and fleet): a directory of another build's bb-* binaries, run against
@@ -49,7 +52,7 @@ TARGET  ?=
 PROFILE ?=
 AGAINST ?=
 
-.PHONY: all build cross cross-armv7 cross-aarch64 cross-x86 cross-armv6 dist dist-armv7 dist-aarch64 dist-x86 dist-armv6 deploy run test test-cargo test-cross test-boards sizes bench fuzz clean
+.PHONY: all build cross cross-armv7 cross-aarch64 cross-x86 cross-armv6 dist dist-armv7 dist-aarch64 dist-x86 dist-armv6 deploy run test test-cargo test-cross test-boards test-fuzz sizes bench fuzz clean
 
 all: build
 
@@ -131,7 +134,7 @@ seek-s3:
 	$(MAKE) build
 	scripts/seek-s3.sh $(if $(PROFILE),--$(PROFILE)) $(BUCKET) $(PREFIX)
 
-test: test-cargo test-cross
+test: test-cargo test-cross test-fuzz
 
 # make test's own release builds (the cross builds, the release pass, the boards): the
 # release profile without its fat LTO, in 16 codegen units. The same code at the same
@@ -226,14 +229,24 @@ bench: build
 
 # Coverage-guided fuzzing (nightly, libFuzzer): the seeds of fuzz/corpus/TARGET (kept in
 # the repository, replayed by make test) and what it grows in fuzz/work/TARGET; a crash
-# is saved in fuzz/artifacts/TARGET and stops the run.
+# is saved in fuzz/artifacts/TARGET and stops the run (docs/fuzzing.md). Built as
+# cargo-fuzz builds by default: optimised, with AddressSanitizer, debug assertions and
+# overflow checks (as the replay on stable has them: an overflow the replay would catch
+# is a crash here too), all targets in one cargo before the first runs; an input that
+# takes over 10 s is a crash too (a hang), so a run ends within its time.
 fuzz:
 	@scripts/setup.sh fuzz
+	cd fuzz && cargo +$(NIGHTLY) fuzz build
 	@for t in $(FUZZ_TARGETS); do \
 		mkdir -p fuzz/work/$$t && \
-		(cd fuzz && cargo +$(NIGHTLY) fuzz run -O $$t work/$$t corpus/$$t -- \
-			-max_total_time=$(FUZZ_TIME) -print_final_stats=1) || exit 1; \
+		(cd fuzz && cargo +$(NIGHTLY) fuzz run $$t work/$$t corpus/$$t -- \
+			-max_total_time=$(FUZZ_TIME) -timeout=10 -print_final_stats=1) || exit 1; \
 	done
+
+# make test's fuzzing pass: every target, FUZZ_TEST_TIME (300) seconds shared among them
+# (25 s each for 12), after their build (4 to 7 minutes from nothing on 2 busy cores).
+test-fuzz:
+	$(MAKE) fuzz FUZZ_TIME=$$(( $(FUZZ_TEST_TIME) / $(words $(FUZZ_TARGETS)) ))
 
 clean:
 	$(CARGO) clean

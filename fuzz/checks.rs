@@ -299,7 +299,11 @@ pub fn s3_xml(data: &[u8]) {
         "AccessKeyId",
     ] {
         let (found, held) = peak_during(|| element(&body, name));
-        assert_bounded("xml::element", held, data.len(), 4, 4096);
+        // Of the text searched (bytes that are not UTF-8 became U+FFFD, 3 bytes each):
+        // unescaping makes a new String for each of six entities, the last one held as the
+        // next grows, and a String that grows is held twice as it moves (the fuzzer saw up
+        // to 10.4 times the text): linear, never what the text announces.
+        assert_bounded("xml::element", held, body.len(), 16, 4096);
         let Some(text) = found else { continue };
         let open = format!("<{name}>");
         let start = body.find(&open).expect("found where its opening tag is") + open.len();
@@ -344,4 +348,342 @@ pub fn credential_process(data: &[u8]) {
             }
         }
     }
+}
+
+/// Fails when a message shows a control byte or is longer than `most` characters: what a
+/// peer or a file sent is quoted escaped and cut, never whole.
+fn assert_short_and_printable(what: &str, message: &str, most: usize) {
+    assert_printable(what, message);
+    let n = message.chars().count();
+    assert!(
+        n <= most,
+        "{what}: a message of {n} characters quotes too much: {message}"
+    );
+}
+
+/// A fork's report as its parent reads it (`harness::fork::decode`: the lines before
+/// `end`) and a build's description of itself (`fork::Description::parse`: what
+/// `--against` reads from the other build's stdout), the same text given to both, bytes
+/// that are not UTF-8 replaced as the parent replaces them.
+pub fn fork_report(data: &[u8]) {
+    use boardbench::harness::fork::{decode, encode, Description};
+    let text = String::from_utf8_lossy(data);
+    // A histogram is its 7,424 counters (58 KiB), however short its line ("ihist empty"):
+    // that much is allowed per histogram line, and a multiple of the input besides.
+    let histograms = text
+        .lines()
+        .filter(|l| l.starts_with("hist ") || l.starts_with("ihist "))
+        .count();
+    let (decoded, held) = peak_during(|| decode(&text));
+    assert_bounded(
+        "fork::decode",
+        held,
+        text.len(),
+        80,
+        4096 + histograms * (60 << 10),
+    );
+    match decoded {
+        // The parent prints it after "fork N sent a bad report: ".
+        Err(e) => assert_short_and_printable("fork::decode", &e, 200),
+        Ok(r) => {
+            let items =
+                r.scores.len() + r.metrics.len() + r.iteration_histograms.len() + r.pairs.len();
+            assert!(items <= text.lines().count(), "{r:?}");
+            assert!(r.metrics.iter().all(|(_, _, v)| !v.is_empty()), "{r:?}");
+            // Encoded again, it decodes to what encodes the same: a fixed point after one
+            // round (a histogram without counts is "empty", "+5" is 5).
+            let once = encode(&r);
+            let again = decode(&once).unwrap_or_else(|e| panic!("encoded again: {e}\n{once}"));
+            assert_eq!(encode(&again), once);
+        }
+    }
+    let (described, held) = peak_during(|| Description::parse(&text));
+    assert_bounded("Description::parse", held, text.len(), 80, 4096);
+    let claims = text
+        .lines()
+        .next()
+        .is_some_and(|l| l.starts_with("boardbench-fork "));
+    match described {
+        // No description at all exactly where the first line does not claim to be one.
+        Err(None) => assert!(!claims, "a description read as none"),
+        // --against prints it after "its description has ".
+        Err(Some(why)) => {
+            assert!(claims);
+            assert_short_and_printable("Description::parse", &why, 200);
+        }
+        Ok(d) => {
+            assert!(claims);
+            assert!(d.labels.len() <= text.lines().count(), "{d:?}");
+            assert!(
+                !d.program.contains('\n') && d.labels.iter().all(|l| !l.contains('\n')),
+                "{d:?}"
+            );
+            // Written as a copy prints it, it reads back the same, CRs as spaces (a CR
+            // before the LF would be taken for the line's end).
+            let one_line = |s: &String| s.replace('\r', " ");
+            let want = Description {
+                protocol: d.protocol,
+                program: one_line(&d.program),
+                labels: d.labels.iter().map(one_line).collect(),
+            };
+            assert_eq!(Description::parse(&d.text()), Ok(want), "{}", d.text());
+        }
+    }
+}
+
+/// What the kernel means by a CPU list (`0-3,6`): each range low to high, counted
+/// without overflow; None for anything else.
+fn cpu_list_count(list: &str) -> Option<usize> {
+    let mut n: usize = 0;
+    for part in list.split(',') {
+        let (low, high) = match part.split_once('-') {
+            Some((a, b)) => (a.trim().parse::<usize>().ok()?, b.trim().parse().ok()?),
+            None => {
+                let c = part.trim().parse::<usize>().ok()?;
+                (c, c)
+            }
+        };
+        n = n.checked_add(high.checked_sub(low)?)?.checked_add(1)?;
+    }
+    Some(n)
+}
+
+/// cpufreq's stats/time_in_state as `Snapshot::take_at` reads it: `kHz time` a line,
+/// other lines left out. (The parse is inline there; this is the same three lines, so
+/// what they feed, `ClockStats`, `Health` and `ThrottleReport`, gets their rows.)
+fn time_in_state(text: &str) -> Vec<(u64, u64)> {
+    text.lines()
+        .filter_map(|l| {
+            let mut it = l.split_whitespace();
+            Some((it.next()?.parse().ok()?, it.next()?.parse().ok()?))
+        })
+        .collect()
+}
+
+/// The parsers of /proc and /sys text: /proc/cpuinfo's CPU (`system::env::cpu_model`),
+/// the online CPU list (`count_cpu_list`), /proc/stat (`activity::parse_stat`),
+/// /proc/self/stat (`own_ticks`), cpufreq's time_in_state and `vcgencmd`'s
+/// `measure_clock` and `get_throttled` (`system::throttle`). Each reads the whole input,
+/// as a file read within bounds gives it (UTF-8, or nothing); where two readings are
+/// compared (/proc/stat, time_in_state), a NUL byte parts the one before from the one
+/// after (the same text twice without one): no /proc or /sys text holds a NUL.
+pub fn sysfs(data: &[u8]) {
+    use boardbench::system::activity::{between, own_ticks, parse_stat};
+    use boardbench::system::env::{count_cpu_list, cpu_model};
+    use boardbench::system::throttle::{parse_measure_clock, ClockStats, Snapshot, ThrottleReport};
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let (before, after) = text.split_once('\0').unwrap_or((text, text));
+    // As `env::read` gives a file: trimmed of white space and NULs, and never empty.
+    let trimmed = text.trim_matches(|c: char| c.is_whitespace() || c == '\0');
+    let n = data.len();
+
+    if !trimmed.is_empty() {
+        // The CPU: one line's value (or "ARM part" and it), printable (the header line
+        // shows it as it is), never empty.
+        let (model, held) = peak_during(|| cpu_model(trimmed));
+        assert_bounded("cpu_model", held, n, 16, 4096);
+        if let Some(m) = model {
+            assert!(!m.trim().is_empty(), "an empty CPU model from {trimmed:?}");
+            assert!(m.chars().count() <= 6 * n + 16, "{m}");
+            assert_printable("cpu_model", &m);
+        }
+        // The online CPUs: what the kernel's list means, at least one.
+        let (count, held) = peak_during(|| count_cpu_list(trimmed));
+        assert_bounded("count_cpu_list", held, n, 8, 4096);
+        assert_eq!(count, cpu_list_count(trimmed), "{trimmed:?}");
+        assert!(count.is_none_or(|c| c >= 1));
+    }
+
+    // /proc/stat: busy ticks within all ticks, CPUs counted by their lines; between two
+    // readings, other processes kept at most every CPU busy.
+    let (stats, held) = peak_during(|| (parse_stat(before), parse_stat(after)));
+    assert_bounded("parse_stat", held, n, 16, 4096);
+    for (s, t) in [(stats.0, before), (stats.1, after)] {
+        if let Some(s) = s {
+            assert!(s.busy <= s.total && s.cpus >= 1, "{s:?}");
+            assert!(s.cpus <= t.lines().count(), "{s:?}");
+        }
+    }
+    // /proc/self/stat: the four fields from the 14th, counted after the name's last ')'.
+    let (own, held) = peak_during(|| (own_ticks(before), own_ticks(after)));
+    assert_bounded("own_ticks", held, n, 24, 4096);
+    for (ticks, t) in [(own.0, before), (own.1, after)] {
+        let want = t.rfind(')').and_then(|at| {
+            let fields: Vec<&str> = t[at + 1..].split_whitespace().collect();
+            (11..15).try_fold(0u64, |sum, i| sum.checked_add(fields.get(i)?.parse().ok()?))
+        });
+        assert_eq!(ticks, want, "{t:?}");
+    }
+    if let (Some(b), Some(a)) = stats {
+        let mine = own.1.unwrap_or(0).saturating_sub(own.0.unwrap_or(0));
+        if let Some(cores) = between(b, a, mine) {
+            assert!(
+                cores.is_finite() && cores >= 0.0 && cores <= a.cpus as f64,
+                "{cores} cores busy of {} ({b:?} then {a:?}, {mine} our own)",
+                a.cpus
+            );
+        }
+    }
+
+    // cpufreq's time_in_state, before and after: the mean clock within the table's, the
+    // share below its maximum a percentage.
+    let (tb, ta) = (time_in_state(before), time_in_state(after));
+    let percent = |p: f64| (0.0..=100.0 * (1.0 + 1e-12)).contains(&p);
+    let (clock, held) = peak_during(|| ClockStats::from_time_in_state(&tb, &ta));
+    assert_bounded("from_time_in_state", held, n, 24, 4096);
+    if let Some(c) = clock {
+        let low = ta.iter().map(|&(f, _)| f).min().unwrap() as f64 / 1000.0;
+        let high = ta.iter().map(|&(f, _)| f).max().unwrap() as f64 / 1000.0;
+        assert!(
+            c.mean_mhz >= low * (1.0 - 1e-9) && c.mean_mhz <= high * (1.0 + 1e-9),
+            "{c:?} outside {low}..{high} MHz"
+        );
+        // 100 × below / total, rounded: 100.00000000000001 where all of it was below.
+        assert!(percent(c.below_max_percent), "{c:?}");
+    }
+    // vcgencmd measure_clock arm: a clock, in MHz.
+    let mhz = parse_measure_clock(text);
+    assert!(mhz.is_none_or(|m| m.is_finite() && m > 0.0), "{mhz:?}");
+    // vcgencmd get_throttled, as `vcgencmd_throttled` reads it (inline there too).
+    let bits = |t: &str| {
+        let hex = t
+            .trim()
+            .strip_prefix("throttled=")?
+            .trim_start_matches("0x");
+        u32::from_str_radix(hex, 16).ok()
+    };
+    // The report between the two snapshots, under the performance governor.
+    let snapshot = |t: &str, rows: Vec<(u64, u64)>| Snapshot {
+        time_in_state: rows,
+        throttled_bits: bits(t),
+        governor: Some("performance".into()),
+        max_freq_khz: t.trim().parse().ok(),
+        arm_clock_mhz: mhz,
+        ..Snapshot::default()
+    };
+    let report = ThrottleReport::between(&snapshot(before, tb), &snapshot(after, ta));
+    assert_eq!(report.throttled, !report.reasons.is_empty(), "{report:?}");
+    for r in &report.reasons {
+        assert_short_and_printable("ThrottleReport", r, 200);
+    }
+    let h = &report.health;
+    assert!(h.below_max_percent.is_none_or(percent), "{h:?}");
+    assert!(h.clock_mhz.is_none_or(f64::is_finite), "{h:?}");
+}
+
+/// STS's AssumeRole answer (`s3::sts::parse_answer_at`): the first two bytes are the HTTP
+/// status (little-endian), the rest the body, made UTF-8 as bb-seek makes it. What parses
+/// came with a 2xx and has the three elements' text, non-empty and without a control byte
+/// (they go into request headers), and an Expiration that is RFC 3339 and later than the
+/// check's clock; an error is printable, short where it is about the answer, and quotes
+/// nothing of a refusal but STS's Code and Message.
+pub fn sts(data: &[u8]) {
+    use boardbench::s3::process::rfc3339;
+    use boardbench::s3::sts::parse_answer_at;
+    use boardbench::s3::xml::element;
+    let Some((status, body)) = data.split_first_chunk::<2>() else {
+        return;
+    };
+    let status = u16::from_le_bytes(*status);
+    let body = String::from_utf8_lossy(body);
+    let now = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_800_000_000);
+    let (parsed, held) = peak_during(|| parse_answer_at(status, &body, now));
+    assert_bounded("sts::parse_answer", held, body.len(), 80, 4096);
+    let two_hundred = (200..=299).contains(&status);
+    match parsed {
+        // At most a cut Expiration, quoted: 40 characters, each escaped in up to 6.
+        Err(e) if two_hundred => assert_short_and_printable("sts::parse_answer", &e, 300),
+        Err(e) => {
+            assert_printable("sts::parse_answer", &e);
+            // "403 Code: Message", escaped (at most 6 characters a byte), or the status
+            // alone. Not yet at most 300 characters: sts.rs quotes the Message whole (a
+            // finding of this target, docs/fuzzing.md); tighten once it is cut.
+            let quoted = ["Code", "Message"]
+                .iter()
+                .filter_map(|name| element(&body, name))
+                .map(|t| t.len())
+                .sum::<usize>();
+            let n = e.chars().count();
+            assert!(n <= 16 + 6 * quoted, "{n} characters: {e}");
+        }
+        Ok((c, expiration)) => {
+            assert!(two_hundred, "status {status} parsed");
+            let clean = |s: &str| !s.is_empty() && !s.chars().any(char::is_control);
+            for (name, value) in [
+                ("AccessKeyId", Some(&c.access_key_id)),
+                ("SecretAccessKey", Some(&c.secret_access_key)),
+                ("SessionToken", c.session_token.as_ref()),
+            ] {
+                let value = value.unwrap_or_else(|| panic!("no {name}"));
+                assert!(clean(value), "{name} {value:?}");
+                assert_eq!(element(&body, name).as_ref(), Some(value), "{name}");
+            }
+            if let Some(e) = &expiration {
+                assert!(rfc3339(e).is_some_and(|at| at > now), "{e}");
+            }
+        }
+    }
+}
+
+/// bb-seek's `--object` (`seek::spec::ObjectSpec::parse`): `s3://BUCKET/KEY`,
+/// `http(s)://HOST[:PORT]/PATH/NAME`, `file:PATH` or a bare path. An error is printable
+/// and quotes the flag at most three times; an object has a name, one path segment
+/// without a control byte, a printable label that ends with it (under its place's label,
+/// for S3 and HTTP), and its label parses back to the same object.
+pub fn object_spec(data: &[u8]) {
+    use boardbench::seek::spec::{ObjectSpec, SourceSpec};
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let (parsed, held) = peak_during(|| ObjectSpec::parse(text));
+    assert_bounded("ObjectSpec::parse", held, data.len(), 80, 4096);
+    let o = match parsed {
+        Err(e) => {
+            // Not yet for the refusal of a bare `HOST:PORT/…`: spec.rs quotes its HOST as it
+            // is, control bytes and all (a finding of this target, docs/fuzzing.md; its
+            // input is in the corpus). Drop this exception once HOST is made printable.
+            if !e.contains("has no scheme but looks like a server's (") {
+                assert_printable("ObjectSpec::parse", &e);
+            }
+            let n = e.chars().count();
+            // It quotes the flag (escaped: up to 6 characters a byte) at most four times.
+            assert!(n <= 24 * text.len() + 400, "{n} characters: {e}");
+            return;
+        }
+        Ok(o) => o,
+    };
+    let clean = |s: &str| !s.is_empty() && !s.chars().any(char::is_control);
+    assert!(clean(&o.name) && !o.name.contains('/'), "{o:?}");
+    assert!(clean(&o.label), "{o:?}");
+    if object_spec_finding(text, &o) {
+        return;
+    }
+    assert!(o.label.ends_with(&o.name), "{o:?}");
+    if !matches!(o.place, SourceSpec::File(_)) {
+        assert!(o.label.starts_with(&o.place.label()), "{o:?}");
+    }
+    let again = ObjectSpec::parse(&o.label)
+        .unwrap_or_else(|e| panic!("{o:?}: its label does not parse: {e}"));
+    assert_eq!(again, o);
+}
+
+/// The objects whose label does not yet end with their name or read back as the same
+/// object: findings of `object_spec` (docs/fuzzing.md, each kind's input in the corpus),
+/// left out of its checks until spec.rs or url.rs is fixed; drop each case then.
+fn object_spec_finding(text: &str, o: &boardbench::seek::spec::ObjectSpec) -> bool {
+    use boardbench::seek::spec::SourceSpec;
+    // `//x/k`, a path from the root: its label `file://x/k` reads as a URL.
+    o.label.starts_with("file://")
+        // `dir/.` names the directory `dir`, yet is taken for the object `dir`.
+        || o.label.ends_with("/.")
+        // An S3 key with an empty segment (`a//k`, `/k`): read as another key (`a/k`).
+        || text
+            .strip_prefix("s3://")
+            .and_then(|rest| rest.split_once('/'))
+            .is_some_and(|(_, key)| key.starts_with('/') || key.contains("//"))
+        // A URL whose host holds a `:` (`http://a:b:80/k`, `http://h::80/k`): taken as the
+        // host `a:b`, which its label cannot give back.
+        || matches!(&o.place, SourceSpec::Http(u) if u.host.contains(':'))
 }

@@ -116,12 +116,15 @@ case $level in
             || missing_nightly=$nightly ;;
 esac
 
-# make fuzz: libFuzzer needs the nightly; cargo-fuzz is built from crates.io once. Neither
-# needs root.
+# make fuzz (and make test's fuzzing pass): libFuzzer needs the nightly; cargo-fuzz,
+# pinned like it (a new one may change how targets are built), is built from crates.io
+# once. Neither needs root.
+cargo_fuzz=0.13.2
 if [ "$level" = fuzz ]; then
     rustup run "$nightly" rustc --version >/dev/null 2>&1 \
         || rustup toolchain install --profile minimal "$nightly"
-    command -v cargo-fuzz >/dev/null 2>&1 || cargo install --locked cargo-fuzz
+    [ "$(cargo fuzz --version 2>/dev/null)" = "cargo-fuzz $cargo_fuzz" ] \
+        || cargo install --locked --version "$cargo_fuzz" cargo-fuzz
 fi
 
 missing_targets=""

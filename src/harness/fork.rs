@@ -10,6 +10,7 @@ use crate::system::cpu::{CpuTime, CpuUsage};
 use crate::system::exit::Ending;
 use crate::system::placement::PairPlacement;
 use crate::util::error::{Error, Result};
+use crate::util::format::printable;
 use std::io::Write;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
@@ -128,7 +129,7 @@ fn decode_values(list: &str) -> Option<Vec<f64>> {
 /// What a build says of itself when asked ([`ChildTask::Describe`]): the protocol it
 /// speaks, its program, and its benchmarks' labels in its own order.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Description {
+pub struct Description {
     pub protocol: u32,
     pub program: String,
     pub labels: Vec<String>,
@@ -140,10 +141,12 @@ impl Description {
     pub fn text(&self) -> String {
         let mut out = format!(
             "{DESCRIPTION_HEAD} {}\nprogram {}\n",
-            self.protocol, self.program
+            self.protocol,
+            self.program.replace(['\n', '\r'], " ")
         );
+        // One line each, whatever a label holds (a CR before the LF would be read as its end).
         for label in &self.labels {
-            out.push_str(&format!("bench {}\n", label.replace('\n', " ")));
+            out.push_str(&format!("bench {}\n", label.replace(['\n', '\r'], " ")));
         }
         out.push_str("end\n");
         out
@@ -156,9 +159,12 @@ impl Description {
         let mut lines = text.lines();
         let head = lines.next().and_then(|l| l.strip_prefix(DESCRIPTION_HEAD));
         let version = head.and_then(|h| h.strip_prefix(' ')).ok_or(None)?;
-        let protocol = version
-            .parse()
-            .map_err(|_| Some(format!("a protocol version '{version}'")))?;
+        let protocol = version.parse().map_err(|_| {
+            Some(format!(
+                "a protocol version '{}'",
+                printable(&version.chars().take(25).collect::<String>())
+            ))
+        })?;
         let mut d = Description {
             protocol,
             program: String::new(),
@@ -569,16 +575,24 @@ fn decode_histogram(rest: &str) -> Option<Histogram> {
             Some((i.parse().ok()?, c.parse().ok()?))
         })
         .collect::<Option<Vec<_>>>()?;
+    // Counts past 2^64 in all are no histogram (its total would overflow).
+    buckets
+        .iter()
+        .try_fold(0u64, |sum, &(_, c)| sum.checked_add(c))?;
     Histogram::from_buckets(&buckets, min, max)
 }
 
 pub fn decode(text: &str) -> std::result::Result<ForkResult, String> {
     let mut r = ForkResult::default();
     for line in text.lines() {
-        let (key, rest) = line
-            .split_once(' ')
-            .ok_or_else(|| format!("bad line '{line}'"))?;
-        let bad = || format!("bad line '{line}'");
+        // Quoted printable and cut: a report may hold anything, a line of megabytes.
+        let bad = || {
+            format!(
+                "bad line '{}'",
+                printable(&line.chars().take(30).collect::<String>())
+            )
+        };
+        let (key, rest) = line.split_once(' ').ok_or_else(bad)?;
         let num = |s: &str| s.parse::<f64>().map_err(|_| bad());
         match key {
             "score" => r.scores.push(num(rest)?),

@@ -26,15 +26,15 @@ pub struct Background {
 /// The `cpu` line of /proc/stat: busy and all clock ticks summed over the CPUs, and
 /// how many CPUs it sums (the `cpuN` lines).
 #[derive(Debug, Clone, Copy, PartialEq)]
-struct Stat {
-    busy: u64,
-    total: u64,
-    cpus: usize,
+pub struct Stat {
+    pub busy: u64,
+    pub total: u64,
+    pub cpus: usize,
 }
 
 /// Parses /proc/stat. Busy is user, nice, system, irq, softirq and steal; idle and
 /// iowait are not (guest time is already in user).
-fn parse_stat(text: &str) -> Option<Stat> {
+pub fn parse_stat(text: &str) -> Option<Stat> {
     let line = text.lines().find(|l| l.starts_with("cpu "))?;
     let ticks: Vec<u64> = line
         .split_whitespace()
@@ -42,8 +42,11 @@ fn parse_stat(text: &str) -> Option<Stat> {
         .map(|t| t.parse().ok())
         .collect::<Option<_>>()?;
     let at = |i: usize| ticks.get(i).copied().unwrap_or(0);
-    let busy = at(0) + at(1) + at(2) + at(5) + at(6) + at(7);
-    let total = busy + at(3) + at(4);
+    // Saturating: a counter near 2^64 is no reading, and busy stays within the total.
+    let busy = [0, 1, 2, 5, 6, 7]
+        .into_iter()
+        .fold(0u64, |sum, i| sum.saturating_add(at(i)));
+    let total = busy.saturating_add(at(3)).saturating_add(at(4));
     let cpus = text
         .lines()
         .filter(|l| {
@@ -56,19 +59,24 @@ fn parse_stat(text: &str) -> Option<Stat> {
 
 /// This process's clock ticks from /proc/self/stat: its own user and system time and its
 /// reaped children's (fields 14 to 17, counted after the `)` that ends its name).
-fn own_ticks(text: &str) -> Option<u64> {
+pub fn own_ticks(text: &str) -> Option<u64> {
     let after_name = &text[text.rfind(')')? + 1..];
     // Field 3 (the state) is the first after the name.
     let fields: Vec<&str> = after_name.split_whitespace().collect();
-    (11..15).map(|i| fields.get(i)?.parse::<u64>().ok()).sum()
+    (11..15).try_fold(0u64, |sum, i| sum.checked_add(fields.get(i)?.parse().ok()?))
 }
 
 /// Other processes' CPU between two readings of /proc/stat (`before`, `after`) and of
 /// this process's own ticks: the busy ticks less this process's, as a share of all
 /// ticks, times the CPUs. None when no tick passed.
-fn between(before: Stat, after: Stat, own: u64) -> Option<f64> {
+pub fn between(before: Stat, after: Stat, own: u64) -> Option<f64> {
     let total = after.total.checked_sub(before.total).filter(|&t| t > 0)?;
-    let busy = after.busy.saturating_sub(before.busy).saturating_sub(own);
+    // At most every tick: idle and iowait may go back (proc(5)), the total with them.
+    let busy = after
+        .busy
+        .saturating_sub(before.busy)
+        .saturating_sub(own)
+        .min(total);
     Some(busy as f64 / total as f64 * after.cpus as f64)
 }
 

@@ -9,6 +9,7 @@
 
 use super::activity::{self, Background};
 use super::sysfs::read_file;
+use crate::util::format::printable;
 use std::path::{Path, PathBuf};
 
 /// Where /proc and /sys are read from; `BB_SYSROOT` overrides `/` for tests (set and
@@ -92,11 +93,11 @@ impl Environment {
 
 /// The CPU's name from /proc/cpuinfo: `model name` on x86, the core type from
 /// `CPU part` on ARM (where `model name` only says "ARMv7 Processor rev 4").
-fn cpu_model(cpuinfo: &str) -> Option<String> {
+pub fn cpu_model(cpuinfo: &str) -> Option<String> {
     let value = |key: &str| {
         cpuinfo.lines().find_map(|l| {
             let (k, v) = l.split_once(':')?;
-            (k.trim() == key).then(|| v.trim().to_string())
+            (k.trim() == key && !v.trim().is_empty()).then(|| printable(v.trim()))
         })
     };
     let arm_core = value("CPU part").map(|part| {
@@ -144,16 +145,22 @@ const ARM_PARTS: &[(&str, &str)] = &[
 ];
 
 /// Counts CPUs in a kernel CPU list such as `0-3,6`.
-fn count_cpu_list(list: &str) -> Option<usize> {
-    let mut n = 0;
+pub fn count_cpu_list(list: &str) -> Option<usize> {
+    let mut n: usize = 0;
     for part in list.split(',') {
         match part.split_once('-') {
             Some((a, b)) => {
-                n += b.trim().parse::<usize>().ok()? - a.trim().parse::<usize>().ok()? + 1
+                // A range high to low, or past usize, is no list: none, never a wrap.
+                let span = b
+                    .trim()
+                    .parse::<usize>()
+                    .ok()?
+                    .checked_sub(a.trim().parse().ok()?)?;
+                n = n.checked_add(span)?.checked_add(1)?
             }
             None => {
                 part.trim().parse::<usize>().ok()?;
-                n += 1
+                n = n.checked_add(1)?
             }
         }
     }

@@ -79,10 +79,10 @@ fn vcgencmd(args: &[&str]) -> Option<String> {
 }
 
 /// `vcgencmd measure_clock arm`'s answer, `frequency(48)=1500345728` (Hz), in MHz.
-fn parse_measure_clock(text: &str) -> Option<f64> {
+pub fn parse_measure_clock(text: &str) -> Option<f64> {
     let (key, hz) = text.trim().split_once('=')?;
     let hz: f64 = hz.trim().parse().ok()?;
-    (key.starts_with("frequency(") && hz > 0.0).then_some(hz / 1e6)
+    (key.starts_with("frequency(") && hz > 0.0 && hz.is_finite()).then_some(hz / 1e6)
 }
 
 /// `vcgencmd get_throttled`'s bits; None without vcgencmd.
@@ -188,7 +188,9 @@ impl ClockStats {
                 (f, t.saturating_sub(was))
             })
             .collect();
-        let total: u64 = deltas.iter().map(|&(_, d)| d).sum();
+        let total = deltas
+            .iter()
+            .try_fold(0u64, |sum, &(_, d)| sum.checked_add(d))?;
         if total == 0 {
             return None;
         }
