@@ -58,7 +58,10 @@ impl SourceSpec {
         }
         if let Some(dir) = s.strip_prefix("file:") {
             if dir.is_empty() {
-                return Err(format!("invalid source '{s}' (expected file:DIR)"));
+                return Err(format!(
+                    "invalid source '{}' (expected file:DIR)",
+                    printable(s)
+                ));
             }
             return Ok(SourceSpec::File(PathBuf::from(dir)));
         }
@@ -66,6 +69,7 @@ impl SourceSpec {
             return Url::parse(s).map(SourceSpec::Http);
         }
         if let Some(host) = looks_remote(s) {
+            let (s, host) = (printable(s), printable(&host));
             return Err(format!(
                 "source '{s}' has no scheme but looks like a server ({host}): did you mean \
                  http://{s}? (a local directory of that name: file:{s} or ./{s})"
@@ -291,9 +295,10 @@ impl ObjectSpec {
             None => {
                 if let Some(host) = looks_remote(s) {
                     return Err(format!(
-                        "object '{}' has no scheme but looks like a server's ({host}): did you \
+                        "object '{}' has no scheme but looks like a server's ({}): did you \
                          mean http://{}? (a local file of that name: file:{0} or ./{0})",
                         printable(s),
+                        printable(&host),
                         printable(s),
                     ));
                 }
@@ -532,6 +537,16 @@ mod tests {
         }
         // An S3 key may hold a '?': it is the key's, encoded when sent.
         assert_eq!(ObjectSpec::parse("s3://bench/a?b").unwrap().name, "a?b");
+    }
+
+    #[test]
+    fn a_name_that_looks_like_a_server_is_quoted_escaped() {
+        let e = ObjectSpec::parse("x\u{1b}[2J:8080/a.img").unwrap_err();
+        assert!(!e.contains('\u{1b}') && e.contains("\\u{1b}[2J"), "{e}");
+        for bad in ["x\u{1b}[2J:8080", "file:"] {
+            let e = SourceSpec::parse(bad).map(|_| ()).unwrap_err();
+            assert!(!e.chars().any(char::is_control), "{e}");
+        }
     }
 
     #[test]
