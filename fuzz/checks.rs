@@ -641,12 +641,7 @@ pub fn object_spec(data: &[u8]) {
     assert_bounded("ObjectSpec::parse", held, data.len(), 80, 4096);
     let o = match parsed {
         Err(e) => {
-            // Not yet for the refusal of a bare `HOST:PORT/…`: spec.rs quotes its HOST as it
-            // is, control bytes and all (a finding of this target, docs/fuzzing.md; its
-            // input is in the corpus). Drop this exception once HOST is made printable.
-            if !e.contains("has no scheme but looks like a server's (") {
-                assert_printable("ObjectSpec::parse", &e);
-            }
+            assert_printable("ObjectSpec::parse", &e);
             let n = e.chars().count();
             // It quotes the flag (escaped: up to 6 characters a byte) at most four times.
             assert!(n <= 24 * text.len() + 400, "{n} characters: {e}");

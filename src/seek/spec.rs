@@ -68,10 +68,10 @@ impl SourceSpec {
         if s.contains("://") {
             return Url::parse(s).map(SourceSpec::Http);
         }
-        if let Some(host) = looks_remote(s) {
-            let (s, host) = (printable(s), printable(&host));
+        if looks_remote(s).is_some() {
+            let s = printable(s);
             return Err(format!(
-                "source '{s}' has no scheme but looks like a server ({host}): did you mean \
+                "source '{s}' has no scheme but looks like a server: did you mean \
                  http://{s}? (a local directory of that name: file:{s} or ./{s})"
             ));
         }
@@ -293,12 +293,10 @@ impl ObjectSpec {
         let path = match s.strip_prefix("file:") {
             Some(path) => path,
             None => {
-                if let Some(host) = looks_remote(s) {
+                if looks_remote(s).is_some() {
                     return Err(format!(
-                        "object '{}' has no scheme but looks like a server's ({}): did you \
-                         mean http://{}? (a local file of that name: file:{0} or ./{0})",
-                        printable(s),
-                        printable(&host),
+                        "object '{}' has no scheme but looks like a server's: did you \
+                         mean http://{0}? (a local file of that name: file:{0} or ./{0})",
                         printable(s),
                     ));
                 }
