@@ -96,12 +96,17 @@ pub fn parse_answer_at(
     body: &str,
     now: SystemTime,
 ) -> Result<(Credentials, Option<String>), String> {
-    let p = crate::util::format::printable;
+    // STS's words, printable and cut: a body of a megabyte is no line of a megabyte.
+    let p = |s: &str, longest| super::process::quoted_cut(s, longest);
     if !(200..=299).contains(&status) {
         return Err(
             match (xml::element(body, "Code"), xml::element(body, "Message")) {
                 (Some(code), message) => {
-                    format!("{status} {}: {}", p(&code), p(&message.unwrap_or_default()))
+                    format!(
+                        "{status} {}: {}",
+                        p(&code, 40),
+                        p(&message.unwrap_or_default(), 160)
+                    )
                 }
                 _ => format!("status {status}"),
             },
@@ -173,6 +178,13 @@ mod tests {
             parse_answer(403, denied).unwrap_err(),
             "403 AccessDenied: not \\u{1b} you"
         );
+        // A megabyte of Message is no line of a megabyte.
+        let long = format!(
+            "<Error><Code>AccessDenied</Code><Message>{}</Message></Error>",
+            "m".repeat(1 << 20)
+        );
+        let e = parse_answer(403, &long).unwrap_err();
+        assert_eq!(e, format!("403 AccessDenied: {}…", "m".repeat(160)));
         assert!(parse_answer(200, "<x/>")
             .unwrap_err()
             .contains("no valid AccessKeyId"));
