@@ -55,7 +55,11 @@ impl Json {
     /// The value of `key` in an object, to change or take.
     pub fn get_mut(&mut self, key: &str) -> Option<&mut Json> {
         match self {
-            Json::Obj(pairs) => pairs.iter_mut().rev().find(|(k, _)| k == key).map(|(_, v)| v),
+            Json::Obj(pairs) => pairs
+                .iter_mut()
+                .rev()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| v),
             _ => None,
         }
     }

@@ -508,30 +508,9 @@ impl Storm {
                 c.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
                 // Requests on this connection, one at a time.
                 loop {
-                    let mut head = Vec::new();
-                    let mut byte = [0u8; 1];
-                    while !head.ends_with(b"\r\n\r\n") {
-                        match c.read(&mut byte) {
-                            Ok(1) => head.push(byte[0]),
-                            _ => break,
-                        }
-                    }
-                    if !head.ends_with(b"\r\n\r\n") {
+                    let Some((text, body)) = read_request(&mut c) else {
                         break;
-                    }
-                    let text = String::from_utf8_lossy(&head).to_string();
-                    let len: usize = text
-                        .lines()
-                        .find_map(|l| {
-                            let (n, v) = l.split_once(':')?;
-                            n.eq_ignore_ascii_case("content-length")
-                                .then(|| v.trim().parse().ok())?
-                        })
-                        .unwrap_or(0);
-                    let mut body = vec![0; len];
-                    if c.read_exact(&mut body).is_err() {
-                        break;
-                    }
+                    };
                     seen += 1;
                     if every == 1 || seen % every == 1 {
                         let n = failed2.fetch_add(1, Ordering::Relaxed);
@@ -693,7 +672,7 @@ struct Fake {
 
 impl Fake {
     fn start(answer: impl Fn(&str, &str) -> String + Send + 'static) -> Fake {
-        use std::io::{Read, Write};
+        use std::io::Write;
         use std::sync::atomic::{AtomicBool, Ordering};
         use std::sync::{Arc, Mutex};
         use std::time::Duration;
@@ -711,27 +690,9 @@ impl Fake {
                 };
                 c.set_nonblocking(false).unwrap();
                 c.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-                let mut head = Vec::new();
-                let mut byte = [0u8; 1];
-                while !head.ends_with(b"\r\n\r\n") {
-                    match c.read(&mut byte) {
-                        Ok(1) => head.push(byte[0]),
-                        _ => break,
-                    }
-                }
-                let head = String::from_utf8_lossy(&head).to_string();
-                let len: usize = head
-                    .lines()
-                    .find_map(|l| {
-                        let (n, v) = l.split_once(':')?;
-                        n.eq_ignore_ascii_case("content-length")
-                            .then(|| v.trim().parse().ok())?
-                    })
-                    .unwrap_or(0);
-                let mut body = vec![0; len];
-                if c.read_exact(&mut body).is_err() {
+                let Some((head, body)) = read_request(&mut c) else {
                     continue;
-                }
+                };
                 let response = answer(&head, &String::from_utf8_lossy(&body));
                 heads2.lock().unwrap().push(head);
                 let _ = c.write_all(response.as_bytes());
@@ -947,4 +908,30 @@ fn make_seek_s3_without_bucket_prints_its_usage_before_building_anything() {
             run.stderr
         );
     }
+}
+
+/// One HTTP request read from `c`, for the fake servers here: its head as text and its
+/// body by Content-Length; None where the connection ends first.
+fn read_request(c: &mut std::net::TcpStream) -> Option<(String, Vec<u8>)> {
+    use std::io::Read;
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        match c.read(&mut byte) {
+            Ok(1) => head.push(byte[0]),
+            _ => return None,
+        }
+    }
+    let text = String::from_utf8_lossy(&head).to_string();
+    let len: usize = text
+        .lines()
+        .find_map(|l| {
+            let (n, v) = l.split_once(':')?;
+            n.eq_ignore_ascii_case("content-length")
+                .then(|| v.trim().parse().ok())?
+        })
+        .unwrap_or(0);
+    let mut body = vec![0; len];
+    c.read_exact(&mut body).ok()?;
+    Some((text, body))
 }

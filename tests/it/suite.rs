@@ -194,11 +194,21 @@ fn check_run_all(shell: &[&str]) {
         "{}",
         run.stdout
     );
+    check_ran_against(&run, &against, other.to_str().unwrap());
+}
+
+/// Checks a run-all results directory of bb-zstd run `--against` the build in `against`
+/// (as run-all was given it): its report (this build's rows and the other's, as the
+/// harness lays them out), and summary.txt naming the other build, its answer block
+/// ending with the A/B lines.
+/// A run-all run with `--against`: bb-zstd's command line ended with `--against
+/// FLAG`, its answer block has the A/B lines, and its results name the other build
+/// (`against`, see [`check_against_results`]).
+fn check_ran_against(run: &Run, flag: &str, against: &str) {
     assert!(
-        run.stdout
-            .lines()
-            .any(|l| l.starts_with("bb-zstd --quick ")
-                && l.ends_with(&format!(" --against {against}"))),
+        run.stdout.lines().any(
+            |l| l.starts_with("bb-zstd --quick ") && l.ends_with(&format!(" --against {flag}"))
+        ),
         "{}",
         run.stdout
     );
@@ -211,13 +221,9 @@ fn check_run_all(shell: &[&str]) {
         block.lines().any(|l| l.starts_with("this build against ")),
         "no A/B lines in the answer:\n{block}"
     );
-    check_against_results(&results_dir(&run), other.to_str().unwrap());
+    check_against_results(&results_dir(run), against);
 }
 
-/// Checks a run-all results directory of bb-zstd run `--against` the build in `against`
-/// (as run-all was given it): its report (this build's rows and the other's, as the
-/// harness lays them out), and summary.txt naming the other build, its answer block
-/// ending with the A/B lines.
 pub(crate) fn check_against_results(res: &Path, against: &str) {
     let report = crate::support::boards::read_json(&res.join("bb-zstd.json"));
     assert!(!report.as_array().unwrap().is_empty(), "{}", res.display());
@@ -451,24 +457,7 @@ fn deploy_copies_runs_and_fetches_results_over_ssh() {
         remote.to_str().unwrap(),
     );
     run.assert_ok();
-    assert!(
-        run.stdout
-            .lines()
-            .any(|l| l.starts_with("bb-zstd --quick ")
-                && l.ends_with(" --against ../against/bb-zstd")),
-        "{}",
-        run.stdout
-    );
-    let block = run
-        .stdout
-        .split_once("== bb-zstd: the answer ==\n")
-        .unwrap_or_else(|| panic!("no answer block:\n{}", run.stdout))
-        .1;
-    assert!(
-        block.lines().any(|l| l.starts_with("this build against ")),
-        "no A/B lines in the answer:\n{block}"
-    );
-    check_against_results(&results_dir(&run), "../against");
+    check_ran_against(&run, "../against/bb-zstd", "../against");
     // The measurement binaries, not bb-compare nor cargo's bb-zstd.d.
     let mut copied: Vec<String> = std::fs::read_dir(remote.join("against"))
         .unwrap()
@@ -1525,4 +1514,29 @@ fn fleet_refuses_a_hosts_line_it_cannot_read_before_anything_runs() {
     assert!(!d.join("print-target.log").exists(), "a board was asked");
     assert!(!d.join("deploy.log").exists(), "a deploy ran");
     assert!(!d.join("results").exists(), "a results directory");
+}
+
+#[test]
+#[ignore = "needs make cross (the x86_64 musl build is its default other build); run by make test"]
+fn bench_ab_with_no_arguments_compares_sequential_and_interleaved_runs() {
+    // Its default path (bb-zstd, quick, five repetitions, A/A and A/B), every run
+    // shortened by AB_FLAGS.
+    let script = format!("{}/scripts/bench-ab.sh", env!("CARGO_MANIFEST_DIR"));
+    let short = "--forks 3 --iterations 1 --time 100ms --warmup 0 --size 100k --threads 1";
+    let run = crate::support::run_bounded(
+        &script,
+        &[],
+        &[("AB_FLAGS", short)],
+        std::time::Duration::from_secs(600),
+    );
+    run.assert_ok();
+    for row in [
+        "| A/A | sequential | 4 |",
+        "| A/A | interleaved | 4 |",
+        "| A/B | sequential | 4 |",
+        "| A/B | interleaved | 4 |",
+    ] {
+        assert!(run.stdout.contains(row), "{row}:\n{}", run.stdout);
+    }
+    assert!(run.stderr.contains("repetition 5 of 5"), "{}", run.stderr);
 }
