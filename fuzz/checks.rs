@@ -460,8 +460,9 @@ fn time_in_state(text: &str) -> Vec<(u64, u64)> {
         .collect()
 }
 
-/// The parsers of /proc and /sys text: /proc/cpuinfo's CPU (`system::env::cpu_model`),
-/// the online CPU list (`count_cpu_list`), /proc/stat (`activity::parse_stat`),
+/// The parsers of /proc and /sys text: /proc/cpuinfo's CPU (`system::topology::cpu_model`),
+/// each processor's core (`topology::core_names`), the online CPU list
+/// (`topology::cpu_list`, at most 4,096 CPUs), /proc/stat (`activity::parse_stat`),
 /// /proc/self/stat (`own_ticks`), cpufreq's time_in_state and `vcgencmd`'s
 /// `measure_clock` and `get_throttled` (`system::throttle`). Each reads the whole input,
 /// as a file read within bounds gives it (UTF-8, or nothing); where two readings are
@@ -469,13 +470,13 @@ fn time_in_state(text: &str) -> Vec<(u64, u64)> {
 /// after (the same text twice without one): no /proc or /sys text holds a NUL.
 pub fn sysfs(data: &[u8]) {
     use boardbench::system::activity::{between, own_ticks, parse_stat};
-    use boardbench::system::env::{count_cpu_list, cpu_model};
     use boardbench::system::throttle::{parse_measure_clock, ClockStats, Snapshot, ThrottleReport};
+    use boardbench::system::topology::{core_names, cpu_list, cpu_model};
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
     let (before, after) = text.split_once('\0').unwrap_or((text, text));
-    // As `env::read` gives a file: trimmed of white space and NULs, and never empty.
+    // As `sysfs::read` gives a file: trimmed of white space and NULs, and never empty.
     let trimmed = text.trim_matches(|c: char| c.is_whitespace() || c == '\0');
     let n = data.len();
 
@@ -490,10 +491,20 @@ pub fn sysfs(data: &[u8]) {
             assert_printable("cpu_model", &m);
         }
         // The online CPUs: what the kernel's list means, at least one.
-        let (count, held) = peak_during(|| count_cpu_list(trimmed));
-        assert_bounded("count_cpu_list", held, n, 8, 4096);
-        assert_eq!(count, cpu_list_count(trimmed), "{trimmed:?}");
+        let (cpus, held) = peak_during(|| cpu_list(trimmed));
+        assert_bounded("cpu_list", held, n, 8, 4096 * 16 + 4096);
+        let count = cpus.map(|c| c.len());
+        let expected = cpu_list_count(trimmed).filter(|&c| c <= 4096);
+        assert_eq!(count, expected, "{trimmed:?}");
         assert!(count.is_none_or(|c| c >= 1));
+        // Each processor's core: as many as blocks at most, each printable.
+        let (cores, held) = peak_during(|| core_names(trimmed));
+        assert_bounded("core_names", held, n, 64, 4096);
+        assert!(cores.len() <= trimmed.split("\n\n").count());
+        for name in cores.values() {
+            assert!(!name.trim().is_empty(), "an empty core from {trimmed:?}");
+            assert_printable("core_names", name);
+        }
     }
 
     // /proc/stat: busy ticks within all ticks, CPUs counted by their lines; between two

@@ -7,6 +7,7 @@
 pub use super::checks::{check_at_most, check_fits_in_memory, check_positive};
 pub use crate::model::modes::{parse_format, parse_mode, Format, Mode, Profile};
 pub use crate::system::cooldown::Cooldown;
+pub use crate::system::topology::{parse_cluster, Cluster, ClusterChoice};
 use crate::util::error::{Error, Result};
 pub use crate::util::parse::{
     parse_choices, parse_duration, parse_list, parse_size, parse_size_list, parse_temperature,
@@ -46,6 +47,12 @@ pub struct CommonArgs {
     pub fail_on_error: bool,
     /// `--against`: another build of this binary, run fork by fork in pairs with this one.
     pub against: Option<PathBuf>,
+    /// The cluster the process is pinned to (so every fork, thread and default placement
+    /// is among its cores): `--cluster`'s, or on a big.LITTLE board with neither it nor
+    /// `--pin`, the big one.
+    pub cluster: Option<Cluster>,
+    /// Whether `cluster` is the default's choice, not `--cluster`'s.
+    pub cluster_by_default: bool,
 }
 
 /// Implemented by every binary's argument struct through [`bench_args!`](crate::bench_args).
@@ -145,10 +152,18 @@ macro_rules! bench_args {
             /// another build of this binary (./old/bb-zstd) to measure against: each fork of a row paired with one of it, in ABBA order, and the answer says which is faster
             #[argh(option)]
             pub against: Option<std::path::PathBuf>,
+            /// run on one cluster of a big.LITTLE board: big, little, or a cpufreq policy's number (4: policy4); pins the run to its cores (default: where the scheduler puts it; the answer names the cluster)
+            #[argh(option, from_str_fn($crate::harness::cli::parse_cluster))]
+            pub cluster: Option<$crate::harness::cli::ClusterChoice>,
         }
 
         impl $crate::harness::cli::HasCommon for $name {
             fn common(&self) -> $crate::util::error::Result<$crate::harness::cli::CommonArgs> {
+                let (cluster, cluster_by_default) = $crate::harness::cli::resolve_cluster(
+                    self.cluster,
+                    self.pin.is_some(),
+                    self.dry_run,
+                )?;
                 Ok($crate::harness::cli::CommonArgs {
                     mode: self.mode,
                     warmup: self.warmup,
@@ -169,6 +184,8 @@ macro_rules! bench_args {
                     dry_run: self.dry_run,
                     pin: self.pin.clone().filter(|cpus| !cpus.is_empty()),
                     unpinned: self.pin.as_ref().is_some_and(|cpus| cpus.is_empty()),
+                    cluster,
+                    cluster_by_default,
                     seed: self.seed,
                     cooldown: $crate::harness::cli::Cooldown::from_flags(
                         self.cooldown,
@@ -406,4 +423,68 @@ mod tests {
         assert!(e.to_string().contains("at most one"), "{e}");
         assert_eq!(Profile::Full.pick(1, 2, 3), 3);
     }
+}
+
+/// The cluster the run is pinned to, and whether the default chose it: `--cluster`'s,
+/// checked (not beside `--pin`, one the board has, and unless in a `--dry-run`, which
+/// pins nothing, with a core this process may run on; its cores cut to those); with
+/// neither flag on a big.LITTLE board, the big cluster where this process may run on it,
+/// since a run left to the scheduler lands on either and its figure with it. Outside a
+/// `--dry-run` the process is pinned to it here, before any placement is chosen.
+pub fn resolve_cluster(
+    choice: Option<ClusterChoice>,
+    pinned: bool,
+    dry_run: bool,
+) -> Result<(Option<Cluster>, bool)> {
+    use crate::system::topology::{cpu_ranges, Topology};
+    if choice.is_some() && pinned {
+        return Err(Error::usage(
+            "--cluster and --pin both say where to run: give one",
+        ));
+    }
+    let topology = Topology::read(&crate::system::sysfs::sysroot());
+    let allowed = crate::system::pinning::allowed_cpus();
+    let on_allowed = |cluster: &Cluster| {
+        let mut cut = cluster.clone();
+        cut.cpus.retain(|c| dry_run || allowed.contains(c));
+        (!cut.cpus.is_empty()).then_some(cut)
+    };
+    let Some(choice) = choice else {
+        let by_default = match (pinned, topology.heterogeneous()) {
+            (false, true) => topology.big().and_then(on_allowed),
+            _ => None,
+        };
+        if let Some(cluster) = by_default.as_ref().filter(|_| !dry_run) {
+            pin_to_cluster(cluster, "by default")?;
+        }
+        let chosen = by_default.is_some();
+        return Ok((by_default, chosen));
+    };
+    let shown = match choice {
+        ClusterChoice::Big => "big".to_string(),
+        ClusterChoice::Little => "little".to_string(),
+        ClusterChoice::Policy(n) => n.to_string(),
+    };
+    let cluster = topology
+        .pick(choice)
+        .map_err(|why| Error::usage(format!("--cluster {shown}: {why}")))?;
+    match on_allowed(cluster) {
+        Some(cut) => {
+            if !dry_run {
+                pin_to_cluster(&cut, &format!("--cluster {shown}"))?;
+            }
+            Ok((Some(cut), false))
+        }
+        None => Err(Error::usage(format!(
+            "--cluster {shown}: none of its cores ({}) is one this process may run on (cpu{})",
+            cluster.cpu_names(),
+            cpu_ranges(&allowed)
+        ))),
+    }
+}
+
+/// Pins this process to `cluster`'s cores; `why` names what chose it in the error.
+fn pin_to_cluster(cluster: &Cluster, why: &str) -> Result<()> {
+    crate::system::pinning::pin_process(&cluster.cpus)
+        .map_err(|e| Error::usage(format!("{why} ({}): {e}", cluster.cpu_names())))
 }

@@ -21,7 +21,7 @@ pub(crate) mod watchdog;
 
 use self::benchmark::{Benchmark, Settings, TimeUnit};
 use self::cli::{CommonArgs, Mode, Profile};
-use crate::model::answer::{against_lines, precision_line, Answer, Answerer};
+use crate::model::answer::{against_lines, cluster_lines, precision_line, Answer, Answerer};
 use crate::model::failure::Failure;
 use crate::model::params::{label_with, varying_keys};
 use crate::model::result::{Precision, Versus};
@@ -263,7 +263,8 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
         print!("{}", plan.render(&program_name()));
         return Ok(());
     }
-    let env = Environment::capture();
+    let mut env = Environment::capture();
+    env.run_cluster = flags.cluster.clone().map(|c| (c, flags.cluster_by_default));
     crate::stderr!("{}, {}", header(&env, &settings, &plan), plan.summary());
     print_notes(&suite.notes);
     for w in environment_warnings(&env) {
@@ -315,6 +316,19 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
         answer.lines.extend(precision_line(&results));
         answer
     });
+    // Which cluster the figures are of, where that is a question.
+    let placed = cluster_lines(
+        &env.clusters,
+        flags.cluster.as_ref(),
+        flags.cluster_by_default,
+        &crate::system::pinning::allowed_cpus(),
+    );
+    if !placed.is_empty() {
+        let answer = answer.get_or_insert_with(|| Answer::new(program_name(), vec![]));
+        answer
+            .lines
+            .extend(placed.iter().map(|l| crate::model::answer::fit(l)));
+    }
     // An A/B run's answer ends with how the builds compare.
     if let Some(against) = &against {
         let lines = against_lines(&against.shown, &results);
@@ -688,17 +702,8 @@ fn validate(s: &Settings) -> Result<()> {
 
 /// Pins this process (and so every fork and thread it starts) to `cpus`.
 pub fn pin_process(cpus: &[usize]) -> Result<()> {
-    let mut set = nix::sched::CpuSet::new();
-    for &cpu in cpus {
-        set.set(cpu)
-            .map_err(|_| Error::usage(format!("--pin: CPU {cpu} does not exist")))?;
-    }
-    nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set).map_err(|e| {
-        Error::usage(format!(
-            "--pin {}: cannot pin to these CPUs: {e}",
-            join(cpus)
-        ))
-    })
+    crate::system::pinning::pin_process(cpus)
+        .map_err(|e| Error::usage(format!("--pin {}: {e}", join(cpus))))
 }
 
 fn join(cpus: &[usize]) -> String {
@@ -717,6 +722,18 @@ fn header(env: &Environment, s: &Settings, plan: &plan::Plan) -> String {
     machine.push(count(env.cores_online as u64, "core"));
     machine.extend(env.kernel.as_ref().map(|k| format!("Linux {k}")));
     machine.extend(env.governor.as_ref().map(|g| format!("governor {g}")));
+    if env.clusters.len() > 1 {
+        let clusters: Vec<String> = env.clusters.iter().map(|c| c.describe()).collect();
+        machine.push(format!("clusters {}", clusters.join(" + ")));
+    }
+    if let Some((c, by_default)) = &env.run_cluster {
+        let why = if *by_default {
+            "the fastest, by default"
+        } else {
+            "--cluster"
+        };
+        machine.push(format!("pinned to {} ({why})", c.cpu_names()));
+    }
     if let (Some(c), Some(m)) = (env.cur_freq_mhz, env.max_freq_mhz) {
         machine.push(format!("{c}/{m} MHz"));
     }

@@ -9,6 +9,7 @@ use crate::model::params::{label_with, varying_keys};
 use crate::model::result::BenchResult;
 use crate::stats::paired::{PairedRatio, Verdict};
 use crate::stats::uncertainty::{judge, Side};
+use crate::system::topology::Cluster;
 use crate::util::format::format_estimate;
 
 /// The widest line of an answer: a terminal's.
@@ -107,6 +108,49 @@ pub fn joined(head: String, tail: &str) -> Vec<String> {
     match one.chars().count() <= WIDTH {
         true => vec![one],
         false => vec![head, format!("  {tail}")],
+    }
+}
+
+/// Which cluster the run's figures are of, where that is a question: on a board of
+/// differing clusters, or where `--cluster` chose one. `pinned` is the cluster the run
+/// was pinned to (and whether the default chose it); unpinned, the clusters of the
+/// `allowed` cores are named. Nothing on a board of one kind of core, left alone.
+pub fn cluster_lines(
+    clusters: &[Cluster],
+    pinned: Option<&Cluster>,
+    by_default: bool,
+    allowed: &[usize],
+) -> Vec<String> {
+    let differ = clusters.windows(2).any(|w| {
+        (&w[0].core, w[0].capacity, w[0].max_mhz) != (&w[1].core, w[1].capacity, w[1].max_mhz)
+    });
+    let which = |c: &Cluster| match (differ, clusters.first(), clusters.last()) {
+        (true, _, Some(last)) if (&c.core, c.max_mhz) == (&last.core, last.max_mhz) => {
+            "the big cluster"
+        }
+        (true, Some(first), _) if (&c.core, c.max_mhz) == (&first.core, first.max_mhz) => {
+            "the little cluster"
+        }
+        _ => "one cluster",
+    };
+    match pinned {
+        Some(c) if by_default => vec![
+            format!("on {}: {}", which(c), c.describe()),
+            "  chosen as the fastest cores; --cluster little or N for another".into(),
+        ],
+        Some(c) => vec![format!("on {}: {}", which(c), c.describe())],
+        None if differ => {
+            let touched: Vec<String> = clusters
+                .iter()
+                .filter(|c| c.cpus.iter().any(|cpu| allowed.contains(cpu)))
+                .map(|c| c.describe())
+                .collect();
+            match touched.as_slice() {
+                [one] => vec![format!("on one cluster: {one}")],
+                _ => wrap("unpinned, on any of:", &touched),
+            }
+        }
+        None => vec![],
     }
 }
 

@@ -474,7 +474,55 @@ fn environment_json(env: &Environment) -> Json {
                 ])
             }),
         ),
+        (
+            "memTotalKiB",
+            Json::opt_num(env.mem_total_kib.map(|k| k as f64)),
+        ),
+        (
+            "swapTotalKiB",
+            Json::opt_num(env.swap_total_kib.map(|k| k as f64)),
+        ),
+        ("distribution", Json::opt_str(env.distribution.as_deref())),
+        ("pageSize", Json::opt_num(env.page_size.map(|p| p as f64))),
+        ("preemption", Json::opt_str(env.preemption.as_deref())),
+        (
+            "clusters",
+            Json::Arr(env.clusters.iter().map(cluster_json).collect()),
+        ),
+        // The cluster the run was pinned to, and what chose it.
+        (
+            "runCluster",
+            env.run_cluster
+                .as_ref()
+                .map_or(Json::Null, |(c, _)| cluster_json(c)),
+        ),
+        (
+            "runClusterChosenBy",
+            env.run_cluster
+                .as_ref()
+                .map_or(Json::Null, |(_, by_default)| {
+                    Json::str(if *by_default { "default" } else { "--cluster" })
+                }),
+        ),
         ("boardbenchVersion", Json::str(&env.boardbench_version)),
+    ])
+}
+
+/// One cluster of the environment record: its policy, cores and clocks.
+fn cluster_json(c: &crate::system::topology::Cluster) -> Json {
+    let mhz = |f: Option<u64>| Json::opt_num(f.map(|f| f as f64));
+    Json::obj([
+        ("policy", Json::opt_num(c.policy.map(|p| p as f64))),
+        (
+            "cpus",
+            Json::Arr(c.cpus.iter().map(|&n| Json::Num(n as f64)).collect()),
+        ),
+        ("core", Json::opt_str(c.core.as_deref())),
+        ("capacity", Json::opt_num(c.capacity.map(|p| p as f64))),
+        ("minFreqMHz", mhz(c.min_mhz)),
+        ("maxFreqMHz", mhz(c.max_mhz)),
+        ("curFreqMHz", mhz(c.cur_mhz)),
+        ("governor", Json::opt_str(c.governor.as_deref())),
     ])
 }
 

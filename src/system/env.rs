@@ -8,30 +8,10 @@
 //! harness at a made-up board with `BB_SYSROOT`.
 
 use super::activity::{self, Background};
-use super::sysfs::read_file;
+use super::sysfs::{read, read_file, sysroot};
+use super::topology::{cpu_model, Cluster, Topology};
 use crate::util::format::printable;
-use std::path::{Path, PathBuf};
-
-/// Where /proc and /sys are read from; `BB_SYSROOT` overrides `/` for tests (set and
-/// empty is unset, as the AWS variables are).
-pub fn sysroot() -> PathBuf {
-    std::env::var_os("BB_SYSROOT")
-        .filter(|root| !root.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/"))
-}
-
-pub(super) fn read(root: &Path, path: &str) -> Option<String> {
-    let text = read_file(&root.join(path.trim_start_matches('/')))?;
-    let text = text
-        .trim_matches(|c: char| c.is_whitespace() || c == '\0')
-        .to_string();
-    (!text.is_empty()).then_some(text)
-}
-
-pub(super) fn read_num(root: &Path, path: &str) -> Option<u64> {
-    read(root, path)?.parse().ok()
-}
+use std::path::Path;
 
 /// A description of the machine, taken once at start.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -49,6 +29,21 @@ pub struct Environment {
     pub load_avg: Option<[f64; 3]>,
     /// Other processes' CPU over [`activity::WINDOW`] as the record was taken.
     pub background: Option<Background>,
+    /// Every cluster (cpufreq policy), slowest first; the fields above that name one
+    /// core type, governor or clock are the fastest cluster's.
+    pub clusters: Vec<Cluster>,
+    pub mem_total_kib: Option<u64>,
+    pub swap_total_kib: Option<u64>,
+    /// os-release's `PRETTY_NAME` (`Debian GNU/Linux 12 (bookworm)`).
+    pub distribution: Option<String>,
+    /// The kernel's page size in bytes (16384 on a Pi 5's 16K kernel).
+    pub page_size: Option<u64>,
+    /// The kernel's preemption model: `none or voluntary`, `full`, `dynamic`, `rt`, or
+    /// `dynamic (full)` where debugfs says which.
+    pub preemption: Option<String>,
+    /// The cluster the run was pinned to (`--cluster`'s, or the big one by default on a
+    /// big.LITTLE board), and whether the default chose it; set by the harness.
+    pub run_cluster: Option<(Cluster, bool)>,
     pub boardbench_version: String,
 }
 
@@ -62,20 +57,23 @@ impl Environment {
         let field = |f: fn(&nix::sys::utsname::UtsName) -> &std::ffi::OsStr| {
             uname.as_ref().map(|u| f(u).to_string_lossy().into_owned())
         };
+        let topology = Topology::read(root);
+        let big = topology.big();
+        let meminfo = read(root, "proc/meminfo").unwrap_or_default();
         Environment {
             hostname: field(|u| u.nodename()),
             arch: field(|u| u.machine()).unwrap_or_else(|| std::env::consts::ARCH.to_string()),
-            cpu_model: read(root, "proc/cpuinfo").and_then(|c| cpu_model(&c)),
+            cpu_model: cpu_models(&topology)
+                .or_else(|| read(root, "proc/cpuinfo").and_then(|c| cpu_model(&c))),
             cores_online: read(root, "sys/devices/system/cpu/online")
-                .and_then(|s| count_cpu_list(&s))
+                .and_then(|s| super::topology::cpu_list(&s))
+                .map(|cpus| cpus.len())
                 .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
-            board_model: read(root, "proc/device-tree/model"),
+            board_model: read(root, "proc/device-tree/model").map(|m| printable(&m)),
             kernel: field(|u| u.release()),
-            governor: read(root, "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
-            cur_freq_mhz: read_num(root, "sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq")
-                .map(|k| k / 1000),
-            max_freq_mhz: read_num(root, "sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq")
-                .map(|k| k / 1000),
+            governor: big.and_then(|c| c.governor.clone()),
+            cur_freq_mhz: big.and_then(|c| c.cur_mhz),
+            max_freq_mhz: big.and_then(|c| c.max_mhz),
             temperature_c: max_temperature(root),
             load_avg: read(root, "proc/loadavg").and_then(|s| {
                 let v: Vec<f64> = s
@@ -86,85 +84,82 @@ impl Environment {
                 (v.len() == 3).then(|| [v[0], v[1], v[2]])
             }),
             background: activity::measure(root, activity::WINDOW),
+            mem_total_kib: meminfo_kib(&meminfo, "MemTotal"),
+            swap_total_kib: meminfo_kib(&meminfo, "SwapTotal"),
+            distribution: read(root, "etc/os-release").and_then(|t| os_release_name(&t)),
+            page_size: nix::unistd::sysconf(nix::unistd::SysconfVar::PAGE_SIZE)
+                .ok()
+                .flatten()
+                .and_then(|p| u64::try_from(p).ok()),
+            preemption: preemption(
+                read(root, "proc/sys/kernel/version")
+                    .or_else(|| field(|u| u.version()))
+                    .as_deref(),
+                read(root, "sys/kernel/debug/sched/preempt").as_deref(),
+            ),
+            clusters: topology.clusters,
+            run_cluster: None,
             boardbench_version: env!("CARGO_PKG_VERSION").to_string(),
         }
     }
 }
 
-/// The CPU's name from /proc/cpuinfo: `model name` on x86, the core type from
-/// `CPU part` on ARM (where `model name` only says "ARMv7 Processor rev 4").
-pub fn cpu_model(cpuinfo: &str) -> Option<String> {
-    let value = |key: &str| {
-        cpuinfo.lines().find_map(|l| {
-            let (k, v) = l.split_once(':')?;
-            (k.trim() == key && !v.trim().is_empty()).then(|| printable(v.trim()))
-        })
-    };
-    let arm_core = value("CPU part").map(|part| {
-        let part = part.to_ascii_lowercase();
-        match ARM_PARTS.iter().find(|(p, _)| *p == part) {
-            Some((_, name)) => name.to_string(),
-            None => format!("ARM part {part}"),
-        }
-    });
-    arm_core
-        .or_else(|| value("model name"))
-        .or_else(|| value("Hardware"))
-}
-
-/// ARM's core types by /proc/cpuinfo's `CPU part` (implementer 0x41), as the kernel's
-/// arch/arm64 cputype.h and ARM's TRMs number them: every Raspberry Pi's among them
-/// (ARM1176 on the Zero and Pi 1, Cortex-A7 on the Pi 2, A53 on the Pi 3 and Zero 2,
-/// A72 on the Pi 4, A76 on the Pi 5).
-const ARM_PARTS: &[(&str, &str)] = &[
-    ("0xb02", "ARM11 MPCore"),
-    ("0xb36", "ARM1136"),
-    ("0xb56", "ARM1156"),
-    ("0xb76", "ARM1176"),
-    ("0xc05", "Cortex-A5"),
-    ("0xc07", "Cortex-A7"),
-    ("0xc08", "Cortex-A8"),
-    ("0xc09", "Cortex-A9"),
-    ("0xc0d", "Cortex-A12"),
-    ("0xc0e", "Cortex-A17"),
-    ("0xc0f", "Cortex-A15"),
-    ("0xd03", "Cortex-A53"),
-    ("0xd04", "Cortex-A35"),
-    ("0xd05", "Cortex-A55"),
-    ("0xd07", "Cortex-A57"),
-    ("0xd08", "Cortex-A72"),
-    ("0xd09", "Cortex-A73"),
-    ("0xd0a", "Cortex-A75"),
-    ("0xd0b", "Cortex-A76"),
-    ("0xd0c", "Neoverse-N1"),
-    ("0xd0d", "Cortex-A77"),
-    ("0xd41", "Cortex-A78"),
-    ("0xd46", "Cortex-A510"),
-    ("0xd47", "Cortex-A710"),
-    ("0xd4d", "Cortex-A715"),
-];
-
-/// Counts CPUs in a kernel CPU list such as `0-3,6`.
-pub fn count_cpu_list(list: &str) -> Option<usize> {
-    let mut n: usize = 0;
-    for part in list.split(',') {
-        match part.split_once('-') {
-            Some((a, b)) => {
-                // A range high to low, or past usize, is no list: none, never a wrap.
-                let span = b
-                    .trim()
-                    .parse::<usize>()
-                    .ok()?
-                    .checked_sub(a.trim().parse().ok()?)?;
-                n = n.checked_add(span)?.checked_add(1)?
-            }
-            None => {
-                part.trim().parse::<usize>().ok()?;
-                n = n.checked_add(1)?
-            }
+/// The core types of every cluster, the fastest first: `Cortex-A76 + Cortex-A55` on a
+/// big.LITTLE board, `Cortex-A72` on a Pi 4; None where no cluster's type is known.
+fn cpu_models(topology: &Topology) -> Option<String> {
+    let mut names: Vec<&str> = Vec::new();
+    for cluster in topology.clusters.iter().rev() {
+        if let Some(core) = cluster.core.as_deref().filter(|c| !names.contains(c)) {
+            names.push(core);
         }
     }
-    Some(n)
+    (!names.is_empty()).then(|| names.join(" + "))
+}
+
+/// A /proc/meminfo line's value in KiB (`MemTotal:  3884096 kB`).
+fn meminfo_kib(meminfo: &str, key: &str) -> Option<u64> {
+    meminfo.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        (k == key).then(|| v.trim().trim_end_matches("kB").trim().parse().ok())?
+    })
+}
+
+/// os-release's `PRETTY_NAME`, else `NAME VERSION`, unquoted and printable.
+fn os_release_name(text: &str) -> Option<String> {
+    let value = |key: &str| {
+        text.lines().find_map(|l| {
+            let v = l.strip_prefix(key)?.strip_prefix('=')?.trim();
+            let v = v.trim_matches('"').trim_matches('\'');
+            (!v.is_empty()).then(|| printable(&v.chars().take(120).collect::<String>()))
+        })
+    };
+    value("PRETTY_NAME").or_else(|| match (value("NAME"), value("VERSION")) {
+        (Some(n), Some(v)) => Some(format!("{n} {v}")),
+        (n, _) => n,
+    })
+}
+
+/// The preemption model from the kernel's version string (`#1 SMP PREEMPT_DYNAMIC …`,
+/// what `uname -v` prints) and, on a dynamic kernel, debugfs's `sched/preempt`
+/// (`none voluntary (full)`), readable by root only.
+fn preemption(version: Option<&str>, debugfs: Option<&str>) -> Option<String> {
+    let words: Vec<&str> = version?.split_whitespace().collect();
+    let chosen = debugfs.and_then(|d| {
+        d.split_whitespace()
+            .find_map(|w| w.strip_prefix('(')?.strip_suffix(')'))
+    });
+    Some(if words.contains(&"PREEMPT_RT") {
+        "rt".into()
+    } else if words.contains(&"PREEMPT_DYNAMIC") {
+        match chosen {
+            Some(mode) => format!("dynamic ({})", printable(mode)),
+            None => "dynamic".into(),
+        }
+    } else if words.contains(&"PREEMPT") {
+        "full".into()
+    } else {
+        "none or voluntary".into()
+    })
 }
 
 /// The SoC temperature now, in °C: the hottest thermal zone under [`sysroot`].
@@ -212,7 +207,7 @@ pub(crate) mod tests {
         std::fs::write(dir.join("sys/devices/system/cpu/online"), "0-3\n").unwrap();
     }
 
-    pub(crate) fn temp_dir(name: &str) -> PathBuf {
+    pub(crate) fn temp_dir(name: &str) -> std::path::PathBuf {
         let d = std::env::temp_dir().join(format!("bb-env-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).unwrap();
@@ -241,50 +236,6 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn every_raspberry_pi_core_has_its_name() {
-        let cpuinfo = |model: &str, part: &str| {
-            format!("processor\t: 0\nmodel name\t: {model}\nCPU part\t: {part}\n")
-        };
-        for (board, model, part, name) in [
-            (
-                "Zero, 1",
-                "ARMv6-compatible processor rev 7 (v6l)",
-                "0xb76",
-                "ARM1176",
-            ),
-            ("2", "ARMv7 Processor rev 5 (v7l)", "0xc07", "Cortex-A7"),
-            (
-                "3, Zero 2",
-                "ARMv7 Processor rev 4 (v7l)",
-                "0xd03",
-                "Cortex-A53",
-            ),
-            ("4", "ARMv7 Processor rev 3 (v7l)", "0xD08", "Cortex-A72"),
-            ("5", "ARMv8 Processor rev 1", "0xd0b", "Cortex-A76"),
-        ] {
-            let got = cpu_model(&cpuinfo(model, part));
-            assert_eq!(got.as_deref(), Some(name), "Pi {board}");
-        }
-        assert_eq!(
-            cpu_model(&cpuinfo("x", "0xfff")).as_deref(),
-            Some("ARM part 0xfff")
-        );
-        // One name a part, each part as cpuinfo writes it: 0x and three hex digits.
-        for (i, (part, _)) in ARM_PARTS.iter().enumerate() {
-            let digits = part.strip_prefix("0x").unwrap_or("");
-            assert!(
-                digits.len() == 3 && digits.chars().all(|c| c.is_ascii_hexdigit()),
-                "{part}"
-            );
-            assert_eq!(digits, digits.to_ascii_lowercase(), "{part}");
-            assert!(
-                !ARM_PARTS[..i].iter().any(|(p, _)| p == part),
-                "{part} twice"
-            );
-        }
-    }
-
-    #[test]
     fn missing_sysfs_is_absent_not_an_error() {
         let d = temp_dir("empty");
         let env = Environment::capture_at(&d);
@@ -310,5 +261,47 @@ pub(crate) mod tests {
         zone(0, "-");
         assert_eq!(max_temperature(&d), None, "no readable zone: unknown");
         std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn the_record_has_memory_distribution_and_preemption() {
+        let meminfo =
+            "MemTotal:        3884096 kB\nMemFree:  100 kB\nSwapTotal:        102396 kB\n";
+        assert_eq!(meminfo_kib(meminfo, "MemTotal"), Some(3_884_096));
+        assert_eq!(meminfo_kib(meminfo, "SwapTotal"), Some(102_396));
+        assert_eq!(meminfo_kib(meminfo, "Swap"), None);
+        let os = "NAME=\"Debian GNU/Linux\"\nVERSION=\"12 (bookworm)\"\nPRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\n";
+        assert_eq!(
+            os_release_name(os).as_deref(),
+            Some("Debian GNU/Linux 12 (bookworm)")
+        );
+        assert_eq!(
+            os_release_name("NAME=Armbian\nVERSION=24.5\n").as_deref(),
+            Some("Armbian 24.5")
+        );
+        assert_eq!(
+            os_release_name("PRETTY_NAME=\"x\u{1b}[2Jy\"\n").as_deref(),
+            Some("x\\u{1b}[2Jy"),
+            "escaped"
+        );
+        let p = |v: &str, d: Option<&str>| preemption(Some(v), d);
+        assert_eq!(
+            p("#1 SMP PREEMPT Debian 1:6.6.51-1+rpt3", None).as_deref(),
+            Some("full")
+        );
+        assert_eq!(
+            p("#1 SMP PREEMPT_DYNAMIC Debian 6.1", None).as_deref(),
+            Some("dynamic")
+        );
+        assert_eq!(
+            p("#1 SMP PREEMPT_DYNAMIC", Some("none voluntary (full) lazy")).as_deref(),
+            Some("dynamic (full)")
+        );
+        assert_eq!(p("#1 SMP PREEMPT_RT", None).as_deref(), Some("rt"));
+        assert_eq!(
+            p("#1 SMP Tue Jan 2", None).as_deref(),
+            Some("none or voluntary")
+        );
+        assert_eq!(preemption(None, None), None);
     }
 }

@@ -3,7 +3,8 @@
 //! throttling and health around each benchmark ([`throttle`]), waiting for the SoC to
 //! cool ([`cooldown`]), where the two sides of a measurement are pinned ([`pinning`]) and
 //! where they ran ([`placement`]), reading /proc and /sys within bounds ([`sysfs`]), and
-//! the clean-up hooks that run when the process ends abnormally ([`exit`]).
+//! the clean-up hooks that run when the process ends abnormally ([`exit`]), and the
+//! board's clusters ([`topology`]).
 
 pub mod activity;
 pub mod cooldown;
@@ -14,3 +15,4 @@ pub mod pinning;
 pub mod placement;
 pub mod sysfs;
 pub mod throttle;
+pub mod topology;

@@ -68,7 +68,7 @@ pub fn placements(pin: Option<&[usize]>, unpinned: bool) -> Vec<Pinning> {
         (true, _) => vec![Pinning::Unpinned],
         (false, Some(cpus)) => vec![Pinning::Given(cpus.to_vec())],
         (false, None) => {
-            let root = super::env::sysroot();
+            let root = super::sysfs::sysroot();
             defaults(&allowed_cpus(), |cpu| max_freq_khz(&root, cpu))
         }
     }
@@ -94,7 +94,7 @@ pub fn defaults(allowed: &[usize], max_freq: impl Fn(usize) -> Option<u64>) -> V
 
 /// The CPUs this process may run on, in order (every online one, where that cannot be
 /// read).
-fn allowed_cpus() -> Vec<usize> {
+pub fn allowed_cpus() -> Vec<usize> {
     match nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)) {
         Ok(set) => (0..nix::sched::CpuSet::count())
             .filter(|&c| set.is_set(c).unwrap_or(false))
@@ -103,10 +103,22 @@ fn allowed_cpus() -> Vec<usize> {
     }
 }
 
+/// Pins this process (and so every fork and thread it starts) to `cpus`; why not, as a
+/// phrase, where it cannot.
+pub fn pin_process(cpus: &[usize]) -> Result<(), String> {
+    let mut set = nix::sched::CpuSet::new();
+    for &cpu in cpus {
+        set.set(cpu)
+            .map_err(|_| format!("CPU {cpu} does not exist"))?;
+    }
+    nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set)
+        .map_err(|e| format!("cannot pin to these CPUs: {e}"))
+}
+
 /// CPU `cpu`'s highest clock, in kHz, from sysfs under `root` (`BB_SYSROOT`).
 fn max_freq_khz(root: &Path, cpu: usize) -> Option<u64> {
     let path = format!("sys/devices/system/cpu/cpu{cpu}/cpufreq/cpuinfo_max_freq");
-    super::env::read_num(root, &path)
+    super::sysfs::read_num(root, &path)
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! whatever such a path turns out to be, a run neither blocks on it nor reads it without
 //! end.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The most of a /proc or /sys file read: /proc/cpuinfo of a 256-core server is a few
 /// hundred KiB.
@@ -25,6 +25,27 @@ pub fn read_file(path: &Path) -> Option<String> {
     let mut text = String::new();
     file.take(MOST_READ).read_to_string(&mut text).ok()?;
     Some(text)
+}
+
+/// Where /proc and /sys are read from; `BB_SYSROOT` overrides `/` for tests (set and
+/// empty is unset, as the AWS variables are).
+pub fn sysroot() -> PathBuf {
+    std::env::var_os("BB_SYSROOT")
+        .filter(|root| !root.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/"))
+}
+
+pub fn read(root: &Path, path: &str) -> Option<String> {
+    let text = read_file(&root.join(path.trim_start_matches('/')))?;
+    let text = text
+        .trim_matches(|c: char| c.is_whitespace() || c == '\0')
+        .to_string();
+    (!text.is_empty()).then_some(text)
+}
+
+pub fn read_num(root: &Path, path: &str) -> Option<u64> {
+    read(root, path)?.parse().ok()
 }
 
 #[cfg(test)]

@@ -4,7 +4,8 @@
 //! whether it throttled, the clock it really ran at and the temperature before and after.
 //! Every path is read under [`sysroot`], so tests can play a throttling board.
 
-use super::env::{max_temperature, read, read_num, sysroot};
+use super::env::max_temperature;
+use super::sysfs::{read, read_num, sysroot};
 use std::path::Path;
 
 /// What the throttling watch reads before and after each benchmark.
