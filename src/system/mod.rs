@@ -2,12 +2,15 @@
 //! environment record ([`env`]) with other processes' activity ([`activity`]),
 //! throttling and health around each benchmark ([`throttle`]), waiting for the SoC to
 //! cool ([`cooldown`]), where the two sides of a measurement are pinned ([`pinning`]) and
-//! where they ran ([`placement`]), reading /proc and /sys within bounds ([`sysfs`]), and
-//! the clean-up hooks that run when the process ends abnormally ([`exit`]), and the
-//! board's clusters ([`topology`]).
+//! where they ran ([`placement`]), reading /proc and /sys within bounds ([`sysfs`]),
+//! the clean-up hooks that run when the process ends abnormally ([`exit`]), the board's
+//! clusters ([`topology`]), the clock as measured rather than reported ([`clock`]) and
+//! the hardware counters ([`counters`]).
 
 pub mod activity;
+pub mod clock;
 pub mod cooldown;
+pub mod counters;
 pub mod cpu;
 pub mod env;
 pub mod exit;

@@ -1,0 +1,317 @@
+//! The CPU clock as measured, not as reported: sbc-bench's `mhz` idea. cpufreq says what
+//! the kernel asked for, and on many boards the firmware grants less (a Raspberry Pi
+//! under-volted or hot, a vendor kernel whose OPP table lies), so a result taken at
+//! "1800 MHz" may have run at 1440. A timed chain of dependent adds, each of which costs
+//! one cycle on every core boardbench runs on, says what the clock really was.
+//!
+//! Each add needs the one before it, so however wide the core, the chain runs one add a
+//! cycle: Cortex-A7, A53, A55, A72 and A76, ARM1176 and x86-64 all give a register add a
+//! latency of one cycle. The adds take a register operand, not an immediate, since some
+//! x86 cores fold a chain of small immediate adds at rename and run several a cycle.
+
+use std::time::{Duration, Instant};
+
+/// The clock measured on one CPU.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MeasuredClock {
+    pub cpu: usize,
+    pub mhz: f64,
+}
+
+/// Dependent adds per turn of the loop. The loop's own decrement and branch are not
+/// counted: a superscalar or out-of-order core runs them beside the chain, and a
+/// single-issue one (ARM1176) spends at most a couple of cycles on them, under 1% of a
+/// turn this long, which would read the clock that much low, never high.
+const ADDS_PER_TURN: u64 = 256;
+
+/// A trial at least this long: the clock's resolution (a microsecond on the oldest boards)
+/// is then under 0.1% of it.
+const SHORTEST_TRIAL: Duration = Duration::from_millis(1);
+
+/// How many trials the budget is shared among: the best of them misses the interrupts
+/// and the cpufreq governor's ramp that slow the others.
+const TRIALS: u32 = 8;
+
+/// With the `fault-injection` feature, the test-only factor on every measured clock:
+/// `BB_FAULT_CLOCK_SCALE=0.8` plays a board whose clock is 20% below what it reports.
+#[cfg(feature = "fault-injection")]
+const SCALE_ENV: &str = "BB_FAULT_CLOCK_SCALE";
+
+/// Measures the clock of `cpu` on a thread of its own pinned to it (the caller's
+/// affinity stays as it was): the best of several short trials within about `budget`
+/// (100-200 ms is plenty). None where the thread cannot run on `cpu` (offline, past the
+/// machine's CPUs, outside this process's cpuset), where the timing is unusable, and on
+/// architectures without the loop in assembly (a compiled chain's cost per add is not
+/// known, and a wrong clock is worse than none).
+pub fn measure(cpu: usize, budget: Duration) -> Option<MeasuredClock> {
+    measure_scaled(cpu, budget, fault_scale())
+}
+
+/// Whether a measured clock and the reported one (both MHz) differ by more than
+/// `tolerance` (0.05: 5%): Some(measured / reported - 1, signed: -0.2 is a clock 20%
+/// below what is reported) when they do, None when within it or when there is no
+/// reported clock to compare with.
+pub fn mismatch(measured_mhz: f64, reported_mhz: f64, tolerance: f64) -> Option<f64> {
+    if !(reported_mhz > 0.0 && measured_mhz.is_finite()) {
+        return None;
+    }
+    let difference = measured_mhz / reported_mhz - 1.0;
+    (difference.is_finite() && difference.abs() > tolerance).then_some(difference)
+}
+
+/// [`measure`] with the measured clock multiplied by `scale` (1.0 but in fault tests).
+fn measure_scaled(cpu: usize, budget: Duration, scale: f64) -> Option<MeasuredClock> {
+    let mhz = std::thread::Builder::new()
+        .name(format!("bb-clock-{cpu}"))
+        .spawn(move || pin_this_thread(cpu).then(|| best_mhz(budget)).flatten())
+        .ok()?
+        .join()
+        .ok()??;
+    Some(MeasuredClock {
+        cpu,
+        mhz: mhz * scale,
+    })
+}
+
+/// Pins the calling thread, and only it, to `cpu`: sched_setaffinity with pid 0 acts on
+/// the calling thread, not the process. True once it runs there.
+fn pin_this_thread(cpu: usize) -> bool {
+    let mut set = nix::sched::CpuSet::new();
+    if set.set(cpu).is_err() {
+        return false;
+    }
+    let pinned = nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set).is_ok();
+    pinned && nix::sched::sched_getcpu().ok() == Some(cpu)
+}
+
+/// The highest clock, in MHz, of the trials that fit in `budget` (at least one after
+/// the calibration), on the CPU this thread runs on.
+fn best_mhz(budget: Duration) -> Option<f64> {
+    let started = Instant::now();
+    let (mut turns, took) = calibrate()?;
+    let trial = (budget / TRIALS).max(SHORTEST_TRIAL);
+    turns = turns_for(turns, took, trial);
+    let mut best: Option<f64> = None;
+    loop {
+        let mhz = mhz(turns, time(turns)?);
+        best = Some(best.map_or(mhz, |b| b.max(mhz)));
+        if started.elapsed() + trial > budget {
+            return best.filter(|m| m.is_finite() && *m > 0.0);
+        }
+    }
+}
+
+/// A number of turns that takes at least [`SHORTEST_TRIAL`], and how long it took,
+/// doubled from a few; None where even a huge count reads no time.
+fn calibrate() -> Option<(u64, Duration)> {
+    let mut turns = 16u64;
+    loop {
+        let took = time(turns)?;
+        if took >= SHORTEST_TRIAL {
+            return Some((turns, took));
+        }
+        turns = turns.checked_mul(2).filter(|&t| t < 1 << 40)?;
+    }
+}
+
+/// The turns that last about `trial`, given that `turns` took `took`.
+fn turns_for(turns: u64, took: Duration, trial: Duration) -> u64 {
+    let scaled = turns as f64 * trial.as_secs_f64() / took.as_secs_f64();
+    (scaled as u64).max(turns)
+}
+
+/// How long `turns` turns of the chain take; None on an architecture without it.
+fn time(turns: u64) -> Option<Duration> {
+    let started = Instant::now();
+    chain(turns)?;
+    Some(started.elapsed())
+}
+
+/// The clock, in MHz, at which `turns` turns took `took`.
+fn mhz(turns: u64, took: Duration) -> f64 {
+    (turns * ADDS_PER_TURN) as f64 / took.as_secs_f64() / 1e6
+}
+
+/// `turns` turns of [`ADDS_PER_TURN`] dependent register adds (`.rept` repeats the add
+/// in the assembler).
+#[cfg(target_arch = "x86_64")]
+fn chain(turns: u64) -> Option<()> {
+    let (mut x, one) = (0u64, 1u64);
+    // SAFETY: the loop touches only the registers named here, no memory and no stack.
+    unsafe {
+        core::arch::asm!(
+            "2:",
+            ".rept 256",
+            "add {x}, {one}",
+            ".endr",
+            "dec {n}",
+            "jnz 2b",
+            x = inout(reg) x,
+            one = in(reg) one,
+            n = inout(reg) turns.max(1) => _,
+            options(nomem, nostack),
+        );
+    }
+    std::hint::black_box(x);
+    Some(())
+}
+
+/// `turns` turns of [`ADDS_PER_TURN`] dependent register adds.
+#[cfg(target_arch = "aarch64")]
+fn chain(turns: u64) -> Option<()> {
+    let (mut x, one) = (0u64, 1u64);
+    // SAFETY: the loop touches only the registers named here (and the flags), no memory.
+    unsafe {
+        core::arch::asm!(
+            "2:",
+            ".rept 256",
+            "add {x}, {x}, {one}",
+            ".endr",
+            "subs {n}, {n}, #1",
+            "b.ne 2b",
+            x = inout(reg) x,
+            one = in(reg) one,
+            n = inout(reg) turns.max(1) => _,
+            options(nomem, nostack),
+        );
+    }
+    std::hint::black_box(x);
+    Some(())
+}
+
+/// `turns` turns of [`ADDS_PER_TURN`] dependent register adds: `add` and `subs` are
+/// ARMv6's as much as ARMv7's, in ARM and Thumb-2 alike. The count runs in 32-bit turns.
+#[cfg(target_arch = "arm")]
+fn chain(turns: u64) -> Option<()> {
+    let (mut x, one) = (0u32, 1u32);
+    let turns = u32::try_from(turns.max(1)).ok()?;
+    // SAFETY: the loop touches only the registers named here (and the flags), no memory.
+    unsafe {
+        core::arch::asm!(
+            "2:",
+            ".rept 256",
+            "add {x}, {x}, {one}",
+            ".endr",
+            "subs {n}, {n}, #1",
+            "bne 2b",
+            x = inout(reg) x,
+            one = in(reg) one,
+            n = inout(reg) turns => _,
+            options(nomem, nostack),
+        );
+    }
+    std::hint::black_box(x);
+    Some(())
+}
+
+/// Elsewhere no chain: a compiled one's cycles per add are not known.
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64", target_arch = "arm")))]
+fn chain(_turns: u64) -> Option<()> {
+    None
+}
+
+/// The fault factor `BB_FAULT_CLOCK_SCALE` asks for, read once per call; 1.0 without it.
+#[cfg(feature = "fault-injection")]
+fn fault_scale() -> f64 {
+    scale_from(std::env::var(SCALE_ENV).ok().as_deref())
+}
+
+#[cfg(not(feature = "fault-injection"))]
+fn fault_scale() -> f64 {
+    1.0
+}
+
+/// The factor a `BB_FAULT_CLOCK_SCALE` value asks for: a finite positive number, else 1.0.
+#[cfg(feature = "fault-injection")]
+fn scale_from(value: Option<&str>) -> f64 {
+    value
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .unwrap_or(1.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BUDGET: Duration = Duration::from_millis(150);
+
+    /// Held by every test that measures CPU 0: two at once would share it, each timing
+    /// the other's turns as its own.
+    static CPU_0: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    fn cpu_0() -> std::sync::MutexGuard<'static, ()> {
+        CPU_0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn affinity() -> nix::sched::CpuSet {
+        nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)).unwrap()
+    }
+
+    #[test]
+    fn cpu_0_runs_at_a_plausible_clock_and_the_caller_stays_where_it_was() {
+        let _cpu_0 = cpu_0();
+        let before = affinity();
+        let clock = measure(0, BUDGET).expect("CPU 0 is measured");
+        assert_eq!(clock.cpu, 0);
+        assert!(
+            (50.0..10_000.0).contains(&clock.mhz),
+            "CPU 0 at {} MHz",
+            clock.mhz
+        );
+        assert_eq!(affinity(), before, "the caller's affinity is untouched");
+    }
+
+    #[test]
+    fn a_cpu_past_the_machines_is_none_at_once() {
+        let started = Instant::now();
+        assert_eq!(measure(100_000, BUDGET), None);
+        // Within the CpuSet's range but past this machine's CPUs.
+        assert_eq!(measure(nix::sched::CpuSet::count() - 1, BUDGET), None);
+        assert!(started.elapsed() < BUDGET, "{:?}", started.elapsed());
+    }
+
+    #[test]
+    fn a_clock_5_percent_off_or_more_is_a_mismatch() {
+        let minus = mismatch(1440.0, 1800.0, 0.05).unwrap();
+        assert!((minus + 0.2).abs() < 1e-9, "{minus}");
+        assert_eq!(mismatch(1790.0, 1800.0, 0.05), None);
+        let plus = mismatch(2000.0, 1800.0, 0.05).unwrap();
+        assert!((plus - 1.0 / 9.0).abs() < 1e-9, "{plus}");
+        assert_eq!(mismatch(1440.0, 0.0, 0.05), None, "nothing reported");
+        assert_eq!(mismatch(f64::NAN, 1800.0, 0.05), None);
+    }
+
+    #[test]
+    fn turns_and_time_make_the_clock() {
+        // 1000 turns of 256 adds in 128 µs: 2 GHz.
+        let m = mhz(1000, Duration::from_micros(128));
+        assert!((m - 2000.0).abs() < 1e-6, "{m}");
+        // 100 turns took 1 ms: a 10 ms trial is 1000 turns, never fewer than calibrated.
+        let ms = Duration::from_millis;
+        assert_eq!(turns_for(100, ms(1), ms(10)), 1000);
+        assert_eq!(turns_for(100, ms(5), ms(1)), 100);
+    }
+
+    #[cfg(feature = "fault-injection")]
+    #[test]
+    fn the_fault_scale_plays_a_board_20_percent_slow() {
+        assert_eq!(scale_from(Some("0.8")), 0.8);
+        for ignored in [
+            None,
+            Some(""),
+            Some("fast"),
+            Some("-1"),
+            Some("0"),
+            Some("inf"),
+        ] {
+            assert_eq!(scale_from(ignored), 1.0, "{ignored:?}");
+        }
+        let _cpu_0 = cpu_0();
+        let real = measure_scaled(0, BUDGET, 1.0).unwrap().mhz;
+        let slow = measure_scaled(0, BUDGET, 0.8).unwrap().mhz;
+        // Two measurements of one CPU: the same clock within a few percent, less 20%.
+        let off = mismatch(slow, real, 0.05).expect("20% below is a mismatch");
+        assert!((-0.3..-0.1).contains(&off), "{slow} against {real}: {off}");
+    }
+}
