@@ -53,6 +53,8 @@ pub struct CommonArgs {
     pub cluster: Option<Cluster>,
     /// Whether `cluster` is the default's choice, not `--cluster`'s.
     pub cluster_by_default: bool,
+    /// `--idle-wait`: the longest to wait for the board to go idle before measuring.
+    pub idle_wait: Option<Duration>,
 }
 
 /// Implemented by every binary's argument struct through [`bench_args!`](crate::bench_args).
@@ -155,6 +157,9 @@ macro_rules! bench_args {
             /// run on one cluster of a big.LITTLE board: big, little, or a cpufreq policy's number (4: policy4); pins the run to its cores (default: where the scheduler puts it; the answer names the cluster)
             #[argh(option, from_str_fn($crate::harness::cli::parse_cluster))]
             pub cluster: Option<$crate::harness::cli::ClusterChoice>,
+            /// before measuring, wait up to this long for other processes to use under 2.5% of the cores (3 s in a row), then measure anyway with the rows flagged busy; 0 skips it (default 60s in the full profile, 0 otherwise)
+            #[argh(option, from_str_fn($crate::harness::cli::parse_duration))]
+            pub idle_wait: Option<std::time::Duration>,
         }
 
         impl $crate::harness::cli::HasCommon for $name {
@@ -186,6 +191,7 @@ macro_rules! bench_args {
                     unpinned: self.pin.as_ref().is_some_and(|cpus| cpus.is_empty()),
                     cluster,
                     cluster_by_default,
+                    idle_wait: self.idle_wait,
                     seed: self.seed,
                     cooldown: $crate::harness::cli::Cooldown::from_flags(
                         self.cooldown,
@@ -423,6 +429,15 @@ mod tests {
         assert!(e.to_string().contains("at most one"), "{e}");
         assert_eq!(Profile::Full.pick(1, 2, 3), 3);
     }
+}
+
+/// The longest wait for an idle board: `--idle-wait`'s, else a minute in the full
+/// profile, none in the others.
+pub fn idle_wait(flags: &CommonArgs) -> Duration {
+    flags.idle_wait.unwrap_or(match flags.profile {
+        Profile::Full => Duration::from_secs(60),
+        _ => Duration::ZERO,
+    })
 }
 
 /// The cluster the run is pinned to, and whether the default chose it: `--cluster`'s,

@@ -21,17 +21,23 @@ pub(crate) mod watchdog;
 
 use self::benchmark::{Benchmark, Settings, TimeUnit};
 use self::cli::{CommonArgs, Mode, Profile};
-use crate::model::answer::{against_lines, cluster_lines, precision_line, Answer, Answerer};
+use crate::model::answer::{
+    against_lines, cluster_lines, flagged_line, precision_line, Answer, Answerer,
+};
 use crate::model::failure::Failure;
 use crate::model::params::{label_with, varying_keys};
 use crate::model::result::{Precision, Versus};
 use crate::model::warning::{environment_warnings, Warning};
 use crate::stats::paired::PairedRatio;
 use crate::stats::uncertainty::Uncertainty;
+use crate::system::clock::ClusterClock;
 use crate::system::cooldown;
 use crate::system::env::Environment;
 use crate::system::throttle::{Snapshot, ThrottleReport};
+use crate::system::topology::current_mhz;
+use crate::system::validity::Flag;
 use crate::util::error::{Error, Result};
+use crate::util::format::printable;
 use crate::util::format::{count, format_duration};
 use crate::util::progress::Progress;
 use crate::util::terminal::{program_name, warn};
@@ -258,12 +264,18 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
             }
         }
     }
+    plan.idle_wait = cli::idle_wait(flags);
     if flags.dry_run {
         print_notes(&suite.notes);
         print!("{}", plan.render(&program_name()));
         return Ok(());
     }
+    let waited = wait_for_idle(plan.idle_wait);
     let mut env = Environment::capture();
+    env.idle_wait = waited;
+    let root = crate::system::sysfs::sysroot();
+    let allowed = crate::system::pinning::allowed_cpus();
+    env.clocks = ClusterClock::start(&env.clusters, &allowed, |c| current_mhz(&root, c));
     env.run_cluster = flags.cluster.clone().map(|c| (c, flags.cluster_by_default));
     crate::stderr!("{}, {}", header(&env, &settings, &plan), plan.summary());
     print_notes(&suite.notes);
@@ -308,12 +320,18 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
     };
     let (mut results, failed, bad_input) = run.all()?;
     progress.finish();
+    for clock in env.clocks.iter_mut() {
+        let cluster = env.clusters.iter().find(|c| c.cpus.contains(&clock.cpu));
+        clock.end(cluster.and_then(|c| current_mhz(&root, c)));
+    }
+    flag_the_run(&mut results, &env, &allowed);
     aggregate::add_scaling(&mut results);
     aggregate::add_ratios(&mut results);
     // The binary's answer, then where a headline row fell short of --precision.
     let mut answer = suite.answer.map(|answerer| {
         let mut answer = Answer::new(program_name(), answerer(&results));
         answer.lines.extend(precision_line(&results));
+        answer.lines.extend(flagged_line(&results));
         answer
     });
     // Which cluster the figures are of, where that is a question.
@@ -711,6 +729,79 @@ fn join(cpus: &[usize]) -> String {
         .map(|c| c.to_string())
         .collect::<Vec<_>>()
         .join(",")
+}
+
+/// Flags every row with what held for the whole run: a board that never went idle, a
+/// cluster it ran on not under the performance governor, a clock measured more than 5%
+/// off the reported one (said once on stderr too).
+fn flag_the_run(
+    results: &mut [crate::model::result::BenchResult],
+    env: &Environment,
+    allowed: &[usize],
+) {
+    let mut raised: Vec<(Flag, String)> = Vec::new();
+    if let Some(w) = env.idle_wait.filter(|w| !w.idle) {
+        raised.push((
+            Flag::Busy,
+            format!(
+                "the board never went idle in {} (other processes used {:.2} cores)",
+                format_duration(w.waited),
+                w.background
+            ),
+        ));
+    }
+    for c in &env.clusters {
+        let ran_there = c.cpus.iter().any(|cpu| allowed.contains(cpu));
+        if let Some(g) = c
+            .governor
+            .as_deref()
+            .filter(|g| ran_there && *g != "performance")
+        {
+            raised.push((
+                Flag::Governor,
+                format!(
+                    "governor {} on {}, not performance",
+                    printable(g),
+                    c.cpu_names()
+                ),
+            ));
+        }
+    }
+    for reason in env.clocks.iter().filter_map(|c| c.mismatch_reason()) {
+        warn(&reason);
+        raised.push((Flag::ClockMismatch, reason));
+    }
+    for r in results.iter_mut() {
+        for (flag, reason) in &raised {
+            r.throttle.flag(*flag, reason.clone());
+        }
+    }
+}
+
+/// Waits up to `most` for an idle board, saying so first (the header comes after) and
+/// after where it never went idle; None where it did not wait or could not tell.
+fn wait_for_idle(most: std::time::Duration) -> Option<crate::system::activity::IdleWait> {
+    if most.is_zero() {
+        return None;
+    }
+    crate::stderr!(
+        "{}: waiting up to {} for the board to go idle (--idle-wait)",
+        program_name(),
+        format_duration(most)
+    );
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let root = crate::system::sysfs::sysroot();
+    let waited = crate::system::activity::wait_for_idle(&root, most, cores);
+    if let Some(w) = waited.filter(|w| !w.idle) {
+        crate::stderr!(
+            "{}: the board never went idle in {} (other processes used {:.2} cores, the limit is {:.2}): measuring anyway, every row flagged busy",
+            program_name(),
+            format_duration(w.waited),
+            w.background,
+            w.limit
+        );
+    }
+    waited
 }
 
 /// The header line on stderr: what ran where, with which settings (each benchmark's

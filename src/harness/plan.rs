@@ -26,6 +26,8 @@ pub struct Plan {
     /// How long working out the estimates took before the plan (a calibration, a probe
     /// of a remote source), where it took long enough to tell: part of the run too.
     pub planning: Option<Duration>,
+    /// The longest `--idle-wait` waits for the board to go idle first.
+    pub idle_wait: Duration,
     pub benchmarks: Vec<Planned>,
 }
 
@@ -75,6 +77,7 @@ impl Plan {
         Plan {
             profile,
             prelude: None,
+            idle_wait: Duration::ZERO,
             planning: None,
             benchmarks,
         }
@@ -86,7 +89,7 @@ impl Plan {
         let prelude = self.prelude.as_ref().map_or(Duration::ZERO, |p| p.1);
         let planning = self.planning.unwrap_or_default();
         let benchmarks = self.benchmarks.iter().map(|b| b.estimate);
-        [activity::WINDOW, planning, prelude]
+        [activity::WINDOW, self.idle_wait, planning, prelude]
             .into_iter()
             .chain(benchmarks)
             .fold(Duration::ZERO, Duration::saturating_add)
@@ -133,6 +136,12 @@ impl Plan {
             out.push_str(&format!(
                 "planning: the estimates took {}\n",
                 format_estimate(took)
+            ));
+        }
+        if !self.idle_wait.is_zero() {
+            out.push_str(&format!(
+                "first: wait for the board to go idle  at most {}\n",
+                format_estimate(self.idle_wait)
             ));
         }
         if let Some((what, estimate)) = &self.prelude {

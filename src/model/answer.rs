@@ -154,6 +154,32 @@ pub fn cluster_lines(
     }
 }
 
+/// `flagged: 3 of 4 headline rows (governor, busy): not the board at its best`: said
+/// where a headline row's figure was taken while something flagged it (throttling,
+/// swapping, a busy board; the table's FLAGGED lines say why); None where none was.
+pub fn flagged_line(results: &[BenchResult]) -> Option<String> {
+    let headline: Vec<&BenchResult> = results.iter().filter(|r| r.headline).collect();
+    let flagged: Vec<&BenchResult> = headline
+        .iter()
+        .copied()
+        .filter(|r| !r.throttle.flags.is_empty())
+        .collect();
+    if flagged.is_empty() {
+        return None;
+    }
+    let flags = crate::system::validity::sorted(
+        flagged
+            .iter()
+            .flat_map(|r| r.throttle.flags.iter().copied()),
+    );
+    Some(fit(&format!(
+        "flagged: {} of {} headline rows ({}): not the board at its best",
+        flagged.len(),
+        headline.len(),
+        crate::system::validity::names(&flags)
+    )))
+}
+
 /// `precision: ±2% reached in 5 of 8 headline rows; not in 3 (widest ±4.1%, 20 s)`:
 /// said where a headline row's forks ran out of budget before its honest ± reached
 /// `--precision`; None where every one reached it, or none had one to reach.

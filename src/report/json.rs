@@ -245,6 +245,17 @@ fn entry(r: &BenchResult, env: Option<&Environment>) -> Json {
                 ),
                 ("operations", Json::Num(r.ops as f64)),
                 ("throttled", Json::Bool(r.throttle.throttled)),
+                // What makes the figure not the board's best (`system::validity`).
+                (
+                    "flags",
+                    Json::Arr(
+                        r.throttle
+                            .flags
+                            .iter()
+                            .map(|f| Json::str(f.name()))
+                            .collect(),
+                    ),
+                ),
                 (
                     "throttleReasons",
                     Json::Arr(r.throttle.reasons.iter().map(Json::str).collect()),
@@ -488,6 +499,49 @@ fn environment_json(env: &Environment) -> Json {
         (
             "clusters",
             Json::Arr(env.clusters.iter().map(cluster_json).collect()),
+        ),
+        // How long the run waited for an idle board, and whether it went idle.
+        (
+            "idleWait",
+            env.idle_wait.map_or(Json::Null, |w| {
+                Json::obj([
+                    ("idle", Json::Bool(w.idle)),
+                    (
+                        "waitedS",
+                        Json::Num((w.waited.as_secs_f64() * 10.0).round() / 10.0),
+                    ),
+                    (
+                        "backgroundCores",
+                        Json::Num((w.background * 1000.0).round() / 1000.0),
+                    ),
+                    ("limitCores", Json::Num(w.limit)),
+                ])
+            }),
+        ),
+        // Each cluster's clock measured by a timed loop at the run's start and end,
+        // beside what cpufreq reported.
+        (
+            "measuredClocks",
+            Json::Arr(
+                env.clocks
+                    .iter()
+                    .map(|c| {
+                        let mhz =
+                            |r: Option<(f64, Option<u64>)>| Json::opt_num(r.map(|r| r.0.round()));
+                        let reported = |r: Option<(f64, Option<u64>)>| {
+                            Json::opt_num(r.and_then(|r| r.1).map(|m| m as f64))
+                        };
+                        Json::obj([
+                            ("policy", Json::opt_num(c.policy.map(|p| p as f64))),
+                            ("cpu", Json::Num(c.cpu as f64)),
+                            ("startMHz", mhz(c.start)),
+                            ("startReportedMHz", reported(c.start)),
+                            ("endMHz", mhz(c.end)),
+                            ("endReportedMHz", reported(c.end)),
+                        ])
+                    })
+                    .collect(),
+            ),
         ),
         // The cluster the run was pinned to, and what chose it.
         (

@@ -54,10 +54,10 @@ pub fn render(results: &[BenchResult], failed: &[Failure], answer: Option<&Answe
 /// The rows of one result: its score, in sample mode JMH's percentile rows
 /// (`name:p0.00` … `name:p1.00`), then its secondary metrics.
 fn rows_of(r: &BenchResult) -> Vec<TableRow> {
-    let mark = if r.throttle.throttled {
-        "  THROTTLED"
-    } else {
-        ""
+    let mark = match (r.throttle.throttled, r.throttle.flags.is_empty()) {
+        (true, _) => "  THROTTLED",
+        (false, false) => "  FLAGGED",
+        (false, true) => "",
     };
     let row = |name: String, cnt: u64, score: f64, error: f64, unit: String| TableRow {
         name,
@@ -209,12 +209,20 @@ fn tables(results: &[BenchResult]) -> String {
             ));
         }
     }
-    let throttled: Vec<&BenchResult> = results.iter().filter(|r| r.throttle.throttled).collect();
-    if !throttled.is_empty() {
+    // Every flagged row with why: throttled ones as they have long been marked.
+    let flagged: Vec<&BenchResult> = results
+        .iter()
+        .filter(|r| r.throttle.throttled || !r.throttle.flags.is_empty())
+        .collect();
+    if !flagged.is_empty() {
         out.push('\n');
-        for r in throttled {
+        for r in flagged {
+            let what = match r.throttle.throttled {
+                true => "THROTTLED",
+                false => "FLAGGED",
+            };
             out.push_str(&format!(
-                "THROTTLED: {}: {}\n",
+                "{what}: {}: {}\n",
                 r.label(),
                 r.throttle.reasons.join("; ")
             ));

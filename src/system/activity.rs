@@ -99,6 +99,56 @@ pub fn measure(root: &Path, window: Duration) -> Option<Background> {
     })
 }
 
+/// The most other processes may use of a board of `cores` for it to count as idle:
+/// 2.5% of its cores, as sbc-bench allows, and never under a tenth of one core (the
+/// clock ticks of a short window cannot tell less).
+pub fn idle_limit(cores: usize) -> f64 {
+    (0.025 * cores as f64).max(0.1)
+}
+
+/// How many windows in a row must be quiet: a lull between two bursts is no idle board.
+const QUIET_WINDOWS: u32 = 3;
+
+/// What waiting for an idle board came to.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct IdleWait {
+    /// Whether the board went idle within the wait.
+    pub idle: bool,
+    pub waited: Duration,
+    /// Other processes' CPU in the last window watched, in cores.
+    pub background: f64,
+    pub limit: f64,
+}
+
+/// Waits up to `most` for other processes under `root` to use less than
+/// [`idle_limit`] of `cores` over [`QUIET_WINDOWS`] windows in a row, watching one window
+/// (a second, or what is left) at a time; None at once where /proc/stat cannot tell.
+pub fn wait_for_idle(root: &Path, most: Duration, cores: usize) -> Option<IdleWait> {
+    let started = Instant::now();
+    let limit = idle_limit(cores);
+    // A wait too short for three seconds asks for one quiet window.
+    let needed = match most >= Duration::from_secs(u64::from(QUIET_WINDOWS)) {
+        true => QUIET_WINDOWS,
+        false => 1,
+    };
+    let mut quiet = 0;
+    loop {
+        let left = most.saturating_sub(started.elapsed());
+        let window = left.clamp(WINDOW, Duration::from_secs(1));
+        let background = measure(root, window)?.cores;
+        quiet = if background < limit { quiet + 1 } else { 0 };
+        let waited = started.elapsed();
+        if quiet >= needed || waited >= most {
+            return Some(IdleWait {
+                idle: quiet >= needed,
+                waited,
+                background,
+                limit,
+            });
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -171,5 +221,24 @@ mod tests {
             b.cores >= 0.0 && b.window >= Duration::from_millis(50),
             "{b:?}"
         );
+    }
+
+    #[test]
+    fn an_idle_wait_ends_quiet_or_at_its_bound() {
+        assert_eq!(idle_limit(1), 0.1);
+        assert_eq!(idle_limit(8), 0.2);
+        // A busy thread of this process is not other processes': this test sees the
+        // machine's own load, so it asserts the bound and the outcome's consistency.
+        let w = wait_for_idle(Path::new("/"), Duration::from_millis(600), 2).unwrap();
+        assert!(w.waited < Duration::from_secs(3), "{w:?}");
+        assert!(!w.idle || w.background < w.limit, "{w:?}");
+        let d = std::env::temp_dir().join(format!("bb-idle-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        assert_eq!(
+            wait_for_idle(&d, Duration::from_secs(60), 2),
+            None,
+            "cannot tell"
+        );
+        std::fs::remove_dir_all(&d).unwrap();
     }
 }

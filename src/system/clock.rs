@@ -230,6 +230,69 @@ fn scale_from(value: Option<&str>) -> f64 {
         .unwrap_or(1.0)
 }
 
+/// How far a measured clock may be from the reported one before the rows are flagged.
+pub const TOLERANCE: f64 = 0.05;
+
+/// How long each cluster's clock is measured for, at the start and at the end of a run.
+pub const BUDGET: Duration = Duration::from_millis(150);
+
+/// One cluster's clock as measured at the start and the end of a run, beside the one
+/// cpufreq reported right after each measurement (the core still busy from it).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ClusterClock {
+    pub policy: Option<usize>,
+    /// The CPU it was measured on: the cluster's first this process may run on.
+    pub cpu: usize,
+    pub start: Option<(f64, Option<u64>)>,
+    pub end: Option<(f64, Option<u64>)>,
+}
+
+impl ClusterClock {
+    /// Measures every cluster of `topology` that holds one of the `allowed` CPUs, on the
+    /// first of those CPUs; `reported` reads the cluster's current clock (MHz) after.
+    pub fn start(
+        clusters: &[super::topology::Cluster],
+        allowed: &[usize],
+        reported: impl Fn(&super::topology::Cluster) -> Option<u64>,
+    ) -> Vec<ClusterClock> {
+        clusters
+            .iter()
+            .filter_map(|c| {
+                let cpu = c.cpus.iter().copied().find(|cpu| allowed.contains(cpu))?;
+                let measured = measure(cpu, BUDGET)?;
+                Some(ClusterClock {
+                    policy: c.policy,
+                    cpu,
+                    start: Some((measured.mhz, reported(c))),
+                    end: None,
+                })
+            })
+            .collect()
+    }
+
+    /// Measures again at the end of the run.
+    pub fn end(&mut self, reported: Option<u64>) {
+        self.end = measure(self.cpu, BUDGET).map(|m| (m.mhz, reported));
+    }
+
+    /// Why the measured clock is not the reported one, where at the start or the end it
+    /// is off by more than [`TOLERANCE`].
+    pub fn mismatch_reason(&self) -> Option<String> {
+        [("start", self.start), ("end", self.end)]
+            .into_iter()
+            .find_map(|(when, reading)| {
+                let (measured, reported) = reading?;
+                let reported = reported?;
+                let off = mismatch(measured, reported as f64, TOLERANCE)?;
+                Some(format!(
+                    "cpu{} measured {measured:.0} MHz at the {when} of the run, cpufreq reports {reported} MHz ({:+.0}%)",
+                    self.cpu,
+                    off * 100.0
+                ))
+            })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -44,6 +44,10 @@ pub struct Environment {
     /// The cluster the run was pinned to (`--cluster`'s, or the big one by default on a
     /// big.LITTLE board), and whether the default chose it; set by the harness.
     pub run_cluster: Option<(Cluster, bool)>,
+    /// What waiting for an idle board came to (`--idle-wait`); set by the harness.
+    pub idle_wait: Option<activity::IdleWait>,
+    /// Each cluster's clock measured at the start and end of the run; set by the harness.
+    pub clocks: Vec<super::clock::ClusterClock>,
     pub boardbench_version: String,
 }
 
@@ -99,6 +103,8 @@ impl Environment {
             ),
             clusters: topology.clusters,
             run_cluster: None,
+            idle_wait: None,
+            clocks: vec![],
             boardbench_version: env!("CARGO_PKG_VERSION").to_string(),
         }
     }

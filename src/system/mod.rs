@@ -5,7 +5,7 @@
 //! where they ran ([`placement`]), reading /proc and /sys within bounds ([`sysfs`]),
 //! the clean-up hooks that run when the process ends abnormally ([`exit`]), the board's
 //! clusters ([`topology`]), the clock as measured rather than reported ([`clock`]) and
-//! the hardware counters ([`counters`]).
+//! the hardware counters ([`counters`]), and what flags a row's figure ([`validity`]).
 
 pub mod activity;
 pub mod clock;
@@ -19,3 +19,4 @@ pub mod placement;
 pub mod sysfs;
 pub mod throttle;
 pub mod topology;
+pub mod validity;

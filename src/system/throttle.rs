@@ -5,7 +5,9 @@
 //! Every path is read under [`sysroot`], so tests can play a throttling board.
 
 use super::env::max_temperature;
+use super::sysfs::read_file;
 use super::sysfs::{read, read_num, sysroot};
+use super::validity::{sorted, Flag, VmCounts};
 use std::path::Path;
 
 /// What the throttling watch reads before and after each benchmark.
@@ -22,6 +24,13 @@ pub struct Snapshot {
     /// `vcgencmd measure_clock arm` in MHz, on a Raspberry Pi; read only where cpufreq
     /// keeps no time_in_state, which tells more.
     pub arm_clock_mhz: Option<f64>,
+    /// /proc/vmstat's swap and OOM counters.
+    pub vm: Option<VmCounts>,
+    /// How many CPUs are online.
+    pub online: Option<usize>,
+    /// The Pi's `rpi_volt` hwmon under-voltage alarm (`in0_lcrit_alarm`), where the
+    /// kernel has it.
+    pub under_voltage_alarm: Option<bool>,
 }
 
 impl Snapshot {
@@ -49,6 +58,11 @@ impl Snapshot {
             governor: read(root, "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
             max_freq_khz: read_num(root, "sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq"),
             arm_clock_mhz: None,
+            vm: read(root, "proc/vmstat").and_then(|v| VmCounts::parse(&v)),
+            online: read(root, "sys/devices/system/cpu/online")
+                .and_then(|l| super::topology::cpu_list(&l))
+                .map(|cpus| cpus.len()),
+            under_voltage_alarm: under_voltage_alarm(root),
         };
         if snapshot.time_in_state.is_empty() {
             snapshot.arm_clock_mhz = vcgencmd(&["measure_clock", "arm"])
@@ -79,6 +93,18 @@ fn vcgencmd(args: &[&str]) -> Option<String> {
         .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
+/// The `rpi_volt` hwmon device's `in0_lcrit_alarm` (1: the supply is below its limit
+/// now); None where no hwmon is that device.
+fn under_voltage_alarm(root: &Path) -> Option<bool> {
+    let dir = std::fs::read_dir(root.join("sys/class/hwmon")).ok()?;
+    dir.filter_map(|e| e.ok())
+        .take(64)
+        .map(|e| e.path())
+        .find(|p| read_file(&p.join("name")).is_some_and(|n| n.trim() == "rpi_volt"))
+        .and_then(|p| read_file(&p.join("in0_lcrit_alarm")))
+        .map(|v| v.trim() == "1")
+}
+
 /// `vcgencmd measure_clock arm`'s answer, `frequency(48)=1500345728` (Hz), in MHz.
 pub fn parse_measure_clock(text: &str) -> Option<f64> {
     let (key, hz) = text.trim().split_once('=')?;
@@ -99,9 +125,12 @@ fn vcgencmd_throttled() -> Option<u32> {
 /// What happened to the machine's clocks and temperature during one benchmark.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ThrottleReport {
+    /// Whether a flag of the clock or the supply is among `flags`.
     pub throttled: bool,
-    /// Why it counts as throttled, one reason a line.
+    /// Why each flag was raised, one reason a line.
     pub reasons: Vec<String>,
+    /// What makes the figure not the board's own at its best, in order, each once.
+    pub flags: Vec<Flag>,
     /// The highest temperature seen before or after, in °C.
     pub max_temp_c: Option<f64>,
     /// The CPU clock during the benchmark and the temperature around it.
@@ -228,9 +257,11 @@ impl ThrottleReport {
                 .filter_map(|r| f(&r.health))
                 .collect::<Vec<f64>>()
         };
+        let flags = sorted(forks.iter().flat_map(|f| f.flags.iter().copied()));
         ThrottleReport {
-            throttled: !reasons.is_empty(),
+            throttled: flags.iter().any(|f| f.is_throttling()),
             reasons,
+            flags,
             max_temp_c: max(&mut forks.iter().filter_map(|f| f.max_temp_c)),
             health: Health {
                 clock_mhz: mean(health(|h| h.clock_mhz)),
@@ -245,41 +276,73 @@ impl ThrottleReport {
 
     /// Compares the snapshots taken before and after a benchmark.
     pub fn between(before: &Snapshot, after: &Snapshot) -> ThrottleReport {
-        let mut reasons = Vec::new();
+        let mut raised: Vec<(Flag, String)> = Vec::new();
         if let Some(bits) = after.throttled_bits {
             // Bits 0-3: under-voltage, frequency capped, throttled, soft temperature limit
             // now; bits 16-19: the same, has occurred since boot.
-            const NAMES: [&str; 4] = [
-                "under-voltage",
-                "ARM frequency capped",
-                "throttled",
-                "soft temperature limit",
+            const NAMES: [(&str, Flag); 4] = [
+                ("under-voltage", Flag::UnderVoltage),
+                ("ARM frequency capped", Flag::Throttled),
+                ("throttled", Flag::Throttled),
+                ("soft temperature limit", Flag::Throttled),
             ];
             let newly_sticky = (bits >> 16) & !(before.throttled_bits.unwrap_or(0) >> 16);
-            for (i, name) in NAMES.iter().enumerate() {
+            for (i, (name, flag)) in NAMES.iter().enumerate() {
                 if bits & (1 << i) != 0 || newly_sticky & (1 << i) != 0 {
-                    reasons.push(format!("vcgencmd get_throttled: {name} (0x{bits:x})"));
+                    raised.push((
+                        *flag,
+                        format!("vcgencmd get_throttled: {name} (0x{bits:x})"),
+                    ));
                 }
             }
+        }
+        if before.under_voltage_alarm == Some(true) || after.under_voltage_alarm == Some(true) {
+            raised.push((
+                Flag::UnderVoltage,
+                "rpi_volt: under-voltage alarm (in0_lcrit_alarm)".into(),
+            ));
         }
         let health = Health::between(before, after);
         if after.governor.as_deref() == Some("performance") {
             if let (Some(below), Some(max)) = (health.below_max_percent, health.clock_max_mhz) {
                 if below > 1.0 {
-                    reasons.push(format!(
+                    raised.push((Flag::ClockBelowTarget, format!(
                         "cpufreq below its maximum {max:.0} MHz for {below:.0}% of the time under the performance governor",
-                    ));
+                    )));
                 }
             }
         }
-        ThrottleReport {
-            throttled: !reasons.is_empty(),
-            reasons,
+        if let (Some(b), Some(a)) = (before.vm, after.vm) {
+            raised.extend(VmCounts::flags_between(b, a));
+        }
+        if let (Some(b), Some(a)) = (before.online, after.online) {
+            if a < b {
+                raised.push((
+                    Flag::CoreOffline,
+                    format!("{} of {b} cores went offline", b - a),
+                ));
+            }
+        }
+        let mut report = ThrottleReport {
             max_temp_c: match (before.max_temp_c, after.max_temp_c) {
                 (Some(a), Some(b)) => Some(a.max(b)),
                 (a, b) => a.or(b),
             },
             health,
+            ..ThrottleReport::default()
+        };
+        for (flag, reason) in raised {
+            report.flag(flag, reason);
+        }
+        report
+    }
+
+    /// Raises `flag` for `reason` (said once).
+    pub fn flag(&mut self, flag: Flag, reason: String) {
+        self.flags = sorted(self.flags.iter().copied().chain([flag]));
+        self.throttled = self.flags.iter().any(|f| f.is_throttling());
+        if !self.reasons.contains(&reason) {
+            self.reasons.push(reason);
         }
     }
 }
@@ -294,6 +357,7 @@ mod tests {
         let fork = |reason: Option<&str>, temp: f64, clock: f64| ThrottleReport {
             throttled: reason.is_some(),
             reasons: reason.into_iter().map(String::from).collect(),
+            flags: reason.iter().map(|_| Flag::Throttled).collect(),
             max_temp_c: Some(temp),
             health: Health {
                 clock_mhz: Some(clock),
@@ -458,5 +522,42 @@ mod tests {
         assert_eq!(h.clock_source, Some(ClockSource::Vcgencmd));
         assert_eq!((h.clock_max_mhz, h.below_max_percent), (Some(1500.0), None));
         assert_eq!((h.temp_before_c, h.temp_after_c), (Some(50.0), Some(58.5)));
+    }
+
+    #[test]
+    fn swap_oom_offline_cores_and_the_volt_alarm_flag_the_fork_they_happen_in() {
+        let calm = Snapshot {
+            vm: Some(VmCounts {
+                swapped_in: 5,
+                swapped_out: 5,
+                oom_kills: 0,
+            }),
+            online: Some(4),
+            under_voltage_alarm: Some(false),
+            ..Snapshot::default()
+        };
+        assert_eq!(ThrottleReport::between(&calm, &calm).flags, []);
+        let mut after = calm.clone();
+        after.vm = Some(VmCounts {
+            swapped_in: 9,
+            swapped_out: 5,
+            oom_kills: 1,
+        });
+        after.online = Some(3);
+        after.under_voltage_alarm = Some(true);
+        let r = ThrottleReport::between(&calm, &after);
+        assert_eq!(
+            r.flags,
+            [
+                Flag::UnderVoltage,
+                Flag::Swapped,
+                Flag::OomKill,
+                Flag::CoreOffline
+            ]
+        );
+        assert!(r.throttled, "under-voltage is the supply's throttling");
+        assert_eq!(r.reasons.len(), 4, "{:?}", r.reasons);
+        let merged = ThrottleReport::merge(&[ThrottleReport::between(&calm, &calm), r]);
+        assert_eq!(merged.flags.len(), 4);
     }
 }

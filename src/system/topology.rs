@@ -157,6 +157,16 @@ impl Topology {
     }
 }
 
+/// `cluster`'s clock now, in MHz: its policy's `scaling_cur_freq` (an older kernel's
+/// cpu0's where it has no policy).
+pub fn current_mhz(root: &Path, cluster: &Cluster) -> Option<u64> {
+    let path = match cluster.policy {
+        Some(n) => format!("sys/devices/system/cpu/cpufreq/policy{n}/scaling_cur_freq"),
+        None => "sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq".into(),
+    };
+    read_num(root, &path).map(|k| k / 1000)
+}
+
 /// Every `policyN` under cpufreq, with its CPUs, clocks and governor.
 fn policies(root: &Path) -> Vec<Cluster> {
     let dir = root.join("sys/devices/system/cpu/cpufreq");
