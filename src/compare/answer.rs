@@ -5,7 +5,7 @@
 //! within the threshold, `faster`/`slower` beyond it and significant ("beyond noise"),
 //! `noise` and `?` beyond it but not shown to be more than noise.
 
-use super::{Comparison, Row, Verdict};
+use super::{Cell, Comparison, Row, Verdict};
 pub use crate::model::answer::WIDTH;
 use crate::model::answer::{times, Answer};
 
@@ -101,7 +101,45 @@ pub fn lines(c: &Comparison) -> Vec<String> {
             }
         }
     }
+    out.extend(flagged_line(c));
     out
+}
+
+/// `2 rows flagged as they ran (throttled, busy): no verdict; --accept-invalid judges
+/// them`: where a comparison's side was flagged and it was given no faster or slower.
+fn flagged_line(c: &Comparison) -> Option<String> {
+    let flagged: Vec<&Cell> = c
+        .rows
+        .iter()
+        .flat_map(|r| r.cells.iter().flatten())
+        .filter(|cell| {
+            cell.change
+                .as_ref()
+                .is_some_and(|ch| ch.verdict == Verdict::Flagged)
+        })
+        .collect();
+    if flagged.is_empty() {
+        return None;
+    }
+    let mut why: Vec<&str> = Vec::new();
+    for row in c.rows.iter().filter(|r| {
+        r.cells.iter().flatten().any(|cell| {
+            cell.change
+                .as_ref()
+                .is_some_and(|ch| ch.verdict == Verdict::Flagged)
+        })
+    }) {
+        for name in row.cells.iter().flatten().flat_map(|cell| &cell.flags) {
+            if !why.contains(&name.as_str()) {
+                why.push(name);
+            }
+        }
+    }
+    Some(crate::model::answer::fit(&format!(
+        "{} flagged as they ran ({}): no verdict; --accept-invalid judges them",
+        rows_text(flagged.len()),
+        why.join(", ")
+    )))
 }
 
 /// The rows by family, in order of first appearance, each family named as a pattern

@@ -58,6 +58,10 @@ pub struct Args {
     /// print this machine's environment record as JSON and exit (run-all's env.json)
     #[argh(switch)]
     pub env: bool,
+    /// judge rows flagged as they ran (throttled, swapped, busy, ...) faster or slower all
+    /// the same (default: such a row's verdict is flagged, never faster or slower)
+    #[argh(switch)]
+    pub accept_invalid: bool,
 }
 
 fn parse_alpha(s: &str) -> std::result::Result<f64, String> {

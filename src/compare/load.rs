@@ -588,7 +588,25 @@ fn entry(
         offered_load: offered_load(e),
         noise_band: ours(e, metric, "noiseBand").filter(|b| *b > 0.0),
         run_floor: ours(e, metric, "runFloor"),
+        flags: flags(e),
     }))
+}
+
+/// boardbench's `flags` of an entry: at most 16, each a name this build knows or cut to
+/// 32 printable characters; none for a file without them.
+fn flags(e: &Json) -> Vec<String> {
+    let Some(Json::Arr(names)) = e.get("boardbench").and_then(|b| b.get("flags")) else {
+        return vec![];
+    };
+    names
+        .iter()
+        .filter_map(Json::as_str)
+        .take(16)
+        .map(|n| match crate::system::validity::Flag::parse(n) {
+            Some(f) => f.name().to_string(),
+            None => crate::util::format::printable(&n.chars().take(32).collect::<String>()),
+        })
+        .collect()
 }
 
 /// A number of boardbench's own about the primary score (`boardbench.KEY`), finite and

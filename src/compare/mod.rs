@@ -45,6 +45,8 @@ pub struct Measurement {
     /// What its binary's whole runs differ by beyond their forks (boardbench's
     /// `runFloor`); None where the file does not say.
     pub run_floor: Option<f64>,
+    /// What flagged the row as it ran (boardbench's `flags`: `throttled`, `busy`).
+    pub flags: Vec<String>,
 }
 
 /// How results are judged.
@@ -57,6 +59,8 @@ pub struct Criteria {
     /// Params left out of matching (for boards with different core counts, say);
     /// `threads` covers JMH's top-level threads too.
     pub ignore_params: Vec<String>,
+    /// `--accept-invalid`: judge a flagged row faster or slower all the same.
+    pub accept_invalid: bool,
 }
 
 /// The judgement of one result against the first run's.
@@ -71,6 +75,9 @@ pub enum Verdict {
     /// A change beyond the threshold that cannot be judged: a ratio that is not a
     /// number, or fork means whose test is not one.
     Unknown,
+    /// Faster or slower, but a side was flagged as it ran (throttled, busy): not judged
+    /// without `--accept-invalid`.
+    Flagged,
 }
 
 impl Verdict {
@@ -81,6 +88,7 @@ impl Verdict {
             Verdict::Same => "same",
             Verdict::Noise => "noise",
             Verdict::Unknown => "?",
+            Verdict::Flagged => "flagged",
         }
     }
 }
@@ -99,6 +107,8 @@ pub struct Cell {
     pub noise_band: f64,
     /// The run floor: the file's, else 0.
     pub run_floor: f64,
+    /// What flagged it as it ran.
+    pub flags: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -205,6 +215,7 @@ impl Comparison {
             Verdict::Same,
             Verdict::Noise,
             Verdict::Unknown,
+            Verdict::Flagged,
         ]
         .iter()
         .map(|&v| (v, self.count(v)))
@@ -366,6 +377,7 @@ pub fn compare(runs: Vec<(String, Vec<Measurement>)>, criteria: Criteria) -> Com
                     .noise_band
                     .unwrap_or(crate::stats::uncertainty::NOISE_BAND),
                 run_floor: m.run_floor.unwrap_or(0.0),
+                flags: m.flags.clone(),
             });
         }
     }
@@ -458,6 +470,8 @@ pub(crate) fn judge(
         Verdict::Unknown
     } else if !judged.beyond {
         Verdict::Noise
+    } else if !criteria.accept_invalid && !(base.flags.is_empty() && new.flags.is_empty()) {
+        Verdict::Flagged
     } else if better {
         Verdict::Faster
     } else {
@@ -684,6 +698,7 @@ pub(crate) mod tests {
             offered_load: None,
             noise_band: None,
             run_floor: None,
+            flags: vec![],
         }
     }
 
@@ -697,6 +712,7 @@ pub(crate) mod tests {
             alpha: 0.01,
             threshold: 0.05,
             ignore_params: vec![],
+            accept_invalid: false,
         }
     }
 
@@ -711,6 +727,7 @@ pub(crate) mod tests {
                 offered_load: None,
                 noise_band: crate::stats::uncertainty::NOISE_BAND,
                 run_floor: 0.0,
+                flags: vec![],
             }
         };
         judge(&cell(base), &cell(new), higher_is_better, &criteria()).verdict
@@ -737,6 +754,43 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_flagged_side_is_never_faster_or_slower_unless_accepted() {
+        let cell = |raw: &[f64], flags: &[&str]| {
+            let s = crate::stats::Summary::of(raw);
+            Cell {
+                score: s.mean,
+                error: s.error,
+                samples: forks_of(raw),
+                change: None,
+                offered_load: None,
+                noise_band: crate::stats::uncertainty::NOISE_BAND,
+                run_floor: 0.0,
+                flags: flags.iter().map(|f| f.to_string()).collect(),
+            }
+        };
+        let base = [100.0, 101.0, 99.0, 100.5, 99.5];
+        let lower = [80.0, 81.0, 79.0, 80.5, 79.5];
+        let slightly = [99.0, 100.0, 98.0, 99.5, 98.5];
+        let judged = |a: &Cell, b: &Cell, accept: bool| {
+            let criteria = Criteria {
+                accept_invalid: accept,
+                ..criteria()
+            };
+            judge(a, b, true, &criteria).verdict
+        };
+        let (calm, hot) = (cell(&base, &[]), cell(&lower, &["throttled"]));
+        assert_eq!(judged(&calm, &hot, false), Verdict::Flagged);
+        assert_eq!(judged(&hot, &calm, false), Verdict::Flagged, "either side");
+        assert_eq!(judged(&calm, &hot, true), Verdict::Slower);
+        // Within the threshold it is the same, flagged or not.
+        assert_eq!(
+            judged(&calm, &cell(&slightly, &["busy"]), false),
+            Verdict::Same
+        );
+        assert_eq!(judged(&calm, &cell(&lower, &[]), false), Verdict::Slower);
+    }
+
+    #[test]
     fn ratio_error_propagates_the_honest_relative_errors() {
         let cell = |score: f64, error: f64, samples: Samples| Cell {
             score,
@@ -746,6 +800,7 @@ pub(crate) mod tests {
             offered_load: None,
             noise_band: crate::stats::uncertainty::NOISE_BAND,
             run_floor: 0.0,
+            flags: vec![],
         };
         let (a, b) = (
             cell(100.0, 3.0, forks_of(&[97.0, 100.0, 103.0])),

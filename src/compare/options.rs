@@ -53,6 +53,7 @@ impl Options {
                 alpha: args.alpha,
                 threshold: args.threshold,
                 ignore_params: args.ignore_params.clone().unwrap_or_default(),
+                accept_invalid: args.accept_invalid,
             },
             format: args.format,
             output: args.output.clone(),
@@ -147,6 +148,7 @@ mod tests {
                 alpha: 0.05,
                 threshold: 0.02,
                 ignore_params: vec![],
+                accept_invalid: false,
             }
         );
         let o = options(&[
