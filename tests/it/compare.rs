@@ -1449,6 +1449,8 @@ fn a_dangling_json_symlink_is_bad_input_and_a_missing_file_a_failed_run() {
 
 /// The peak resident memory of `exe args`, in bytes (the child's own, from wait4).
 fn peak_rss(args: &[&str]) -> (i32, u64) {
+    // Reaped by wait4 below (for its rusage), which clippy does not see as a wait.
+    #[allow(clippy::zombie_processes)]
     let child = std::process::Command::new(EXE)
         .args(args)
         .stdin(std::process::Stdio::null())
