@@ -405,7 +405,7 @@ fn faults_end_with_a_clear_error_and_exit_1() {
 }
 
 #[test]
-fn bad_flags_are_one_line_and_exit_2() {
+fn bad_flags_get_one_line_and_exit_2() {
     for (args, names) in [
         (&["--transport", "udp"][..], "udp"),
         (&["--calls", "method_x"][..], "method_x"),
