@@ -1,8 +1,8 @@
 # boardbench: build, cross-build, package, run and test. Nothing here needs Docker.
 #   make run      build for this machine and run the quick suite
-#   make test     every test: cargo tests, the four cross builds (and armv7 through zig),
-#                 the cross-built binaries run under qemu-user and on emulated boards, and
-#                 five minutes of fuzzing (docs/fuzzing.md)
+#   make test     every test: clippy, cargo tests, the four cross builds (and armv7
+#                 through zig), the cross-built binaries run under qemu-user and on
+#                 emulated boards, and five minutes of fuzzing (docs/fuzzing.md)
 #   make test-boards  the emulated Raspberry Pi boards alone (docs/boards.md; make test runs them too)
 
 CARGO   ?= cargo
@@ -52,7 +52,7 @@ TARGET  ?=
 PROFILE ?=
 AGAINST ?=
 
-.PHONY: all build cross cross-armv7 cross-aarch64 cross-x86 cross-armv6 dist dist-armv7 dist-aarch64 dist-x86 dist-armv6 deploy run test test-cargo test-cross test-boards test-fuzz sizes bench fuzz clean
+.PHONY: all build cross cross-armv7 cross-aarch64 cross-x86 cross-armv6 dist dist-armv7 dist-aarch64 dist-x86 dist-armv6 deploy run test test-clippy test-cargo test-cross test-boards test-fuzz sizes bench fuzz clean
 
 all: build
 
@@ -134,7 +134,7 @@ seek-s3:
 	$(MAKE) build
 	scripts/seek-s3.sh $(if $(PROFILE),--$(PROFILE)) $(BUCKET) $(PREFIX)
 
-test: test-cargo test-cross test-fuzz
+test: test-clippy test-cargo test-cross test-fuzz
 
 # make test's own release builds (the cross builds, the release pass, the boards): the
 # release profile without its fat LTO, in 16 codegen units. The same code at the same
@@ -143,6 +143,13 @@ test: test-cargo test-cross test-fuzz
 # dist finds these builds as they are. make build, cross, dist and sizes: the real profile.
 test-builds test-cross test-boards: export CARGO_PROFILE_RELEASE_LTO := off
 test-builds test-cross test-boards: export CARGO_PROFILE_RELEASE_CODEGEN_UNITS := 16
+
+# Clippy over every target (library, binaries, unit and integration tests) with the
+# features the cargo tests build; a warning fails it. First, as it takes a minute where
+# the tests take ten. setup.sh test adds rustup's clippy component where it is missing.
+test-clippy:
+	@scripts/setup.sh test
+	$(CARGO) clippy --all-targets --features fault-injection,tls -- -D warnings
 
 # fault-injection: the test-only BB_IPC_FAULT hooks, compiled into the debug binaries
 # the cargo tests run, never into release or cross builds. With tls, as boards get it;

@@ -7,7 +7,8 @@
 #   scripts/setup.sh zig-std  zig, cargo-zigbuild and the Makefile's NIGHTLY with rust-src,
 #                             for the -Zbuild-std builds (armv6, and armv7 through zig)
 #   scripts/setup.sh cross    all three: everything make cross builds with
-#   scripts/setup.sh test     + qemu-user-static, file and readelf, for the cross-built binaries;
+#   scripts/setup.sh test     + rustup's clippy component, for make test-clippy;
+#                             qemu-user-static, file and readelf, for the cross-built binaries;
 #                             nginx (with its dav module: PUT, and ssl), for bb-seek's HTTP
 #                             and HTTPS tests; the openssl CLI, for their certificates;
 #                             busybox, chromium and openssh-server for the suite's tests;
@@ -136,6 +137,13 @@ case $level in
         done ;;
 esac
 
+# make test-clippy: the toolchain's clippy (rustup lists it as clippy-<host>).
+missing_components=""
+if [ "$level" = test ]; then
+    rustup component list --installed 2>/dev/null | grep -q '^clippy' \
+        || missing_components="clippy"
+fi
+
 # make test-boards: per Debian architecture, the kernel's meta-package, the device tree
 # the board's qemu machine wants (a path in the kernel package's /usr/lib/linux-image-*/)
 # and busybox-static; unpacked in target/boards/<arch>/, kept there.
@@ -164,7 +172,7 @@ if [ "$level" = boards ]; then
     done
 fi
 
-[ -z "$packages" ] && [ -z "$missing_targets" ] && [ -z "$pip_packages" ] \
+[ -z "$packages" ] && [ -z "$missing_targets" ] && [ -z "$missing_components" ] && [ -z "$pip_packages" ] \
     && [ -z "$missing_nightly" ] && [ -z "$venvs" ] && [ -z "$missing_boards" ] \
     && [ -z "$missing_net" ] && exit 0
 
@@ -172,6 +180,7 @@ if [ "$(id -u)" != 0 ]; then
     echo "setup: missing pieces; run these, then rerun make:" >&2
     [ -n "$packages" ] && echo "  sudo apt-get update && sudo apt-get install -y$packages" >&2
     [ -n "$missing_targets" ] && echo "  rustup target add$missing_targets" >&2
+    [ -n "$missing_components" ] && echo "  rustup component add $missing_components" >&2
     [ -n "$pip_packages" ] && echo "  python3 -m pip install $pip_packages" >&2
     [ -n "$missing_nightly" ] && echo "  rustup toolchain install $nightly --profile minimal --component rust-src" >&2
     missing_archs=$(echo $missing_archs | tr ' ' '\n' | sort -u | tr '\n' ' ')
@@ -260,6 +269,10 @@ fi
 if [ -n "$missing_targets" ]; then
     echo "setup: adding rustup targets$missing_targets" >&2
     retry rustup target add $missing_targets
+fi
+if [ -n "$missing_components" ]; then
+    echo "setup: adding the rustup component $missing_components" >&2
+    retry rustup component add $missing_components
 fi
 # Makes the venv DIR with the packages PINS (a space-separated list), then records them.
 make_venv() {

@@ -629,9 +629,12 @@ fn offered_load(e: &Json) -> Option<OfferedLoad> {
     })
 }
 
+/// A `[value, count]` pair, either half None where it is not a number.
+type Pair = (Option<f64>, Option<f64>);
+
 /// The `[value, count]` pairs of an array, compact ([`Json::Pairs`]) or not: None when
 /// it is not an array, Some(None) for an item that is not a pair of numbers.
-fn pairs(v: &Json) -> Option<Box<dyn Iterator<Item = Option<(Option<f64>, Option<f64>)>> + '_>> {
+fn pairs(v: &Json) -> Option<Box<dyn Iterator<Item = Option<Pair>> + '_>> {
     match v {
         Json::Pairs(ps) => Some(Box::new(ps.iter().map(|p| Some((Some(p[0]), Some(p[1])))))),
         Json::Arr(items) => Some(Box::new(items.iter().map(|pair| match pair {

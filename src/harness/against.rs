@@ -327,14 +327,12 @@ mod tests {
 
     #[test]
     fn a_builds_hash_is_its_contents() {
-        let dir = std::env::temp_dir().join(format!("bb-against-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::util::temp::TempDir::new("against");
         let file = dir.join("b");
         std::fs::write(&file, b"abc").unwrap();
         assert_eq!(
             sha1_of(&file).unwrap(),
             "a9993e364706816aba3e25717850c26c9cd0d89d"
         );
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -358,7 +358,7 @@ mod tests {
     }
 
     #[test]
-    fn common_flags_parse_and_bad_flags_are_one_line() {
+    fn common_flags_parse_and_bad_flags_get_one_line() {
         let a: TestArgs = parse_from(&[
             "--threads",
             "1,2",

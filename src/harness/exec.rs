@@ -215,13 +215,13 @@ pub fn exec_directly(command: &mut Command) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::util::temp::TempDir;
 
     /// A directory with an ELF header for `machine` (a binary the kernel here refuses)
     /// and, if asked, a stand-in for its qemu.
-    fn foreign(name: &str, machine: u16, qemu: Option<&str>) -> (PathBuf, PathBuf) {
+    fn foreign(name: &str, machine: u16, qemu: Option<&str>) -> (TempDir, PathBuf) {
         use std::os::unix::fs::PermissionsExt;
-        let dir = std::env::temp_dir().join(format!("bb-exec-{name}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = TempDir::new(&format!("exec-{name}"));
         let mut header = vec![0x7f, b'E', b'L', b'F', 2, 1, 1, 0];
         header.resize(16, 0);
         header.extend_from_slice(&2u16.to_le_bytes()); // e_type: an executable
@@ -260,7 +260,7 @@ mod tests {
             return;
         }
         let (dir, exe) = foreign("auto", 183, Some("qemu-aarch64-static"));
-        let path = std::env::join_paths([Path::new("/nonexistent"), &dir]).unwrap();
+        let path = std::env::join_paths([Path::new("/nonexistent"), dir.path()]).unwrap();
         assert_eq!(
             choose_runner(&exe, None, Some(&path)),
             Ok(Some(dir.join("qemu-aarch64-static")))
@@ -270,7 +270,6 @@ mod tests {
             choose_runner(&exe, Some("my-runner".into()), Some(&path)),
             Ok(Some(PathBuf::from("my-runner")))
         );
-        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]
@@ -280,7 +279,7 @@ mod tests {
             return;
         }
         let (dir, exe) = foreign("none", 40, None);
-        let error = choose_runner(&exe, None, Some(dir.as_os_str())).unwrap_err();
+        let error = choose_runner(&exe, None, Some(dir.path().as_os_str())).unwrap_err();
         assert_eq!(
             error,
             format!(
@@ -288,12 +287,11 @@ mod tests {
                 exe.display()
             )
         );
-        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]
     fn a_direct_exec_reports_enoexec_instead_of_running_the_file_as_a_script() {
-        let (dir, exe) = foreign("direct", 0xbeef, None);
+        let (_dir, exe) = foreign("direct", 0xbeef, None);
         let mut command = Command::new(&exe);
         exec_directly(&mut command).unwrap();
         let error = command.spawn().unwrap_err();
@@ -306,6 +304,5 @@ mod tests {
         exec_directly(&mut echo).unwrap();
         let out = echo.output().unwrap();
         assert_eq!(String::from_utf8_lossy(&out.stdout), "zero set\n");
-        std::fs::remove_dir_all(dir).unwrap();
     }
 }

@@ -340,8 +340,7 @@ mod tests {
 
     #[test]
     fn a_stale_socket_file_is_replaced_but_a_live_one_is_not() {
-        let dir = std::env::temp_dir().join(format!("bb-rpc-addr-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::util::temp::TempDir::new("addr");
         let addr = Addr::Unix(dir.join("s.sock"));
         let live = addr.listen().unwrap();
         assert!(addr.listen().is_err(), "a live server keeps its socket");
@@ -358,7 +357,5 @@ mod tests {
             })
             .expect("the stale socket file is replaced");
         assert_eq!(again.local_addr().unwrap(), addr);
-        drop(again);
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

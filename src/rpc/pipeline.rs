@@ -777,6 +777,7 @@ mod tests {
     use super::super::protocol::{Codec, Reply};
     use super::*;
     use crate::net::addr::Addr;
+    use crate::util::temp::TempDir;
     use std::io::Read;
     use std::time::Duration;
 
@@ -786,11 +787,8 @@ mod tests {
     fn server(
         timeout: Duration,
         answer: impl Fn(&mut Vec<(u32, Vec<u8>)>) + Send + 'static,
-    ) -> (ClientConfig, std::path::PathBuf) {
-        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!("bb-rpc-client-{}-{n}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+    ) -> (ClientConfig, TempDir) {
+        let dir = TempDir::new("rpc-client");
         let addr = Addr::Unix(dir.join("rpc.sock"));
         let listener = addr.listen().unwrap();
         std::thread::spawn(move || {
@@ -841,18 +839,16 @@ mod tests {
         timeout: Duration,
         answer: impl Fn(&mut Vec<(u32, Vec<u8>)>) + Send + 'static,
     ) -> Result<()> {
-        let (config, dir) = server(timeout, answer);
+        let (config, _dir) = server(timeout, answer);
         let requests = Arc::new(Requests::echo(size, 7));
-        let result = match future {
+        match future {
             true => config
                 .future_pipeline(requests.clone(), depth)
                 .and_then(|mut p| p.calls_future(&requests, n, depth)),
             false => config
                 .pipeline(requests.clone())
                 .and_then(|mut p| p.calls_async(&requests, n, depth)),
-        };
-        let _ = std::fs::remove_dir_all(dir);
-        result
+        }
     }
 
     #[test]
@@ -918,7 +914,7 @@ mod tests {
         // MessagePack calls, their bin8 echoed back as a bin16 of the same bytes: not the
         // frame each call expects, the same value.
         for future in [false, true] {
-            let (mut config, dir) = server(Duration::from_secs(5), |r| {
+            let (mut config, _dir) = server(Duration::from_secs(5), |r| {
                 for (_, p) in r.iter_mut() {
                     assert_eq!(p[0], 0xc4, "a bin8");
                     let mut wider = vec![0xc5, 0, p[1]];
@@ -936,7 +932,6 @@ mod tests {
                     .and_then(|mut p| p.calls_async(&requests, 300, 16)),
             }
             .unwrap();
-            let _ = std::fs::remove_dir_all(dir);
         }
         // One byte of call 5's echo changed.
         for future in [false, true] {

@@ -896,19 +896,15 @@ fn expand_home(p: &str, home: Option<&Path>) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::util::temp::TempDir;
     use std::collections::HashMap;
 
     /// A home directory with `.aws/credentials` and `.aws/config`, removed on drop.
-    struct Home(PathBuf);
+    struct Home(TempDir);
 
     impl Home {
         fn new(credentials: Option<&str>, config: Option<&str>) -> Home {
-            let dir = std::env::temp_dir().join(format!(
-                "bb-s3-home-{}-{:?}",
-                std::process::id(),
-                std::thread::current().id()
-            ));
-            let _ = std::fs::remove_dir_all(&dir);
+            let dir = TempDir::new("s3-home");
             std::fs::create_dir_all(dir.join(".aws")).unwrap();
             if let Some(c) = credentials {
                 std::fs::write(dir.join(".aws/credentials"), c).unwrap();
@@ -924,14 +920,8 @@ mod tests {
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect();
-            env.insert("HOME".into(), self.0.display().to_string());
+            env.insert("HOME".into(), self.0.path().display().to_string());
             resolve(&|k| env.get(k).cloned(), no_sign)
-        }
-    }
-
-    impl Drop for Home {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
         }
     }
 

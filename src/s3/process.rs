@@ -482,7 +482,8 @@ mod tests {
 
     #[test]
     fn what_the_command_started_ends_with_it() {
-        let pid_file = std::env::temp_dir().join(format!("bb-cred-{}", std::process::id()));
+        let dir = crate::util::temp::TempDir::new("cred");
+        let pid_file = dir.join("pid");
         let script = format!("sh -c 'sleep 30 & echo $! > {}; wait'", pid_file.display());
         let e = run(&script, Duration::from_millis(500), SystemTime::now()).unwrap_err();
         assert!(e.contains("did not finish within 0.5 s"), "{e}");
@@ -491,7 +492,6 @@ mod tests {
             .trim()
             .parse()
             .unwrap();
-        std::fs::remove_file(&pid_file).unwrap();
         // The sleep was the shell's child, in the command's process group: gone too
         // (reaped by init, or a zombie for a moment).
         let gone = (0..100).any(|_| {

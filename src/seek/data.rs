@@ -586,8 +586,9 @@ mod tests {
 
     #[test]
     fn ensure_dir_keeps_valid_objects_and_rewrites_wrong_ones() {
-        let dir = std::env::temp_dir().join(format!("bb-seek-data-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        // Made by ensure_dir, in a directory removed when the test ends, failed or not.
+        let tmp = crate::util::temp::TempDir::new("seek-data");
+        let dir = tmp.join("objects");
         let sizes = [4096, 10_000];
         let ensure_dir = |dir: &Path, sizes: &[u64], seed, check| {
             ensure_dir(dir, sizes, seed, check).map(|e| {
@@ -629,13 +630,13 @@ mod tests {
         assert_eq!(listed.len(), 2);
         assert_eq!(listed[1].0, "random-10000b.txt");
         assert_eq!(listed[1].2, checksum(&Object::new(10_000, 8).bytes()));
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
     fn manifests_of_the_first_version_stay_valid_and_others_are_made_again() {
-        let dir = std::env::temp_dir().join(format!("bb-seek-version-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        // Made by ensure_dir, in a directory removed when the test ends, failed or not.
+        let tmp = crate::util::temp::TempDir::new("seek-version");
+        let dir = tmp.join("objects");
         let sizes = [4096];
         ensure_dir(&dir, &sizes, 7, false).unwrap();
         let path = dir.join(MANIFEST);
@@ -662,7 +663,6 @@ mod tests {
         );
         let e = ensure_dir(&dir, &sizes, 7, false).unwrap();
         assert_eq!((e.outcomes[0].1.clone(), e.stale), (Outcome::Kept, None));
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
@@ -695,8 +695,9 @@ mod tests {
 
     #[test]
     fn a_manifest_keeps_the_other_sizes_while_they_are_there() {
-        let dir = std::env::temp_dir().join(format!("bb-seek-others-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        // Made by ensure_dir, in a directory removed when the test ends, failed or not.
+        let tmp = crate::util::temp::TempDir::new("seek-others");
+        let dir = tmp.join("objects");
         ensure_dir(&dir, &[4096, 10_000], 7, false).unwrap();
         let names = |dir: &Path| -> Vec<String> {
             let Listed::Entries(listed) = read_manifest(&dir.join(MANIFEST), 7) else {
@@ -714,6 +715,5 @@ mod tests {
             ["random-10000b.txt"],
             "gone, so no longer listed"
         );
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

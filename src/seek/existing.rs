@@ -468,8 +468,7 @@ mod tests {
     fn every_shot_is_checked_against_the_fingerprints_of_the_check_pass() {
         use super::super::workload::{Case, SeekOp};
         use crate::harness::benchmark::Workload;
-        let dir = std::env::temp_dir().join(format!("bb-seek-existing-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::util::temp::TempDir::new("seek-existing");
         let path = dir.join("disk.img");
         let bytes: Vec<u8> = (0..200_000u32).map(|i| (i * 31 + i / 977) as u8).collect();
         std::fs::write(&path, &bytes).unwrap();
@@ -569,6 +568,5 @@ mod tests {
         std::fs::write(&path, vec![0u8; 200_000]).unwrap();
         let e = shot(2, "stream", Some(f)).unwrap_err().to_string();
         assert!(e.contains("verification mismatch"), "{e}");
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

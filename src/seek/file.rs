@@ -192,8 +192,7 @@ mod tests {
 
     #[test]
     fn reads_exact_ranges_into_several_buffers_and_reports_short_files() {
-        let dir = std::env::temp_dir().join(format!("bb-seek-file-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::util::temp::TempDir::new("seek-file");
         let path = dir.join("o");
         let bytes: Vec<u8> = (0..5000u32).map(|i| (i % 251) as u8).collect();
         std::fs::write(&path, &bytes).unwrap();
@@ -231,6 +230,5 @@ mod tests {
         );
         let fraction = f.cached_fraction().unwrap();
         assert!((0.0..=1.0).contains(&fraction));
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

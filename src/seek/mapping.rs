@@ -446,15 +446,15 @@ pub(crate) mod tests {
     /// A file of `len` bytes (byte `i` is `i * 7 % 251`) in a fresh directory, removed
     /// when it drops.
     pub(crate) struct TempFile {
-        dir: std::path::PathBuf,
+        /// Removed, the file with it, when this drops.
+        _dir: crate::util::temp::TempDir,
         pub path: std::path::PathBuf,
         pub bytes: Vec<u8>,
     }
 
     impl TempFile {
         pub(crate) fn new(name: &str, len: usize) -> TempFile {
-            let dir = std::env::temp_dir().join(format!("bb-seek-{name}-{}", std::process::id()));
-            std::fs::create_dir_all(&dir).unwrap();
+            let dir = crate::util::temp::TempDir::new(&format!("seek-{name}"));
             let path = dir.join("o");
             let bytes: Vec<u8> = (0..len).map(|i| (i * 7 % 251) as u8).collect();
             // Written in 256 KiB pieces: the page cache may hold them as large folios of
@@ -463,13 +463,11 @@ pub(crate) mod tests {
             for piece in bytes.chunks(256 << 10) {
                 std::io::Write::write_all(&mut file, piece).unwrap();
             }
-            TempFile { dir, path, bytes }
-        }
-    }
-
-    impl Drop for TempFile {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.dir);
+            TempFile {
+                _dir: dir,
+                path,
+                bytes,
+            }
         }
     }
 
@@ -533,9 +531,13 @@ pub(crate) mod tests {
         panic!("read {byte} past the end of the file, no SIGBUS");
     }
 
-    /// Runs the ignored test `name` in a child process of this test binary.
+    /// Runs the ignored test `name` in a child process of this test binary, with a
+    /// TMPDIR of this process's: the child ends by its SIGBUS, its own temporary
+    /// directory never dropped.
     fn child(name: &str) -> (std::process::ExitStatus, String) {
+        let tmp = crate::util::temp::TempDir::new("seek-sigbus");
         let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .env("TMPDIR", tmp.path())
             .args([
                 "--exact",
                 &format!("seek::mapping::tests::{name}"),
@@ -564,7 +566,7 @@ pub(crate) mod tests {
         assert!(line.ends_with(
             "/o ended at 4096, before the 1048576 bytes it should hold (it changed under the run?)"
         ), "{line}");
-        assert!(line.contains("bb-seek-sigbus-child-"), "{line}");
+        assert!(line.contains("bb-unit-seek-sigbus-child-"), "{line}");
         assert_eq!(stderr.matches("ended at").count(), 1, "{stderr}");
         // A SIGBUS of a mapping it does not know is not taken for one of its own.
         let (status, stderr) = child("read_another_mapping_past_the_end_of_its_truncated_file");

@@ -557,7 +557,8 @@ mod tests {
 
     #[test]
     fn a_pattern_file_is_checked_against_every_size() {
-        let path = std::env::temp_dir().join(format!("bb-seek-options-{}", std::process::id()));
+        let dir = crate::util::temp::TempDir::new("seek-options");
+        let path = dir.join("reads");
         std::fs::write(&path, "0,1024\n".repeat(17)).unwrap();
         let file = path.to_str().unwrap();
         let o = run(&["--sizes", "2k", "--pattern-file", file], &no_env).unwrap();
@@ -571,7 +572,6 @@ mod tests {
         std::fs::write(&path, "0,4096\n").unwrap();
         let message = refusal(&["--sizes", "2k", "--pattern-file", file]);
         assert!(message.contains("--pattern-file"), "{message}");
-        std::fs::remove_file(&path).unwrap();
     }
 
     #[test]
@@ -629,8 +629,7 @@ mod tests {
 
     #[test]
     fn existing_objects_are_read_at_their_own_size_and_bad_ones_refused_by_name() {
-        let dir = std::env::temp_dir().join(format!("bb-seek-objects-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::util::temp::TempDir::new("seek-objects");
         let file = dir.join("table.parquet");
         std::fs::write(&file, vec![7u8; 10_000]).unwrap();
         let path = file.to_str().unwrap();
@@ -669,7 +668,7 @@ mod tests {
             ),
             (vec!["--object", "/nonexistent/disk.img"], "No such file"),
             (
-                vec!["--object", dir.to_str().unwrap()],
+                vec!["--object", dir.path().to_str().unwrap()],
                 "not a regular file",
             ),
             (vec!["--object", empty.to_str().unwrap()], "empty (0 bytes)"),
@@ -696,13 +695,11 @@ mod tests {
             message.contains("outside the 10000-byte object"),
             "{message}"
         );
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
     fn an_object_too_small_for_a_pattern_is_refused_naming_the_size_it_needs() {
-        let dir = std::env::temp_dir().join(format!("bb-seek-tiny-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::util::temp::TempDir::new("seek-tiny");
         for len in [1, 5, 9] {
             let file = dir.join(format!("tiny-{len}"));
             std::fs::write(&file, vec![b'x'; len]).unwrap();
@@ -750,7 +747,6 @@ mod tests {
             "{message}"
         );
         assert!(message.contains("--pattern parquet"), "{message}");
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

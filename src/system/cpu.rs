@@ -191,8 +191,10 @@ fn address_space_left() -> Option<u64> {
         .and_then(|s| s.lines().find_map(|l| l.strip_prefix("VmSize:")))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
         .map_or(0, |kib| kib * 1024);
-    // rlim_t is 32 bits on armv7.
-    Some(u64::from(soft).saturating_sub(used))
+    // rlim_t is 32 bits on armv7: the conversion is useless only on 64-bit targets.
+    #[allow(clippy::useless_conversion)]
+    let soft = u64::from(soft);
+    Some(soft.saturating_sub(used))
 }
 
 /// The smallest peak resident set size taken as real, in KiB: no boardbench binary runs

@@ -385,28 +385,7 @@ fn stall_for_tests() -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A fresh directory under the system's temporary directory, removed when dropped.
-    struct TempDir(PathBuf);
-
-    impl TempDir {
-        fn new(name: &str) -> TempDir {
-            let dir = std::env::temp_dir().join(format!(
-                "bb-output-{name}-{}-{:?}",
-                std::process::id(),
-                std::thread::current().id()
-            ));
-            let _ = fs::remove_dir_all(&dir);
-            fs::create_dir_all(&dir).unwrap();
-            TempDir(dir)
-        }
-    }
-
-    impl Drop for TempDir {
-        fn drop(&mut self) {
-            let _ = fs::remove_dir_all(&self.0);
-        }
-    }
+    use crate::util::temp::TempDir;
 
     fn names(dir: &Path) -> Vec<String> {
         let mut v: Vec<String> = fs::read_dir(dir)
@@ -420,11 +399,11 @@ mod tests {
     #[test]
     fn a_regular_file_is_replaced_whole_and_no_temporary_is_left() {
         let dir = TempDir::new("regular");
-        let path = dir.0.join("out.json");
+        let path = dir.join("out.json");
         write_output(&path, b"old").unwrap();
         fs::set_permissions(&path, fs::Permissions::from_mode(0o640)).unwrap();
         // Root may give the new file the old one's owner (nobody's, here).
-        let root = fs::metadata(&dir.0).unwrap().uid() == 0;
+        let root = fs::metadata(dir.path()).unwrap().uid() == 0;
         if root {
             std::os::unix::fs::chown(&path, Some(65534), Some(65534)).unwrap();
         }
@@ -437,25 +416,25 @@ mod tests {
         if root {
             assert_eq!((m.uid(), m.gid()), (65534, 65534), "owner kept");
         }
-        assert_eq!(names(&dir.0), ["out.json"]);
+        assert_eq!(names(dir.path()), ["out.json"]);
     }
 
     #[test]
     fn a_symlink_is_followed_and_kept() {
         let dir = TempDir::new("symlink");
-        std::os::unix::fs::symlink("real.json", dir.0.join("link.json")).unwrap();
+        std::os::unix::fs::symlink("real.json", dir.join("link.json")).unwrap();
         // A dangling link: its target is created.
-        write_output(&dir.0.join("link.json"), b"first").unwrap();
-        assert_eq!(fs::read(dir.0.join("real.json")).unwrap(), b"first");
+        write_output(&dir.join("link.json"), b"first").unwrap();
+        assert_eq!(fs::read(dir.join("real.json")).unwrap(), b"first");
         // A link to an existing file, through a second link.
-        std::os::unix::fs::symlink("link.json", dir.0.join("link2.json")).unwrap();
-        write_output(&dir.0.join("link2.json"), b"second").unwrap();
-        assert_eq!(fs::read(dir.0.join("real.json")).unwrap(), b"second");
+        std::os::unix::fs::symlink("link.json", dir.join("link2.json")).unwrap();
+        write_output(&dir.join("link2.json"), b"second").unwrap();
+        assert_eq!(fs::read(dir.join("real.json")).unwrap(), b"second");
         for link in ["link.json", "link2.json"] {
-            let m = fs::symlink_metadata(dir.0.join(link)).unwrap();
+            let m = fs::symlink_metadata(dir.join(link)).unwrap();
             assert!(m.file_type().is_symlink(), "{link} is still a symlink");
         }
-        assert_eq!(names(&dir.0), ["link.json", "link2.json", "real.json"]);
+        assert_eq!(names(dir.path()), ["link.json", "link2.json", "real.json"]);
     }
 
     #[test]
@@ -479,7 +458,7 @@ mod tests {
     #[test]
     fn inputs_are_regular_files_read_within_their_bound() {
         let dir = TempDir::new("read-regular");
-        let file = dir.0.join("small");
+        let file = dir.join("small");
         fs::write(&file, b"four").unwrap();
         let read = |path: &Path, max| read_regular(path, "THE_VAR x", max, "4 bytes");
         assert_eq!(read(&file, 4).unwrap(), b"four");
@@ -488,7 +467,7 @@ mod tests {
             (e.exit_code(), e.to_string()),
             (2, "THE_VAR x: larger than 4 bytes".into())
         );
-        let fifo = dir.0.join("pipe");
+        let fifo = dir.join("pipe");
         nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
         // Nobody writes to it: waiting on it would never end.
         for (path, what) in [(&fifo, "a FIFO"), (&PathBuf::from("/dev/zero"), "a device")] {
@@ -499,11 +478,11 @@ mod tests {
                 format!("THE_VAR x: {what}, not a regular file")
             );
         }
-        assert!(read(&dir.0, 4)
+        assert!(read(dir.path(), 4)
             .unwrap_err()
             .to_string()
             .contains("a directory"));
-        let e = read(&dir.0.join("missing"), 4).unwrap_err();
+        let e = read(&dir.join("missing"), 4).unwrap_err();
         assert_eq!(
             (e.io_kind(), e.exit_code()),
             (Some(io::ErrorKind::NotFound), 2)
@@ -514,7 +493,7 @@ mod tests {
     #[test]
     fn a_fifo_is_written_in_place() {
         let dir = TempDir::new("fifo");
-        let fifo = dir.0.join("pipe");
+        let fifo = dir.join("pipe");
         nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
         let reader = {
             let fifo = fifo.clone();
@@ -523,7 +502,7 @@ mod tests {
         write_output(&fifo, b"through the pipe").unwrap();
         assert_eq!(reader.join().unwrap(), b"through the pipe");
         assert!(fs::metadata(&fifo).unwrap().file_type().is_fifo());
-        assert_eq!(names(&dir.0), ["pipe"]);
+        assert_eq!(names(dir.path()), ["pipe"]);
     }
 
     /// A character device that fails every write with ENOSPC: a node of /dev/full's
@@ -546,25 +525,28 @@ mod tests {
     #[test]
     fn a_full_device_is_written_in_place_and_its_error_names_it() {
         let dir = TempDir::new("full");
-        let full = full_device(&dir.0);
+        let full = full_device(dir.path());
         let err = write_output(&full, b"{}").unwrap_err();
         assert_eq!(err.exit_code(), 1);
         let message = err.to_string();
         assert!(message.contains(&full.display().to_string()), "{message}");
         assert!(message.contains("No space left on device"), "{message}");
         assert!(fs::metadata(&full).unwrap().file_type().is_char_device());
-        assert_eq!(names(&dir.0).len(), usize::from(full.starts_with(&dir.0)));
+        assert_eq!(
+            names(dir.path()).len(),
+            usize::from(full.starts_with(dir.path()))
+        );
     }
 
     #[test]
     fn directories_and_missing_directories_are_rejected_before_writing() {
         let dir = TempDir::new("reject");
-        let missing = dir.0.join("missing/x.json");
+        let missing = dir.join("missing/x.json");
         for (path, why) in [
-            (dir.0.clone(), "is a directory"),
+            (dir.path().to_path_buf(), "is a directory"),
             (PathBuf::from("/"), "is a directory"),
             (missing.clone(), "does not exist"),
-            (dir.0.join("new/"), "ends in /"),
+            (dir.join("new/"), "ends in /"),
         ] {
             let err = check_output("--output", &path).unwrap_err();
             let message = err.to_string();
@@ -578,13 +560,13 @@ mod tests {
             let err = write_output(&path, b"x").unwrap_err();
             assert!(err.to_string().contains(why), "{err}");
         }
-        let file = dir.0.join("file");
+        let file = dir.join("file");
         fs::write(&file, "x").unwrap();
         let under_file = check_output("--svg", &file.join("x.svg")).unwrap_err();
         assert!(under_file.to_string().starts_with("--svg "), "{under_file}");
-        assert!(fs::metadata(dir.0.join("missing")).is_err());
-        check_output("--output", &dir.0.join("new.json")).unwrap();
+        assert!(fs::metadata(dir.join("missing")).is_err());
+        check_output("--output", &dir.join("new.json")).unwrap();
         check_output("--output", Path::new("relative.json")).unwrap();
-        assert_eq!(names(&dir.0), ["file"], "checking creates nothing");
+        assert_eq!(names(dir.path()), ["file"], "checking creates nothing");
     }
 }

@@ -60,7 +60,9 @@ fn another_build_that_cannot_be_run_against_is_refused_in_one_line() {
     let hostile_shown = format!("{}/a\\nb\\u{{1b}}[31m", d.path().display());
     let dir = d.path().to_string_lossy().into_owned();
     let no_qemu = [("PATH", "/nonexistent")];
-    let cases: Vec<(Vec<&str>, &[(&str, &str)], String)> = vec![
+    /// A run's extra arguments, its environment, and what its error must say.
+    type Case<'a> = (Vec<&'a str>, &'a [(&'a str, &'a str)], String);
+    let cases: Vec<Case> = vec![
         (
             vec!["--against", &missing],
             &[],

@@ -1,8 +1,12 @@
-//! The layers run one way: every `crate::`, `super::`, `self::` and `boardbench::` path
-//! in src/ is read (use trees expanded, comments and strings skipped), and an import that
-//! climbs the order ARCHITECTURE.md's `layers` block draws, one between two modules of the
-//! same layer, or a cycle among the files of one folder fails the test with the file and
-//! line of each offending path.
+//! The layers run one way: every `crate::`, `$crate::`, `super::`, `self::` and
+//! `boardbench::` path in src/ is read (use trees expanded, comments and strings, raw and
+//! byte ones too, skipped), and an import that climbs the order ARCHITECTURE.md's `layers`
+//! block draws, one between two modules of the same layer, or a cycle among the files of
+//! one folder fails the test with the file and line of each offending path. A name at the
+//! crate's root is followed to where it comes from: one of src/lib.rs's re-exports to the
+//! module it names, a `#[macro_export]` macro to the file that defines it; a path that
+//! leads to no module of src/, and a glob of the root or in lib.rs, fail the test too, as
+//! imports it cannot judge.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -29,6 +33,7 @@ enum Token {
     Semi,
     Comma,
     Dollar,
+    Star,
     Other,
 }
 
@@ -66,9 +71,8 @@ fn tokenize(src: &str) -> Vec<(Token, usize)> {
                     i += 1;
                 }
             }
-        } else if c == 'r' && (next == Some('"') || (next == Some('#') && raw_string_at(&b, i))) {
-            // A raw string: r"..." or r#"..."#.
-            let mut j = i + 1;
+        } else if let Some(mut j) = raw_string_at(&b, i) {
+            // A raw string: r"...", r#"..."#, and the byte (br) and C (cr) ones alike.
             let mut hashes = 0;
             while b[j] == '#' {
                 hashes += 1;
@@ -127,6 +131,7 @@ fn tokenize(src: &str) -> Vec<(Token, usize)> {
                     ';' => Token::Semi,
                     ',' => Token::Comma,
                     '$' => Token::Dollar,
+                    '*' => Token::Star,
                     _ => Token::Other,
                 },
                 line,
@@ -137,12 +142,20 @@ fn tokenize(src: &str) -> Vec<(Token, usize)> {
     out
 }
 
-fn raw_string_at(b: &[char], i: usize) -> bool {
-    let mut j = i + 1;
+/// Where the hashes (or the opening quote) of a raw string starting at `i` begin: after
+/// its `r`, `br` or `cr`; None where no raw string starts there (`r#ident` is an
+/// identifier).
+fn raw_string_at(b: &[char], i: usize) -> Option<usize> {
+    let after_r = match (b[i], b.get(i + 1)) {
+        ('r', _) => i + 1,
+        ('b' | 'c', Some('r')) => i + 2,
+        _ => return None,
+    };
+    let mut j = after_r;
     while b.get(j) == Some(&'#') {
         j += 1;
     }
-    b.get(j) == Some(&'"')
+    (b.get(j) == Some(&'"')).then_some(after_r)
 }
 
 fn ident(t: Option<&(Token, usize)>) -> Option<&str> {
@@ -186,12 +199,12 @@ fn references(module: &[String], src: &str) -> Vec<Reference> {
                 let mut j = i + 1;
                 let mut paths = Vec::new();
                 use_tree(&tokens, &mut j, Vec::new(), &mut paths);
-                for (path, line) in paths {
-                    if let Some(to) = resolve(&here, &path) {
+                for used in paths {
+                    if let Some(to) = resolve(&here, &used.path) {
                         out.push(Reference {
                             from: here.clone(),
                             to,
-                            line,
+                            line: used.line,
                         });
                     }
                 }
@@ -239,14 +252,18 @@ fn is_root(s: &str) -> bool {
     matches!(s, "crate" | "super" | "self" | "boardbench")
 }
 
+/// One path of a use tree: its segments as written (a glob's last one `*`), the name it
+/// is brought in as where `as` renames it, and its line.
+struct Used {
+    path: Vec<String>,
+    renamed: Option<String>,
+    line: usize,
+}
+
 /// Expands the use tree at `*j` into full paths with their lines; leaves `*j` after it.
-fn use_tree(
-    tokens: &[(Token, usize)],
-    j: &mut usize,
-    prefix: Vec<String>,
-    out: &mut Vec<(Vec<String>, usize)>,
-) {
+fn use_tree(tokens: &[(Token, usize)], j: &mut usize, prefix: Vec<String>, out: &mut Vec<Used>) {
     let mut path = prefix.clone();
+    let mut renamed = None;
     let mut line = tokens.get(*j).map_or(0, |t| t.1);
     if tokens.get(*j).map(|t| &t.0) == Some(&Token::Dollar) {
         *j += 1;
@@ -254,6 +271,7 @@ fn use_tree(
     loop {
         match tokens.get(*j).map(|t| &t.0) {
             Some(Token::Ident(s)) if s == "as" => {
+                renamed = ident(tokens.get(*j + 1)).map(String::from);
                 *j += 2;
             }
             Some(Token::Ident(s)) => {
@@ -281,7 +299,10 @@ fn use_tree(
                 }
                 path.clear();
             }
-            Some(Token::Other) => *j += 1, // `*`
+            Some(Token::Star) => {
+                path.push("*".to_string());
+                *j += 1;
+            }
             _ => break,
         }
         if matches!(
@@ -292,7 +313,11 @@ fn use_tree(
         }
     }
     if !path.is_empty() && path.len() > prefix.len() {
-        out.push((path, line));
+        out.push(Used {
+            path,
+            renamed,
+            line,
+        });
     }
     if tokens.get(*j).map(|t| &t.0) == Some(&Token::Semi) {
         *j += 1;
@@ -320,7 +345,8 @@ fn resolve(here: &[String], path: &[String]) -> Option<Vec<String>> {
     Some(base)
 }
 
-/// The modules of the tree under src/, each with its file; `bin` stands for src/bin.
+/// The modules of the tree under src/, each with its file; `bin` stands for src/bin, and
+/// src/lib.rs is the root, the empty path.
 fn modules(src: &Path) -> BTreeMap<Vec<String>, PathBuf> {
     let mut out = BTreeMap::new();
     let mut stack = vec![src.to_path_buf()];
@@ -340,9 +366,8 @@ fn modules(src: &Path) -> BTreeMap<Vec<String>, PathBuf> {
                 .map(|s| s.to_string_lossy().into_owned())
                 .collect();
             if segs == ["lib"] {
-                continue;
-            }
-            if segs[0] == "bin" {
+                segs.clear();
+            } else if segs[0] == "bin" {
                 segs.truncate(2);
             } else if segs.last().map(String::as_str) == Some("mod") {
                 segs.pop();
@@ -361,6 +386,103 @@ fn owner<'a>(
     (1..=path.len())
         .rev()
         .find_map(|n| known.get_key_value(&path[..n]).map(|(k, _)| k))
+}
+
+/// The names at the crate's root that are not modules, each with the module path it
+/// stands for: src/lib.rs's `use`s (a re-export, `pub use`, or not: both are `crate::name`
+/// to the whole crate) as the path they name, and each `#[macro_export]` macro as its
+/// defining module's path and its name. `problems` gets a glob in lib.rs, whose names
+/// cannot be followed.
+fn root_names(
+    files: &BTreeMap<Vec<String>, (PathBuf, String)>,
+    problems: &mut Vec<String>,
+) -> BTreeMap<String, Vec<String>> {
+    let mut names = BTreeMap::new();
+    let tops: BTreeSet<&str> = files
+        .keys()
+        .filter_map(|k| k.first())
+        .map(String::as_str)
+        .collect();
+    if let Some((lib, src)) = files.get(&Vec::new()) {
+        let tokens = tokenize(src);
+        let mut depth = 0;
+        let mut i = 0;
+        while i < tokens.len() {
+            match &tokens[i].0 {
+                Token::Open => depth += 1,
+                Token::Close => depth -= 1,
+                Token::Ident(u) if u == "use" && depth == 0 => {
+                    let mut j = i + 1;
+                    let mut paths = Vec::new();
+                    use_tree(&tokens, &mut j, Vec::new(), &mut paths);
+                    for used in paths {
+                        let mut path = used.path;
+                        if matches!(path[0].as_str(), "crate" | "self") {
+                            path.remove(0);
+                        }
+                        // Another crate's (std, argh): not ours to follow.
+                        if !path.first().is_some_and(|p| tops.contains(p.as_str())) {
+                            continue;
+                        }
+                        if path.last().map(String::as_str) == Some("self") {
+                            path.pop();
+                        }
+                        if path.last().map(String::as_str) == Some("*") {
+                            problems.push(format!(
+                                "{}:{}: the glob {} hides which module each name comes from",
+                                lib.display(),
+                                used.line,
+                                path.join("::")
+                            ));
+                            continue;
+                        }
+                        let name = used.renamed.unwrap_or_else(|| path.last().unwrap().clone());
+                        names.insert(name, path);
+                    }
+                    i = j;
+                    continue;
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+    }
+    for (module, (_, src)) in files {
+        let tokens = tokenize(src);
+        for i in 0..tokens.len() {
+            if ident(tokens.get(i)) != Some("macro_export") {
+                continue;
+            }
+            // The next `macro_rules! NAME`, past any other attributes.
+            let name = (i..tokens.len())
+                .find(|&at| ident(tokens.get(at)) == Some("macro_rules"))
+                .and_then(|at| ident(tokens.get(at + 2)));
+            if let Some(name) = name {
+                let mut path = module.clone();
+                path.push(name.to_string());
+                names.insert(name.to_string(), path);
+            }
+        }
+    }
+    names
+}
+
+/// The module that `to` (a resolved path) leads to: the longest module that is a prefix
+/// of it, or of what a root name stands for.
+fn target<'a>(
+    known: &'a BTreeMap<Vec<String>, PathBuf>,
+    roots: &BTreeMap<String, Vec<String>>,
+    to: &[String],
+) -> Option<(Vec<String>, &'a Vec<String>)> {
+    let first = to.first()?;
+    let through = match roots.get(first) {
+        Some(named) if !known.contains_key(std::slice::from_ref(first)) => {
+            named.iter().chain(&to[1..]).cloned().collect()
+        }
+        _ => to.to_vec(),
+    };
+    let module = owner(known, &through)?;
+    Some((through, module))
 }
 
 /// The layers, top first, from the ```layers block of ARCHITECTURE.md.
@@ -402,7 +524,12 @@ fn violations(
         .map(|(k, (p, _))| (k.clone(), p.clone()))
         .collect();
     let mut problems = Vec::new();
-    let tops: BTreeSet<&str> = known.keys().map(|k| k[0].as_str()).collect();
+    let roots = root_names(files, &mut problems);
+    let tops: BTreeSet<&str> = known
+        .keys()
+        .filter_map(|k| k.first())
+        .map(String::as_str)
+        .collect();
     for top in &tops {
         if !rank.contains_key(top) {
             problems.push(format!("src/{top} is in no layer of ARCHITECTURE.md"));
@@ -412,19 +539,29 @@ fn violations(
     let mut siblings: BTreeMap<Vec<String>, BTreeMap<String, BTreeMap<String, String>>> =
         BTreeMap::new();
     for (module, (path, src)) in files {
-        let top = module[0].as_str();
+        // The root (src/lib.rs) is above every layer; its names are followed above.
+        let Some(top) = module.first().map(String::as_str) else {
+            continue;
+        };
         for r in references(module, src) {
+            let at = format!("{}:{}", path.display(), r.line);
             // A bin's `boardbench::x` is the crate's x.
-            let Some(target) = owner(&known, &r.to) else {
+            let Some((to, target)) = target(&known, &roots, &r.to) else {
+                problems.push(if r.to == ["*"] {
+                    format!(
+                        "{at}: a glob of the crate's root hides which module each name comes from"
+                    )
+                } else {
+                    format!("{at}: {} leads to no module of src/", r.to.join("::"))
+                });
                 continue;
             };
-            let at = format!("{}:{}", path.display(), r.line);
             let (from_top, to_top) = (top, target[0].as_str());
             if from_top != to_top {
                 match (rank.get(from_top), rank.get(to_top)) {
                     (Some(a), Some(b)) if a >= b => problems.push(format!(
                         "{at}: {from_top} imports {} from {to_top}, {}",
-                        r.to.join("::"),
+                        to.join("::"),
                         if a == b {
                             "a module of its own layer"
                         } else {
@@ -540,6 +677,18 @@ fn imports_run_one_way_down_the_layers_of_architecture_md() {
     );
 }
 
+/// A made-up file of module `m` (`a::b`) with source `src`, as [`source_files`] gives one.
+fn made_up(m: &str, src: &str) -> (Vec<String>, (PathBuf, String)) {
+    let segs: Vec<String> = m.split("::").map(String::from).collect();
+    (
+        segs,
+        (
+            PathBuf::from(format!("src/{}.rs", m.replace("::", "/"))),
+            src.to_string(),
+        ),
+    )
+}
+
 /// The checker itself, on a small made-up tree: it must see each kind of violation.
 #[test]
 fn the_check_fails_on_an_upward_import_a_same_layer_import_and_a_cycle() {
@@ -553,19 +702,10 @@ fn the_check_fails_on_an_upward_import_a_same_layer_import_and_a_cycle() {
             vec!["util"]
         ]
     );
-    let file = |m: &str, src: &str| {
-        let segs: Vec<String> = m.split("::").map(String::from).collect();
-        (
-            segs,
-            (
-                PathBuf::from(format!("src/{}.rs", m.replace("::", "/"))),
-                src.to_string(),
-            ),
-        )
-    };
+    let file = made_up;
     let clean: BTreeMap<_, _> = [
         file("bin::bb-x", "use boardbench::harness::run; fn main() { boardbench::util::f(); }"),
-        file("harness", "use crate::{report::text, util::{a, b as c}};\nuse super::*;"),
+        file("harness", "use crate::{report::text, util::{a, b as c}};\nuse super::report::*;"),
         file("report", "use crate::util::format; // crate::harness::x in a comment\nconst S: &str = \"crate::harness::y\";"),
         file("report::text", "use super::super::util::x; use self::inner::y; mod inner { use super::super::csv::q; }"),
         file("report::csv", "use crate::util::z;"),
@@ -603,4 +743,64 @@ fn the_check_fails_on_an_upward_import_a_same_layer_import_and_a_cycle() {
     );
     assert!(has("src/stray is in no layer"), "{problems:#?}");
     assert_eq!(problems.len(), 4, "{problems:#?}");
+}
+
+/// The holes the check once had, each closed: lib.rs's re-exports followed to the module
+/// they name, an exported macro (through `crate::name!` or `$crate::name!`) to the file
+/// that defines it, raw byte strings skipped like any string, and what it cannot follow
+/// (a path to no module, a glob of the root or in lib.rs) a failure.
+#[test]
+fn the_check_sees_through_re_exports_and_macros_and_skips_raw_byte_strings() {
+    let layers = layers("```layers\nbin\nharness\nmodel\nutil\n```\n");
+    let root = |src: &str| (Vec::new(), (PathBuf::from("src/lib.rs"), src.to_string()));
+    let clean: BTreeMap<_, _> = [
+        root("pub mod harness; pub mod model; pub mod util;\npub use harness::{run as run_suite, Suite};\npub use util::error::{self, Error};\npub use argh;"),
+        made_up("bin::bb-x", "boardbench::bench_args! {} fn main() { boardbench::run_suite(); }"),
+        made_up("harness", "#[macro_export]\nmacro_rules! bench_args { () => { $crate::stderr!(); $crate::Error }; }\npub fn run() { crate::stderr!(); }"),
+        made_up("model", "use crate::{error::Error, Error as E, stderr}; fn f() { stderr!(); }"),
+        made_up("util", r##"#[macro_export]
+#[doc(hidden)]
+macro_rules! stderr { ($($a:tt)*) => {{ $crate::util::error::f() }}; }
+const B: &[u8] = br#"a "crate::harness::z" b"#;
+const C: (&[u8], &str) = (br"\", "crate::harness::q");"##),
+        made_up("util::error", "pub struct Error; pub fn f() {}"),
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(violations(&layers, &clean), Vec::<String>::new());
+
+    let mut bad = clean.clone();
+    for (m, src) in [
+        (
+            "util::file",
+            "use crate::run_suite;\nfn f() -> crate::Suite { todo!() }\nmacro_rules! m { () => { $crate::bench_args! {} }; }",
+        ),
+        ("model", "\nfn f() { crate::bench_args!(); }"),
+        ("model::x", "use super::super::*; fn f() { crate::nowhere::g(); }"),
+    ] {
+        let (k, v) = made_up(m, src);
+        bad.insert(k, v);
+    }
+    let problems = violations(&layers, &bad);
+    let has = |s: &str| problems.iter().any(|p| p.contains(s));
+    for expected in [
+        "src/util/file.rs:1: util imports harness::run from harness, a layer above it",
+        "src/util/file.rs:2: util imports harness::Suite from harness, a layer above it",
+        "src/util/file.rs:3: util imports harness::bench_args from harness, a layer above it",
+        "src/model.rs:2: model imports harness::bench_args from harness, a layer above it",
+        "src/model/x.rs:1: a glob of the crate's root hides which module each name comes from",
+        "src/model/x.rs:1: nowhere::g leads to no module of src/",
+    ] {
+        assert!(has(expected), "{expected}\n{problems:#?}");
+    }
+    assert_eq!(problems.len(), 6, "{problems:#?}");
+
+    // A glob in lib.rs: its names cannot be followed.
+    let mut glob = clean.clone();
+    let (k, v) = root("pub mod harness; pub mod model; pub mod util;\npub use harness::{run as run_suite, Suite};\npub use util::error::{self, Error};\npub use model::*;");
+    glob.insert(k, v);
+    assert_eq!(
+        violations(&layers, &glob),
+        ["src/lib.rs:4: the glob model::* hides which module each name comes from"]
+    );
 }

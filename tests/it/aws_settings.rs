@@ -507,10 +507,7 @@ impl Storm {
                 c.set_nonblocking(false).unwrap();
                 c.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
                 // Requests on this connection, one at a time.
-                loop {
-                    let Some((text, body)) = read_request(&mut c) else {
-                        break;
-                    };
+                while let Some((text, body)) = read_request(&mut c) {
                     seen += 1;
                     if every == 1 || seen % every == 1 {
                         let n = failed2.fetch_add(1, Ordering::Relaxed);

@@ -528,7 +528,7 @@ fn the_floor_pipelined_beyond_the_socket_buffers_completes() {
 }
 
 #[test]
-fn bad_flags_are_one_line_and_exit_2() {
+fn bad_flags_get_one_line_and_exit_2() {
     for args in [
         &["--codec", "json"][..],
         &["--client", "rest"],

@@ -183,7 +183,7 @@ fn pattern_files_and_cold_runs() {
 }
 
 #[test]
-fn bad_flags_are_one_line_and_exit_2() {
+fn bad_flags_get_one_line_and_exit_2() {
     let dir = TempDir::new("seek-bad");
     let bad_pattern = dir.join("bad.txt");
     std::fs::write(&bad_pattern, "0,10\nten,10\n").unwrap();

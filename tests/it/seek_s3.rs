@@ -640,18 +640,26 @@ fn a_signal_or_a_failure_during_a_multipart_upload_aborts_it() {
             .spawn()
             .expect("running bb-seek");
         let until = std::time::Instant::now() + Duration::from_secs(60);
-        loop {
+        let stored = loop {
             let open = open_uploads(&moto, &creds, "parts");
-            if let Some((key, id, _)) = open.into_iter().find(|(_, _, parts)| *parts >= 1) {
-                assert_eq!(key, "big/random-15mb.txt");
-                return (child, id);
+            if let Some(upload) = open.into_iter().find(|(_, _, parts)| *parts >= 1) {
+                break Some(upload);
             }
             if std::time::Instant::now() > until {
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        match stored {
+            Some((key, id, _)) => {
+                assert_eq!(key, "big/random-15mb.txt");
+                (child, id)
+            }
+            None => {
                 let _ = child.kill();
                 let run: Run = child.wait_with_output().unwrap().into();
                 panic!("no part stored within 60 s: {}", run.stderr);
             }
-            std::thread::sleep(Duration::from_millis(20));
         }
     };
     let ended = |mut child: std::process::Child| -> Run {

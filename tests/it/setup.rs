@@ -135,6 +135,7 @@ fn setup_tries_each_registry_step_again_when_it_fails_for_a_moment() {
             "python3 -m pip install -q msgpack",
         ),
         ("rustup target add ", "rustup target add "),
+        ("rustup component add ", "rustup component add clippy"),
         ("pip install ", "/bin/pip install -q "),
     ] {
         assert_eq!(

@@ -489,15 +489,8 @@ pub fn signal_after(
             }
         }
     }
-    for p in processes() {
-        let environ = std::fs::read(format!("/proc/{}/environ", p.pid)).unwrap_or_default();
-        let needle = format!("BB_TEST_RUN={marker}\0");
-        if environ
-            .windows(needle.len())
-            .any(|w| w == needle.as_bytes())
-        {
-            problems.push(format!("{what}: process {} of the run survives", p.pid));
-        }
+    for pid in carrying(&marker) {
+        problems.push(format!("{what}: process {pid} of the run survives"));
     }
     let left: Vec<_> = std::fs::read_dir(tmp.path())
         .unwrap()
@@ -507,6 +500,23 @@ pub fn signal_after(
         problems.push(format!("{what}: left {left:?} in TMPDIR"));
     }
     problems
+}
+
+/// The live processes whose environment carries `BB_TEST_RUN=marker`: a run started with
+/// it, and every descendant of it that kept its environment, however briefly it lived (a
+/// zombie's environment is gone: only the live ones).
+pub fn carrying(marker: &str) -> Vec<u32> {
+    let needle = format!("BB_TEST_RUN={marker}\0");
+    processes()
+        .into_iter()
+        .filter(|p| {
+            let environ = std::fs::read(format!("/proc/{}/environ", p.pid)).unwrap_or_default();
+            environ
+                .windows(needle.len())
+                .any(|w| w == needle.as_bytes())
+        })
+        .map(|p| p.pid)
+        .collect()
 }
 
 /// `n` delays spread over `0..max`, each at a random-ish point of its own slice of it.
