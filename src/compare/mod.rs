@@ -470,7 +470,7 @@ pub(crate) fn judge(
         Verdict::Unknown
     } else if !judged.beyond {
         Verdict::Noise
-    } else if !criteria.accept_invalid && !(base.flags.is_empty() && new.flags.is_empty()) {
+    } else if (!base.flags.is_empty() || !new.flags.is_empty()) && !criteria.accept_invalid {
         Verdict::Flagged
     } else if better {
         Verdict::Faster

@@ -311,6 +311,79 @@ fn parse_once<T: argh::FromArgs>(args: &[&str]) -> std::result::Result<T, ParseE
     })
 }
 
+/// The longest wait for an idle board: `--idle-wait`'s, else a minute in the full
+/// profile, none in the others.
+pub fn idle_wait(flags: &CommonArgs) -> Duration {
+    flags.idle_wait.unwrap_or(match flags.profile {
+        Profile::Full => Duration::from_secs(60),
+        _ => Duration::ZERO,
+    })
+}
+
+/// The cluster the run is pinned to, and whether the default chose it: `--cluster`'s,
+/// checked (not beside `--pin`, one the board has, and unless in a `--dry-run`, which
+/// pins nothing, with a core this process may run on; its cores cut to those); with
+/// neither flag on a big.LITTLE board, the big cluster where this process may run on it,
+/// since a run left to the scheduler lands on either and its figure with it. Outside a
+/// `--dry-run` the process is pinned to it here, before any placement is chosen.
+pub fn resolve_cluster(
+    choice: Option<ClusterChoice>,
+    pinned: bool,
+    dry_run: bool,
+) -> Result<(Option<Cluster>, bool)> {
+    use crate::system::topology::{cpu_ranges, Topology};
+    if choice.is_some() && pinned {
+        return Err(Error::usage(
+            "--cluster and --pin both say where to run: give one",
+        ));
+    }
+    let topology = Topology::read(&crate::system::sysfs::sysroot());
+    let allowed = crate::system::pinning::allowed_cpus();
+    let on_allowed = |cluster: &Cluster| {
+        let mut cut = cluster.clone();
+        cut.cpus.retain(|c| dry_run || allowed.contains(c));
+        (!cut.cpus.is_empty()).then_some(cut)
+    };
+    let Some(choice) = choice else {
+        let by_default = match (pinned, topology.heterogeneous()) {
+            (false, true) => topology.big().and_then(on_allowed),
+            _ => None,
+        };
+        if let Some(cluster) = by_default.as_ref().filter(|_| !dry_run) {
+            pin_to_cluster(cluster, "by default")?;
+        }
+        let chosen = by_default.is_some();
+        return Ok((by_default, chosen));
+    };
+    let shown = match choice {
+        ClusterChoice::Big => "big".to_string(),
+        ClusterChoice::Little => "little".to_string(),
+        ClusterChoice::Policy(n) => n.to_string(),
+    };
+    let cluster = topology
+        .pick(choice)
+        .map_err(|why| Error::usage(format!("--cluster {shown}: {why}")))?;
+    match on_allowed(cluster) {
+        Some(cut) => {
+            if !dry_run {
+                pin_to_cluster(&cut, &format!("--cluster {shown}"))?;
+            }
+            Ok((Some(cut), false))
+        }
+        None => Err(Error::usage(format!(
+            "--cluster {shown}: none of its cores ({}) is one this process may run on (cpu{})",
+            cluster.cpu_names(),
+            cpu_ranges(&allowed)
+        ))),
+    }
+}
+
+/// Pins this process to `cluster`'s cores; `why` names what chose it in the error.
+fn pin_to_cluster(cluster: &Cluster, why: &str) -> Result<()> {
+    crate::system::pinning::pin_process(&cluster.cpus)
+        .map_err(|e| Error::usage(format!("{why} ({}): {e}", cluster.cpu_names())))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -429,77 +502,4 @@ mod tests {
         assert!(e.to_string().contains("at most one"), "{e}");
         assert_eq!(Profile::Full.pick(1, 2, 3), 3);
     }
-}
-
-/// The longest wait for an idle board: `--idle-wait`'s, else a minute in the full
-/// profile, none in the others.
-pub fn idle_wait(flags: &CommonArgs) -> Duration {
-    flags.idle_wait.unwrap_or(match flags.profile {
-        Profile::Full => Duration::from_secs(60),
-        _ => Duration::ZERO,
-    })
-}
-
-/// The cluster the run is pinned to, and whether the default chose it: `--cluster`'s,
-/// checked (not beside `--pin`, one the board has, and unless in a `--dry-run`, which
-/// pins nothing, with a core this process may run on; its cores cut to those); with
-/// neither flag on a big.LITTLE board, the big cluster where this process may run on it,
-/// since a run left to the scheduler lands on either and its figure with it. Outside a
-/// `--dry-run` the process is pinned to it here, before any placement is chosen.
-pub fn resolve_cluster(
-    choice: Option<ClusterChoice>,
-    pinned: bool,
-    dry_run: bool,
-) -> Result<(Option<Cluster>, bool)> {
-    use crate::system::topology::{cpu_ranges, Topology};
-    if choice.is_some() && pinned {
-        return Err(Error::usage(
-            "--cluster and --pin both say where to run: give one",
-        ));
-    }
-    let topology = Topology::read(&crate::system::sysfs::sysroot());
-    let allowed = crate::system::pinning::allowed_cpus();
-    let on_allowed = |cluster: &Cluster| {
-        let mut cut = cluster.clone();
-        cut.cpus.retain(|c| dry_run || allowed.contains(c));
-        (!cut.cpus.is_empty()).then_some(cut)
-    };
-    let Some(choice) = choice else {
-        let by_default = match (pinned, topology.heterogeneous()) {
-            (false, true) => topology.big().and_then(on_allowed),
-            _ => None,
-        };
-        if let Some(cluster) = by_default.as_ref().filter(|_| !dry_run) {
-            pin_to_cluster(cluster, "by default")?;
-        }
-        let chosen = by_default.is_some();
-        return Ok((by_default, chosen));
-    };
-    let shown = match choice {
-        ClusterChoice::Big => "big".to_string(),
-        ClusterChoice::Little => "little".to_string(),
-        ClusterChoice::Policy(n) => n.to_string(),
-    };
-    let cluster = topology
-        .pick(choice)
-        .map_err(|why| Error::usage(format!("--cluster {shown}: {why}")))?;
-    match on_allowed(cluster) {
-        Some(cut) => {
-            if !dry_run {
-                pin_to_cluster(&cut, &format!("--cluster {shown}"))?;
-            }
-            Ok((Some(cut), false))
-        }
-        None => Err(Error::usage(format!(
-            "--cluster {shown}: none of its cores ({}) is one this process may run on (cpu{})",
-            cluster.cpu_names(),
-            cpu_ranges(&allowed)
-        ))),
-    }
-}
-
-/// Pins this process to `cluster`'s cores; `why` names what chose it in the error.
-fn pin_to_cluster(cluster: &Cluster, why: &str) -> Result<()> {
-    crate::system::pinning::pin_process(&cluster.cpus)
-        .map_err(|e| Error::usage(format!("{why} ({}): {e}", cluster.cpu_names())))
 }

@@ -16,6 +16,7 @@ mod ansible;
 mod answers;
 mod architecture;
 mod aws_settings;
+mod board;
 mod boards;
 mod compare;
 mod cross;

@@ -1,0 +1,260 @@
+//! The board under test, read from real boards' /proc and /sys layouts
+//! (`tests/data/boards/`, through `BB_SYSROOT`): every cluster with its cores and clocks,
+//! the environment record's memory, distribution and kernel; `--cluster`; the idle wait;
+//! rows flagged as they ran, and bb-compare respecting those flags.
+
+use crate::support::{run_bounded, run_with, TempDir, ZSTD_ONE_ROW, ZSTD_SMALL};
+use serde_json::Value;
+use std::time::Duration;
+
+const ZSTD: &str = env!("CARGO_BIN_EXE_bb-zstd");
+const COMPARE: &str = env!("CARGO_BIN_EXE_bb-compare");
+
+fn board(name: &str) -> String {
+    format!("{}/tests/data/boards/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `bb-compare --env` on the fixture `name`: the environment record.
+fn record(name: &str) -> Value {
+    let root = board(name);
+    let run = run_with(COMPARE, &["--env"], &[("BB_SYSROOT", &root)]);
+    run.assert_ok();
+    assert!(!run.stdout.contains("deadbeef"), "a serial: {}", run.stdout);
+    run.json()
+}
+
+/// (cpus, core, max MHz) of each cluster, slowest first.
+fn clusters(env: &Value) -> Vec<(Vec<u64>, String, u64)> {
+    env["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let cpus = c["cpus"].as_array().unwrap().iter();
+            (
+                cpus.map(|n| n.as_u64().unwrap()).collect(),
+                c["core"].as_str().unwrap().to_string(),
+                c["maxFreqMHz"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn every_board_reads_its_clusters_types_and_clocks() {
+    let cl = |cpus: &[u64], core: &str, mhz: u64| (cpus.to_vec(), core.to_string(), mhz);
+    let boards = [
+        (
+            "pi0",
+            vec![cl(&[0], "ARM1176", 1000)],
+            "Raspberry Pi Zero W",
+        ),
+        (
+            "pi3",
+            vec![cl(&[0, 1, 2, 3], "Cortex-A53", 1200)],
+            "Raspberry Pi 3",
+        ),
+        (
+            "pi4",
+            vec![cl(&[0, 1, 2, 3], "Cortex-A72", 1800)],
+            "Raspberry Pi 4",
+        ),
+        (
+            "pi5",
+            vec![cl(&[0, 1, 2, 3], "Cortex-A76", 2400)],
+            "Raspberry Pi 5",
+        ),
+        (
+            "rk3588",
+            vec![
+                cl(&[0, 1, 2, 3], "Cortex-A55", 1800),
+                cl(&[4, 5], "Cortex-A76", 2352),
+                cl(&[6, 7], "Cortex-A76", 2352),
+            ],
+            "ROCK 5B",
+        ),
+        (
+            "s922x",
+            vec![
+                cl(&[0, 1], "Cortex-A53", 1800),
+                cl(&[2, 3, 4, 5], "Cortex-A73", 2208),
+            ],
+            "ODROID-N2",
+        ),
+    ];
+    for (name, expected, model) in boards {
+        let env = record(name);
+        assert_eq!(clusters(&env), expected, "{name}: {env:#}");
+        let board_model = env["boardModel"].as_str().unwrap_or_default();
+        assert!(board_model.contains(model), "{name}: {board_model}");
+        assert!(env["memTotalKiB"].as_u64().unwrap() > 100_000, "{name}");
+        assert!(env["distribution"].is_string(), "{name}: {env:#}");
+        assert!(env["preemption"].is_string(), "{name}: {env:#}");
+        // The record's one-line fields are the fastest cluster's.
+        assert_eq!(
+            env["maxFreqMHz"].as_u64(),
+            expected.iter().map(|c| c.2).max(),
+            "{name}"
+        );
+    }
+    // The big.LITTLE boards name both core types, the big one first.
+    assert_eq!(record("rk3588")["cpuModel"], "Cortex-A76 + Cortex-A55");
+    assert_eq!(record("s922x")["cpuModel"], "Cortex-A73 + Cortex-A53");
+}
+
+fn zstd_on(name: &str, extra: &[&str]) -> crate::support::Run {
+    let root = board(name);
+    let mut args: Vec<&str> = ZSTD_SMALL.to_vec();
+    args.extend(ZSTD_ONE_ROW);
+    args.extend(["--format", "json"]);
+    args.extend(extra);
+    run_bounded(
+        ZSTD,
+        &args,
+        &[("BB_SYSROOT", &root)],
+        Duration::from_secs(120),
+    )
+}
+
+#[test]
+fn cluster_little_pins_the_run_and_the_answer_names_it() {
+    let run = zstd_on("s922x", &["--cluster", "little"]);
+    run.assert_ok();
+    let e = &run.json()[0];
+    assert_eq!(
+        e["environment"]["runCluster"]["cpus"],
+        serde_json::json!([0, 1])
+    );
+    assert_eq!(e["environment"]["runClusterChosenBy"], "--cluster");
+    let answer = e["boardbench"]["answer"].to_string();
+    assert!(
+        run.stderr.contains("pinned to cpu0-1 (--cluster)"),
+        "{}",
+        run.stderr
+    );
+    // The made-up board says 1800 MHz for cores this machine runs at its own clock.
+    let flags = &e["boardbench"]["flags"];
+    assert!(
+        flags.as_array().unwrap().contains(&"clock-mismatch".into()),
+        "{flags} {answer}"
+    );
+    let clocks = &e["environment"]["measuredClocks"][0];
+    assert!(clocks["startMHz"].as_f64().unwrap() > 0.0, "{clocks}");
+    assert_eq!(clocks["startReportedMHz"], 1800, "{clocks}");
+
+    // Cores this process may not run on, another policy, and --pin beside it: refused.
+    let run = zstd_on("rk3588", &["--cluster", "big"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("--cluster big: none of its cores (cpu4-5)"),
+        "{}",
+        run.stderr
+    );
+    let run = zstd_on("rk3588", &["--cluster", "2"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("no policy2"), "{}", run.stderr);
+    let run = zstd_on("pi4", &["--cluster", "0", "--pin", "0"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+}
+
+#[test]
+fn a_big_little_board_names_the_cluster_its_run_was_on() {
+    // This machine's cores are the RK3588's first two, A55s: the default's big cluster
+    // is out of reach, so the run stays where it may and the answer says where that is.
+    let run = zstd_on("rk3588", &["--format", "text"]);
+    run.assert_ok();
+    assert!(
+        run.stdout
+            .contains("on one cluster: 4 × Cortex-A55 (cpu0-3, 408-1800 MHz)"),
+        "{}",
+        run.stdout
+    );
+    // The governor the board runs (schedutil) flags the rows, and the table says why.
+    assert!(
+        run.stdout
+            .contains("governor schedutil on cpu0-3, not performance"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("  FLAGGED"), "{}", run.stdout);
+}
+
+#[test]
+fn an_idle_wait_that_times_out_says_so_flags_busy_and_runs() {
+    // Another process keeps a core busy for the whole run, bounded in time.
+    let mut busy = std::process::Command::new("sh")
+        .args([
+            "-c",
+            "end=$(($(date +%s) + 30)); while [ $(date +%s) -lt $end ]; do :; done",
+        ])
+        .spawn()
+        .unwrap();
+    let mut args: Vec<&str> = ZSTD_SMALL.to_vec();
+    args.extend(ZSTD_ONE_ROW);
+    args.extend(["--format", "json", "--idle-wait", "2s"]);
+    let run = run_bounded(ZSTD, &args, &[], Duration::from_secs(120));
+    let _ = busy.kill();
+    let _ = busy.wait();
+    run.assert_ok();
+    assert!(
+        run.stderr
+            .contains("waiting up to 2s for the board to go idle"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("never went idle in 2"),
+        "{}",
+        run.stderr
+    );
+    let e = &run.json()[0];
+    assert_eq!(e["environment"]["idleWait"]["idle"], false, "{e:#}");
+    assert!(
+        e["boardbench"]["flags"]
+            .as_array()
+            .unwrap()
+            .contains(&"busy".into()),
+        "{e:#}"
+    );
+}
+
+#[test]
+fn bb_compare_gives_a_flagged_row_no_verdict_unless_told() {
+    let dir = TempDir::new("board-compare");
+    let mut args: Vec<&str> = ZSTD_SMALL.to_vec();
+    args.extend(ZSTD_ONE_ROW);
+    args.extend(["--format", "json", "--forks", "3"]);
+    let run = run_bounded(ZSTD, &args, &[], Duration::from_secs(120));
+    run.assert_ok();
+    let base: Value = run.json();
+    // The same run, its scores a fifth of what they were, flagged throttled.
+    let mut slow = base.clone();
+    for e in slow.as_array_mut().unwrap() {
+        let m = &mut e["primaryMetric"];
+        let score = m["score"].as_f64().unwrap();
+        m["score"] = (score / 5.0).into();
+        for fork in m["rawData"].as_array_mut().unwrap() {
+            for v in fork.as_array_mut().unwrap() {
+                *v = (v.as_f64().unwrap() / 5.0).into();
+            }
+        }
+        e["boardbench"]["flags"] = serde_json::json!(["throttled"]);
+    }
+    let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
+    std::fs::write(&a, base.to_string()).unwrap();
+    std::fs::write(&b, slow.to_string()).unwrap();
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let run = run_with(COMPARE, &[a, b], &[]);
+    assert_eq!(run.code, 0, "flagged is not slower: {}", run.stdout);
+    assert!(run.stdout.contains("flagged"), "{}", run.stdout);
+    assert!(
+        run.stdout
+            .contains("1 row flagged as they ran (throttled): no verdict"),
+        "{}",
+        run.stdout
+    );
+    let run = run_with(COMPARE, &[a, b, "--accept-invalid"], &[]);
+    assert_eq!(run.code, 1, "judged slower: {}", run.stdout);
+    assert!(!run.stdout.contains("no verdict"), "{}", run.stdout);
+}
