@@ -7,6 +7,7 @@
 pub use super::checks::{check_at_most, check_fits_in_memory, check_positive};
 pub use crate::model::modes::{parse_format, parse_mode, Format, Mode, Profile};
 pub use crate::system::cooldown::Cooldown;
+pub use crate::system::governor::parse_governor;
 pub use crate::system::topology::{parse_cluster, Cluster, ClusterChoice};
 use crate::util::error::{Error, Result};
 pub use crate::util::parse::{
@@ -55,6 +56,8 @@ pub struct CommonArgs {
     pub cluster_by_default: bool,
     /// `--idle-wait`: the longest to wait for the board to go idle before measuring.
     pub idle_wait: Option<Duration>,
+    /// `--governor`: the cpufreq governor every policy is set to for the run.
+    pub governor: Option<String>,
 }
 
 /// Implemented by every binary's argument struct through [`bench_args!`](crate::bench_args).
@@ -160,6 +163,9 @@ macro_rules! bench_args {
             /// before measuring, wait up to this long for other processes to use under 2.5% of the cores (3 s in a row), then measure anyway with the rows flagged busy; 0 skips it (default 60s in the full profile, 0 otherwise)
             #[argh(option, from_str_fn($crate::harness::cli::parse_duration))]
             pub idle_wait: Option<std::time::Duration>,
+            /// set every cpufreq policy to this governor (performance) for the run, and back on every way out; where it may not (not root), it says so once and measures as the board is
+            #[argh(option, from_str_fn($crate::harness::cli::parse_governor))]
+            pub governor: Option<String>,
         }
 
         impl $crate::harness::cli::HasCommon for $name {
@@ -192,6 +198,7 @@ macro_rules! bench_args {
                     cluster,
                     cluster_by_default,
                     idle_wait: self.idle_wait,
+                    governor: self.governor.clone(),
                     seed: self.seed,
                     cooldown: $crate::harness::cli::Cooldown::from_flags(
                         self.cooldown,

@@ -270,9 +270,15 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
         print!("{}", plan.render(&program_name()));
         return Ok(());
     }
+    // Set back when it drops: at the end of this function, however it ends.
+    let governor = set_governor(flags.governor.as_deref());
     let waited = wait_for_idle(plan.idle_wait);
     let mut env = Environment::capture();
     env.idle_wait = waited;
+    env.governor_set = governor
+        .as_ref()
+        .zip(flags.governor.as_ref())
+        .map(|(set, to)| (to.clone(), set.before()));
     let root = crate::system::sysfs::sysroot();
     let allowed = crate::system::pinning::allowed_cpus();
     env.clocks = ClusterClock::start(&env.clusters, &allowed, |c| current_mhz(&root, c));
@@ -774,6 +780,22 @@ fn flag_the_run(
     for r in results.iter_mut() {
         for (flag, reason) in &raised {
             r.throttle.flag(*flag, reason.clone());
+        }
+    }
+}
+
+/// `--governor`'s governor set on every policy for the run; where it cannot be, said
+/// once, and the run goes on as the board is.
+fn set_governor(governor: Option<&str>) -> Option<crate::system::governor::GovernorSet> {
+    let governor = governor?;
+    match crate::system::governor::set(&crate::system::sysfs::sysroot(), governor) {
+        Ok(set) => Some(set),
+        Err(why) => {
+            crate::stderr!(
+                "{}: --governor {governor}: could not set it ({why}): measuring under the board's own governor; run as root to set it",
+                program_name()
+            );
+            None
         }
     }
 }

@@ -543,6 +543,18 @@ fn environment_json(env: &Environment) -> Json {
                     .collect(),
             ),
         ),
+        // `--governor`: what every policy was set to for the run, and what each had.
+        (
+            "governorSet",
+            env.governor_set
+                .as_ref()
+                .map_or(Json::Null, |(to, before)| {
+                    Json::obj([
+                        ("to", Json::str(to)),
+                        ("before", Json::Arr(before.iter().map(Json::str).collect())),
+                    ])
+                }),
+        ),
         // The cluster the run was pinned to, and what chose it.
         (
             "runCluster",

@@ -46,6 +46,9 @@ pub struct Environment {
     pub run_cluster: Option<(Cluster, bool)>,
     /// What waiting for an idle board came to (`--idle-wait`); set by the harness.
     pub idle_wait: Option<activity::IdleWait>,
+    /// `--governor`'s governor and what each policy had before (`policy0 ondemand`),
+    /// set back after the run; set by the harness.
+    pub governor_set: Option<(String, Vec<String>)>,
     /// Each cluster's clock measured at the start and end of the run; set by the harness.
     pub clocks: Vec<super::clock::ClusterClock>,
     pub boardbench_version: String,
@@ -105,6 +108,7 @@ impl Environment {
             run_cluster: None,
             idle_wait: None,
             clocks: vec![],
+            governor_set: None,
             boardbench_version: env!("CARGO_PKG_VERSION").to_string(),
         }
     }

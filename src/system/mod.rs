@@ -3,7 +3,8 @@
 //! throttling and health around each benchmark ([`throttle`]), waiting for the SoC to
 //! cool ([`cooldown`]), where the two sides of a measurement are pinned ([`pinning`]) and
 //! where they ran ([`placement`]), reading /proc and /sys within bounds ([`sysfs`]),
-//! the clean-up hooks that run when the process ends abnormally ([`exit`]), the board's
+//! the clean-up hooks that run when the process ends abnormally ([`exit`]), `--governor`
+//! set and set back ([`governor`]), the board's
 //! clusters ([`topology`]), the clock as measured rather than reported ([`clock`]) and
 //! the hardware counters ([`counters`]), and what flags a row's figure ([`validity`]).
 
@@ -14,6 +15,7 @@ pub mod counters;
 pub mod cpu;
 pub mod env;
 pub mod exit;
+pub mod governor;
 pub mod pinning;
 pub mod placement;
 pub mod sysfs;

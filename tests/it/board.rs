@@ -258,3 +258,124 @@ fn bb_compare_gives_a_flagged_row_no_verdict_unless_told() {
     assert_eq!(run.code, 1, "judged slower: {}", run.stdout);
     assert!(!run.stdout.contains("no verdict"), "{}", run.stdout);
 }
+
+/// A writable copy of the fixture `name`, in `dir`.
+fn writable_board(dir: &TempDir, name: &str) -> std::path::PathBuf {
+    let copy = dir.path().join(name);
+    let status = std::process::Command::new("cp")
+        .args(["-a", &board(name)])
+        .arg(&copy)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    copy
+}
+
+fn governor_of(root: &std::path::Path) -> String {
+    let file = root.join("sys/devices/system/cpu/cpufreq/policy0/scaling_governor");
+    std::fs::read_to_string(file).unwrap().trim().to_string()
+}
+
+#[test]
+fn governor_is_set_for_the_run_and_set_back_on_every_way_out() {
+    use nix::sys::signal::Signal;
+    let dir = TempDir::new("board-governor");
+    let root = writable_board(&dir, "pi4");
+    assert_eq!(governor_of(&root), "ondemand");
+    let root_s = root.to_str().unwrap();
+
+    // A run to its end: performance while it ran (no governor flag), ondemand after.
+    let mut args: Vec<&str> = ZSTD_SMALL.to_vec();
+    args.extend(ZSTD_ONE_ROW);
+    args.extend(["--format", "json", "--governor", "performance"]);
+    let run = run_bounded(
+        ZSTD,
+        &args,
+        &[("BB_SYSROOT", root_s)],
+        Duration::from_secs(120),
+    );
+    run.assert_ok();
+    let e = &run.json()[0];
+    assert_eq!(
+        e["environment"]["governorSet"],
+        serde_json::json!({"to": "performance", "before": ["policy0 ondemand"]})
+    );
+    assert_eq!(e["environment"]["governor"], "performance");
+    assert!(
+        !e["boardbench"]["flags"]
+            .as_array()
+            .unwrap()
+            .contains(&"governor".into()),
+        "{e:#}"
+    );
+    assert_eq!(governor_of(&root), "ondemand");
+
+    // A signal in the middle of the run: set back by the exit hooks.
+    for signal in [Signal::SIGINT, Signal::SIGTERM] {
+        let mut long: Vec<&str> = ZSTD_SMALL.to_vec();
+        long.extend(["--time", "20s", "--governor", "performance"]);
+        let mut child = std::process::Command::new(ZSTD)
+            .args(&long)
+            .env("BB_SYSROOT", root_s)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let set = crate::support::wait_for(Duration::from_secs(30), || {
+            governor_of(&root) == "performance"
+        });
+        assert!(set, "{signal}: never set");
+        std::thread::sleep(Duration::from_millis(500));
+        let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+        nix::sys::signal::kill(pid, signal).unwrap();
+        let status = child.wait().unwrap();
+        assert!(!status.success(), "{signal}: {status}");
+        assert_eq!(governor_of(&root), "ondemand", "{signal}");
+    }
+
+    // A governor the board does not offer: said once, nothing changed, the run goes on.
+    let mut args: Vec<&str> = ZSTD_SMALL.to_vec();
+    args.extend(ZSTD_ONE_ROW);
+    args.extend(["--governor", "turbo"]);
+    let run = run_bounded(
+        ZSTD,
+        &args,
+        &[("BB_SYSROOT", root_s)],
+        Duration::from_secs(120),
+    );
+    run.assert_ok();
+    assert_eq!(
+        run.stderr
+            .matches("--governor turbo: could not set it")
+            .count(),
+        1,
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("does not offer it"), "{}", run.stderr);
+    assert_eq!(governor_of(&root), "ondemand");
+}
+
+#[test]
+fn a_failed_run_sets_the_governor_back() {
+    let dir = TempDir::new("board-governor-failed");
+    let root = writable_board(&dir, "pi4");
+    let rpc = env!("CARGO_BIN_EXE_bb-rpc");
+    // Nothing listens on port 1: every row fails, the run exits 1.
+    let run = run_bounded(
+        rpc,
+        &[
+            "--quick",
+            "--connect",
+            "tcp:127.0.0.1:1",
+            "--governor",
+            "performance",
+        ],
+        &[("BB_SYSROOT", root.to_str().unwrap())],
+        Duration::from_secs(120),
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    // The rows ran (and failed) with the governor set: past where it is set.
+    assert!(run.stderr.contains("FAILED: bb.rpc."), "{}", run.stderr);
+    assert_eq!(governor_of(&root), "ondemand");
+}
