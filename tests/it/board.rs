@@ -376,6 +376,6 @@ fn a_failed_run_sets_the_governor_back() {
     );
     assert_eq!(run.code, 1, "{}", run.stderr);
     // The rows ran (and failed) with the governor set: past where it is set.
-    assert!(run.stderr.contains("FAILED: bb.rpc."), "{}", run.stderr);
+    assert!(run.stderr.contains("error: bb.rpc."), "{}", run.stderr);
     assert_eq!(governor_of(&root), "ondemand");
 }
