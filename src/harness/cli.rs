@@ -58,6 +58,8 @@ pub struct CommonArgs {
     pub idle_wait: Option<Duration>,
     /// `--governor`: the cpufreq governor every policy is set to for the run.
     pub governor: Option<String>,
+    /// `--monitor`: how often the sensors are read through the run (zero: never).
+    pub monitor: Duration,
 }
 
 /// Implemented by every binary's argument struct through [`bench_args!`](crate::bench_args).
@@ -166,6 +168,9 @@ macro_rules! bench_args {
             /// set every cpufreq policy to this governor (performance) for the run, and back on every way out; where it may not (not root), it says so once and measures as the board is
             #[argh(option, from_str_fn($crate::harness::cli::parse_governor))]
             pub governor: Option<String>,
+            /// read the sensors (temperatures, each cluster's clock, throttle bits, swap, free memory) this often through the run, in a thread of the parent, never of a measured fork; each row's readings go into the JSON; 0: off (default 1s; off with --forks 0)
+            #[argh(option, default = "std::time::Duration::from_secs(1)", from_str_fn($crate::harness::cli::parse_duration))]
+            pub monitor: std::time::Duration,
         }
 
         impl $crate::harness::cli::HasCommon for $name {
@@ -199,6 +204,7 @@ macro_rules! bench_args {
                     cluster_by_default,
                     idle_wait: self.idle_wait,
                     governor: self.governor.clone(),
+                    monitor: self.monitor,
                     seed: self.seed,
                     cooldown: $crate::harness::cli::Cooldown::from_flags(
                         self.cooldown,

@@ -33,6 +33,7 @@ use crate::stats::uncertainty::Uncertainty;
 use crate::system::clock::ClusterClock;
 use crate::system::cooldown;
 use crate::system::env::Environment;
+use crate::system::monitor::Monitor;
 use crate::system::throttle::{Snapshot, ThrottleReport};
 use crate::system::topology::current_mhz;
 use crate::system::validity::Flag;
@@ -41,6 +42,7 @@ use crate::util::format::printable;
 use crate::util::format::{count, format_duration};
 use crate::util::progress::Progress;
 use crate::util::terminal::{program_name, warn};
+use std::time::Duration;
 
 /// What a binary hands to the harness.
 pub struct Suite {
@@ -312,6 +314,12 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
         }
     }
     let cooler = flags.cooldown.map(cooldown::Cooler::new);
+    // In the parent, beside the forks; with no forks it would run beside the measurement.
+    let every = match settings.forks {
+        0 => Duration::ZERO,
+        _ => flags.monitor,
+    };
+    let monitor = Monitor::start(root.clone(), every, &env.clusters)?;
     let mut run = Rounds {
         benchmarks: &suite.benchmarks,
         settings: &settings,
@@ -323,9 +331,11 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
         progress: &mut progress,
         cooler,
         against: against.as_ref(),
+        monitor: monitor.as_ref(),
     };
     let (mut results, failed, bad_input) = run.all()?;
     progress.finish();
+    env.monitor = monitor.map(|m| m.stop());
     for clock in env.clocks.iter_mut() {
         let cluster = env.clusters.iter().find(|c| c.cpus.contains(&clock.cpu));
         clock.end(cluster.and_then(|c| current_mhz(&root, c)));
@@ -387,6 +397,8 @@ struct Rounds<'a> {
     cooler: Option<cooldown::Cooler>,
     /// The other build of an A/B run: a row it has runs each fork twice, a pair.
     against: Option<&'a against::Against>,
+    /// The sensors read through the run: each row gets the readings of its forks.
+    monitor: Option<&'a crate::system::monitor::Monitor>,
 }
 
 /// What one benchmark has gathered over the rounds so far.
@@ -399,6 +411,8 @@ struct Gathered {
     failed: bool,
     /// The wall time of its forks.
     seconds: f64,
+    /// When each of its forks ran.
+    spans: Vec<(std::time::Instant, std::time::Instant)>,
 }
 
 impl Rounds<'_> {
@@ -446,6 +460,8 @@ impl Rounds<'_> {
                         (Ok(fork), throttle, took) => {
                             previous = None;
                             let g = &mut gathered[index];
+                            let ended = std::time::Instant::now();
+                            g.spans.push((ended - Duration::from_secs_f64(took), ended));
                             match other {
                                 Some(_) => g.other.push(fork),
                                 None => g.forks.push(fork),
@@ -496,7 +512,8 @@ impl Rounds<'_> {
             }
             let bench = &self.benchmarks[index];
             let (settings, unit) = bench.effective(self.settings, self.unit);
-            let throttle = ThrottleReport::merge(&g.throttle);
+            let mut throttle = ThrottleReport::merge(&g.throttle);
+            throttle.readings = self.monitor.map_or(vec![], |m| m.within(&g.spans));
             if throttle.throttled {
                 self.progress.clear();
                 warn(&Warning::Throttled {

@@ -262,6 +262,9 @@ fn entry(r: &BenchResult, env: Option<&Environment>) -> Json {
                 ),
                 ("maxTemperatureC", Json::opt_num(r.throttle.max_temp_c)),
                 ("health", health_json(&r.throttle.health)),
+                // The monitor's readings while its forks ran, in the columns the
+                // environment's `monitor` names.
+                ("monitor", readings_json(&r.throttle.readings)),
                 ("error", Json::Num(r.uncertainty().error)),
                 ("errorBasis", Json::str(r.uncertainty().basis.name())),
                 ("noiseBand", Json::Num(r.settings.noise_band)),
@@ -543,6 +546,42 @@ fn environment_json(env: &Environment) -> Json {
                     .collect(),
             ),
         ),
+        // `--monitor`: how often the sensors were read, and the readings' columns.
+        (
+            "monitor",
+            env.monitor.as_ref().map_or(Json::Null, |m| {
+                Json::obj([
+                    ("intervalS", Json::Num(m.interval.as_secs_f64())),
+                    ("zones", Json::Arr(m.zones.iter().map(Json::str).collect())),
+                    (
+                        "policies",
+                        Json::Arr(
+                            m.policies
+                                .iter()
+                                .map(|p| Json::opt_num(p.map(|p| p as f64)))
+                                .collect(),
+                        ),
+                    ),
+                    (
+                        "columns",
+                        Json::Arr(
+                            [
+                                "s",
+                                "tempsC",
+                                "clocksMHz",
+                                "throttled",
+                                "swapIn",
+                                "swapOut",
+                                "memAvailableKiB",
+                            ]
+                            .into_iter()
+                            .map(Json::str)
+                            .collect(),
+                        ),
+                    ),
+                ])
+            }),
+        ),
         // `--governor`: what every policy was set to for the run, and what each had.
         (
             "governorSet",
@@ -572,6 +611,27 @@ fn environment_json(env: &Environment) -> Json {
         ),
         ("boardbenchVersion", Json::str(&env.boardbench_version)),
     ])
+}
+
+/// A row's monitor readings, one array each in the columns the environment names.
+fn readings_json(readings: &[crate::system::monitor::Reading]) -> Json {
+    let opt = |v: Option<u64>| Json::opt_num(v.map(|v| v as f64));
+    Json::Arr(
+        readings
+            .iter()
+            .map(|r| {
+                Json::Arr(vec![
+                    Json::Num((r.at.as_secs_f64() * 1000.0).round() / 1000.0),
+                    Json::Arr(r.temps_c.iter().map(|&t| Json::opt_num(t)).collect()),
+                    Json::Arr(r.clocks_mhz.iter().map(|&c| opt(c)).collect()),
+                    opt(r.throttled_bits.map(u64::from)),
+                    opt(r.vm.map(|v| v.swapped_in)),
+                    opt(r.vm.map(|v| v.swapped_out)),
+                    opt(r.mem_available_kib),
+                ])
+            })
+            .collect(),
+    )
 }
 
 /// One cluster of the environment record: its policy, cores and clocks.

@@ -49,6 +49,8 @@ pub struct Environment {
     /// `--governor`'s governor and what each policy had before (`policy0 ondemand`),
     /// set back after the run; set by the harness.
     pub governor_set: Option<(String, Vec<String>)>,
+    /// The monitor's columns and interval (`--monitor`); each row carries its readings.
+    pub monitor: Option<super::monitor::Series>,
     /// Each cluster's clock measured at the start and end of the run; set by the harness.
     pub clocks: Vec<super::clock::ClusterClock>,
     pub boardbench_version: String,
@@ -109,6 +111,7 @@ impl Environment {
             idle_wait: None,
             clocks: vec![],
             governor_set: None,
+            monitor: None,
             boardbench_version: env!("CARGO_PKG_VERSION").to_string(),
         }
     }
@@ -127,7 +130,7 @@ fn cpu_models(topology: &Topology) -> Option<String> {
 }
 
 /// A /proc/meminfo line's value in KiB (`MemTotal:  3884096 kB`).
-fn meminfo_kib(meminfo: &str, key: &str) -> Option<u64> {
+pub(crate) fn meminfo_kib(meminfo: &str, key: &str) -> Option<u64> {
     meminfo.lines().find_map(|l| {
         let (k, v) = l.split_once(':')?;
         (k == key).then(|| v.trim().trim_end_matches("kB").trim().parse().ok())?

@@ -4,7 +4,8 @@
 //! cool ([`cooldown`]), where the two sides of a measurement are pinned ([`pinning`]) and
 //! where they ran ([`placement`]), reading /proc and /sys within bounds ([`sysfs`]),
 //! the clean-up hooks that run when the process ends abnormally ([`exit`]), `--governor`
-//! set and set back ([`governor`]), the board's
+//! set and set back ([`governor`]), the sensors read through the run ([`monitor`]), the
+//! board's
 //! clusters ([`topology`]), the clock as measured rather than reported ([`clock`]) and
 //! the hardware counters ([`counters`]), and what flags a row's figure ([`validity`]).
 
@@ -16,6 +17,7 @@ pub mod cpu;
 pub mod env;
 pub mod exit;
 pub mod governor;
+pub mod monitor;
 pub mod pinning;
 pub mod placement;
 pub mod sysfs;

@@ -113,7 +113,7 @@ pub fn parse_measure_clock(text: &str) -> Option<f64> {
 }
 
 /// `vcgencmd get_throttled`'s bits; None without vcgencmd.
-fn vcgencmd_throttled() -> Option<u32> {
+pub(crate) fn vcgencmd_throttled() -> Option<u32> {
     let text = vcgencmd(&["get_throttled"])?;
     let hex = text
         .trim()
@@ -131,6 +131,8 @@ pub struct ThrottleReport {
     pub reasons: Vec<String>,
     /// What makes the figure not the board's own at its best, in order, each once.
     pub flags: Vec<Flag>,
+    /// The monitor's readings taken while its forks ran (`--monitor`).
+    pub readings: Vec<super::monitor::Reading>,
     /// The highest temperature seen before or after, in °C.
     pub max_temp_c: Option<f64>,
     /// The CPU clock during the benchmark and the temperature around it.
@@ -262,6 +264,7 @@ impl ThrottleReport {
             throttled: flags.iter().any(|f| f.is_throttling()),
             reasons,
             flags,
+            readings: forks.iter().flat_map(|f| f.readings.clone()).collect(),
             max_temp_c: max(&mut forks.iter().filter_map(|f| f.max_temp_c)),
             health: Health {
                 clock_mhz: mean(health(|h| h.clock_mhz)),
@@ -358,6 +361,7 @@ mod tests {
             throttled: reason.is_some(),
             reasons: reason.into_iter().map(String::from).collect(),
             flags: reason.iter().map(|_| Flag::Throttled).collect(),
+            readings: vec![],
             max_temp_c: Some(temp),
             health: Health {
                 clock_mhz: Some(clock),

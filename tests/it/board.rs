@@ -379,3 +379,42 @@ fn a_failed_run_sets_the_governor_back() {
     assert!(run.stderr.contains("error: bb.rpc."), "{}", run.stderr);
     assert_eq!(governor_of(&root), "ondemand");
 }
+
+#[test]
+fn the_monitor_reads_the_sensors_through_each_rows_forks() {
+    let run = zstd_on("pi4", &["--monitor", "50ms", "--forks", "2"]);
+    run.assert_ok();
+    let entries = run.json();
+    let e = &entries[0];
+    let monitor = &e["environment"]["monitor"];
+    assert_eq!(
+        monitor["zones"],
+        serde_json::json!(["cpu-thermal"]),
+        "{monitor}"
+    );
+    assert_eq!(monitor["policies"], serde_json::json!([0]), "{monitor}");
+    let readings = e["boardbench"]["monitor"].as_array().unwrap();
+    assert!(readings.len() >= 2, "{readings:?}");
+    let temp: f64 = std::fs::read_to_string(format!(
+        "{}/sys/class/thermal/thermal_zone0/temp",
+        board("pi4")
+    ))
+    .unwrap()
+    .trim()
+    .parse()
+    .unwrap();
+    for r in readings {
+        assert_eq!(r[1][0].as_f64(), Some(temp / 1000.0), "{r}");
+        assert!(r[2][0].as_u64().is_some(), "the cluster's clock: {r}");
+    }
+    // Readings are in time order, none shared by two rows.
+    let times: Vec<f64> = readings.iter().map(|r| r[0].as_f64().unwrap()).collect();
+    assert!(times.windows(2).all(|w| w[0] < w[1]), "{times:?}");
+
+    // With no forks the measurement runs in this process: no monitor beside it.
+    let run = zstd_on("pi4", &["--monitor", "50ms", "--forks", "0"]);
+    run.assert_ok();
+    let e = &run.json()[0];
+    assert_eq!(e["environment"]["monitor"], Value::Null);
+    assert_eq!(e["boardbench"]["monitor"], serde_json::json!([]));
+}
