@@ -470,8 +470,9 @@ fn time_in_state(text: &str) -> Vec<(u64, u64)> {
 /// after (the same text twice without one): no /proc or /sys text holds a NUL.
 pub fn sysfs(data: &[u8]) {
     use boardbench::system::activity::{between, own_ticks, parse_stat};
-    use boardbench::system::throttle::{parse_measure_clock, ClockStats, Snapshot, ThrottleReport};
+    use boardbench::system::throttle::{ClockStats, Snapshot, ThrottleReport};
     use boardbench::system::topology::{core_names, cpu_list, cpu_model};
+    use boardbench::system::vcgencmd::parse_measure_clock;
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };

@@ -8,7 +8,7 @@
 //! harness at a made-up board with `BB_SYSROOT`.
 
 use super::activity::{self, Background};
-use super::sysfs::{read, read_file, sysroot};
+use super::sysfs::{meminfo_kib, read, read_file, sysroot};
 use super::topology::{cpu_model, Cluster, Topology};
 use crate::util::format::printable;
 use std::path::Path;
@@ -127,14 +127,6 @@ fn cpu_models(topology: &Topology) -> Option<String> {
         }
     }
     (!names.is_empty()).then(|| names.join(" + "))
-}
-
-/// A /proc/meminfo line's value in KiB (`MemTotal:  3884096 kB`).
-pub(crate) fn meminfo_kib(meminfo: &str, key: &str) -> Option<u64> {
-    meminfo.lines().find_map(|l| {
-        let (k, v) = l.split_once(':')?;
-        (k == key).then(|| v.trim().trim_end_matches("kB").trim().parse().ok())?
-    })
 }
 
 /// os-release's `PRETTY_NAME`, else `NAME VERSION`, unquoted and printable.

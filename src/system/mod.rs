@@ -7,7 +7,8 @@
 //! set and set back ([`governor`]), the sensors read through the run ([`monitor`]), the
 //! board's
 //! clusters ([`topology`]), the clock as measured rather than reported ([`clock`]) and
-//! the hardware counters ([`counters`]), and what flags a row's figure ([`validity`]).
+//! the hardware counters ([`counters`]), what flags a row's figure ([`validity`]), and a
+//! Pi's firmware through `vcgencmd` ([`vcgencmd`]).
 
 pub mod activity;
 pub mod clock;
@@ -24,3 +25,4 @@ pub mod sysfs;
 pub mod throttle;
 pub mod topology;
 pub mod validity;
+pub mod vcgencmd;

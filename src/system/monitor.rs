@@ -95,16 +95,16 @@ impl Monitor {
         let clusters = clusters.to_vec();
         let shared = Arc::clone(&series);
         // vcgencmd is a process a reading: asked only where it answered once.
-        let vcgencmd = super::throttle::vcgencmd_throttled().is_some();
+        let vcgencmd = super::vcgencmd::throttled().is_some();
         let thread = crate::util::thread::spawn("monitor", move || loop {
             let reading = Reading {
                 at: started.elapsed(),
                 temps_c: zones.iter().map(|(_, dir)| zone_temp(dir)).collect(),
                 clocks_mhz: clusters.iter().map(|c| current_mhz(&root, c)).collect(),
-                throttled_bits: vcgencmd.then(super::throttle::vcgencmd_throttled).flatten(),
+                throttled_bits: vcgencmd.then(super::vcgencmd::throttled).flatten(),
                 vm: read(&root, "proc/vmstat").and_then(|v| VmCounts::parse(&v)),
                 mem_available_kib: read(&root, "proc/meminfo")
-                    .and_then(|m| super::env::meminfo_kib(&m, "MemAvailable")),
+                    .and_then(|m| super::sysfs::meminfo_kib(&m, "MemAvailable")),
             };
             let wait = shared
                 .lock()

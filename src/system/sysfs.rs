@@ -48,6 +48,14 @@ pub fn read_num(root: &Path, path: &str) -> Option<u64> {
     read(root, path)?.parse().ok()
 }
 
+/// A /proc/meminfo line's value in KiB (`MemTotal:  3884096 kB`).
+pub fn meminfo_kib(meminfo: &str, key: &str) -> Option<u64> {
+    meminfo.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        (k == key).then(|| v.trim().trim_end_matches("kB").trim().parse().ok())?
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

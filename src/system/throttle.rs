@@ -54,7 +54,7 @@ impl Snapshot {
                     .collect()
             })
             .unwrap_or_default(),
-            throttled_bits: vcgencmd_throttled(),
+            throttled_bits: super::vcgencmd::throttled(),
             governor: read(root, "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
             max_freq_khz: read_num(root, "sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq"),
             arm_clock_mhz: None,
@@ -65,32 +65,10 @@ impl Snapshot {
             under_voltage_alarm: under_voltage_alarm(root),
         };
         if snapshot.time_in_state.is_empty() {
-            snapshot.arm_clock_mhz = vcgencmd(&["measure_clock", "arm"])
-                .as_deref()
-                .and_then(parse_measure_clock);
+            snapshot.arm_clock_mhz = super::vcgencmd::arm_clock_mhz();
         }
         snapshot
     }
-}
-
-/// Runs `vcgencmd` with `args` when it exists: its output, or None when it does not
-/// exist or fails. Killed and reaped if a signal ends the run meanwhile, as every child is.
-fn vcgencmd(args: &[&str]) -> Option<String> {
-    let mut command = std::process::Command::new("vcgencmd");
-    command
-        .args(args)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null());
-    let (child, hook) =
-        crate::system::exit::spawn_with_exit_hook(&mut command, crate::system::exit::Ending::Kill)
-            .ok()?;
-    let out = child.wait_with_output();
-    crate::system::exit::remove_exit_hook(hook);
-    let out = out.ok()?;
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 /// The `rpi_volt` hwmon device's `in0_lcrit_alarm` (1: the supply is below its limit
@@ -103,23 +81,6 @@ fn under_voltage_alarm(root: &Path) -> Option<bool> {
         .find(|p| read_file(&p.join("name")).is_some_and(|n| n.trim() == "rpi_volt"))
         .and_then(|p| read_file(&p.join("in0_lcrit_alarm")))
         .map(|v| v.trim() == "1")
-}
-
-/// `vcgencmd measure_clock arm`'s answer, `frequency(48)=1500345728` (Hz), in MHz.
-pub fn parse_measure_clock(text: &str) -> Option<f64> {
-    let (key, hz) = text.trim().split_once('=')?;
-    let hz: f64 = hz.trim().parse().ok()?;
-    (key.starts_with("frequency(") && hz > 0.0 && hz.is_finite()).then_some(hz / 1e6)
-}
-
-/// `vcgencmd get_throttled`'s bits; None without vcgencmd.
-pub(crate) fn vcgencmd_throttled() -> Option<u32> {
-    let text = vcgencmd(&["get_throttled"])?;
-    let hex = text
-        .trim()
-        .strip_prefix("throttled=")?
-        .trim_start_matches("0x");
-    u32::from_str_radix(hex, 16).ok()
 }
 
 /// What happened to the machine's clocks and temperature during one benchmark.

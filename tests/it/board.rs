@@ -227,20 +227,24 @@ fn bb_compare_gives_a_flagged_row_no_verdict_unless_told() {
     args.extend(["--format", "json", "--forks", "3"]);
     let run = run_bounded(ZSTD, &args, &[], Duration::from_secs(120));
     run.assert_ok();
-    let base: Value = run.json();
-    // The same run, its scores a fifth of what they were, flagged throttled.
-    let mut slow = base.clone();
-    for e in slow.as_array_mut().unwrap() {
-        let m = &mut e["primaryMetric"];
-        let score = m["score"].as_f64().unwrap();
-        m["score"] = (score / 5.0).into();
-        for fork in m["rawData"].as_array_mut().unwrap() {
-            for v in fork.as_array_mut().unwrap() {
-                *v = (v.as_f64().unwrap() / 5.0).into();
+    // The run's own entries, their scores set to a steady 100 a fork (the machine's noise
+    // is not what this tests), and the same a fifth of it, flagged throttled.
+    let steady = |entries: &Value, level: f64, flags: Value| {
+        let mut out = entries.clone();
+        for e in out.as_array_mut().unwrap() {
+            let m = &mut e["primaryMetric"];
+            m["score"] = level.into();
+            for (i, fork) in m["rawData"].as_array_mut().unwrap().iter_mut().enumerate() {
+                for v in fork.as_array_mut().unwrap() {
+                    *v = (level * (1.0 + 0.001 * i as f64)).into();
+                }
             }
+            e["boardbench"]["flags"] = flags.clone();
         }
-        e["boardbench"]["flags"] = serde_json::json!(["throttled"]);
-    }
+        out
+    };
+    let base = steady(&run.json(), 100.0, serde_json::json!([]));
+    let slow = steady(&run.json(), 20.0, serde_json::json!(["throttled"]));
     let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
     std::fs::write(&a, base.to_string()).unwrap();
     std::fs::write(&b, slow.to_string()).unwrap();
