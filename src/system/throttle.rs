@@ -315,6 +315,7 @@ impl ThrottleReport {
 mod tests {
     use super::*;
     use crate::system::env::tests::{fake_board, temp_dir};
+    use crate::system::vcgencmd::parse_measure_clock;
 
     #[test]
     fn forks_merge_into_one_report_throttled_where_any_fork_was() {
