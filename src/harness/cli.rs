@@ -60,6 +60,8 @@ pub struct CommonArgs {
     pub governor: Option<String>,
     /// `--monitor`: how often the sensors are read through the run (zero: never).
     pub monitor: Duration,
+    /// `--counters`: cycles and instructions per operation from the PMU.
+    pub counters: bool,
 }
 
 /// Implemented by every binary's argument struct through [`bench_args!`](crate::bench_args).
@@ -171,6 +173,9 @@ macro_rules! bench_args {
             /// read the sensors (temperatures, each cluster's clock, throttle bits, swap, free memory) this often through the run, in a thread of the parent, never of a measured fork; each row's readings go into the JSON; 0: off (default 1s; off with --forks 0)
             #[argh(option, default = "std::time::Duration::from_secs(1)", from_str_fn($crate::harness::cli::parse_duration))]
             pub monitor: std::time::Duration,
+            /// count cycles and instructions (and cache misses where the PMU offers them) of the measured threads through perf_event_open: cycles/op, instructions/op, IPC and, where an operation has bytes, cycles/byte, as secondary metrics; where perf events are not permitted, one line says so and the run goes on without them
+            #[argh(switch)]
+            pub counters: bool,
         }
 
         impl $crate::harness::cli::HasCommon for $name {
@@ -205,6 +210,7 @@ macro_rules! bench_args {
                     idle_wait: self.idle_wait,
                     governor: self.governor.clone(),
                     monitor: self.monitor,
+                    counters: self.counters,
                     seed: self.seed,
                     cooldown: $crate::harness::cli::Cooldown::from_flags(
                         self.cooldown,

@@ -22,7 +22,7 @@ pub(crate) mod watchdog;
 use self::benchmark::{Benchmark, Settings, TimeUnit};
 use self::cli::{CommonArgs, Mode, Profile};
 use crate::model::answer::{
-    against_lines, cluster_lines, flagged_line, precision_line, Answer, Answerer,
+    against_lines, cluster_lines, counters_line, flagged_line, precision_line, Answer, Answerer,
 };
 use crate::model::failure::Failure;
 use crate::model::params::{label_with, varying_keys};
@@ -141,7 +141,9 @@ pub fn run_suite(suite: Suite, flags: &CommonArgs) -> Result<()> {
         crate::util::file::check_output("--output", path)?;
     }
     signals::exit_on_signals();
-    match fork::child_task() {
+    let task = fork::child_task();
+    count_with(flags.counters, task.is_none());
+    match task {
         Some(fork::ChildTask::Run(request)) => run_fork(suite, &settings, request),
         Some(fork::ChildTask::StartOnly) => Ok(()),
         Some(fork::ChildTask::Describe(values)) => describe(suite, &values),
@@ -348,6 +350,7 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
         let mut answer = Answer::new(program_name(), answerer(&results));
         answer.lines.extend(precision_line(&results));
         answer.lines.extend(flagged_line(&results));
+        answer.lines.extend(counters_line(&results));
         answer
     });
     // Which cluster the figures are of, where that is a question.
@@ -798,6 +801,23 @@ fn flag_the_run(
         for (flag, reason) in &raised {
             r.throttle.flag(*flag, reason.clone());
         }
+    }
+}
+
+/// Turns on `--counters` for this process's measured iterations; the parent checks first
+/// that counters may be opened here, and says once why not, the run going on without
+/// them (a fork finds the same and counts nothing).
+fn count_with(asked: bool, parent: bool) {
+    if !asked {
+        return;
+    }
+    match (crate::system::counters::check(), parent) {
+        (Ok(()), _) => runner::count_iterations(true),
+        (Err(why), true) => crate::stderr!(
+            "{}: --counters: {why}: measuring without them",
+            program_name()
+        ),
+        (Err(_), false) => {}
     }
 }
 

@@ -7,6 +7,7 @@ use super::benchmark::{Benchmark, Metric, PairedBaseline, Settings, TimeUnit, Wo
 use super::cli::Mode;
 use super::watchdog;
 use crate::stats::histogram::Histogram;
+use crate::system::counters::{Counters, Counts};
 use crate::system::cpu::{self, CpuMeter, CpuUsage};
 use crate::system::placement::{self, PairPlacement, Placement};
 use crate::util::error::Result;
@@ -31,6 +32,42 @@ pub struct ForkResult {
     pub pairs: Vec<PairPlacement>,
 }
 
+/// Whether the measured iterations are counted (`--counters`, where the parent found
+/// counters permitted): set once a process, before its first benchmark.
+static COUNTING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Counts the measured iterations of every benchmark this process runs from now on.
+pub fn count_iterations(on: bool) {
+    COUNTING.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The counters' metrics of one iteration of `ops` operations (of `bytes` each, where
+/// they have bytes): cycles and instructions per operation, IPC, cache misses per
+/// operation where counted, cycles per byte.
+fn counted_metrics(counts: Counts, ops: u64, bytes: Option<f64>) -> Vec<Metric> {
+    let ops = ops.max(1) as f64;
+    let metric = |name: &str, value: f64| Metric {
+        name: name.into(),
+        unit: name.into(),
+        value,
+    };
+    let mut out = vec![
+        metric("cycles/op", counts.cycles as f64 / ops),
+        metric("instructions/op", counts.instructions as f64 / ops),
+        metric(
+            "IPC",
+            counts.instructions as f64 / (counts.cycles as f64).max(1.0),
+        ),
+    ];
+    if let Some(misses) = counts.cache_misses {
+        out.push(metric("cache-misses/op", misses as f64 / ops));
+    }
+    if let Some(bytes) = bytes.filter(|b| *b > 0.0) {
+        out.push(metric("cycles/byte", counts.cycles as f64 / (ops * bytes)));
+    }
+    out
+}
+
 /// Runs warm-up and measurement iterations of `bench` in this process.
 pub fn run_in_process(
     bench: &Benchmark,
@@ -38,6 +75,11 @@ pub fn run_in_process(
     unit: TimeUnit,
 ) -> Result<ForkResult> {
     let rss_reset = cpu::reset_peak_rss();
+    // Opened before the set-up, so that the threads it starts inherit them.
+    let mut counters = COUNTING
+        .load(std::sync::atomic::Ordering::Relaxed)
+        .then(|| Counters::open().ok())
+        .flatten();
     let label = bench.label();
     watchdog::arm(settings.timeout, format!("setting up {label}"));
     let workload = (bench.setup)()?;
@@ -82,6 +124,9 @@ pub fn run_in_process(
         watchdog::arm(settings.timeout, format!("iteration {} of {label}", i + 1));
         let mut this_iteration = histogram.as_ref().map(|_| Histogram::new());
         meter.resume();
+        if let Some(c) = counters.as_mut() {
+            c.start();
+        }
         let timed = iteration(
             workload.as_mut(),
             settings.mode,
@@ -90,6 +135,10 @@ pub fn run_in_process(
             this_iteration.as_mut(),
         );
         meter.pause();
+        let counted = counters.as_mut().map(|c| {
+            c.stop();
+            c.read()
+        });
         let (elapsed, ops) = timed?;
         // An open loop's latencies are its calls' own, and so is its score: their mean.
         let mut score = score(settings.mode, unit, elapsed, ops);
@@ -114,6 +163,9 @@ pub fn run_in_process(
                 unit: "MB/s".into(),
                 value: bytes * ops as f64 / elapsed.as_secs_f64() / 1e6,
             });
+        }
+        if let Some(counts) = counted {
+            metrics.extend(counted_metrics(counts, ops, bench.bytes_per_op));
         }
         if let Some(rate) = &bench.rate {
             let name = format!("{rate}/s");
@@ -625,5 +677,32 @@ mod tests {
         // Three iterations of 30 ms; the three 100 ms spins after them are not counted.
         assert!(r.cpu.wall >= 0.09 && r.cpu.wall < 0.25, "{:?}", r.cpu);
         assert!(r.cpu.process.total() < 0.15, "{:?}", r.cpu);
+    }
+
+    #[test]
+    fn counted_iterations_give_per_operation_figures() {
+        let counts = Counts {
+            cycles: 8_000,
+            instructions: 20_000,
+            cache_misses: Some(40),
+        };
+        let got: Vec<(String, f64)> = counted_metrics(counts, 4, Some(1000.0))
+            .into_iter()
+            .map(|m| (m.name, m.value))
+            .collect();
+        let want = [
+            ("cycles/op", 2000.0),
+            ("instructions/op", 5000.0),
+            ("IPC", 2.5),
+            ("cache-misses/op", 10.0),
+            ("cycles/byte", 2.0),
+        ];
+        assert_eq!(got.len(), want.len(), "{got:?}");
+        for ((name, value), (n, v)) in got.iter().zip(want) {
+            assert_eq!((name.as_str(), *value), (n, v));
+        }
+        let plain = counted_metrics(Counts::default(), 0, None);
+        assert!(plain.iter().all(|m| m.value.is_finite()), "{plain:?}");
+        assert!(!plain.iter().any(|m| m.name == "cycles/byte"));
     }
 }

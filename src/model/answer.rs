@@ -154,6 +154,56 @@ pub fn cluster_lines(
     }
 }
 
+/// `cycles/byte: 3.10 compress (threads=1), 1.42 decompress (threads=1); IPC 2.1-2.8`:
+/// where `--counters` counted the headline rows, the clock-independent figure; rows whose
+/// operations have no bytes give cycles per operation. None where nothing was counted.
+pub fn counters_line(results: &[BenchResult]) -> Option<String> {
+    let counted: Vec<&BenchResult> = results
+        .iter()
+        .filter(|r| r.headline && r.secondary("cycles/op").is_some())
+        .collect();
+    if counted.is_empty() {
+        return None;
+    }
+    let varying = varying_keys(counted.iter().map(|r| r.params.as_slice()));
+    let (per_byte, unit) = match counted.iter().all(|r| r.secondary("cycles/byte").is_some()) {
+        true => ("cycles/byte", "cycles/byte"),
+        false => ("cycles/op", "cycles/op"),
+    };
+    let figures: Vec<String> = counted
+        .iter()
+        .take(4)
+        .filter_map(|r| {
+            let value = r.secondary(per_byte)?.summary.mean;
+            let name = label_with(&r.name, &r.params, &varying);
+            let short = name.rsplit('.').next().unwrap_or(&name).to_string();
+            Some(format!("{} {short}", format_estimate_number(value)))
+        })
+        .collect();
+    let ipc: Vec<f64> = counted
+        .iter()
+        .filter_map(|r| Some(r.secondary("IPC")?.summary.mean))
+        .collect();
+    let (low, high) = ipc
+        .iter()
+        .fold((f64::INFINITY, 0.0f64), |(l, h), &v| (l.min(v), h.max(v)));
+    let ipc = match ipc.is_empty() {
+        true => String::new(),
+        false if (high - low) < 0.05 => format!("; IPC {low:.2}"),
+        false => format!("; IPC {low:.2}-{high:.2}"),
+    };
+    Some(fit(&format!("{unit}: {}{ipc}", figures.join(", "))))
+}
+
+/// A counter's figure with three significant digits.
+fn format_estimate_number(v: f64) -> String {
+    match v {
+        v if v >= 100.0 => format!("{v:.0}"),
+        v if v >= 10.0 => format!("{v:.1}"),
+        v => format!("{v:.2}"),
+    }
+}
+
 /// `flagged: 3 of 4 headline rows (governor, busy): not the board at its best`: said
 /// where a headline row's figure was taken while something flagged it (throttling,
 /// swapping, a busy board; the table's FLAGGED lines say why); None where none was.
@@ -689,5 +739,29 @@ mod tests {
             b.raw
         );
         assert_eq!(values_of(&[a, b, c], "threads"), ["1", "2", "4"]);
+    }
+
+    #[test]
+    fn counters_give_cycles_per_byte_and_ipc_of_the_headline_rows() {
+        use crate::model::result::tests::sample_result;
+        use crate::model::result::Secondary;
+        let row = |threads: &str, per_byte: f64, ipc: f64| {
+            let mut r = sample_result("bb.zstd.compress", threads, vec![1.0]);
+            r.secondary = vec![
+                Secondary::new("cycles/op", "cycles/op", vec![vec![per_byte * 1000.0]]),
+                Secondary::new("cycles/byte", "cycles/byte", vec![vec![per_byte]]),
+                Secondary::new("IPC", "IPC", vec![vec![ipc]]),
+            ];
+            r
+        };
+        assert_eq!(
+            counters_line(&[sample_result("bb.x", "1", vec![1.0])]),
+            None
+        );
+        let line = counters_line(&[row("1", 3.1, 2.0), row("2", 3.4, 2.5)]).unwrap();
+        assert_eq!(
+            line,
+            "cycles/byte: 3.10 compress (threads=1), 3.40 compress (threads=2); IPC 2.00-2.50"
+        );
     }
 }

@@ -422,3 +422,47 @@ fn the_monitor_reads_the_sensors_through_each_rows_forks() {
     assert_eq!(e["environment"]["monitor"], Value::Null);
     assert_eq!(e["boardbench"]["monitor"], serde_json::json!([]));
 }
+
+#[test]
+fn counters_where_the_pmu_refuses_are_one_line_and_no_failed_run() {
+    let mut args: Vec<&str> = ZSTD_SMALL.to_vec();
+    args.extend(ZSTD_ONE_ROW);
+    args.extend(["--format", "json", "--counters"]);
+    // Refused by force (perf_event_paranoid, say), and as this machine answers.
+    let forced = run_bounded(
+        ZSTD,
+        &args,
+        &[("BB_FAULT_NO_COUNTERS", "1")],
+        Duration::from_secs(120),
+    );
+    let here = run_bounded(ZSTD, &args, &[], Duration::from_secs(120));
+    for (run, what) in [(&forced, "forced"), (&here, "this machine")] {
+        run.assert_ok();
+        let e = &run.json()[0];
+        let counted = e["secondaryMetrics"].get("cycles/byte").is_some();
+        let refusals: Vec<&str> = run
+            .stderr
+            .lines()
+            .filter(|l| l.contains("--counters: "))
+            .collect();
+        match counted {
+            // Counted: cycles per byte and per operation, IPC; no refusal.
+            true => {
+                assert!(refusals.is_empty(), "{what}: {}", run.stderr);
+                assert!(e["secondaryMetrics"]["IPC"]["score"].as_f64().unwrap() > 0.0);
+            }
+            // Refused: one line saying why, the run measured all the same.
+            false => {
+                assert_eq!(refusals.len(), 1, "{what}: {}", run.stderr);
+                assert!(
+                    refusals[0].ends_with("measuring without them"),
+                    "{}",
+                    refusals[0]
+                );
+                assert!(e["primaryMetric"]["score"].as_f64().unwrap() > 0.0);
+            }
+        }
+    }
+    assert!(forced.stderr.contains("not permitted"), "{}", forced.stderr);
+    assert!(forced.json()[0]["secondaryMetrics"].get("IPC").is_none());
+}
