@@ -54,8 +54,9 @@ pub struct CommonArgs {
     pub cluster: Option<Cluster>,
     /// Whether `cluster` is the default's choice, not `--cluster`'s.
     pub cluster_by_default: bool,
-    /// `--idle-wait`: the longest to wait for the board to go idle before measuring.
-    pub idle_wait: Option<Duration>,
+    /// The longest to wait for the board to go idle before measuring: `--idle-wait`,
+    /// else `BB_IDLE_WAIT`, else a minute in the standard and full profiles.
+    pub idle_wait: Duration,
     /// `--governor`: the cpufreq governor every policy is set to for the run.
     pub governor: Option<String>,
     /// `--monitor`: how often the sensors are read through the run (zero: never).
@@ -164,7 +165,7 @@ macro_rules! bench_args {
             /// run on one cluster of a big.LITTLE board: big, little, or a cpufreq policy's number (4: policy4); pins the run to its cores (default: where the scheduler puts it; the answer names the cluster)
             #[argh(option, from_str_fn($crate::harness::cli::parse_cluster))]
             pub cluster: Option<$crate::harness::cli::ClusterChoice>,
-            /// before measuring, wait up to this long for other processes to use under 2.5% of the cores (3 s in a row), then measure anyway with the rows flagged busy; 0 skips it (default 60s in the full profile, 0 otherwise)
+            /// before measuring, wait up to this long for other processes to use under 2.5% of the cores (3 s in a row), then measure anyway with the rows flagged busy; 0 skips it (default 60s in the standard and full profiles, 0 in quick; BB_IDLE_WAIT sets the default, for CI)
             #[argh(option, from_str_fn($crate::harness::cli::parse_duration))]
             pub idle_wait: Option<std::time::Duration>,
             /// set every cpufreq policy to this governor (performance) for the run, and back on every way out; where it may not (not root), it says so once and measures as the board is
@@ -207,7 +208,15 @@ macro_rules! bench_args {
                     unpinned: self.pin.as_ref().is_some_and(|cpus| cpus.is_empty()),
                     cluster,
                     cluster_by_default,
-                    idle_wait: self.idle_wait,
+                    idle_wait: $crate::harness::cli::idle_wait(
+                        self.idle_wait,
+                        $crate::harness::cli::Profile::from_switches(
+                            self.quick,
+                            self.standard,
+                            self.full,
+                        )?,
+                        std::env::var_os("BB_IDLE_WAIT").as_deref(),
+                    )?,
                     governor: self.governor.clone(),
                     monitor: self.monitor,
                     counters: self.counters,
@@ -330,12 +339,29 @@ fn parse_once<T: argh::FromArgs>(args: &[&str]) -> std::result::Result<T, ParseE
     })
 }
 
-/// The longest wait for an idle board: `--idle-wait`'s, else a minute in the full
-/// profile, none in the others.
-pub fn idle_wait(flags: &CommonArgs) -> Duration {
-    flags.idle_wait.unwrap_or(match flags.profile {
-        Profile::Full => Duration::from_secs(60),
-        _ => Duration::ZERO,
+/// The longest wait for an idle board: `--idle-wait`'s, else `BB_IDLE_WAIT`'s (a machine
+/// running tests side by side, which never goes idle, sets it to 0), else a minute in
+/// the standard and full profiles, as sbc-bench waits, and none in the quick one.
+pub fn idle_wait(
+    flag: Option<Duration>,
+    profile: Profile,
+    variable: Option<&std::ffi::OsStr>,
+) -> Result<Duration> {
+    if let Some(wait) = flag {
+        return Ok(wait);
+    }
+    if let Some(value) = variable.filter(|v| !v.is_empty()) {
+        let text = value.to_string_lossy();
+        return crate::util::parse::parse_duration(&text).map_err(|why| {
+            Error::usage(format!(
+                "BB_IDLE_WAIT: {}",
+                crate::util::format::printable(&why)
+            ))
+        });
+    }
+    Ok(match profile {
+        Profile::Quick => Duration::ZERO,
+        _ => Duration::from_secs(60),
     })
 }
 

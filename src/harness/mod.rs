@@ -268,7 +268,7 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
             }
         }
     }
-    plan.idle_wait = cli::idle_wait(flags);
+    plan.idle_wait = flags.idle_wait;
     if flags.dry_run {
         print_notes(&suite.notes);
         print!("{}", plan.render(&program_name()));

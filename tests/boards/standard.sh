@@ -1,7 +1,7 @@
 #!/bin/sh
 # What a 512 MB Pi 2 runs (scripts/board.sh pi2 --mem 512M): run-all.sh in the standard
 # profile, its matrices whole, the timing shortened (BB_FLAGS, as the suite's tests do:
-# tests/it/support/boards.rs); then the results directory's every file between markers
+# tests/it/support/boards.rs; the wait for an idle board to 10 s); then the results directory's every file between markers
 # (as tests/boards/checks.sh prints them), for tests/it/boards.rs to check on the host.
 set -u
 dist=/opt/boardbench
@@ -24,7 +24,7 @@ emit() {
 } >"$work/board"
 emit board "$work/board" 0
 
-BB_FLAGS="--warmup 0 --iterations 1 --time 100ms --forks 1 --precision off" \
+BB_FLAGS="--warmup 0 --iterations 1 --time 100ms --forks 1 --precision off --idle-wait 10s" \
     "$dist/scripts/run-all.sh" --out "$work/results" >"$work/run-all" 2>"$work/run-all.err"
 rc=$?
 emit run-all "$work/run-all" $rc

@@ -466,3 +466,44 @@ fn counters_where_the_pmu_refuses_are_one_line_and_no_failed_run() {
     assert!(forced.stderr.contains("not permitted"), "{}", forced.stderr);
     assert!(forced.json()[0]["secondaryMetrics"].get("IPC").is_none());
 }
+
+#[test]
+fn the_standard_profile_waits_for_an_idle_board_and_the_plan_says_so() {
+    let plan = |args: &[&str], idle: Option<&str>| {
+        let mut c = std::process::Command::new(ZSTD);
+        c.args(args).arg("--dry-run").env_remove("BB_IDLE_WAIT");
+        if let Some(v) = idle {
+            c.env("BB_IDLE_WAIT", v);
+        }
+        crate::support::Run::from(c.output().unwrap())
+    };
+    let standard = plan(&[], None);
+    standard.assert_ok();
+    assert!(
+        standard
+            .stdout
+            .contains("first: wait for the board to go idle  at most 1 min"),
+        "{}",
+        standard.stdout
+    );
+    for (args, idle) in [
+        (&["--quick"][..], None),
+        (&[][..], Some("0")),
+        (&["--idle-wait", "0"][..], Some("5m")),
+    ] {
+        let run = plan(args, idle);
+        run.assert_ok();
+        assert!(
+            !run.stdout.contains("go idle"),
+            "{args:?} {idle:?}: {}",
+            run.stdout
+        );
+    }
+    let bad = plan(&[], Some("soon"));
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+    assert!(
+        bad.stderr.contains("BB_IDLE_WAIT: invalid duration"),
+        "{}",
+        bad.stderr
+    );
+}

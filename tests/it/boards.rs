@@ -27,6 +27,8 @@ struct Board {
     /// uname -m, and so the `arch` of every report.
     arch: &'static str,
     cores: u32,
+    /// The core qemu emulates, as /proc/cpuinfo's `CPU part` names it.
+    core: &'static str,
 }
 
 const PI0: Board = Board {
@@ -34,18 +36,21 @@ const PI0: Board = Board {
     model: "Raspberry Pi Zero",
     arch: "armv6l",
     cores: 1,
+    core: "ARM1176",
 };
 const PI2: Board = Board {
     name: "pi2",
     model: "Raspberry Pi 2 Model B",
     arch: "armv7l",
     cores: 4,
+    core: "Cortex-A7",
 };
 const PI3: Board = Board {
     name: "pi3",
     model: "Raspberry Pi 3 Model B",
     arch: "aarch64",
     cores: 4,
+    core: "Cortex-A53",
 };
 
 const MEASUREMENTS: [&str; 4] = ["bb-zstd", "bb-ipc", "bb-rpc", "bb-seek"];
@@ -197,6 +202,29 @@ fn check_environment(report: &Value, board: &Board, what: &str) {
             "{what}: {env}"
         );
         assert_eq!(e["boardbench"]["throttled"], false, "{what}");
+        // The board under test: one cluster of its cores, their type; the clock measured
+        // at the start (a figure of the emulation, never claimed as the board's).
+        let clusters = env["clusters"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{what}: {env}"));
+        assert_eq!(clusters.len(), 1, "{what}: {env}");
+        assert_eq!(clusters[0]["core"], board.core, "{what}: {env}");
+        let cpus = clusters[0]["cpus"].as_array().map_or(0, |c| c.len());
+        assert_eq!(cpus, board.cores as usize, "{what}: {env}");
+        assert_eq!(env["cpuModel"], board.core, "{what}: {env}");
+        let clocks = env["measuredClocks"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{what}: {env}"));
+        assert!(
+            clocks
+                .iter()
+                .any(|c| c["startMHz"].as_f64().is_some_and(|m| m > 0.0)),
+            "{what}: {env}"
+        );
+        assert!(
+            env["memTotalKiB"].as_u64().is_some_and(|k| k > 0),
+            "{what}: {env}"
+        );
         assert_eq!(
             env["temperatureC"], entries[0]["environment"]["temperatureC"],
             "{what}"
@@ -470,7 +498,14 @@ fn a_512_mb_pi_2_runs_the_standard_matrices() {
     }
     check_default_suite(dir.path());
     for name in MEASUREMENTS {
-        check_environment(&read_json(&dir.join(&format!("{name}.json"))), &PI2, name);
+        let report = read_json(&dir.join(&format!("{name}.json")));
+        check_environment(&report, &PI2, name);
+        // The standard profile waited for the board to go idle (bounded by the flags)
+        // and read its sensors through the run.
+        let env = &report[0]["environment"];
+        assert!(env["idleWait"]["waitedS"].is_number(), "{name}: {env}");
+        assert!(env["monitor"]["intervalS"].is_number(), "{name}: {env}");
+        assert!(report[0]["boardbench"]["monitor"].is_array(), "{name}");
     }
     console.ok("run-all");
 }

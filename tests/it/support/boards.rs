@@ -14,7 +14,8 @@ pub const REPO: &str = env!("CARGO_MANIFEST_DIR");
 
 /// Appended after the profile, these shorten any profile's timing and change nothing
 /// else: the default paths run whole, only faster (one fork, none added for precision).
-pub const SHORT_TIMING: &str = "--warmup 0 --iterations 1 --time 100ms --forks 1 --precision off";
+pub const SHORT_TIMING: &str =
+    "--warmup 0 --iterations 1 --time 100ms --forks 1 --precision off --idle-wait 0";
 /// bb-zstd's quick profile made smaller and shorter: the behaviour is the same.
 pub const ZSTD_FLAGS: &str =
     "--size 64k --jobs 2 --threads 1,2 --warmup-time 50ms --iterations 2 --time 100ms";
