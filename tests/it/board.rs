@@ -507,3 +507,59 @@ fn the_standard_profile_waits_for_an_idle_board_and_the_plan_says_so() {
         bad.stderr
     );
 }
+
+#[test]
+fn under_voltage_that_appears_mid_run_flags_exactly_the_row_it_overlapped() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TempDir::new("board-mid-run");
+    // A Pi's vcgencmd that counts its calls: the fourth (after the second fork: each fork
+    // is read before and after, the monitor off) reports under-voltage now, and every
+    // later one the bit that stays set since boot.
+    let bin = dir.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let count = dir.path().join("calls");
+    let script = format!(
+        "#!/bin/sh\necho x >> {c}\nn=$(wc -l < {c})\n\
+         if [ \"$n\" -eq 4 ]; then echo throttled=0x50001\n\
+         elif [ \"$n\" -gt 4 ]; then echo throttled=0x50000\n\
+         else echo throttled=0x0; fi\n",
+        c = count.display()
+    );
+    std::fs::write(bin.join("vcgencmd"), script).unwrap();
+    std::fs::set_permissions(bin.join("vcgencmd"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let root = board("pi4");
+    let mut args: Vec<&str> = ZSTD_SMALL.to_vec();
+    args.extend(["--threads", "1", "--lock", "none", "--format", "json"]);
+    args.extend(["--forks", "1", "--precision", "off", "--monitor", "0"]);
+    let run = run_bounded(
+        ZSTD,
+        &args,
+        &[("BB_SYSROOT", &root), ("PATH", &path)],
+        Duration::from_secs(120),
+    );
+    run.assert_ok();
+    // The rows in the order their forks ran, from the progress lines.
+    let ran: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains(": done in"))
+        .map(|l| l.split(": done in").next().unwrap())
+        .collect();
+    assert_eq!(ran.len(), 2, "{}", run.stderr);
+    let second_op = if ran[1].contains("compress") && !ran[1].contains("decompress") {
+        "bb.zstd.compress"
+    } else {
+        "bb.zstd.decompress"
+    };
+    for e in run.json().as_array().unwrap() {
+        let flags = e["boardbench"]["flags"].as_array().unwrap();
+        let under = flags.contains(&"under-voltage".into());
+        assert_eq!(
+            under,
+            e["benchmark"] == second_op,
+            "{}: {flags:?}",
+            e["benchmark"]
+        );
+    }
+}
