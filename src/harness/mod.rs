@@ -8,6 +8,7 @@
 pub(crate) mod against;
 pub(crate) mod aggregate;
 pub mod benchmark;
+mod board;
 pub mod checks;
 pub mod cli;
 #[cfg(feature = "fault-injection")]
@@ -30,15 +31,10 @@ use crate::model::result::{Precision, Versus};
 use crate::model::warning::{environment_warnings, Warning};
 use crate::stats::paired::PairedRatio;
 use crate::stats::uncertainty::Uncertainty;
-use crate::system::clock::ClusterClock;
 use crate::system::cooldown;
 use crate::system::env::Environment;
-use crate::system::monitor::Monitor;
 use crate::system::throttle::{Snapshot, ThrottleReport};
-use crate::system::topology::current_mhz;
-use crate::system::validity::Flag;
 use crate::util::error::{Error, Result};
-use crate::util::format::printable;
 use crate::util::format::{count, format_duration};
 use crate::util::progress::Progress;
 use crate::util::terminal::{program_name, warn};
@@ -274,22 +270,15 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
         print!("{}", plan.render(&program_name()));
         return Ok(());
     }
-    // Set back when it drops: at the end of this function, however it ends.
-    let governor = set_governor(flags.governor.as_deref());
-    let waited = wait_for_idle(plan.idle_wait);
-    let mut env = Environment::capture();
-    env.idle_wait = waited;
-    env.governor_set = governor
-        .as_ref()
-        .zip(flags.governor.as_ref())
-        .map(|(set, to)| (to.clone(), set.before()));
-    let root = crate::system::sysfs::sysroot();
-    let allowed = crate::system::pinning::allowed_cpus();
-    env.clocks = ClusterClock::start(&env.clusters, &allowed, |c| current_mhz(&root, c));
-    env.run_cluster = flags.cluster.clone().map(|c| (c, flags.cluster_by_default));
-    crate::stderr!("{}, {}", header(&env, &settings, &plan), plan.summary());
+    // The governor is set back when `board` drops: however this function ends.
+    let mut board = board::Board::before_the_run(flags, plan.idle_wait);
+    crate::stderr!(
+        "{}, {}",
+        header(&board.env, &settings, &plan),
+        plan.summary()
+    );
     print_notes(&suite.notes);
-    for w in environment_warnings(&env) {
+    for w in environment_warnings(&board.env) {
         warn(&w);
     }
     // The planning is over: the rest is what the progress line counts down.
@@ -316,12 +305,7 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
         }
     }
     let cooler = flags.cooldown.map(cooldown::Cooler::new);
-    // In the parent, beside the forks; with no forks it would run beside the measurement.
-    let every = match settings.forks {
-        0 => Duration::ZERO,
-        _ => flags.monitor,
-    };
-    let monitor = Monitor::start(root.clone(), every, &env.clusters)?;
+    let monitor = board.monitor(settings.forks, flags.monitor)?;
     let mut run = Rounds {
         benchmarks: &suite.benchmarks,
         settings: &settings,
@@ -337,12 +321,8 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
     };
     let (mut results, failed, bad_input) = run.all()?;
     progress.finish();
-    env.monitor = monitor.map(|m| m.stop());
-    for clock in env.clocks.iter_mut() {
-        let cluster = env.clusters.iter().find(|c| c.cpus.contains(&clock.cpu));
-        clock.end(cluster.and_then(|c| current_mhz(&root, c)));
-    }
-    flag_the_run(&mut results, &env, &allowed);
+    board.after_the_run(monitor, &mut results);
+    let env = &board.env;
     aggregate::add_scaling(&mut results);
     aggregate::add_ratios(&mut results);
     // The binary's answer, then where a headline row fell short of --precision.
@@ -375,7 +355,7 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
     crate::report::emit(
         &results,
         &failed,
-        &env,
+        env,
         answer.as_ref(),
         flags.format,
         flags.output.as_deref(),
@@ -757,53 +737,6 @@ fn join(cpus: &[usize]) -> String {
         .join(",")
 }
 
-/// Flags every row with what held for the whole run: a board that never went idle, a
-/// cluster it ran on not under the performance governor, a clock measured more than 5%
-/// off the reported one (said once on stderr too).
-fn flag_the_run(
-    results: &mut [crate::model::result::BenchResult],
-    env: &Environment,
-    allowed: &[usize],
-) {
-    let mut raised: Vec<(Flag, String)> = Vec::new();
-    if let Some(w) = env.idle_wait.filter(|w| !w.idle) {
-        raised.push((
-            Flag::Busy,
-            format!(
-                "the board never went idle in {} (other processes used {:.2} cores)",
-                format_duration(w.waited),
-                w.background
-            ),
-        ));
-    }
-    for c in &env.clusters {
-        let ran_there = c.cpus.iter().any(|cpu| allowed.contains(cpu));
-        if let Some(g) = c
-            .governor
-            .as_deref()
-            .filter(|g| ran_there && *g != "performance")
-        {
-            raised.push((
-                Flag::Governor,
-                format!(
-                    "governor {} on {}, not performance",
-                    printable(g),
-                    c.cpu_names()
-                ),
-            ));
-        }
-    }
-    for reason in env.clocks.iter().filter_map(|c| c.mismatch_reason()) {
-        warn(&reason);
-        raised.push((Flag::ClockMismatch, reason));
-    }
-    for r in results.iter_mut() {
-        for (flag, reason) in &raised {
-            r.throttle.flag(*flag, reason.clone());
-        }
-    }
-}
-
 /// Turns on `--counters` for this process's measured iterations; the parent checks first
 /// that counters may be opened here, and says once why not, the run going on without
 /// them (a fork finds the same and counts nothing).
@@ -819,48 +752,6 @@ fn count_with(asked: bool, parent: bool) {
         ),
         (Err(_), false) => {}
     }
-}
-
-/// `--governor`'s governor set on every policy for the run; where it cannot be, said
-/// once, and the run goes on as the board is.
-fn set_governor(governor: Option<&str>) -> Option<crate::system::governor::GovernorSet> {
-    let governor = governor?;
-    match crate::system::governor::set(&crate::system::sysfs::sysroot(), governor) {
-        Ok(set) => Some(set),
-        Err(why) => {
-            crate::stderr!(
-                "{}: --governor {governor}: could not set it ({why}): measuring under the board's own governor; run as root to set it",
-                program_name()
-            );
-            None
-        }
-    }
-}
-
-/// Waits up to `most` for an idle board, saying so first (the header comes after) and
-/// after where it never went idle; None where it did not wait or could not tell.
-fn wait_for_idle(most: std::time::Duration) -> Option<crate::system::activity::IdleWait> {
-    if most.is_zero() {
-        return None;
-    }
-    crate::stderr!(
-        "{}: waiting up to {} for the board to go idle (--idle-wait)",
-        program_name(),
-        format_duration(most)
-    );
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let root = crate::system::sysfs::sysroot();
-    let waited = crate::system::activity::wait_for_idle(&root, most, cores);
-    if let Some(w) = waited.filter(|w| !w.idle) {
-        crate::stderr!(
-            "{}: the board never went idle in {} (other processes used {:.2} cores, the limit is {:.2}): measuring anyway, every row flagged busy",
-            program_name(),
-            format_duration(w.waited),
-            w.background,
-            w.limit
-        );
-    }
-    waited
 }
 
 /// The header line on stderr: what ran where, with which settings (each benchmark's

@@ -143,6 +143,39 @@ fn mhz(turns: u64, took: Duration) -> f64 {
     (turns * ADDS_PER_TURN) as f64 / took.as_secs_f64() / 1e6
 }
 
+/// `line` written out 256 times: an assembler's `.rept` would say the same, but LLVM
+/// sizes inline assembly by its lines, and on ARM a constant pool it placed by that size
+/// fell out of a load's reach ("out of range pc-relative fixup value").
+macro_rules! written_256 {
+    ($line:literal) => {
+        concat!(
+            written_256!(@64 $line),
+            written_256!(@64 $line),
+            written_256!(@64 $line),
+            written_256!(@64 $line)
+        )
+    };
+    (@64 $line:literal) => {
+        concat!(
+            written_256!(@16 $line),
+            written_256!(@16 $line),
+            written_256!(@16 $line),
+            written_256!(@16 $line)
+        )
+    };
+    (@16 $line:literal) => {
+        concat!(
+            written_256!(@4 $line),
+            written_256!(@4 $line),
+            written_256!(@4 $line),
+            written_256!(@4 $line)
+        )
+    };
+    (@4 $line:literal) => {
+        concat!($line, $line, $line, $line)
+    };
+}
+
 /// `turns` turns of [`ADDS_PER_TURN`] dependent register adds (`.rept` repeats the add
 /// in the assembler).
 #[cfg(target_arch = "x86_64")]
@@ -152,9 +185,7 @@ fn chain(turns: u64) -> Option<()> {
     unsafe {
         core::arch::asm!(
             "2:",
-            ".rept 256",
-            "add {x}, {one}",
-            ".endr",
+            written_256!("add {x}, {one}\n"),
             "dec {n}",
             "jnz 2b",
             x = inout(reg) x,
@@ -175,9 +206,7 @@ fn chain(turns: u64) -> Option<()> {
     unsafe {
         core::arch::asm!(
             "2:",
-            ".rept 256",
-            "add {x}, {x}, {one}",
-            ".endr",
+            written_256!("add {x}, {x}, {one}\n"),
             "subs {n}, {n}, #1",
             "b.ne 2b",
             x = inout(reg) x,
@@ -191,7 +220,8 @@ fn chain(turns: u64) -> Option<()> {
 }
 
 /// `turns` turns of [`ADDS_PER_TURN`] dependent register adds: `add` and `subs` are
-/// ARMv6's as much as ARMv7's, in ARM and Thumb-2 alike. The count runs in 32-bit turns.
+/// ARMv6's as much as ARMv7's, in ARM and Thumb-2 alike. The count runs in 32-bit turns;
+/// a turn's end is two branches (one not taken), a cycle or two in 256.
 #[cfg(target_arch = "arm")]
 fn chain(turns: u64) -> Option<()> {
     let (mut x, one) = (0u32, 1u32);
@@ -200,11 +230,13 @@ fn chain(turns: u64) -> Option<()> {
     unsafe {
         core::arch::asm!(
             "2:",
-            ".rept 256",
-            "add {x}, {x}, {one}",
-            ".endr",
+            written_256!("add {x}, {x}, {one}\n"),
             "subs {n}, {n}, #1",
-            "bne 2b",
+            // Out over an unconditional branch back: Thumb's conditional branch reaches
+            // 256 bytes, less than 256 adds of 2 bytes each; a `b` reaches 2 KiB.
+            "beq 3f",
+            "b 2b",
+            "3:",
             x = inout(reg) x,
             one = in(reg) one,
             n = inout(reg) turns => _,
