@@ -142,7 +142,7 @@ pub struct Benchmark {
     /// This benchmark's unit of time-per-operation scores, over the suite's.
     pub unit: Option<TimeUnit>,
     /// Ratios to report: (metric name, label of the benchmark to divide by); see
-    /// `result::add_ratios`.
+    /// [`add_ratios`](super::aggregate::add_ratios).
     pub baselines: Vec<(String, String)>,
     /// A baseline to measure in iterations interleaved with this benchmark's.
     pub paired: Option<PairedBaseline>,

@@ -43,7 +43,7 @@ pub(crate) enum ChildTask {
     Run(ChildRequest),
     /// To start, build its suite and end at once: the parent times it ([`time_start`]).
     StartOnly,
-    /// To print its description on stdout ([`description`]), its benchmarks rebuilt from
+    /// To print its description on stdout ([`Description`]), its benchmarks rebuilt from
     /// these prelude values where there are any.
     Describe(Vec<f64>),
 }
