@@ -273,7 +273,9 @@ mod tests {
         b.invocation_estimate = Some(Duration::from_millis(1));
         b.resolve_estimate().unwrap();
         assert_eq!(b.invocation_estimate, Some(Duration::from_millis(1)));
-        b.estimate_invocation = Some(Box::new(|| Err(crate::Error::failed("timing a job"))));
+        b.estimate_invocation = Some(Box::new(|| {
+            Err(crate::util::error::Error::failed("timing a job"))
+        }));
         assert!(b.resolve_estimate().is_err());
     }
 }
