@@ -1,6 +1,6 @@
-//! boardbench: small benchmark binaries over one harness. Each module is one folder of
-//! `src/` and one layer; ARCHITECTURE.md draws their order and says what each folder is
-//! for, and each file's own doc says what it holds.
+//! boardbench: small benchmark binaries over one harness. Each module below is a folder
+//! of `src/`; ARCHITECTURE.md draws the order of their layers and says what each folder
+//! is for, and each file's own doc says what it holds.
 
 pub mod compare;
 pub mod harness;

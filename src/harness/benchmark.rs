@@ -1,7 +1,8 @@
 //! What a benchmark is, as a binary describes it to the harness: a name, parameters and
 //! a workload (the measured operation, set up in the process that measures it), the
-//! settings it runs with, its unit, and a baseline to pair its iterations with. The
-//! measured loop around these is in `runner`.
+//! settings it runs with ([`Settings::with_flags`]: the common flags over a profile's),
+//! its unit, and a baseline to pair its iterations with. The measured loop around these
+//! is in `runner`.
 
 use super::cli::CommonArgs;
 use crate::model::modes::Mode;

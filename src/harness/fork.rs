@@ -2,7 +2,12 @@
 //! child runs that one benchmark and sends its results back over a pipe, and the parent
 //! only collects. `BB_FORK_RUNNER` names a program to run the child with (qemu-user,
 //! where the kernel cannot execute the foreign binary by itself); without it, such a
-//! qemu is looked for on PATH (`exec`). Servers start the same way.
+//! qemu is looked for on PATH (`exec`). Servers start the same way ([`spawn`]).
+//!
+//! What a child is asked ([`ChildTask`]: a benchmark to run, with the values a prelude
+//! measured; its start to be timed; a description of itself), its report over the pipe,
+//! and a build's description of itself ([`Description`]) are one protocol, whose version
+//! is [`PROTOCOL`].
 
 use crate::harness::runner::ForkResult;
 use crate::stats::histogram::Histogram;

@@ -1,6 +1,8 @@
-//! A benchmark's result: every fork's iterations gathered, summarised, and annotated with
-//! CPU, memory, throttling and where a paired baseline ran; plus speedup and efficiency
-//! across thread counts, and ratios to baselines measured apart.
+//! A benchmark's result ([`BenchResult`]): every fork's iterations gathered, summarised,
+//! and annotated with CPU, memory, throttling and where a paired baseline ran; what it
+//! derives (its percentiles, the load it was offered and whether it held it:
+//! [`OfferedLoad`]); plus speedup and efficiency across thread counts, and ratios to
+//! baselines measured apart.
 
 use crate::model::modes::Mode;
 use crate::model::params;
