@@ -1,8 +1,8 @@
 # boardbench: build, cross-build, package, run and test. Nothing here needs Docker.
 #   make run      build for this machine and run the quick suite
-#   make test     every test: clippy, cargo tests, the four cross builds (and armv7
-#                 through zig), the cross-built binaries run under qemu-user and on
-#                 emulated boards, and five minutes of fuzzing (docs/fuzzing.md)
+#   make test     every test: clippy, the docs' links, cargo tests, the four cross builds
+#                 (and armv7 through zig), the cross-built binaries run under qemu-user
+#                 and on emulated boards, and five minutes of fuzzing (docs/fuzzing.md)
 #   make test-boards  the emulated Raspberry Pi boards alone (docs/boards.md; make test runs them too)
 
 CARGO   ?= cargo
@@ -52,7 +52,7 @@ TARGET  ?=
 PROFILE ?=
 AGAINST ?=
 
-.PHONY: all build cross cross-armv7 cross-aarch64 cross-x86 cross-armv6 dist dist-armv7 dist-aarch64 dist-x86 dist-armv6 deploy run test test-clippy test-cargo test-cross test-boards test-fuzz sizes bench fuzz clean
+.PHONY: all build cross cross-armv7 cross-aarch64 cross-x86 cross-armv6 dist dist-armv7 dist-aarch64 dist-x86 dist-armv6 deploy run test test-clippy test-doc test-cargo test-cross test-boards test-fuzz sizes bench fuzz clean
 
 all: build
 
@@ -134,7 +134,7 @@ seek-s3:
 	$(MAKE) build
 	scripts/seek-s3.sh $(if $(PROFILE),--$(PROFILE)) $(BUCKET) $(PREFIX)
 
-test: test-clippy test-cargo test-cross test-fuzz
+test: test-clippy test-doc test-cargo test-cross test-fuzz
 
 # make test's own release builds (the cross builds, the release pass, the boards): the
 # release profile without its fat LTO, in 16 codegen units. The same code at the same
@@ -150,6 +150,14 @@ test-builds test-cross test-boards: export CARGO_PROFILE_RELEASE_CODEGEN_UNITS :
 test-clippy:
 	@scripts/setup.sh test
 	$(CARGO) clippy --all-targets --features fault-injection,tls -- -D warnings
+
+# The docs' links: every intra-doc link ([`item`]) in every item's doc, private ones
+# included (the docs are for whoever changes the code), must lead somewhere, so that a
+# doc naming a renamed or removed item fails here. A link from a public item's doc to a
+# private one is no fault with the private items documented.
+test-doc:
+	RUSTDOCFLAGS="-D rustdoc::broken_intra_doc_links -A rustdoc::private_intra_doc_links" \
+		$(CARGO) doc --no-deps --document-private-items --features fault-injection,tls
 
 # fault-injection: the test-only BB_IPC_FAULT hooks, compiled into the debug binaries
 # the cargo tests run, never into release or cross builds. With tls, as boards get it;

@@ -1,4 +1,4 @@
-//! bb-compare's logic: results of several runs (files or results directories) matched by
+//! bb-compare's logic ([`run`]): results of several runs (files or results directories) matched by
 //! benchmark, mode, threads and params, each scored against the first run with the
 //! ratio, its propagated error and a verdict from Welch's t-test on the raw data
 //! (iterations, sample mode's samples, or fork means: see [`samples`]). The rows of a

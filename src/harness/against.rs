@@ -1,5 +1,5 @@
 //! `--against PATH`: another build of the same binary, measured fork by fork in pairs with
-//! this one (docs/ab.md). Before anything runs, the other build is checked: a file that
+//! this one, in ABBA order (docs/ab.md). Before anything runs, the other build is checked: a file that
 //! this machine executes (through the qemu-user of its architecture where the kernel
 //! cannot), that speaks this fork protocol, is the same measurement, and has this run's
 //! rows; rows it lacks run on this build alone, named once. A refusal is one line that

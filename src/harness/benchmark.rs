@@ -1,7 +1,8 @@
 //! What a benchmark is, as a binary describes it to the harness: a name, parameters and
 //! a workload (the measured operation, set up in the process that measures it), the
-//! settings it runs with, its unit, and a baseline to pair its iterations with. The
-//! measured loop around these is in `runner`.
+//! settings it runs with ([`Settings::with_flags`]: the common flags over a profile's),
+//! its unit, and a baseline to pair its iterations with. The measured loop around these
+//! is in `runner`.
 
 use super::cli::CommonArgs;
 use crate::model::modes::Mode;
@@ -142,7 +143,7 @@ pub struct Benchmark {
     /// This benchmark's unit of time-per-operation scores, over the suite's.
     pub unit: Option<TimeUnit>,
     /// Ratios to report: (metric name, label of the benchmark to divide by); see
-    /// `result::add_ratios`.
+    /// [`add_ratios`](super::aggregate::add_ratios).
     pub baselines: Vec<(String, String)>,
     /// A baseline to measure in iterations interleaved with this benchmark's.
     pub paired: Option<PairedBaseline>,
@@ -273,7 +274,9 @@ mod tests {
         b.invocation_estimate = Some(Duration::from_millis(1));
         b.resolve_estimate().unwrap();
         assert_eq!(b.invocation_estimate, Some(Duration::from_millis(1)));
-        b.estimate_invocation = Some(Box::new(|| Err(crate::Error::failed("timing a job"))));
+        b.estimate_invocation = Some(Box::new(|| {
+            Err(crate::util::error::Error::failed("timing a job"))
+        }));
         assert!(b.resolve_estimate().is_err());
     }
 }

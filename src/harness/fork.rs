@@ -2,7 +2,12 @@
 //! child runs that one benchmark and sends its results back over a pipe, and the parent
 //! only collects. `BB_FORK_RUNNER` names a program to run the child with (qemu-user,
 //! where the kernel cannot execute the foreign binary by itself); without it, such a
-//! qemu is looked for on PATH (`exec`). Servers start the same way.
+//! qemu is looked for on PATH (`exec`). Servers start the same way ([`spawn`]).
+//!
+//! What a child is asked ([`ChildTask`]: a benchmark to run, with the values a prelude
+//! measured; its start to be timed; a description of itself), its report over the pipe,
+//! and a build's description of itself ([`Description`]) are one protocol, whose version
+//! is [`PROTOCOL`].
 
 use crate::harness::runner::ForkResult;
 use crate::stats::histogram::Histogram;
@@ -43,7 +48,7 @@ pub(crate) enum ChildTask {
     Run(ChildRequest),
     /// To start, build its suite and end at once: the parent times it ([`time_start`]).
     StartOnly,
-    /// To print its description on stdout ([`description`]), its benchmarks rebuilt from
+    /// To print its description on stdout ([`Description`]), its benchmarks rebuilt from
     /// these prelude values where there are any.
     Describe(Vec<f64>),
 }

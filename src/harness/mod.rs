@@ -1,8 +1,11 @@
 //! The harness, the core of boardbench: a binary describes its benchmarks (a name,
-//! parameters and one operation, see [`benchmark`]) and hands them to [`run_suite`],
-//! which owns warm-up, iterations (`runner`), forks ([`fork`]), timeouts
-//! (`watchdog`), signals, statistics and results (`result`), the plan of the run, the
-//! environment and throttling watch, and the reports. No binary prints its own tables or
+//! parameters and one operation, see [`benchmark`]) as a [`Suite`] (its profiles, the
+//! notes it prints after the header line, the steps that prepare its inputs, a
+//! [`Prelude`] whose outcome decides its benchmarks) and hands it to [`run_suite`], which
+//! owns the plan of the run, the header line, warm-up and iterations (`runner`), forks
+//! ([`fork`]), timeouts (`watchdog`), signals, the forks gathered into results
+//! (`aggregate`), the environment and throttling watch, `--pin` ([`pin_process`]) and the
+//! reports; [`main_with`] is every binary's `main`. No binary prints its own tables or
 //! computes its own statistics.
 
 pub(crate) mod against;

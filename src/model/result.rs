@@ -1,6 +1,8 @@
-//! A benchmark's result: every fork's iterations gathered, summarised, and annotated with
-//! CPU, memory, throttling and where a paired baseline ran; plus speedup and efficiency
-//! across thread counts, and ratios to baselines measured apart.
+//! A benchmark's result ([`BenchResult`]): every fork's iterations gathered, summarised,
+//! and annotated with CPU, memory, throttling and where a paired baseline ran; what it
+//! derives (its percentiles, the load it was offered and whether it held it:
+//! [`OfferedLoad`]); plus speedup and efficiency across thread counts, and ratios to
+//! baselines measured apart.
 
 use crate::model::modes::Mode;
 use crate::model::params;
@@ -70,16 +72,16 @@ pub struct BenchResult {
     pub peak_rss_kib: Option<u64>,
     pub throttle: ThrottleReport,
     pub ops: u64,
-    /// (metric name, label of the benchmark to divide by), from [`Benchmark::baselines`].
+    /// (metric name, label of the benchmark to divide by), from [`Benchmark::baselines`](crate::harness::benchmark::Benchmark::baselines).
     pub baselines: Vec<(String, String)>,
-    /// Where the iterations of a paired baseline ([`Benchmark::paired`]) and this
+    /// Where the iterations of a paired baseline ([`Benchmark::paired`](crate::harness::benchmark::Benchmark::paired)) and this
     /// benchmark's ran.
     pub placements: Option<PairedPlacements>,
-    /// The operations per second the workload was asked to hold ([`Benchmark::offered_rate`]).
+    /// The operations per second the workload was asked to hold ([`Benchmark::offered_rate`](crate::harness::benchmark::Benchmark::offered_rate)).
     pub offered_rate: Option<f64>,
     /// Where forks were added until a precision was reached: whether it was.
     pub precision: Option<Precision>,
-    /// Whether the binary's answer quotes it ([`Benchmark::headline`]).
+    /// Whether the binary's answer quotes it ([`Benchmark::headline`](crate::harness::benchmark::Benchmark::headline)).
     pub headline: bool,
     /// In an A/B run (`--against`), the other build's side of this row.
     pub versus: Option<Versus>,

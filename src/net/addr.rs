@@ -1,6 +1,7 @@
 //! Where a server listens and a client connects: `unix:PATH` or `tcp:HOST:PORT`, and one
-//! stream and one listener type over both transports, so bb-rpc's server and clients and
-//! bb-ipc's TCP transport are written once.
+//! stream and one listener type over both transports (connecting within a timeout,
+//! listening where a stale socket file is replaced and a live one is not), so bb-rpc's
+//! server and clients and bb-ipc's TCP transport are written once.
 
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream, ToSocketAddrs};

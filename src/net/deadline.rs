@@ -1,4 +1,4 @@
-//! A socket whose every read and write must end by one deadline, however the other end
+//! [`Deadlined`]: a socket whose every read and write must end by one deadline, however the other end
 //! paces its bytes.
 
 use std::io::{Read, Write};

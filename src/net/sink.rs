@@ -1,5 +1,6 @@
-//! Memory that received bytes are delivered into, through a cursor: the HTTP client's
-//! bodies, and bb-seek's sources, which read into the same sinks.
+//! Memory that received bytes are delivered into, through a cursor ([`Sink`], and
+//! [`Buffers`], several buffers filled in order): the HTTP client's bodies, and bb-seek's
+//! sources, which read into the same sinks.
 
 /// Memory a read is delivered into, through a cursor.
 pub trait Sink {

@@ -1,7 +1,8 @@
 //! What boardbench writes: the reports, pure functions from results to text, one file
-//! per format (hyperfine's exporters: `text`, `csv`, `json`, `bm`), and the one place
-//! that decides between stdout and a file ([`deliver`]), which `util::file` writes
-//! atomically.
+//! per format (hyperfine's exporters: `text`, `csv`, `json`, `bm`; numbers as JMH prints
+//! them in `java`), the format from `--format` or the `--output` file's extension
+//! ([`choose_format`]), and the one place that decides between stdout and a file
+//! ([`deliver`]), which `util::file` writes atomically.
 
 mod bm;
 pub(crate) mod csv;

@@ -1,4 +1,4 @@
-//! bb-rpc's open loop: calls sent on a fixed schedule whatever the replies do, up to
+//! bb-rpc's open loop (`--rate`): calls sent on a fixed schedule whatever the replies do, up to
 //! `--depth` in flight, each timed from when it was due (corrected: a stall counts for
 //! every call it held back, as wrk2 records) and from when it was written (uncorrected),
 //! with the schedule's lag (how late each send was) so that a client too slow for its

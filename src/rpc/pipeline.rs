@@ -1,7 +1,9 @@
 //! bb-rpc's pipelined client: many calls in flight on one connection, their replies
 //! matched by id (a ring of the calls in flight) on a reader thread that completes each
 //! either by a callback (async, whose freed room it refills itself) or for a handle the
-//! caller waits on later (future). The oldest call in flight is held to its deadline.
+//! caller waits on later (future; where the replies fit the sockets' buffers, the caller
+//! reads them itself as it waits, with no thread). The oldest call in flight is held to
+//! its deadline.
 
 use super::config::{check_header, ClientConfig};
 use super::deadline::DeadlineReader;

@@ -1,4 +1,4 @@
-//! HTTP ranges as a source: one object read with ranged GETs through the HTTP client of
+//! HTTP ranges as a source ([`HttpSource`]): one object read with ranged GETs through the HTTP client of
 //! [`crate::net::http`], to an origin that is a plain URL prefix or an S3 bucket
 //! ([`super::s3`]), its size checked by HEAD when it is opened.
 

@@ -1,14 +1,13 @@
 //! A source's cost, measured for the plan, in the parent before the plan (in a `--dry-run`
-//! too, whose estimate needs it; never in a fork). A remote one: a few ranged GETs give the
-//! round trip and the bandwidth. A local file ([`LocalProbe`]): a few preads give what a
-//! read costs beyond its bytes (a system call) and the page cache's bandwidth, and a
-//! check of a piece of memory what checking a byte costs, with this build's code on this
-//! machine. A shot is estimated from the requests and bytes its client really makes of the
-//! source: one request a read for the plain client, and for the stream what it fetches,
-//! counted by running it over a source that moves no bytes; for a file, with the check
-//! after each shot of what its ring keeps, and the untimed pass after its last shot that
-//! reads a pattern larger than its ring once more (shared among the fork's shots).
-
+//! too, whose estimate needs it; never in a fork), with this build's code on this machine.
+//! A remote one ([`Probe`]): a few ranged GETs give the round trip and the bandwidth, and a
+//! shot is estimated from the requests and bytes its client really makes of the source:
+//! one request a read for the plain client, and for the stream what it fetches, each
+//! client's requests counted by running it over a source that moves no bytes. A local
+//! file: a shot timed with its own client over its own file, on samples of its pattern
+//! ([`sample_shot`]), with what checking a byte costs ([`CheckProbe`]) for the check after
+//! each shot of what its ring keeps, and the untimed pass after its last shot that reads a
+//! pattern larger than its ring once more (shared among the fork's shots: [`local_shot`]).
 use super::client::{Plain, Reader, SeekableStream, StreamConfig};
 use super::data::{Expected, Object};
 use super::file::FileSource;

@@ -1,7 +1,10 @@
-//! S3 as a place for bb-seek's objects: a bucket's requests, signed by [`crate::s3`],
-//! sent by the HTTP client; S3's refusals explained with its own code and message and
-//! what to do about them; and what `gen --dest s3://…` needs beyond a PUT: the bucket
-//! made when it is missing, and multipart uploads for large objects, streamed in parts.
+//! S3 as a place for bb-seek's objects: the settings made ready before any request
+//! ([`prepare`]: the CA bundle they name trusted, the role they name assumed through
+//! STS); a bucket as the HTTP client's [`Origin`], its requests signed by [`crate::s3`],
+//! a body's SHA-256 in the head through [`Origin::digest`], and retried as the settings
+//! say; S3's refusals explained with its own code and message and what to do about them;
+//! and what `gen --dest s3://…` needs beyond a PUT: the bucket made when it is missing,
+//! and multipart uploads for large objects, streamed in parts.
 
 use super::data::Object;
 use crate::harness::signals;

@@ -1,6 +1,6 @@
 //! Other processes' activity just before a run: the CPU time that everything but this
 //! process used over a short window, from /proc/stat less /proc/self/stat, as sbc-bench
-//! looks at background activity before it benchmarks.
+//! looks at background activity before it benchmarks: the busy warning.
 //!
 //! The load average cannot say this: it counts runnable tasks over the last minute, so
 //! the suite's own previous binary (bb-zstd keeping four cores busy a second ago) still

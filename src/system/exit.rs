@@ -1,9 +1,9 @@
-//! The clean-up hooks (socket files, children) that run when the process ends abnormally
+//! The clean-up hooks (socket files removed, children killed and reaped) that run when the process ends abnormally
 //! (a signal, a timeout), and the one way out that runs them: whoever starts the exit
 //! runs them all, the latest first, while every other thread that tries to exit, start a
 //! child or register a clean-up waits for that exit instead, so nothing new is started
 //! or reported once it has begun. A leaf below everything that starts a child or makes a
-//! file, so that none of them imports in a circle.
+//! file, so that none of them imports in a circle. Whether a pid is gone: [`pid_gone`].
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};

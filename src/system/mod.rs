@@ -1,5 +1,5 @@
 //! The machine under the measurement: CPU time and peak memory ([`cpu`]), the
-//! environment record ([`env`]) with other processes' activity ([`activity`]),
+//! environment record ([`env`](mod@env)) with other processes' activity ([`activity`]),
 //! throttling and health around each benchmark ([`throttle`]), waiting for the SoC to
 //! cool ([`cooldown`]), where the two sides of a measurement are pinned ([`pinning`]) and
 //! where they ran ([`placement`]), reading /proc and /sys within bounds ([`sysfs`]),

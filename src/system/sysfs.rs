@@ -1,6 +1,6 @@
 //! Reading /proc and /sys (or a made-up board's copy under `BB_SYSROOT`) within bounds:
 //! whatever such a path turns out to be, a run neither blocks on it nor reads it without
-//! end.
+//! end (regular files only, never blocking, at most [`MOST_READ`] bytes).
 
 use std::path::{Path, PathBuf};
 

@@ -1,6 +1,6 @@
 //! The board's CPU clusters: each cpufreq policy (a cluster of cores that share one clock)
-//! with its cores, their type (from /proc/cpuinfo's `CPU part`), capacity and frequencies,
-//! as sbc-bench lists them; and which cluster `--cluster big|little|N` names. A big.LITTLE
+//! with its cores, their type (from /proc/cpuinfo's `CPU part`), capacity, frequencies and
+//! governor, as sbc-bench lists them; and which cluster `--cluster big|little|N` names. A big.LITTLE
 //! board (an RK3588's 4 × Cortex-A55 and 4 × Cortex-A76) is several machines in one: the
 //! record keeps every cluster, never cpu0's alone.
 //!

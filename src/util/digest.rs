@@ -1,343 +1,100 @@
-//! The checksums object stores give for an object's bytes, computed here over bytes that
-//! come in pieces: MD5 (a single-part S3 object's ETag), SHA-1, and the CRCs of S3's
-//! `x-amz-checksum-*` (CRC32, CRC32C, CRC64NVME), with base64 as those headers write
-//! them. Small table code rather than a dependency each; SHA-256 is `sha2`'s (see
+//! The checksums object stores give for an object's bytes, over bytes that come in
+//! pieces: MD5 (a single-part S3 object's ETag), SHA-1 (also a build's identity for
+//! `--against`), and the CRCs of S3's `x-amz-checksum-*` (CRC32, CRC32C, CRC64NVME), with
+//! base64 as those headers write them. The algorithms are crates' (RustCrypto's `md-5` and
+//! `sha1`, the family `sha2` comes from; `crc`; `base64`: docs/building.md says what they
+//! add); this file gives them the one shape every caller uses. SHA-256 is `sha2`'s (see
 //! [`crate::s3::sigv4`]). None of them is used in measured code.
+
+use base64::Engine as _;
+use sha1::Digest as _;
 
 /// MD5 (RFC 1321), fed in pieces.
 #[derive(Clone)]
-pub struct Md5 {
-    state: [u32; 4],
-    blocks: Blocks,
-}
+pub struct Md5(md5::Md5);
 
 impl Default for Md5 {
     fn default() -> Md5 {
-        Md5 {
-            state: [0x6745_2301, 0xefcd_ab89, 0x98ba_dcfe, 0x1032_5476],
-            blocks: Blocks::default(),
-        }
+        Md5(md5::Md5::new())
     }
 }
-
-/// MD5's shift amounts, per round.
-const MD5_SHIFTS: [[u32; 4]; 4] = [
-    [7, 12, 17, 22],
-    [5, 9, 14, 20],
-    [4, 11, 16, 23],
-    [6, 10, 15, 21],
-];
-
-/// MD5's constants: the integer part of 2^32 × |sin(i + 1)|.
-const MD5_K: [u32; 64] = [
-    0xd76a_a478,
-    0xe8c7_b756,
-    0x2420_70db,
-    0xc1bd_ceee,
-    0xf57c_0faf,
-    0x4787_c62a,
-    0xa830_4613,
-    0xfd46_9501,
-    0x6980_98d8,
-    0x8b44_f7af,
-    0xffff_5bb1,
-    0x895c_d7be,
-    0x6b90_1122,
-    0xfd98_7193,
-    0xa679_438e,
-    0x49b4_0821,
-    0xf61e_2562,
-    0xc040_b340,
-    0x265e_5a51,
-    0xe9b6_c7aa,
-    0xd62f_105d,
-    0x0244_1453,
-    0xd8a1_e681,
-    0xe7d3_fbc8,
-    0x21e1_cde6,
-    0xc337_07d6,
-    0xf4d5_0d87,
-    0x455a_14ed,
-    0xa9e3_e905,
-    0xfcef_a3f8,
-    0x676f_02d9,
-    0x8d2a_4c8a,
-    0xfffa_3942,
-    0x8771_f681,
-    0x6d9d_6122,
-    0xfde5_380c,
-    0xa4be_ea44,
-    0x4bde_cfa9,
-    0xf6bb_4b60,
-    0xbebf_bc70,
-    0x289b_7ec6,
-    0xeaa1_27fa,
-    0xd4ef_3085,
-    0x0488_1d05,
-    0xd9d4_d039,
-    0xe6db_99e5,
-    0x1fa2_7cf8,
-    0xc4ac_5665,
-    0xf429_2244,
-    0x432a_ff97,
-    0xab94_23a7,
-    0xfc93_a039,
-    0x655b_59c3,
-    0x8f0c_cc92,
-    0xffef_f47d,
-    0x8584_5dd1,
-    0x6fa8_7e4f,
-    0xfe2c_e6e0,
-    0xa301_4314,
-    0x4e08_11a1,
-    0xf753_7e82,
-    0xbd3a_f235,
-    0x2ad7_d2bb,
-    0xeb86_d391,
-];
 
 impl Md5 {
     pub fn update(&mut self, data: &[u8]) {
-        let state = &mut self.state;
-        self.blocks
-            .update(data, &mut |block| md5_block(state, block));
+        self.0.update(data);
     }
 
-    /// The digest of everything fed.
-    pub fn finish(mut self) -> [u8; 16] {
-        let bits = self.blocks.len.wrapping_mul(8).to_le_bytes();
-        let state = &mut self.state;
-        self.blocks.pad(bits, &mut |block| md5_block(state, block));
-        let mut out = [0; 16];
-        for (i, word) in self.state.iter().enumerate() {
-            out[4 * i..4 * i + 4].copy_from_slice(&word.to_le_bytes());
-        }
-        out
+    pub fn finish(self) -> [u8; 16] {
+        self.0.finalize().into()
     }
 }
 
-fn md5_block(state: &mut [u32; 4], block: &[u8; 64]) {
-    let m: [u32; 16] =
-        std::array::from_fn(|i| u32::from_le_bytes(block[4 * i..4 * i + 4].try_into().unwrap()));
-    let [mut a, mut b, mut c, mut d] = *state;
-    for i in 0..64 {
-        let (f, g) = match i / 16 {
-            0 => ((b & c) | (!b & d), i),
-            1 => ((d & b) | (!d & c), (5 * i + 1) % 16),
-            2 => (b ^ c ^ d, (3 * i + 5) % 16),
-            _ => (c ^ (b | !d), (7 * i) % 16),
-        };
-        let f = f.wrapping_add(a).wrapping_add(MD5_K[i]).wrapping_add(m[g]);
-        a = d;
-        d = c;
-        c = b;
-        b = b.wrapping_add(f.rotate_left(MD5_SHIFTS[i / 16][i % 4]));
-    }
-    for (s, v) in state.iter_mut().zip([a, b, c, d]) {
-        *s = s.wrapping_add(v);
-    }
-}
-
-/// SHA-1 (FIPS 180-4), fed in pieces: S3's `x-amz-checksum-sha1`.
+/// SHA-1 (FIPS 180), fed in pieces.
 #[derive(Clone)]
-pub struct Sha1 {
-    state: [u32; 5],
-    blocks: Blocks,
-}
+pub struct Sha1(sha1::Sha1);
 
 impl Default for Sha1 {
     fn default() -> Sha1 {
-        Sha1 {
-            state: [
-                0x6745_2301,
-                0xefcd_ab89,
-                0x98ba_dcfe,
-                0x1032_5476,
-                0xc3d2_e1f0,
-            ],
-            blocks: Blocks::default(),
-        }
+        Sha1(sha1::Sha1::new())
     }
 }
 
 impl Sha1 {
     pub fn update(&mut self, data: &[u8]) {
-        let state = &mut self.state;
-        self.blocks
-            .update(data, &mut |block| sha1_block(state, block));
+        self.0.update(data);
     }
 
-    pub fn finish(mut self) -> [u8; 20] {
-        let bits = self.blocks.len.wrapping_mul(8).to_be_bytes();
-        let state = &mut self.state;
-        self.blocks.pad(bits, &mut |block| sha1_block(state, block));
-        let mut out = [0; 20];
-        for (i, word) in self.state.iter().enumerate() {
-            out[4 * i..4 * i + 4].copy_from_slice(&word.to_be_bytes());
-        }
-        out
+    pub fn finish(self) -> [u8; 20] {
+        self.0.finalize().into()
     }
 }
 
-fn sha1_block(state: &mut [u32; 5], block: &[u8; 64]) {
-    let mut w = [0u32; 80];
-    for i in 0..16 {
-        w[i] = u32::from_be_bytes(block[4 * i..4 * i + 4].try_into().unwrap());
-    }
-    for i in 16..80 {
-        w[i] = (w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16]).rotate_left(1);
-    }
-    let [mut a, mut b, mut c, mut d, mut e] = *state;
-    for (i, wi) in w.iter().enumerate() {
-        let (f, k) = match i / 20 {
-            0 => ((b & c) | (!b & d), 0x5a82_7999),
-            1 => (b ^ c ^ d, 0x6ed9_eba1),
-            2 => ((b & c) | (b & d) | (c & d), 0x8f1b_bcdc),
-            _ => (b ^ c ^ d, 0xca62_c1d6),
-        };
-        let t = a
-            .rotate_left(5)
-            .wrapping_add(f)
-            .wrapping_add(e)
-            .wrapping_add(k)
-            .wrapping_add(*wi);
-        e = d;
-        d = c;
-        c = b.rotate_left(30);
-        b = a;
-        a = t;
-    }
-    for (s, v) in state.iter_mut().zip([a, b, c, d, e]) {
-        *s = s.wrapping_add(v);
-    }
-}
+static CRC32: crc::Crc<u32> = crc::Crc::<u32>::new(&crc::CRC_32_ISO_HDLC);
+static CRC32C: crc::Crc<u32> = crc::Crc::<u32>::new(&crc::CRC_32_ISCSI);
+static CRC64NVME: crc::Crc<u64> = crc::Crc::<u64>::new(&crc::CRC_64_NVME);
 
-/// The 64-byte blocks of MD5 and SHA-1: bytes held until a block is whole, and the
-/// padding that ends the message (a 1 bit, zeros, the length in bits).
+/// A CRC as S3 computes it, fed in pieces: `CRC32` (zlib's), `CRC32C` (Castagnoli) or
+/// `CRC64NVME`.
 #[derive(Clone)]
-struct Blocks {
-    buf: [u8; 64],
-    held: usize,
-    /// Bytes fed in all.
-    len: u64,
-}
-
-impl Default for Blocks {
-    fn default() -> Blocks {
-        Blocks {
-            buf: [0; 64],
-            held: 0,
-            len: 0,
-        }
-    }
-}
-
-impl Blocks {
-    fn update(&mut self, mut data: &[u8], block: &mut dyn FnMut(&[u8; 64])) {
-        self.len = self.len.wrapping_add(data.len() as u64);
-        if self.held > 0 {
-            let n = (64 - self.held).min(data.len());
-            self.buf[self.held..self.held + n].copy_from_slice(&data[..n]);
-            self.held += n;
-            data = &data[n..];
-            if self.held < 64 {
-                return;
-            }
-            block(&self.buf);
-            self.held = 0;
-        }
-        let mut chunks = data.chunks_exact(64);
-        for chunk in &mut chunks {
-            block(chunk.try_into().unwrap());
-        }
-        let rest = chunks.remainder();
-        self.buf[..rest.len()].copy_from_slice(rest);
-        self.held = rest.len();
-    }
-
-    /// Ends the message with `bits`, its length in bits in the hash's byte order.
-    fn pad(&mut self, bits: [u8; 8], block: &mut dyn FnMut(&[u8; 64])) {
-        let mut tail = [0u8; 72];
-        tail[0] = 0x80;
-        // Padding to 56 bytes past a block's start, then the length.
-        let zeros = (55 - self.held as i64).rem_euclid(64) as usize;
-        tail[1 + zeros..9 + zeros].copy_from_slice(&bits);
-        let len = self.len;
-        self.update(&tail[..9 + zeros], block);
-        debug_assert_eq!(self.held, 0);
-        self.len = len;
-    }
-}
-
-/// A reflected CRC of up to 64 bits, a byte at a time through a table: `CRC32` (zlib's),
-/// `CRC32C` (Castagnoli) and `CRC64NVME`, as S3 computes them.
-#[derive(Clone)]
-pub struct Crc {
-    table: &'static [u64; 256],
-    value: u64,
-    mask: u64,
-}
-
-static CRC32_TABLE: [u64; 256] = crc_table(0xedb8_8320);
-static CRC32C_TABLE: [u64; 256] = crc_table(0x82f6_3b78);
-static CRC64NVME_TABLE: [u64; 256] = crc_table(0x9a6c_9329_ac4b_c9b5);
-
-/// The table of a reflected CRC of reflected polynomial `poly`.
-const fn crc_table(poly: u64) -> [u64; 256] {
-    let mut table = [0u64; 256];
-    let mut i = 0;
-    while i < 256 {
-        let mut c = i as u64;
-        let mut k = 0;
-        while k < 8 {
-            c = if c & 1 == 1 { (c >> 1) ^ poly } else { c >> 1 };
-            k += 1;
-        }
-        table[i] = c;
-        i += 1;
-    }
-    table
+pub enum Crc {
+    Bits32(crc::Digest<'static, u32>),
+    Bits64(crc::Digest<'static, u64>),
 }
 
 impl Crc {
     pub fn crc32() -> Crc {
-        Crc::new(&CRC32_TABLE, 32)
+        Crc::Bits32(CRC32.digest())
     }
 
     pub fn crc32c() -> Crc {
-        Crc::new(&CRC32C_TABLE, 32)
+        Crc::Bits32(CRC32C.digest())
     }
 
     pub fn crc64nvme() -> Crc {
-        Crc::new(&CRC64NVME_TABLE, 64)
-    }
-
-    fn new(table: &'static [u64; 256], bits: u32) -> Crc {
-        let mask = u64::MAX >> (64 - bits);
-        Crc {
-            table,
-            value: mask,
-            mask,
-        }
+        Crc::Bits64(CRC64NVME.digest())
     }
 
     pub fn update(&mut self, data: &[u8]) {
-        let mut c = self.value;
-        for &b in data {
-            c = self.table[((c ^ b as u64) & 0xff) as usize] ^ (c >> 8);
+        match self {
+            Crc::Bits32(d) => d.update(data),
+            Crc::Bits64(d) => d.update(data),
         }
-        self.value = c;
     }
 
     /// The CRC of everything fed.
     pub fn value(&self) -> u64 {
-        self.value ^ self.mask
+        match self {
+            Crc::Bits32(d) => d.clone().finalize().into(),
+            Crc::Bits64(d) => d.clone().finalize(),
+        }
     }
 
     /// The CRC's bytes, most significant first, as S3's headers encode them.
     pub fn finish(&self) -> Vec<u8> {
-        let bytes = (self.mask.count_ones() / 8) as usize;
-        self.value().to_be_bytes()[8 - bytes..].to_vec()
+        match self {
+            Crc::Bits32(d) => d.clone().finalize().to_be_bytes().to_vec(),
+            Crc::Bits64(d) => d.clone().finalize().to_be_bytes().to_vec(),
+        }
     }
 }
 
@@ -348,22 +105,7 @@ pub fn hex(bytes: &[u8]) -> String {
 
 /// Standard base64 with padding (RFC 4648), as `x-amz-checksum-*` holds a digest.
 pub fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |n, (i, &b)| n | (b as u32) << (16 - 8 * i));
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
+    base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! Numbers and durations as boardbench prints them: durations as the flags read them
 //! (`500ms`, `3s`, `1m`), estimates as people say them (`12 min 5 s`), and scores with
-//! three decimals. A leaf: everything that prints uses it, it uses nothing.
+//! three decimals; text from a peer or a file made [`printable`]. A leaf: everything that prints uses it, it uses nothing.
 
 use std::time::Duration;
 

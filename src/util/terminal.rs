@@ -1,5 +1,6 @@
-//! What goes to stderr besides the progress line: the program's name, the [`stderr!`]
-//! macro that never panics on a closed stderr, and the one place warnings are printed.
+//! What goes to stderr besides the progress line: the program's name, the
+//! [`stderr!`](crate::stderr) macro that never panics on a closed stderr, and the one
+//! place warnings are printed.
 
 use std::fmt;
 use std::path::PathBuf;

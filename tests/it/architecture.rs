@@ -7,6 +7,10 @@
 //! module it names, a `#[macro_export]` macro to the file that defines it; a path that
 //! leads to no module of src/, and a glob of the root or in lib.rs, fail the test too, as
 //! imports it cannot judge.
+//!
+//! One home per fact: ARCHITECTURE.md's table of folders has one line for each folder of
+//! src/ and no other, and every file under src/ opens with its own `//!` doc, the only
+//! description of that file.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -802,5 +806,141 @@ const C: (&[u8], &str) = (br"\", "crate::harness::q");"##),
     assert_eq!(
         violations(&layers, &glob),
         ["src/lib.rs:4: the glob model::* hides which module each name comes from"]
+    );
+}
+
+/// The folders ARCHITECTURE.md's table of folders has a line for, as written
+/// (`src/net/http`, without the slash), in its order.
+fn folder_lines(architecture: &str) -> Vec<String> {
+    architecture
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `src/"))
+        .filter_map(|l| l.split('`').next())
+        .map(|p| format!("src/{}", p.trim_end_matches('/')))
+        .collect()
+}
+
+/// Every folder under src/ (`src/net/http`), src/ itself left out.
+fn src_folders() -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut stack = vec![Path::new(REPO).join("src")];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                let shown = path.strip_prefix(REPO).unwrap().to_string_lossy();
+                out.insert(shown.into_owned());
+                stack.push(path);
+            }
+        }
+    }
+    out
+}
+
+/// Where ARCHITECTURE.md's folder `lines` and the `folders` of src/ differ: a folder
+/// without a line, a line for no folder, and a folder with two.
+fn folder_problems(lines: &[String], folders: &BTreeSet<String>) -> Vec<String> {
+    let mut problems = Vec::new();
+    for folder in folders {
+        if !lines.contains(folder) {
+            problems.push(format!(
+                "{folder}/ has no line in ARCHITECTURE.md's table of folders: add one, what it is for"
+            ));
+        }
+    }
+    let mut seen = BTreeSet::new();
+    for line in lines {
+        if !folders.contains(line) {
+            problems.push(format!(
+                "ARCHITECTURE.md has a line for {line}/, which is no folder of src/"
+            ));
+        } else if !seen.insert(line) {
+            problems.push(format!("ARCHITECTURE.md has two lines for {line}/"));
+        }
+    }
+    problems
+}
+
+/// The files of `files` (as [`source_files`] gives them) that do not open with a `//!`
+/// doc that says something: the only description of a file is its own.
+fn undocumented(files: &BTreeMap<Vec<String>, (PathBuf, String)>) -> Vec<String> {
+    files
+        .values()
+        .filter(|(_, text)| {
+            let first = text
+                .lines()
+                .map(str::trim)
+                .find(|l| !l.is_empty() && !l.starts_with("#!["));
+            !first
+                .and_then(|l| l.strip_prefix("//!"))
+                .is_some_and(|doc| doc.chars().any(char::is_alphanumeric))
+        })
+        .map(|(path, _)| {
+            format!(
+                "{} has no //! doc at its top: say there what the file is for (its one home)",
+                path.display()
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn architecture_md_has_a_line_for_each_folder_of_src_and_no_other() {
+    let architecture = std::fs::read_to_string(Path::new(REPO).join("ARCHITECTURE.md")).unwrap();
+    let lines = folder_lines(&architecture);
+    let folders = src_folders();
+    assert!(folders.len() > 10, "found only {folders:?} under src/");
+    let problems = folder_problems(&lines, &folders);
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn every_file_under_src_opens_with_its_own_doc() {
+    let files = source_files();
+    assert!(
+        files.len() > 50,
+        "found only {} files under src/",
+        files.len()
+    );
+    let problems = undocumented(&files);
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The two checks above, on made-up input: each fault they exist for is found.
+#[test]
+fn the_folder_and_doc_checks_find_a_missing_line_a_stale_one_and_a_file_without_a_doc() {
+    let architecture = "| folder | what it is for |\n| --- | --- |\n\
+        | `src/bin/` | the binaries |\n| `src/gone/` | a folder since removed |\n\
+        | `src/net/http/` | the client |\n| `src/bin/` | again |\n";
+    let lines = folder_lines(architecture);
+    assert_eq!(lines, ["src/bin", "src/gone", "src/net/http", "src/bin"]);
+    let folders: BTreeSet<String> = ["src/bin", "src/net", "src/net/http"]
+        .map(String::from)
+        .into();
+    assert_eq!(
+        folder_problems(&lines, &folders),
+        [
+            "src/net/ has no line in ARCHITECTURE.md's table of folders: add one, what it is for",
+            "ARCHITECTURE.md has a line for src/gone/, which is no folder of src/",
+            "ARCHITECTURE.md has two lines for src/bin/",
+        ]
+    );
+
+    let files: BTreeMap<_, _> = [
+        made_up("a", "//! What a is for.\nfn f() {}"),
+        made_up("b", "\n#![allow(dead_code)]\n//! What b is for.\n"),
+        made_up("c", "/// An item's doc, not the file's.\nfn f() {}"),
+        made_up("d", "//!\n//! Text after an empty first line.\n"),
+        made_up("e", ""),
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(
+        undocumented(&files),
+        [
+            "src/c.rs has no //! doc at its top: say there what the file is for (its one home)",
+            "src/d.rs has no //! doc at its top: say there what the file is for (its one home)",
+            "src/e.rs has no //! doc at its top: say there what the file is for (its one home)",
+        ]
     );
 }

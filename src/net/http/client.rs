@@ -3,8 +3,8 @@
 //! (206 and its Content-Range checked), and uploads whose bodies are streamed, never held.
 //! A server's transient failure (500, 502, 503, 504: S3's InternalError and SlowDown) is
 //! retried as the AWS SDKs' standard retry mode does, up to the origin's
-//! [`Origin::attempts`](super::origin::Origin::attempts) attempts with exponential backoff and full jitter, all within the request's one
-//! deadline, and counted ([`HttpClient::retries`]); never a 4xx.
+//! [`Origin::attempts`] attempts with exponential backoff and full jitter, all within the
+//! request's one deadline, and counted ([`HttpClient::retries`]); never a 4xx.
 
 use super::body::{read_body, read_small_body};
 use super::connection::{Body, KeepAlive};

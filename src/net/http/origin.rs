@@ -1,6 +1,6 @@
 //! What a request is to the client and to the origin it goes to: the [`Ask`] (method,
-//! object, query, range, body), the [`Origin`] that makes its request line and headers
-//! and explains its refusals (a plain URL prefix here; a signed S3 bucket in bb-seek's
+//! object, query, range, body, its [`Payload`]), the [`Origin`] that makes its request
+//! line and headers, says how many attempts it gets and explains its refusals (a plain URL prefix here; a signed S3 bucket in bb-seek's
 //! `seek::s3`, which puts its body's hash in the head through [`Origin::digest`]), and
 //! the [`Answer`] read whole.
 

@@ -1,5 +1,5 @@
 //! What a connection's bytes go through: plain TCP, or TLS over it for `https://`
-//! ([`tls`](crate::net::tls), with the feature `tls`), every socket read and write within
+//! ([`tls`], with the feature `tls`), every socket read and write within
 //! the request's deadline.
 
 use super::url::Url;
