@@ -11,8 +11,9 @@ use crate::stats::Summary;
 use crate::system::cpu::CpuUsage;
 use crate::system::throttle::ThrottleReport;
 
-/// The result of `bench` from its forks' reports.
+/// The result of `bench`, the suite's benchmark `index`, from its forks' reports.
 pub(crate) fn from_forks(
+    index: usize,
     bench: &Benchmark,
     settings: &Settings,
     time_unit: TimeUnit,
@@ -50,6 +51,7 @@ pub(crate) fn from_forks(
         secondary.push(Secondary::new(&c.name, &c.unit, vec![vec![c.value]]));
     }
     BenchResult {
+        index,
         name: bench.name.clone(),
         params: bench.params.clone(),
         threads: bench.threads,
@@ -216,9 +218,17 @@ mod tests {
                 fork(vec![4.0, 3.0], vec![same.clone(), second]),
             ];
             let settings = Settings::quick();
-            from_forks(&bench, &settings, TimeUnit::Micros, forks, <_>::default())
+            from_forks(
+                3,
+                &bench,
+                &settings,
+                TimeUnit::Micros,
+                forks,
+                <_>::default(),
+            )
         };
         let r = result(apart.clone());
+        assert_eq!(r.index, 3, "the benchmark's place in its suite");
         let m = r.secondary("vs floor").unwrap();
         assert_eq!(
             (m.unit.as_str(), m.raw.clone()),
