@@ -151,6 +151,32 @@ pub fn add_ratios(results: &mut [BenchResult]) {
     }
 }
 
+/// The results a run of `benchmarks` gives where the forks of each report what `forks`
+/// makes of its index and itself (no fork: it failed, and has no result), built, scaled
+/// and compared as the harness builds them after a run: for tests of an answer over
+/// fixed figures.
+#[cfg(test)]
+pub(crate) fn results_of(
+    benchmarks: &[Benchmark],
+    settings: &Settings,
+    unit: TimeUnit,
+    forks: impl Fn(usize, &Benchmark) -> Vec<ForkResult>,
+) -> Vec<BenchResult> {
+    let mut results: Vec<BenchResult> = benchmarks
+        .iter()
+        .enumerate()
+        .filter_map(|(index, bench)| {
+            let (settings, unit) = bench.effective(settings, unit);
+            let forks = forks(index, bench);
+            (!forks.is_empty())
+                .then(|| from_forks(index, bench, &settings, unit, forks, <_>::default()))
+        })
+        .collect();
+    add_scaling(&mut results);
+    add_ratios(&mut results);
+    results
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -157,7 +157,9 @@ fn floor_setup(transport: Transport, pin: Pin) -> Setup {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::harness::aggregate::results_of;
     use crate::harness::cli::parse_from;
+    use crate::harness::runner::ForkResult;
     use crate::ipc::args::Args;
 
     fn suite_of(argv: &[&str]) -> Suite {
@@ -275,5 +277,107 @@ mod tests {
         let s = suite_of(&["--calls", "method_a2", "--no-local", "--pin", "none"]);
         assert_eq!(s.benchmarks.len(), 2 * 4);
         assert!(s.benchmarks.iter().all(|b| b.baselines.is_empty()));
+    }
+
+    /// A recorded run's figures: three forks of three iterations a row, the time of a
+    /// call by call and transport (local calls in ns, the rest in us), on one core a
+    /// third of across two, each remote call against its floor.
+    fn recorded(b: &Benchmark) -> Vec<ForkResult> {
+        let label = b.label();
+        let has = |p: &str| label.contains(p);
+        let call = match () {
+            _ if has("call=method_block") => 7.0,
+            _ if has("call=method_a1") => 1.25,
+            _ => 1.0,
+        };
+        let floor = match () {
+            _ if has("transport=tcp") => 22.0,
+            _ if has("transport=shm") => 2.0,
+            _ => 18.0,
+        };
+        let one_core = if has("placement=one-core") { 0.3 } else { 1.0 };
+        let (time, vs_floor) = match b.name.as_str() {
+            "bb.ipc.local" => (55.0 * call, None),
+            "bb.ipc.floor" => (floor * one_core, None),
+            _ => {
+                let ratio = if has("transport=tcp") { 1.02 } else { 1.45 };
+                (floor * one_core * call * ratio, Some(call * ratio))
+            }
+        };
+        [1.0, 1.01, 0.99]
+            .iter()
+            .map(|f| ForkResult {
+                scores: vec![time * f, time * f * 1.005, time * f * 0.995],
+                metrics: vs_floor
+                    .map(|v| ("vs floor".into(), "x".into(), vec![v * f; 3]))
+                    .into_iter()
+                    .collect(),
+                ops: 1000,
+                ..Default::default()
+            })
+            .collect()
+    }
+
+    /// The answer the suite of `argv` gives on a machine of two CPUs over the recorded
+    /// figures of its rows, but those `failed`.
+    fn answered(line: &str, failed: &[&str]) -> Vec<String> {
+        let argv: Vec<&str> = line.split_whitespace().collect();
+        let two_cpus = vec![Pinning::TwoCores(0, 1), Pinning::OneCore(0)];
+        let s = suite_in(&argv, Some(two_cpus));
+        let results = results_of(
+            &s.benchmarks,
+            &s.profiles.standard,
+            s.unit,
+            |_, b| match failed.contains(&b.label().as_str()) {
+                true => vec![],
+                false => recorded(b),
+            },
+        );
+        (s.answer.as_ref().expect("bb-ipc answers"))(&results)
+    }
+
+    #[test]
+    fn the_answer_over_recorded_results() {
+        let all = "--calls method_no_args,method_a1,method_block --transport unix,tcp,shm";
+        assert_eq!(
+            answered(all, &[]),
+            [
+                "unix: method_no_args costs 26.1 us ±24% on 2 cores, 7.83 us ±24% on 1 core",
+                "  1.45x the bare round trip, 475x a local call (55 ns)",
+                "  costliest shape: method_a1 at 32.6 us, 1.25x the plain call",
+                "  a block (the server calls back) costs 7.00x a call without",
+                "tcp: method_no_args costs 22.4 us ±24% on 2 cores, 6.73 us ±24% on 1 core",
+                "  the bare round trip within noise",
+                "shm: method_no_args costs 2.90 us ±24% on 2 cores, 870 ns ±24% on 1 core",
+                "  1.45x the bare round trip",
+            ]
+        );
+        let two = "--calls method_no_args,method_a1 --transport unix,shm --mode sample";
+        assert_eq!(
+            answered(two, &[]),
+            [
+                "unix: method_no_args costs 26.1 us ±24% on 2 cores, 7.83 us ±24% on 1 core",
+                "  1.45x the bare round trip, 475x a local call (55 ns)",
+                "  costliest shape: method_a1 at 32.6 us, 1.25x the plain call",
+                "shm: method_no_args costs 2.90 us ±24% on 2 cores, 870 ns ±24% on 1 core",
+                "  1.45x the bare round trip",
+                "shm's bare round trip 2.00 us: unix's 9.00x",
+            ]
+        );
+        let failed = [
+            "bb.ipc.remote (call=method_no_args, transport=unix, placement=two-cores)",
+            "bb.ipc.local (call=method_no_args)",
+        ];
+        // The plain call across two cores failed: the next call stands in for it.
+        assert_eq!(
+            answered(two, &failed),
+            [
+                "unix: method_a1 costs 32.6 us ±24% on 2 cores",
+                "  1.81x the bare round trip, 475x a local call (69 ns)",
+                "shm: method_no_args costs 2.90 us ±24% on 2 cores, 870 ns ±24% on 1 core",
+                "  1.45x the bare round trip",
+                "shm's bare round trip 2.00 us: unix's 9.00x",
+            ]
+        );
     }
 }

@@ -397,7 +397,11 @@ fn open_loop(mut b: Benchmark, row: &Row, rate: Option<f64>) -> Benchmark {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::harness::aggregate::results_of;
     use crate::harness::cli;
+    use crate::harness::runner::ForkResult;
+    use crate::stats::histogram::Histogram;
+    use crate::system::cpu::CpuUsage;
 
     /// The options of a command line's flags, `--depth 8 --quick`, on a machine of two
     /// CPUs (its default placements) whatever this one has.
@@ -603,6 +607,124 @@ mod tests {
         assert_eq!(
             labels(&(prelude.rebuild)(&[1000.0, 3000.0]).unwrap()),
             labels(&after)
+        );
+    }
+
+    /// A recorded run's figures: three forks of three iterations a row, in calls per
+    /// second by style, depth, transport, codec and placement, each call against its
+    /// floor; an open loop holding up to 30k calls/s, its latencies 20 to 80 us.
+    fn recorded(b: &Benchmark) -> Vec<ForkResult> {
+        let label = b.label();
+        let has = |p: &str| label.contains(p);
+        let deep = has("depth=64");
+        let mut calls = match b.name.as_str() {
+            "bb.rpc.sync" => 100e3,
+            "bb.rpc.async" if deep => 1.17e6,
+            "bb.rpc.async" => 90e3,
+            "bb.rpc.future" if deep => 0.87e6,
+            "bb.rpc.future" => 85e3,
+            "bb.rpc.floor" if deep => 1.3e6,
+            "bb.rpc.floor" => 150e3,
+            _ => 0.0,
+        };
+        let floor = if deep { 1.3e6 } else { 150e3 };
+        for (p, times) in [
+            ("transport=tcp", 0.88),
+            ("codec=msgpack", 0.92),
+            ("placement=one-core", 3.4),
+        ] {
+            if has(p) {
+                calls *= times;
+            }
+        }
+        let offered = b.offered_rate.unwrap_or(0.0);
+        let held = offered.min(30e3);
+        let mut latencies = Histogram::new();
+        for us in 20..=80 {
+            latencies.record(us * 1000);
+        }
+        [1.0, 1.01, 0.99]
+            .iter()
+            .map(|f| match b.offered_rate {
+                Some(_) => ForkResult {
+                    scores: vec![50.0 * f; 3],
+                    histogram: Some(latencies.clone()),
+                    cpu: CpuUsage {
+                        wall: 1.0,
+                        ..Default::default()
+                    },
+                    ops: held as u64,
+                    ..Default::default()
+                },
+                None => ForkResult {
+                    scores: vec![calls * f, calls * f * 1.005, calls * f * 0.995],
+                    metrics: match b.paired {
+                        Some(_) => {
+                            vec![("vs floor".into(), "x".into(), vec![calls * f / floor; 3])]
+                        }
+                        None => vec![],
+                    },
+                    ops: 1000,
+                    ..Default::default()
+                },
+            })
+            .collect()
+    }
+
+    /// The answer the suite of a command line's flags gives over the recorded figures
+    /// of its rows (a sweep's at these maxima), but those `failed`.
+    fn answered(line: &str, maxima: &[f64], failed: &[usize]) -> Vec<String> {
+        let mut s = suite(&options(line)).unwrap();
+        if let Some(prelude) = s.prelude.take() {
+            s.benchmarks = (prelude.rebuild)(maxima).unwrap();
+        }
+        let results = results_of(
+            &s.benchmarks,
+            &s.profiles.standard,
+            s.unit,
+            |i, b| match failed.contains(&i) {
+                true => vec![],
+                false => recorded(b),
+            },
+        );
+        (s.answer.as_ref().expect("bb-rpc answers"))(&results)
+    }
+
+    #[test]
+    fn the_answer_over_recorded_results() {
+        let all = "--transport unix,tcp --client sync,async,future,floor --codec raw,msgpack --depth 1,64 --payload 16";
+        assert_eq!(
+            answered(all, &[], &[]),
+            [
+                "unix, 16 B, raw on 2 cores: sync 100k calls/s ±24%, 0.667x its floor",
+                "  on 1 core: sync 340k calls/s ±24%, 3.40x on 2 cores",
+                "  async (64 in flight) 1.17M/s = 11.7x sync",
+                "  future at the same depth 870k/s = 0.744x async",
+                "  msgpack costs 9% per call over raw (sync)",
+                "tcp: sync 88.0k calls/s, 0.880x unix's; async 0.880x",
+            ]
+        );
+        // Without sync on a Unix socket there is nothing to say of the closed loop.
+        assert!(answered(all, &[], &[0]).is_empty());
+        // Without sync on one core or in msgpack, no line of either.
+        assert_eq!(
+            answered(all, &[], &[1, 2]),
+            [
+                "unix, 16 B, raw on 2 cores: sync 100k calls/s ±24%, 0.667x its floor",
+                "  async (64 in flight) 1.17M/s = 11.7x sync",
+                "  future at the same depth 870k/s = 0.744x async",
+                "tcp: sync 88.0k calls/s, 0.880x unix's; async 0.880x",
+            ]
+        );
+        let sweep = "--rate sweep --transport unix --codec raw --payload 16";
+        assert_eq!(
+            answered(sweep, &[40e3], &[]),
+            ["open loop: held 30.0k calls/s (75% of max), p99 80.0 us there"]
+        );
+        // The loads up to 75% failed.
+        assert_eq!(
+            answered(sweep, &[40e3], &[0, 1, 2, 3]),
+            ["open loop: no load held, down to 36.0k calls/s offered"]
         );
     }
 }

@@ -398,7 +398,9 @@ fn size_label(size: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::harness::aggregate::results_of;
     use crate::harness::cli::parse_from;
+    use crate::harness::runner::ForkResult;
     use crate::seek::args::Args;
 
     fn options(argv: &[&str]) -> Options {
@@ -461,5 +463,141 @@ mod tests {
         assert_eq!(size_label(1 << 20), "1m");
         assert_eq!(size_label(3 << 30), "3g");
         assert_eq!(size_label(1000), "1000");
+    }
+
+    /// A recorded run's figures: three forks of three shots a row, in ms, with the
+    /// requests each made: the stream reads sequential 4k reads in 1 MiB requests, ties
+    /// plain on backward reads and loses on parquet's; an HTTP source three times slower.
+    fn recorded(b: &Benchmark) -> Vec<ForkResult> {
+        let label = b.label();
+        let has = |p: &str| label.contains(p);
+        let stream = has("client=stream");
+        let object: f64 = if has("random-4kb.txt") {
+            4096.0
+        } else {
+            1048576.0
+        };
+        let (requests, ms) = match b.name.as_str() {
+            "bb.seek.sequential" => {
+                let read = if has("read-size=4k") {
+                    4096.0
+                } else {
+                    1048576.0
+                };
+                let requests = match stream {
+                    true => (object / 1048576.0).ceil() + 4.0,
+                    false => (object / read).ceil(),
+                };
+                (requests, 0.08 * requests + 0.5)
+            }
+            "bb.seek.forward" if stream => (3.0, 1.0),
+            "bb.seek.forward" => (10.0, 2.0),
+            "bb.seek.backward" => (8.0, if stream { 5.02 } else { 5.0 }),
+            _ if stream => (3.0, 8.0),
+            _ => (4.0, 4.0),
+        };
+        let ms = if has("source=http") { ms * 3.0 } else { ms };
+        [1.0, 1.02, 0.98]
+            .iter()
+            .map(|f| ForkResult {
+                scores: vec![ms * f, ms * f * 1.01, ms * f * 0.99],
+                metrics: vec![("requests".into(), "req/op".into(), vec![requests; 3])],
+                ops: 3,
+                ..Default::default()
+            })
+            .collect()
+    }
+
+    /// The answer the suite of `argv` gives over the recorded figures of its rows, but
+    /// those `failed`.
+    fn answered(argv: &[&str], failed: &[usize]) -> Vec<String> {
+        let s = suite(&options(argv)).unwrap();
+        let results = results_of(
+            &s.benchmarks,
+            &s.profiles.standard,
+            s.unit,
+            |i, b| match failed.contains(&i) {
+                true => vec![],
+                false => recorded(b),
+            },
+        );
+        (s.answer.as_ref().expect("bb-seek answers"))(&results)
+    }
+
+    #[test]
+    fn the_answer_over_recorded_results() {
+        let one = [
+            "--sizes",
+            "1m",
+            "--read-size",
+            "4k,1m",
+            "--source",
+            "file:a",
+        ];
+        assert_eq!(
+            answered(&one, &[]),
+            [
+                "random-1mb.txt, sequential 4k: stream 23.3x faster",
+                "  5 requests against 256, forward 2.00x faster, parquet 2.00x slower,",
+                "  backward a tie",
+            ]
+        );
+        let many = [
+            "--sizes",
+            "4k,1m",
+            "--read-size",
+            "4k,1m",
+            "--source",
+            "file:a,http://127.0.0.1:1/x/",
+        ];
+        // Too many objects for the whole story: a line each.
+        assert_eq!(
+            answered(&many, &[]),
+            [
+                "file:a:",
+                "random-4kb.txt, sequential 4k: stream 1.55x slower, 5 requests against 1",
+                "random-1mb.txt, sequential 4k: stream 23.3x faster, 5 requests against 256",
+                "http://127.0.0.1:1/x/:",
+                "random-4kb.txt, sequential 4k: stream 1.55x slower, 5 requests against 1",
+                "random-1mb.txt, sequential 4k: stream 23.3x faster, 5 requests against 256",
+            ]
+        );
+        assert_eq!(
+            answered(&many[..4], &[]),
+            [
+                "random-4kb.txt, sequential 4k: stream 1.55x slower",
+                "  5 requests against 1, forward 2.00x faster, parquet 2.00x slower,",
+                "  backward a tie",
+                "random-1mb.txt, sequential 4k: stream 23.3x faster",
+                "  5 requests against 256, forward 2.00x faster, parquet 2.00x slower,",
+                "  backward a tie",
+            ]
+        );
+        // The stream's sequential 4k reads failed: the other patterns alone.
+        assert_eq!(
+            answered(&one, &[1]),
+            [
+                "random-1mb.txt:",
+                "forward 2.00x faster, parquet 2.00x slower, backward a tie",
+            ]
+        );
+        let dir = crate::util::temp::TempDir::new("seek-answer");
+        let file = dir.join("table.parquet");
+        std::fs::write(&file, vec![7u8; 1 << 20]).unwrap();
+        let path = file.to_str().unwrap();
+        // An existing object is named where it is, in 60 characters at most.
+        let place = format!("file:{path}");
+        let named = match place.chars().count() > 60 {
+            true => format!("{}…", place.chars().take(59).collect::<String>()),
+            false => place,
+        };
+        assert_eq!(
+            answered(&["--object", path, "--read-size", "4k"], &[]),
+            [
+                format!("{named}, sequential 4k: stream 23.3x faster"),
+                "  5 requests against 256, forward 2.00x faster, parquet 2.00x slower,".into(),
+                "  backward a tie".into(),
+            ]
+        );
     }
 }
