@@ -60,7 +60,7 @@ pub fn suite(options: &Options) -> Result<Suite> {
     let mut suite = Suite::new(TimeUnit::Micros, profiles(), benchmarks);
     // Each side pins itself to its own CPU.
     suite.pin_process = false;
-    suite.answer = Some(super::answer::answer);
+    suite.answer = Some(Box::new(super::answer::answer));
     Ok(suite)
 }
 

@@ -21,8 +21,26 @@ pub const MAX_LINES: usize = 8;
 pub use crate::stats::uncertainty::ALPHA;
 
 /// How a measurement answers its question from the results of a run (every benchmark's,
-/// in run order); no lines where there is nothing to say.
-pub type Answerer = fn(&[BenchResult]) -> Vec<String>;
+/// in run order); no lines where there is nothing to say. A suite makes it over its own
+/// rows with [`with_rows`].
+pub type Answerer = Box<dyn Fn(&[BenchResult]) -> Vec<String>>;
+
+/// The [`Answerer`] that hands `answer` each result of a run paired with the row it was
+/// measured for: `rows` are the suite's, one per benchmark in the suite's order, and a
+/// result's [`BenchResult::index`] names its own. The answer matches on the rows' fields
+/// rather than finding rows again by their params' names and parsing the values back.
+pub fn with_rows<R: 'static>(
+    rows: Vec<R>,
+    answer: fn(&[(&R, &BenchResult)]) -> Vec<String>,
+) -> Answerer {
+    Box::new(move |results| {
+        let paired: Vec<(&R, &BenchResult)> = results
+            .iter()
+            .filter_map(|r| Some((rows.get(r.index)?, r)))
+            .collect();
+        answer(&paired)
+    })
+}
 
 /// The answer of one run of one program.
 #[derive(Debug, Clone, PartialEq)]

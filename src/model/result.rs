@@ -53,7 +53,7 @@ fn mean(values: &[f64]) -> f64 {
 #[derive(Debug, Clone, PartialEq)]
 pub struct BenchResult {
     /// The place of the benchmark it came from in its suite's list: what pairs the
-    /// result with that benchmark's row of the suite.
+    /// result with that benchmark's row ([`crate::model::answer::with_rows`]).
     pub index: usize,
     pub name: String,
     pub params: Vec<(String, String)>,

@@ -25,7 +25,7 @@ pub(crate) fn suite(options: &Options) -> Result<Suite> {
     // Each benchmark pins its client and its server itself.
     suite.pin_process = false;
     suite.notes = window_notes(options);
-    suite.answer = Some(super::answer::answer);
+    suite.answer = Some(Box::new(super::answer::answer));
     if !groups.is_empty() {
         let common = &options.common;
         // The probe runs as long as an iteration of the rows it sizes.

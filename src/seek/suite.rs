@@ -28,7 +28,7 @@ pub fn suite(options: &Options) -> Result<Suite> {
     suite.notes = notes(options);
     suite.prepare = prepare(options);
     suite.prelude = prelude(options, items);
-    suite.answer = Some(super::answer::answer);
+    suite.answer = Some(Box::new(super::answer::answer));
     Ok(suite)
 }
 

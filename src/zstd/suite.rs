@@ -6,6 +6,7 @@ use super::options::Options;
 use super::{compress_whole, job_time, Config, Lock, Pool};
 use crate::harness::benchmark::{Benchmark, Metric, Settings, TimeUnit, Workload};
 use crate::harness::{Profiles, Suite};
+use crate::model::answer::with_rows;
 use crate::util::error::Result;
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,6 +18,7 @@ pub(crate) fn suite(options: &Options) -> Result<Suite> {
     let frame = Arc::new(compress_whole(&options.input, options.level)?);
     let ratio = options.input.len() as f64 / frame.len() as f64;
     let mut benchmarks = Vec::new();
+    let mut rows = Vec::new();
     // A lock's rows beside each other: one thread count's cpu% with and without it.
     for &threads in &options.threads {
         for &op in &options.ops {
@@ -27,15 +29,17 @@ pub(crate) fn suite(options: &Options) -> Result<Suite> {
                     level: options.level,
                     reuse_context: options.reuse_context,
                     input: options.input.clone(),
+                    input_name: options.input_name.clone(),
                     lock,
                     keep_busy: options.keep_busy,
                 };
-                benchmarks.push(benchmark(options, config, &frame, ratio));
+                benchmarks.push(benchmark(options, config.clone(), &frame, ratio));
+                rows.push(config);
             }
         }
     }
     let mut suite = Suite::new(TimeUnit::Millis, profiles(), benchmarks);
-    suite.answer = Some(super::answer::answer);
+    suite.answer = Some(with_rows(rows, super::answer::answer));
     Ok(suite)
 }
 
@@ -48,11 +52,11 @@ fn benchmark(options: &Options, config: Config, frame: &Arc<Vec<u8>>, ratio: f64
             move || Ok(Box::new(Pool::start(&config)?) as Box<dyn Workload>)
         }),
     )
-    .param("input", &options.input_name)
-    .param("level", options.level)
+    .param("input", &config.input_name)
+    .param("level", config.level)
     .param(
         "context",
-        if options.reuse_context {
+        if config.reuse_context {
             "thread"
         } else {
             "job"
