@@ -335,6 +335,42 @@ fn verdict(r: &PairedRatio) -> String {
     }
 }
 
+/// The distinct `values`, in order of first appearance.
+pub fn distinct<T: PartialEq>(values: impl IntoIterator<Item = T>) -> Vec<T> {
+    let mut out: Vec<T> = Vec::new();
+    for v in values {
+        if !out.contains(&v) {
+            out.push(v);
+        }
+    }
+    out
+}
+
+/// The value most of `values` are, the first to appear among equals; None for none.
+pub fn most_common<T: PartialEq>(values: impl IntoIterator<Item = T>) -> Option<T> {
+    let all: Vec<T> = values.into_iter().collect();
+    let count = |v: &T| all.iter().filter(|w| *w == v).count();
+    // The last of the most, counting down: the first.
+    let at = (0..all.len()).rev().max_by_key(|&i| count(&all[i]))?;
+    all.into_iter().nth(at)
+}
+
+/// The rows of `results` measured in `placement` (every row where it is None), and
+/// those that name none: `placement_of` says where a row was measured.
+pub fn rows_in<'a, R, P: PartialEq + 'a>(
+    results: &[(&'a R, &'a BenchResult)],
+    placement: Option<&P>,
+    placement_of: impl Fn(&'a R) -> Option<&'a P>,
+) -> Vec<(&'a R, &'a BenchResult)> {
+    results
+        .iter()
+        .copied()
+        .filter(|&(row, _)| {
+            placement.is_none() || placement_of(row).is_none_or(|p| Some(p) == placement)
+        })
+        .collect()
+}
+
 /// The first result named `name` whose params include every `(key, value)` of `with`.
 pub fn find<'a>(
     results: &'a [BenchResult],

@@ -8,9 +8,10 @@ use super::plan::{bytes_time, closed_loop_calls, in_flight, Plan, Style, Target,
 use super::protocol::Codec;
 use super::sweep::{self, Group};
 use super::workload::RpcWorkload;
+use super::Row;
 use crate::harness::benchmark::{Benchmark, PairedBaseline, Settings, TimeUnit, Workload};
 use crate::harness::{Prelude, Profiles, Suite};
-use crate::model::answer::PLACEMENT;
+use crate::model::answer::with_rows;
 use crate::model::modes::Mode;
 use crate::model::params;
 use crate::system::pinning::Pinning;
@@ -20,12 +21,12 @@ use std::time::Duration;
 /// The suite `options` ask for; with `--rate sweep`, a prelude probes each group's
 /// closed-loop maximum and the rows are rebuilt with their rates.
 pub(crate) fn suite(options: &Options) -> Result<Suite> {
-    let (rows, groups) = benchmarks(options, None)?;
-    let mut suite = Suite::new(TimeUnit::Micros, profiles(), rows);
+    let (matrix, groups) = benchmarks(options, None)?;
+    let mut suite = Suite::new(TimeUnit::Micros, profiles(), matrix);
     // Each benchmark pins its client and its server itself.
     suite.pin_process = false;
     suite.notes = window_notes(options);
-    suite.answer = Some(Box::new(super::answer::answer));
+    suite.answer = Some(with_rows(rows(options), super::answer::answer));
     if !groups.is_empty() {
         let common = &options.common;
         // The probe runs as long as an iteration of the rows it sizes.
@@ -78,21 +79,6 @@ fn profiles() -> Profiles {
 /// An open-loop invocation's length where its rate is not known yet (a sweep's plan):
 /// the slice of the schedule each holds, at rates above 100 calls/s.
 const OPEN_LOOP_INVOCATION: Duration = Duration::from_millis(10);
-
-/// One benchmark's place on every axis of the matrix.
-#[derive(Debug, Clone)]
-struct Row {
-    target: Target,
-    payload: u64,
-    style: Style,
-    /// None for the floor, which has no codec.
-    codec: Option<Codec>,
-    depth: usize,
-    connections: usize,
-    offered: Offered,
-    /// Where a spawned server's two sides run; None for a server given (`--connect`).
-    placement: Option<Pinning>,
-}
 
 /// Every combination of the options' axes, in the order of the loops it replaces: target,
 /// payload, style, codec, depth, connections, offered load (the last varies fastest).
@@ -188,72 +174,6 @@ fn window_notes(o: &Options) -> Vec<String> {
         }
     }
     notes
-}
-
-impl Row {
-    /// A row on `target`, its other axes to be set.
-    fn at(target: &Target) -> Row {
-        Row {
-            target: target.clone(),
-            payload: 0,
-            style: Style::Sync,
-            codec: None,
-            depth: 1,
-            connections: 1,
-            offered: Offered::Closed,
-            placement: None,
-        }
-    }
-
-    fn name(&self) -> String {
-        match self.offered {
-            Offered::Closed => format!("bb.rpc.{}", self.style.name()),
-            _ => "bb.rpc.open".to_string(),
-        }
-    }
-
-    /// The parameters every row has; a sweep's group is the rows that share them.
-    fn params(&self) -> Vec<(String, String)> {
-        let transport = match &self.target {
-            Target::Local { transport } => transport.to_string(),
-            Target::Remote(a) => a.transport().to_string(),
-        };
-        let mut params: Vec<(String, String)> = [
-            ("transport", transport),
-            ("codec", self.codec.map_or("none", |c| c.name()).to_string()),
-            ("payload", self.payload.to_string()),
-            ("depth", self.depth.to_string()),
-            ("connections", self.connections.to_string()),
-        ]
-        .map(|(k, v)| (k.to_string(), v))
-        .into();
-        if let Some(p) = &self.placement {
-            params.push((PLACEMENT.to_string(), p.name()));
-        }
-        params
-    }
-
-    /// What the row's process sets up, in a closed loop.
-    fn plan(&self, o: &Options) -> Plan {
-        Plan {
-            target: self.target.clone(),
-            style: self.style,
-            client: super::config::ClientConfig {
-                codec: self.codec.unwrap_or(Codec::Raw),
-                ..o.client.clone()
-            },
-            payload: self.payload as usize,
-            depth: in_flight(self.depth, self.payload),
-            connections: self.connections,
-            seed: o.common.seed,
-            // A given server's client follows --pin; a spawned pair, its placement.
-            pin: match &self.placement {
-                Some(p) => p.as_list(),
-                None => o.common.pin.clone(),
-            },
-            rate: None,
-        }
-    }
 }
 
 /// The sweep groups among `rows`, in the order the rows first name them, and each row's
