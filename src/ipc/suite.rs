@@ -7,10 +7,11 @@ use super::calls::Call;
 use super::client::{Floor, Local, Pin, Remote};
 use super::options::Options;
 use super::transport::Transport;
+use super::Row;
 use crate::harness::benchmark::{Benchmark, PairedBaseline, Settings, Setup, TimeUnit, Workload};
 use crate::harness::cli::Mode;
 use crate::harness::{Profiles, Suite};
-use crate::model::answer::PLACEMENT;
+use crate::model::answer::{with_rows, PLACEMENT};
 use crate::system::pinning::Pinning;
 use crate::util::error::Result;
 use std::time::Duration;
@@ -26,6 +27,8 @@ pub fn suite(options: &Options) -> Result<Suite> {
         ),
     };
     let mut benchmarks = Vec::new();
+    // What each benchmark measures, for the answer.
+    let mut rows = Vec::new();
     let mut locals = Vec::new();
     let main = &options.placements[0];
     for &call in options.calls.iter().filter(|_| options.local) {
@@ -35,6 +38,7 @@ pub fn suite(options: &Options) -> Result<Suite> {
             b.headline = Some(call) == options.calls.first().copied();
             locals.push((call, b.label()));
             benchmarks.push(b);
+            rows.push(Row::Local { call });
         }
     }
     let plain = options.calls.first().copied();
@@ -45,6 +49,10 @@ pub fn suite(options: &Options) -> Result<Suite> {
                 // The answer quotes avgt rows where both modes ran.
                 f.headline = mode == Mode::AverageTime || remote_modes.len() == 1;
                 benchmarks.push(f);
+                rows.push(Row::Floor {
+                    transport: t,
+                    placement: placement.clone(),
+                });
                 for &call in &options.calls {
                     if placement == main || Some(call) == plain {
                         let mut b = remote(call, t, mode, placement, &locals);
@@ -52,6 +60,11 @@ pub fn suite(options: &Options) -> Result<Suite> {
                         b.headline = Some(call) == plain
                             && (mode == Mode::AverageTime || remote_modes.len() == 1);
                         benchmarks.push(b);
+                        rows.push(Row::Remote {
+                            call,
+                            transport: t,
+                            placement: placement.clone(),
+                        });
                     }
                 }
             }
@@ -60,7 +73,7 @@ pub fn suite(options: &Options) -> Result<Suite> {
     let mut suite = Suite::new(TimeUnit::Micros, profiles(), benchmarks);
     // Each side pins itself to its own CPU.
     suite.pin_process = false;
-    suite.answer = Some(Box::new(super::answer::answer));
+    suite.answer = Some(with_rows(rows, super::answer::answer));
     Ok(suite)
 }
 
