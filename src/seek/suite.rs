@@ -13,9 +13,11 @@ use super::pattern::Reads;
 use super::probe::{self, CheckProbe, Probe};
 use super::spec::SourceSpec;
 use super::workload::{held, Case, SeekOp};
+use super::Row;
 use crate::harness::benchmark::{Benchmark, Settings, Setup, TimeUnit, Workload};
 use crate::harness::cli::Mode;
 use crate::harness::{Prelude, Profiles, Suite};
+use crate::model::answer::with_rows;
 use crate::util::error::{Error, Result};
 use std::cell::OnceCell;
 use std::rc::Rc;
@@ -27,8 +29,9 @@ pub fn suite(options: &Options) -> Result<Suite> {
     let mut suite = Suite::new(TimeUnit::Millis, profiles(), build(&items, &[])?);
     suite.notes = notes(options);
     suite.prepare = prepare(options);
+    let rows = items.iter().map(|item| item.row.clone()).collect();
+    suite.answer = Some(with_rows(rows, super::answer::answer));
     suite.prelude = prelude(options, items);
-    suite.answer = Some(Box::new(super::answer::answer));
     Ok(suite)
 }
 
@@ -62,14 +65,14 @@ fn shots_per_fork(o: &Options) -> u64 {
     u64::from(settings.warmup_iterations).saturating_add(u64::from(settings.iterations))
 }
 
-/// One benchmark to make: its case and pattern, its params, the probe of its source,
-/// and for an existing object where the prelude's values hold its size and its pattern's
-/// fingerprint.
+/// One benchmark to make: its case and pattern, its row (what its params say), the probe of its
+/// source, and for an existing object where the prelude's values hold its size and its
+/// pattern's fingerprint.
 #[derive(Clone)]
 struct Item {
     case: Case,
     plan: Plan,
-    params: Vec<(&'static str, String)>,
+    row: Row,
     probe: Costs,
     existing: Option<Checked>,
 }
@@ -122,8 +125,16 @@ fn items(o: &Options, shots: u64) -> Vec<Item> {
                 changed: None,
             }
         };
-    let cache = if o.cold { "cold" } else { "hot" };
-    let read_size = |plan: &Plan| plan.read_size.map_or("-".to_string(), size_label);
+    let row = |plan: &Plan, client: &str, key: &str, source: String| Row {
+        pattern: plan.name.clone(),
+        read_size: plan.read_size,
+        key: key.to_string(),
+        size: None,
+        client: client.to_string(),
+        source,
+        cold: o.cold,
+        check: None,
+    };
     // A remote source's cost, probed once, when the plan first asks: with the run's
     // largest object (or the existing object itself). A check's, once for the run.
     let generated = o.objects.first().map(|(object, _)| object.clone());
@@ -157,13 +168,7 @@ fn items(o: &Options, shots: u64) -> Vec<Item> {
                     items.push(Item {
                         case: case(source, stream, object, plan, client),
                         plan: plan.clone(),
-                        params: vec![
-                            ("key", object.name.clone()),
-                            ("client", client.clone()),
-                            ("source", source.label()),
-                            ("read-size", read_size(plan)),
-                            ("cache", cache.to_string()),
-                        ],
+                        row: row(plan, client, &object.name, source.label()),
                         probe: probe.each(),
                         existing: None,
                     });
@@ -182,15 +187,11 @@ fn items(o: &Options, shots: u64) -> Vec<Item> {
                 items.push(Item {
                     case: case(&e.spec.place, &e.stream, &e.object, plan, client),
                     plan: plan.clone(),
-                    params: vec![
-                        ("key", e.object.name.clone()),
-                        ("size", e.object.size.to_string()),
-                        ("client", client.clone()),
-                        ("source", e.spec.label.clone()),
-                        ("read-size", read_size(plan)),
-                        ("cache", cache.to_string()),
-                        ("check", e.stat.check()),
-                    ],
+                    row: Row {
+                        size: Some(e.object.size),
+                        check: Some(e.stat.check()),
+                        ..row(plan, client, &e.object.name, e.spec.label.clone())
+                    },
                     probe: probe.each(),
                     existing: Some(Checked {
                         size,
@@ -251,7 +252,7 @@ const MAX_EXACT: f64 = (1u64 << 53) as f64;
 fn benchmark(case: Case, item: &Item) -> Benchmark {
     let plan = &item.plan;
     let mut b = Benchmark::new(format!("bb.seek.{}", plan.name), setup(case.clone()));
-    for (k, v) in &item.params {
+    for (k, v) in item.row.params() {
         b = b.param(k, v);
     }
     b.bytes_per_op = Some(plan.reads.asked() as f64);
@@ -385,16 +386,6 @@ fn prepare(o: &Options) -> Vec<Box<dyn FnOnce() -> Result<()>>> {
     steps
 }
 
-/// `4k`, `1m`, `1g`, or bytes.
-fn size_label(size: u64) -> String {
-    match size {
-        s if s.is_multiple_of(1 << 30) => format!("{}g", s >> 30),
-        s if s.is_multiple_of(1 << 20) => format!("{}m", s >> 20),
-        s if s.is_multiple_of(1 << 10) => format!("{}k", s >> 10),
-        s => s.to_string(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -455,14 +446,6 @@ mod tests {
             s.notes[0]
         );
         assert_eq!(s.prepare.len(), 2);
-    }
-
-    #[test]
-    fn sizes_are_labelled_in_their_largest_whole_unit() {
-        assert_eq!(size_label(4096), "4k");
-        assert_eq!(size_label(1 << 20), "1m");
-        assert_eq!(size_label(3 << 30), "3g");
-        assert_eq!(size_label(1000), "1000");
     }
 
     /// A recorded run's figures: three forks of three shots a row, in ms, with the
