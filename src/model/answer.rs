@@ -371,55 +371,9 @@ pub fn rows_in<'a, R, P: PartialEq + 'a>(
         .collect()
 }
 
-/// The first result named `name` whose params include every `(key, value)` of `with`.
-pub fn find<'a>(
-    results: &'a [BenchResult],
-    name: &str,
-    with: &[(&str, &str)],
-) -> Option<&'a BenchResult> {
-    results
-        .iter()
-        .find(|r| r.name == name && with.iter().all(|(k, v)| r.param(k) == Some(v)))
-}
-
-/// The distinct values of param `key` among `results`, in order of first appearance.
-pub fn values_of(results: &[BenchResult], key: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for v in results.iter().filter_map(|r| r.param(key)) {
-        if !out.iter().any(|o| o == v) {
-            out.push(v.to_string());
-        }
-    }
-    out
-}
-
 /// The param that names where a two-sided row's client and server ran
 /// ([`crate::system::pinning`]).
 pub const PLACEMENT: &str = "placement";
-
-/// The run's main placement among `results`: the one most rows ran in (every row is
-/// there; the headline rows are in the others too), the first among equals; None where
-/// no row names one.
-pub fn main_placement(results: &[BenchResult]) -> Option<String> {
-    let placements = values_of(results, PLACEMENT);
-    let rows = |p: &String| {
-        results
-            .iter()
-            .filter(|r| r.param(PLACEMENT) == Some(p))
-            .count()
-    };
-    placements.iter().rev().max_by_key(|p| rows(p)).cloned()
-}
-
-/// The rows of `results` in `placement` (every row where it is None), and those that name
-/// none.
-pub fn in_placement(results: &[BenchResult], placement: Option<&str>) -> Vec<BenchResult> {
-    results
-        .iter()
-        .filter(|r| placement.is_none() || r.param(PLACEMENT).is_none_or(|p| Some(p) == placement))
-        .cloned()
-        .collect()
-}
 
 /// Whether the primary scores of `a` and `b` differ beyond noise, judged with their
 /// honest uncertainty ([`crate::stats::uncertainty::judge`]: Welch's test over fork
@@ -696,23 +650,22 @@ mod tests {
 
     #[test]
     fn the_main_placement_is_the_one_most_rows_ran_in() {
-        let row = |placement: Option<&str>| {
-            let mut r = sample_result("bb.x", "1", vec![1.0]);
-            r.params
-                .extend(placement.map(|p| (PLACEMENT.to_string(), p.to_string())));
-            r
-        };
+        let row =
+            |placement: Option<&'static str>| (placement, sample_result("bb.x", "1", vec![1.0]));
         let rows = [
             row(Some("one-core")),
             row(Some("two-cores")),
             row(Some("two-cores")),
             row(None),
         ];
-        assert_eq!(main_placement(&rows).as_deref(), Some("two-cores"));
-        assert_eq!(main_placement(&rows[..2]).as_deref(), Some("one-core"));
-        assert_eq!(main_placement(&rows[3..]), None);
-        assert_eq!(in_placement(&rows, Some("two-cores")).len(), 3);
-        assert_eq!(in_placement(&rows, None).len(), 4);
+        let placements = || rows.iter().filter_map(|(p, _)| *p);
+        assert_eq!(most_common(placements()), Some("two-cores"));
+        assert_eq!(most_common(placements().take(2)), Some("one-core"));
+        assert_eq!(most_common(placements().skip(3)), None);
+        assert_eq!(distinct(placements()), ["one-core", "two-cores"]);
+        let pairs: Vec<(&Option<&str>, &BenchResult)> = rows.iter().map(|(p, r)| (p, r)).collect();
+        assert_eq!(rows_in(&pairs, Some(&"two-cores"), Option::as_ref).len(), 3);
+        assert_eq!(rows_in(&pairs, None, Option::as_ref).len(), 4);
     }
 
     #[test]
@@ -736,12 +689,5 @@ mod tests {
         assert_eq!(differ(&one(100.0), &one(80.0)), Some(false));
         assert_eq!(differ(&one(100.0), &one(200.0)), Some(true));
         assert_eq!(differ(&a, &sample_result("bb.x", "1", vec![])), None);
-        assert_eq!(
-            find(&[a.clone(), b.clone()], "bb.x", &[("threads", "2")])
-                .unwrap()
-                .raw,
-            b.raw
-        );
-        assert_eq!(values_of(&[a, b, c], "threads"), ["1", "2", "4"]);
     }
 }

@@ -23,6 +23,8 @@ type Pair<'a> = (&'a Row, &'a BenchResult);
 pub(crate) fn answer(results: &[Pair]) -> Vec<String> {
     let closed = |r: &BenchResult| r.offered_rate.is_none() && r.mode() == Mode::Throughput;
     let everywhere: Vec<Pair> = results.iter().copied().filter(|(_, r)| closed(r)).collect();
+    // The main placement, the one most rows ran in: every row runs there, the headline
+    // rows in the others too.
     let main = most_common(results.iter().filter_map(|(row, _)| row.placement.as_ref()));
     let in_main: Vec<Pair> = rows_in(results, main, |row| row.placement.as_ref())
         .into_iter()
