@@ -1,7 +1,7 @@
 //! bb-ipc's parts: the call table that both sides share, framed connections over every
 //! transport, the server child, and the client workloads the harness measures; on top,
 //! the binary's flags ([`args`]), checked ([`options`]), and its benchmarks ([`suite`]),
-//! which [`run`] hands to the harness; here, [`Row`]: what one benchmark measures and
+//! which [`run`] hands to the harness; here, `Row`: what one benchmark measures and
 //! where, which the suite makes its benchmark of and the answer reads.
 
 mod answer;

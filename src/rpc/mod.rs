@@ -1,7 +1,7 @@
 //! bb-rpc's library: addresses and transports, the methods and codecs on top of the
 //! shared wire format, the server, the three client styles, the open loop and its sweep,
 //! the workload the harness measures, and the binary's flags, their checks and its suite;
-//! here, [`Row`]: one benchmark's place on every axis of the matrix, which the suite
+//! here, `Row`: one benchmark's place on every axis of the matrix, which the suite
 //! makes its benchmark of and the answer reads.
 
 mod answer;

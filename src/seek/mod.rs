@@ -6,7 +6,7 @@
 //! a source ([`client`]: plain, and the seekable stream with its bounded block `cache`);
 //! the measured operation ([`workload`]), the objects made ready before a run
 //! ([`gen`]), and existing objects, checked before a run ([`existing`]). On top, the binary's flags ([`args`]), checked ([`options`]), and its
-//! benchmarks ([`suite`]), which [`run`] hands to the harness; here, [`Row`]: what one
+//! benchmarks ([`suite`]), which [`run`] hands to the harness; here, `Row`: what one
 //! benchmark reads, how and where, which the suite makes its params of and the answer
 //! reads.
 
