@@ -151,30 +151,36 @@ pub fn add_ratios(results: &mut [BenchResult]) {
     }
 }
 
-/// The results a run of `benchmarks` gives where the forks of each report what `forks`
-/// makes of its index and itself (no fork: it failed, and has no result), built, scaled
-/// and compared as the harness builds them after a run: for tests of an answer over
-/// fixed figures.
+/// The answer `suite` gives over the results of a run of its benchmarks in its standard
+/// profile where the forks of each report what `recorded` makes of it, but those whose
+/// index is among `failed` (which have none): the results built, scaled and compared as
+/// the harness builds them after a run. For tests of an answer over fixed figures.
 #[cfg(test)]
-pub(crate) fn results_of(
-    benchmarks: &[Benchmark],
-    settings: &Settings,
-    unit: TimeUnit,
-    forks: impl Fn(usize, &Benchmark) -> Vec<ForkResult>,
-) -> Vec<BenchResult> {
-    let mut results: Vec<BenchResult> = benchmarks
+pub(crate) fn answer_over(
+    suite: &super::Suite,
+    failed: &[usize],
+    recorded: impl Fn(&Benchmark) -> Vec<ForkResult>,
+) -> Vec<String> {
+    let mut results: Vec<BenchResult> = suite
+        .benchmarks
         .iter()
         .enumerate()
-        .filter_map(|(index, bench)| {
-            let (settings, unit) = bench.effective(settings, unit);
-            let forks = forks(index, bench);
-            (!forks.is_empty())
-                .then(|| from_forks(index, bench, &settings, unit, forks, <_>::default()))
+        .filter(|(index, _)| !failed.contains(index))
+        .map(|(index, bench)| {
+            let (settings, unit) = bench.effective(&suite.profiles.standard, suite.unit);
+            from_forks(
+                index,
+                bench,
+                &settings,
+                unit,
+                recorded(bench),
+                <_>::default(),
+            )
         })
         .collect();
     add_scaling(&mut results);
     add_ratios(&mut results);
-    results
+    (suite.answer.as_ref().expect("the suite answers"))(&results)
 }
 
 #[cfg(test)]

@@ -317,7 +317,7 @@ fn open_loop(mut b: Benchmark, row: &Row, rate: Option<f64>) -> Benchmark {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::harness::aggregate::results_of;
+    use crate::harness::aggregate::answer_over;
     use crate::harness::cli;
     use crate::harness::runner::ForkResult;
     use crate::stats::histogram::Histogram;
@@ -598,16 +598,7 @@ mod tests {
         if let Some(prelude) = s.prelude.take() {
             s.benchmarks = (prelude.rebuild)(maxima).unwrap();
         }
-        let results = results_of(
-            &s.benchmarks,
-            &s.profiles.standard,
-            s.unit,
-            |i, b| match failed.contains(&i) {
-                true => vec![],
-                false => recorded(b),
-            },
-        );
-        (s.answer.as_ref().expect("bb-rpc answers"))(&results)
+        answer_over(&s, failed, recorded)
     }
 
     #[test]

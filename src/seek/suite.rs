@@ -389,7 +389,7 @@ fn prepare(o: &Options) -> Vec<Box<dyn FnOnce() -> Result<()>>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::harness::aggregate::results_of;
+    use crate::harness::aggregate::answer_over;
     use crate::harness::cli::parse_from;
     use crate::harness::runner::ForkResult;
     use crate::seek::args::Args;
@@ -495,16 +495,7 @@ mod tests {
     /// those `failed`.
     fn answered(argv: &[&str], failed: &[usize]) -> Vec<String> {
         let s = suite(&options(argv)).unwrap();
-        let results = results_of(
-            &s.benchmarks,
-            &s.profiles.standard,
-            s.unit,
-            |i, b| match failed.contains(&i) {
-                true => vec![],
-                false => recorded(b),
-            },
-        );
-        (s.answer.as_ref().expect("bb-seek answers"))(&results)
+        answer_over(&s, failed, recorded)
     }
 
     #[test]

@@ -123,7 +123,7 @@ fn profiles() -> Profiles {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::harness::aggregate::results_of;
+    use crate::harness::aggregate::answer_over;
     use crate::harness::cli;
     use crate::harness::runner::ForkResult;
     use crate::system::cpu::{CpuTime, CpuUsage};
@@ -262,16 +262,7 @@ mod tests {
     fn answered(line: &str, failed: &[usize]) -> Vec<String> {
         let argv: Vec<&str> = line.split_whitespace().collect();
         let s = suite_of(&argv);
-        let results = results_of(
-            &s.benchmarks,
-            &s.profiles.standard,
-            s.unit,
-            |i, b| match failed.contains(&i) {
-                true => vec![],
-                false => recorded(b),
-            },
-        );
-        (s.answer.as_ref().expect("bb-zstd answers"))(&results)
+        answer_over(&s, failed, recorded)
     }
 
     #[test]
