@@ -649,6 +649,23 @@ mod tests {
     }
 
     #[test]
+    fn each_result_is_answered_with_the_row_of_its_benchmark() {
+        let answerer = with_rows(vec!["a", "b", "c"], |pairs| {
+            pairs
+                .iter()
+                .map(|(row, r)| format!("{row} {}", r.raw[0][0]))
+                .collect()
+        });
+        let result = |index: usize, score: f64| BenchResult {
+            index,
+            ..sample_result("bb.x", "1", vec![score])
+        };
+        // Benchmark b failed: c's result is the second, and keeps its row.
+        assert_eq!(answerer(&[result(0, 1.0), result(2, 3.0)]), ["a 1", "c 3"]);
+        assert!(answerer(&[result(3, 4.0)]).is_empty(), "no such row");
+    }
+
+    #[test]
     fn the_main_placement_is_the_one_most_rows_ran_in() {
         let row =
             |placement: Option<&'static str>| (placement, sample_result("bb.x", "1", vec![1.0]));
