@@ -11,8 +11,9 @@ use crate::stats::Summary;
 use crate::system::cpu::CpuUsage;
 use crate::system::throttle::ThrottleReport;
 
-/// The result of `bench` from its forks' reports.
+/// The result of `bench`, the suite's benchmark `index`, from its forks' reports.
 pub(crate) fn from_forks(
+    index: usize,
     bench: &Benchmark,
     settings: &Settings,
     time_unit: TimeUnit,
@@ -50,6 +51,7 @@ pub(crate) fn from_forks(
         secondary.push(Secondary::new(&c.name, &c.unit, vec![vec![c.value]]));
     }
     BenchResult {
+        index,
         name: bench.name.clone(),
         params: bench.params.clone(),
         threads: bench.threads,
@@ -149,6 +151,38 @@ pub fn add_ratios(results: &mut [BenchResult]) {
     }
 }
 
+/// The answer `suite` gives over the results of a run of its benchmarks in its standard
+/// profile where the forks of each report what `recorded` makes of it, but those whose
+/// index is among `failed` (which have none): the results built, scaled and compared as
+/// the harness builds them after a run. For tests of an answer over fixed figures.
+#[cfg(test)]
+pub(crate) fn answer_over(
+    suite: &super::Suite,
+    failed: &[usize],
+    recorded: impl Fn(&Benchmark) -> Vec<ForkResult>,
+) -> Vec<String> {
+    let mut results: Vec<BenchResult> = suite
+        .benchmarks
+        .iter()
+        .enumerate()
+        .filter(|(index, _)| !failed.contains(index))
+        .map(|(index, bench)| {
+            let (settings, unit) = bench.effective(&suite.profiles.standard, suite.unit);
+            from_forks(
+                index,
+                bench,
+                &settings,
+                unit,
+                recorded(bench),
+                <_>::default(),
+            )
+        })
+        .collect();
+    add_scaling(&mut results);
+    add_ratios(&mut results);
+    (suite.answer.as_ref().expect("the suite answers"))(&results)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -216,9 +250,17 @@ mod tests {
                 fork(vec![4.0, 3.0], vec![same.clone(), second]),
             ];
             let settings = Settings::quick();
-            from_forks(&bench, &settings, TimeUnit::Micros, forks, <_>::default())
+            from_forks(
+                3,
+                &bench,
+                &settings,
+                TimeUnit::Micros,
+                forks,
+                <_>::default(),
+            )
         };
         let r = result(apart.clone());
+        assert_eq!(r.index, 3, "the benchmark's place in its suite");
         let m = r.secondary("vs floor").unwrap();
         assert_eq!(
             (m.unit.as_str(), m.raw.clone()),

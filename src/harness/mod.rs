@@ -516,11 +516,18 @@ impl Rounds<'_> {
                 reached: precise(Some(target), &g),
                 seconds: g.seconds,
             });
-            let mut result = aggregate::from_forks(bench, &settings, unit, g.forks, throttle);
+            let mut result =
+                aggregate::from_forks(index, bench, &settings, unit, g.forks, throttle);
             result.precision = reached;
             if let Some(against) = self.against.filter(|_| !g.other.is_empty()) {
-                let other =
-                    aggregate::from_forks(bench, &settings, unit, g.other, result.throttle.clone());
+                let other = aggregate::from_forks(
+                    index,
+                    bench,
+                    &settings,
+                    unit,
+                    g.other,
+                    result.throttle.clone(),
+                );
                 let speedups: Vec<f64> = result
                     .fork_speeds()
                     .iter()

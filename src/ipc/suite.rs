@@ -7,10 +7,11 @@ use super::calls::Call;
 use super::client::{Floor, Local, Pin, Remote};
 use super::options::Options;
 use super::transport::Transport;
+use super::Row;
 use crate::harness::benchmark::{Benchmark, PairedBaseline, Settings, Setup, TimeUnit, Workload};
 use crate::harness::cli::Mode;
 use crate::harness::{Profiles, Suite};
-use crate::model::answer::PLACEMENT;
+use crate::model::answer::{with_rows, PLACEMENT};
 use crate::system::pinning::Pinning;
 use crate::util::error::Result;
 use std::time::Duration;
@@ -26,6 +27,8 @@ pub fn suite(options: &Options) -> Result<Suite> {
         ),
     };
     let mut benchmarks = Vec::new();
+    // What each benchmark measures, for the answer.
+    let mut rows = Vec::new();
     let mut locals = Vec::new();
     let main = &options.placements[0];
     for &call in options.calls.iter().filter(|_| options.local) {
@@ -35,6 +38,7 @@ pub fn suite(options: &Options) -> Result<Suite> {
             b.headline = Some(call) == options.calls.first().copied();
             locals.push((call, b.label()));
             benchmarks.push(b);
+            rows.push(Row::Local { call });
         }
     }
     let plain = options.calls.first().copied();
@@ -45,6 +49,10 @@ pub fn suite(options: &Options) -> Result<Suite> {
                 // The answer quotes avgt rows where both modes ran.
                 f.headline = mode == Mode::AverageTime || remote_modes.len() == 1;
                 benchmarks.push(f);
+                rows.push(Row::Floor {
+                    transport: t,
+                    placement: placement.clone(),
+                });
                 for &call in &options.calls {
                     if placement == main || Some(call) == plain {
                         let mut b = remote(call, t, mode, placement, &locals);
@@ -52,6 +60,11 @@ pub fn suite(options: &Options) -> Result<Suite> {
                         b.headline = Some(call) == plain
                             && (mode == Mode::AverageTime || remote_modes.len() == 1);
                         benchmarks.push(b);
+                        rows.push(Row::Remote {
+                            call,
+                            transport: t,
+                            placement: placement.clone(),
+                        });
                     }
                 }
             }
@@ -60,7 +73,7 @@ pub fn suite(options: &Options) -> Result<Suite> {
     let mut suite = Suite::new(TimeUnit::Micros, profiles(), benchmarks);
     // Each side pins itself to its own CPU.
     suite.pin_process = false;
-    suite.answer = Some(super::answer::answer);
+    suite.answer = Some(with_rows(rows, super::answer::answer));
     Ok(suite)
 }
 
@@ -157,7 +170,9 @@ fn floor_setup(transport: Transport, pin: Pin) -> Setup {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::harness::aggregate::answer_over;
     use crate::harness::cli::parse_from;
+    use crate::harness::runner::ForkResult;
     use crate::ipc::args::Args;
 
     fn suite_of(argv: &[&str]) -> Suite {
@@ -275,5 +290,101 @@ mod tests {
         let s = suite_of(&["--calls", "method_a2", "--no-local", "--pin", "none"]);
         assert_eq!(s.benchmarks.len(), 2 * 4);
         assert!(s.benchmarks.iter().all(|b| b.baselines.is_empty()));
+    }
+
+    /// A recorded run's figures: three forks of three iterations a row, the time of a
+    /// call by call and transport (local calls in ns, the rest in us), on one core a
+    /// third of across two, each remote call against its floor.
+    fn recorded(b: &Benchmark) -> Vec<ForkResult> {
+        let label = b.label();
+        let has = |p: &str| label.contains(p);
+        let call = match () {
+            _ if has("call=method_block") => 7.0,
+            _ if has("call=method_a1") => 1.25,
+            _ => 1.0,
+        };
+        let floor = match () {
+            _ if has("transport=tcp") => 22.0,
+            _ if has("transport=shm") => 2.0,
+            _ => 18.0,
+        };
+        let one_core = if has("placement=one-core") { 0.3 } else { 1.0 };
+        let (time, vs_floor) = match b.name.as_str() {
+            "bb.ipc.local" => (55.0 * call, None),
+            "bb.ipc.floor" => (floor * one_core, None),
+            _ => {
+                let ratio = if has("transport=tcp") { 1.02 } else { 1.45 };
+                (floor * one_core * call * ratio, Some(call * ratio))
+            }
+        };
+        [1.0, 1.01, 0.99]
+            .iter()
+            .map(|f| ForkResult {
+                scores: vec![time * f, time * f * 1.005, time * f * 0.995],
+                metrics: vs_floor
+                    .map(|v| ("vs floor".into(), "x".into(), vec![v * f; 3]))
+                    .into_iter()
+                    .collect(),
+                ops: 1000,
+                ..Default::default()
+            })
+            .collect()
+    }
+
+    /// The answer the suite of `argv` gives on a machine of two CPUs over the recorded
+    /// figures of its rows, but those `failed`.
+    fn answered(line: &str, failed: &[&str]) -> Vec<String> {
+        let argv: Vec<&str> = line.split_whitespace().collect();
+        let two_cpus = vec![Pinning::TwoCores(0, 1), Pinning::OneCore(0)];
+        let s = suite_in(&argv, Some(two_cpus));
+        let failed: Vec<usize> = (0..s.benchmarks.len())
+            .filter(|&i| failed.contains(&s.benchmarks[i].label().as_str()))
+            .collect();
+        answer_over(&s, &failed, recorded)
+    }
+
+    #[test]
+    fn the_answer_over_recorded_results() {
+        let all = "--calls method_no_args,method_a1,method_block --transport unix,tcp,shm";
+        assert_eq!(
+            answered(all, &[]),
+            [
+                "unix: method_no_args costs 26.1 us ±24% on 2 cores, 7.83 us ±24% on 1 core",
+                "  1.45x the bare round trip, 475x a local call (55 ns)",
+                "  costliest shape: method_a1 at 32.6 us, 1.25x the plain call",
+                "  a block (the server calls back) costs 7.00x a call without",
+                "tcp: method_no_args costs 22.4 us ±24% on 2 cores, 6.73 us ±24% on 1 core",
+                "  the bare round trip within noise",
+                "shm: method_no_args costs 2.90 us ±24% on 2 cores, 870 ns ±24% on 1 core",
+                "  1.45x the bare round trip",
+            ]
+        );
+        let two = "--calls method_no_args,method_a1 --transport unix,shm --mode sample";
+        assert_eq!(
+            answered(two, &[]),
+            [
+                "unix: method_no_args costs 26.1 us ±24% on 2 cores, 7.83 us ±24% on 1 core",
+                "  1.45x the bare round trip, 475x a local call (55 ns)",
+                "  costliest shape: method_a1 at 32.6 us, 1.25x the plain call",
+                "shm: method_no_args costs 2.90 us ±24% on 2 cores, 870 ns ±24% on 1 core",
+                "  1.45x the bare round trip",
+                "shm's bare round trip 2.00 us: unix's 9.00x",
+            ]
+        );
+        let failed = [
+            "bb.ipc.remote (call=method_no_args, transport=unix, placement=two-cores)",
+            "bb.ipc.local (call=method_no_args)",
+        ];
+        // The plain call across two cores failed: the next call stands in for it.
+        assert_eq!(
+            answered(two, &failed),
+            [
+                "unix: method_a1 costs 32.6 us ±24% on 2 cores",
+                "  1.81x the bare round trip, 475x a local call (69 ns)",
+                "shm: method_no_args costs 2.90 us ±24% on 2 cores, 870 ns ±24% on 1 core",
+                "  1.45x the bare round trip",
+                "shm's bare round trip 2.00 us: unix's 9.00x",
+            ]
+        );
     }
 }

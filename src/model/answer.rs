@@ -21,8 +21,26 @@ pub const MAX_LINES: usize = 8;
 pub use crate::stats::uncertainty::ALPHA;
 
 /// How a measurement answers its question from the results of a run (every benchmark's,
-/// in run order); no lines where there is nothing to say.
-pub type Answerer = fn(&[BenchResult]) -> Vec<String>;
+/// in run order); no lines where there is nothing to say. A suite makes it over its own
+/// rows with [`with_rows`].
+pub type Answerer = Box<dyn Fn(&[BenchResult]) -> Vec<String>>;
+
+/// The [`Answerer`] that hands `answer` each result of a run paired with the row it was
+/// measured for: `rows` are the suite's, one per benchmark in the suite's order, and a
+/// result's [`BenchResult::index`] names its own. The answer matches on the rows' fields
+/// rather than finding rows again by their params' names and parsing the values back.
+pub fn with_rows<R: 'static>(
+    rows: Vec<R>,
+    answer: fn(&[(&R, &BenchResult)]) -> Vec<String>,
+) -> Answerer {
+    Box::new(move |results| {
+        let paired: Vec<(&R, &BenchResult)> = results
+            .iter()
+            .filter_map(|r| Some((rows.get(r.index)?, r)))
+            .collect();
+        answer(&paired)
+    })
+}
 
 /// The answer of one run of one program.
 #[derive(Debug, Clone, PartialEq)]
@@ -367,55 +385,45 @@ fn verdict(r: &PairedRatio) -> String {
     }
 }
 
-/// The first result named `name` whose params include every `(key, value)` of `with`.
-pub fn find<'a>(
-    results: &'a [BenchResult],
-    name: &str,
-    with: &[(&str, &str)],
-) -> Option<&'a BenchResult> {
-    results
-        .iter()
-        .find(|r| r.name == name && with.iter().all(|(k, v)| r.param(k) == Some(v)))
-}
-
-/// The distinct values of param `key` among `results`, in order of first appearance.
-pub fn values_of(results: &[BenchResult], key: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for v in results.iter().filter_map(|r| r.param(key)) {
-        if !out.iter().any(|o| o == v) {
-            out.push(v.to_string());
+/// The distinct `values`, in order of first appearance.
+pub fn distinct<T: PartialEq>(values: impl IntoIterator<Item = T>) -> Vec<T> {
+    let mut out: Vec<T> = Vec::new();
+    for v in values {
+        if !out.contains(&v) {
+            out.push(v);
         }
     }
     out
 }
 
+/// The value most of `values` are, the first to appear among equals; None for none.
+pub fn most_common<T: PartialEq>(values: impl IntoIterator<Item = T>) -> Option<T> {
+    let all: Vec<T> = values.into_iter().collect();
+    let count = |v: &T| all.iter().filter(|w| *w == v).count();
+    // The last of the most, counting down: the first.
+    let at = (0..all.len()).rev().max_by_key(|&i| count(&all[i]))?;
+    all.into_iter().nth(at)
+}
+
+/// The rows of `results` measured in `placement` (every row where it is None), and
+/// those that name none: `placement_of` says where a row was measured.
+pub fn rows_in<'a, R, P: PartialEq + 'a>(
+    results: &[(&'a R, &'a BenchResult)],
+    placement: Option<&P>,
+    placement_of: impl Fn(&'a R) -> Option<&'a P>,
+) -> Vec<(&'a R, &'a BenchResult)> {
+    results
+        .iter()
+        .copied()
+        .filter(|&(row, _)| {
+            placement.is_none() || placement_of(row).is_none_or(|p| Some(p) == placement)
+        })
+        .collect()
+}
+
 /// The param that names where a two-sided row's client and server ran
 /// ([`crate::system::pinning`]).
 pub const PLACEMENT: &str = "placement";
-
-/// The run's main placement among `results`: the one most rows ran in (every row is
-/// there; the headline rows are in the others too), the first among equals; None where
-/// no row names one.
-pub fn main_placement(results: &[BenchResult]) -> Option<String> {
-    let placements = values_of(results, PLACEMENT);
-    let rows = |p: &String| {
-        results
-            .iter()
-            .filter(|r| r.param(PLACEMENT) == Some(p))
-            .count()
-    };
-    placements.iter().rev().max_by_key(|p| rows(p)).cloned()
-}
-
-/// The rows of `results` in `placement` (every row where it is None), and those that name
-/// none.
-pub fn in_placement(results: &[BenchResult], placement: Option<&str>) -> Vec<BenchResult> {
-    results
-        .iter()
-        .filter(|r| placement.is_none() || r.param(PLACEMENT).is_none_or(|p| Some(p) == placement))
-        .cloned()
-        .collect()
-}
 
 /// Whether the primary scores of `a` and `b` differ beyond noise, judged with their
 /// honest uncertainty ([`crate::stats::uncertainty::judge`]: Welch's test over fork
@@ -691,24 +699,40 @@ mod tests {
     }
 
     #[test]
-    fn the_main_placement_is_the_one_most_rows_ran_in() {
-        let row = |placement: Option<&str>| {
-            let mut r = sample_result("bb.x", "1", vec![1.0]);
-            r.params
-                .extend(placement.map(|p| (PLACEMENT.to_string(), p.to_string())));
-            r
+    fn each_result_is_answered_with_the_row_of_its_benchmark() {
+        let answerer = with_rows(vec!["a", "b", "c"], |pairs| {
+            pairs
+                .iter()
+                .map(|(row, r)| format!("{row} {}", r.raw[0][0]))
+                .collect()
+        });
+        let result = |index: usize, score: f64| BenchResult {
+            index,
+            ..sample_result("bb.x", "1", vec![score])
         };
+        // Benchmark b failed: c's result is the second, and keeps its row.
+        assert_eq!(answerer(&[result(0, 1.0), result(2, 3.0)]), ["a 1", "c 3"]);
+        assert!(answerer(&[result(3, 4.0)]).is_empty(), "no such row");
+    }
+
+    #[test]
+    fn the_main_placement_is_the_one_most_rows_ran_in() {
+        let row =
+            |placement: Option<&'static str>| (placement, sample_result("bb.x", "1", vec![1.0]));
         let rows = [
             row(Some("one-core")),
             row(Some("two-cores")),
             row(Some("two-cores")),
             row(None),
         ];
-        assert_eq!(main_placement(&rows).as_deref(), Some("two-cores"));
-        assert_eq!(main_placement(&rows[..2]).as_deref(), Some("one-core"));
-        assert_eq!(main_placement(&rows[3..]), None);
-        assert_eq!(in_placement(&rows, Some("two-cores")).len(), 3);
-        assert_eq!(in_placement(&rows, None).len(), 4);
+        let placements = || rows.iter().filter_map(|(p, _)| *p);
+        assert_eq!(most_common(placements()), Some("two-cores"));
+        assert_eq!(most_common(placements().take(2)), Some("one-core"));
+        assert_eq!(most_common(placements().skip(3)), None);
+        assert_eq!(distinct(placements()), ["one-core", "two-cores"]);
+        let pairs: Vec<(&Option<&str>, &BenchResult)> = rows.iter().map(|(p, r)| (p, r)).collect();
+        assert_eq!(rows_in(&pairs, Some(&"two-cores"), Option::as_ref).len(), 3);
+        assert_eq!(rows_in(&pairs, None, Option::as_ref).len(), 4);
     }
 
     #[test]
@@ -732,13 +756,6 @@ mod tests {
         assert_eq!(differ(&one(100.0), &one(80.0)), Some(false));
         assert_eq!(differ(&one(100.0), &one(200.0)), Some(true));
         assert_eq!(differ(&a, &sample_result("bb.x", "1", vec![])), None);
-        assert_eq!(
-            find(&[a.clone(), b.clone()], "bb.x", &[("threads", "2")])
-                .unwrap()
-                .raw,
-            b.raw
-        );
-        assert_eq!(values_of(&[a, b, c], "threads"), ["1", "2", "4"]);
     }
 
     #[test]

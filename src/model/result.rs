@@ -54,6 +54,9 @@ fn mean(values: &[f64]) -> f64 {
 /// Everything known about one benchmark after all its forks ran.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BenchResult {
+    /// The place of the benchmark it came from in its suite's list: what pairs the
+    /// result with that benchmark's row ([`crate::model::answer::with_rows`]).
+    pub index: usize,
     pub name: String,
     pub params: Vec<(String, String)>,
     pub threads: usize,
@@ -395,6 +398,7 @@ pub(crate) mod tests {
     /// A result with the given scores, for report tests.
     pub fn sample_result(name: &str, threads: &str, scores: Vec<f64>) -> BenchResult {
         BenchResult {
+            index: 0,
             name: name.to_string(),
             params: vec![
                 ("level".into(), "3".into()),

@@ -4,110 +4,114 @@
 //! loop the highest load held and its p99 there. About the first transport, the smallest
 //! payload and one connection (the rows a person compares first), in the main placement.
 
+use super::options::Offered;
+use super::plan::Style;
+use super::protocol::Codec;
+use super::sweep::load_param;
+use super::Row;
 use crate::model::answer::{
-    amount, differ, duration_ns, in_placement, joined, main_placement, noise_mark, ratio_is_one,
-    times, values_of, PLACEMENT,
+    amount, differ, distinct, duration_ns, joined, most_common, noise_mark, ratio_is_one, rows_in,
+    times,
 };
 use crate::model::modes::Mode;
 use crate::model::result::BenchResult;
 use crate::system::pinning::Pinning;
 
-pub(crate) fn answer(results: &[BenchResult]) -> Vec<String> {
-    let everywhere: Vec<&BenchResult> = results
-        .iter()
-        .filter(|r| r.offered_rate.is_none() && r.mode() == Mode::Throughput)
-        .collect();
-    let main = main_placement(results);
-    let in_main = in_placement(results, main.as_deref());
-    let closed: Vec<&BenchResult> = in_main
-        .iter()
-        .filter(|r| r.offered_rate.is_none() && r.mode() == Mode::Throughput)
+/// A result with the row it was measured for.
+type Pair<'a> = (&'a Row, &'a BenchResult);
+
+pub(crate) fn answer(results: &[Pair]) -> Vec<String> {
+    let closed = |r: &BenchResult| r.offered_rate.is_none() && r.mode() == Mode::Throughput;
+    let everywhere: Vec<Pair> = results.iter().copied().filter(|(_, r)| closed(r)).collect();
+    // The main placement, the one most rows ran in: every row runs there, the headline
+    // rows in the others too.
+    let main = most_common(results.iter().filter_map(|(row, _)| row.placement.as_ref()));
+    let in_main: Vec<Pair> = rows_in(results, main, |row| row.placement.as_ref())
+        .into_iter()
+        .filter(|(_, r)| closed(r))
         .collect();
     let mut lines = Vec::new();
-    let transports = values_of(results, "transport");
+    let transports = distinct(results.iter().map(|(row, _)| row.transport()));
     if let Some(t) = transports.first() {
-        let mut closed_lines = closed_loop(&closed, t);
+        let mut closed_lines = closed_loop(&in_main, t);
         // Sync in the other placements, after the main one's line.
-        let others = other_placements(&everywhere, &closed, t, main.as_deref());
+        let others = other_placements(&everywhere, &in_main, t, main);
         let at = closed_lines.len().min(1);
         closed_lines.splice(at..at, others);
         lines.extend(closed_lines);
         if let Some(other) = transports.get(1) {
-            lines.extend(transport_line(&closed, t, other));
+            lines.extend(transport_line(&in_main, t, other));
         }
     }
     lines.extend(open_loop(results));
     lines
 }
 
-/// The row of `style` over `transport` at the reference payload, codec and connections,
-/// at `depth` (None: the deepest there is).
+/// The closed-loop row of `style` over `transport` in `codec` (None: the floor's, which
+/// has none) at the smallest payload and one connection, at `depth` (None: the deepest
+/// there is).
 fn row<'a>(
-    rows: &[&'a BenchResult],
-    style: &str,
+    rows: &[Pair<'a>],
+    style: Style,
     transport: &str,
-    codec: Option<&str>,
+    codec: Option<Codec>,
     depth: Option<usize>,
-) -> Option<&'a BenchResult> {
-    let payload = smallest(rows, "payload")?;
-    let depth_of = |r: &BenchResult| {
-        r.param("depth")
-            .and_then(|d| d.parse::<usize>().ok())
-            .unwrap_or(1)
-    };
-    let mut matching: Vec<&BenchResult> = rows
+) -> Option<Pair<'a>> {
+    let payload = rows.iter().map(|(row, _)| row.payload).min()?;
+    let mut matching: Vec<Pair> = rows
         .iter()
         .copied()
-        .filter(|r| r.name == format!("bb.rpc.{style}"))
-        .filter(|r| r.param("transport") == Some(transport))
-        .filter(|r| r.param("payload") == Some(&payload))
-        .filter(|r| r.param("connections").is_none_or(|c| c == "1"))
-        .filter(|r| codec.is_none_or(|c| r.param("codec") == Some(c)))
+        .filter(|(row, _)| {
+            row.offered == Offered::Closed
+                && row.style == style
+                && row.transport() == transport
+                && row.payload == payload
+                && row.connections == 1
+                && row.codec == codec
+        })
         .collect();
-    matching.sort_by_key(|r| depth_of(r));
+    matching.sort_by_key(|(row, _)| row.depth);
     match depth {
-        Some(d) => matching.into_iter().find(|r| depth_of(r) == d),
+        Some(d) => matching.into_iter().find(|(row, _)| row.depth == d),
         None => matching.pop(),
     }
 }
 
-/// The smallest value of a numeric param.
-fn smallest(rows: &[&BenchResult], key: &str) -> Option<String> {
-    rows.iter()
-        .filter_map(|r| r.param(key))
-        .min_by_key(|v| v.parse::<u64>().unwrap_or(u64::MAX))
-        .map(String::from)
+/// The codec the comparisons are made in: raw where it ran, else the first row's (None
+/// where that is the floor's); None where there is no row.
+fn reference_codec(rows: &[Pair]) -> Option<Option<Codec>> {
+    let mut codecs = rows.iter().map(|(row, _)| row.codec);
+    let first = codecs.clone().next();
+    codecs.find(|c| *c == Some(Codec::Raw)).or(first)
 }
 
-/// The codec the comparisons are made in: raw where it ran.
-fn reference_codec(rows: &[&BenchResult]) -> Option<String> {
-    let codecs: Vec<String> = rows
-        .iter()
-        .filter_map(|r| r.param("codec"))
-        .map(String::from)
-        .collect();
-    codecs
-        .iter()
-        .find(|c| *c == "raw")
-        .or(codecs.first())
-        .cloned()
+/// A codec as its param names it: the floor's is `none`.
+fn codec_name(codec: Option<Codec>) -> &'static str {
+    codec.map_or("none", Codec::name)
 }
 
-fn closed_loop(rows: &[&BenchResult], transport: &str) -> Vec<String> {
+/// How the answer says where a row ran: `on 2 cores`.
+fn phrase(placement: &Pinning) -> String {
+    Pinning::phrase(&placement.name())
+}
+
+fn closed_loop(rows: &[Pair], transport: &str) -> Vec<String> {
     let mut lines = Vec::new();
-    let codec = reference_codec(rows);
-    let codec = codec.as_deref();
-    let Some(sync) = row(rows, "sync", transport, codec, Some(1)) else {
+    let Some(codec) = reference_codec(rows) else {
         return lines;
     };
-    let payload = sync.param("payload").unwrap_or("?");
-    let placed = sync
-        .param(PLACEMENT)
-        .map(|p| format!(" {}", Pinning::phrase(p)))
+    let Some((at, sync)) = row(rows, Style::Sync, transport, codec, Some(1)) else {
+        return lines;
+    };
+    let placed = at
+        .placement
+        .as_ref()
+        .map(|p| format!(" {}", phrase(p)))
         .unwrap_or_default();
     let first = format!(
-        "{transport}, {payload} B, {}{placed}: sync {} calls/s {}",
-        codec.unwrap_or("-"),
+        "{transport}, {} B, {}{placed}: sync {} calls/s {}",
+        at.payload,
+        codec_name(codec),
         amount(sync.score().mean),
         sync.uncertainty().percent()
     );
@@ -119,17 +123,16 @@ fn closed_loop(rows: &[&BenchResult], transport: &str) -> Vec<String> {
         None => String::new(),
     };
     lines.extend(joined(first, &floor));
-    let deep =
-        |style| row(rows, style, transport, codec, None).filter(|r| r.param("depth") != Some("1"));
-    if let Some(a) = deep("async") {
+    let deep = |style| row(rows, style, transport, codec, None).filter(|(r, _)| r.depth != 1);
+    if let Some((deepest, a)) = deep(Style::Async) {
         lines.push(format!(
             "  async ({} in flight) {}/s = {} sync{}",
-            a.param("depth").unwrap_or("?"),
+            deepest.depth,
             amount(a.score().mean),
             times(a.score().mean / sync.score().mean),
             noise_mark(differ(sync, a))
         ));
-        if let Some(f) = deep("future").filter(|f| f.param("depth") == a.param("depth")) {
+        if let Some((_, f)) = deep(Style::Future).filter(|(f, _)| f.depth == deepest.depth) {
             lines.push(format!(
                 "  future at the same depth {}/s = {} async{}",
                 amount(f.score().mean),
@@ -138,17 +141,12 @@ fn closed_loop(rows: &[&BenchResult], transport: &str) -> Vec<String> {
             ));
         }
     }
-    let other_codec = values_of(
-        &rows.iter().map(|r| (*r).clone()).collect::<Vec<_>>(),
-        "codec",
-    )
-    .into_iter()
-    .find(|c| Some(c.as_str()) != codec);
+    let other_codec = rows.iter().map(|(row, _)| row.codec).find(|c| *c != codec);
     if let Some(other) = other_codec {
-        if let Some(o) = row(rows, "sync", transport, Some(&other), Some(1)) {
+        if let Some((_, o)) = row(rows, Style::Sync, transport, other, Some(1)) {
             // Time per call, the codec's against the reference's.
             let cost = sync.score().mean / o.score().mean - 1.0;
-            let reference = codec.unwrap_or("-");
+            let (other, reference) = (codec_name(other), codec_name(codec));
             lines.push(match differ(sync, o) {
                 Some(false) => {
                     format!("  {other} costs what {reference} does, within noise (sync)")
@@ -170,33 +168,36 @@ fn closed_loop(rows: &[&BenchResult], transport: &str) -> Vec<String> {
 /// `  on 1 core: sync 51.0k calls/s ±3.1%, 3.07x on 2 cores`: the sync row of `transport`
 /// in each placement other than the main one, against the main one's.
 fn other_placements(
-    everywhere: &[&BenchResult],
-    main_rows: &[&BenchResult],
+    everywhere: &[Pair],
+    main_rows: &[Pair],
     transport: &str,
-    main: Option<&str>,
+    main: Option<&Pinning>,
 ) -> Vec<String> {
-    let codec = reference_codec(main_rows);
-    let Some(base) = row(main_rows, "sync", transport, codec.as_deref(), Some(1)) else {
+    let Some(codec) = reference_codec(main_rows) else {
         return Vec::new();
     };
-    let here = main.map(Pinning::phrase).unwrap_or_default();
-    let placements = values_of(
-        &everywhere.iter().map(|r| (*r).clone()).collect::<Vec<_>>(),
-        PLACEMENT,
+    let Some((_, base)) = row(main_rows, Style::Sync, transport, codec, Some(1)) else {
+        return Vec::new();
+    };
+    let here = main.map(phrase).unwrap_or_default();
+    let placements = distinct(
+        everywhere
+            .iter()
+            .filter_map(|(row, _)| row.placement.as_ref()),
     );
     placements
-        .iter()
-        .filter(|p| Some(p.as_str()) != main)
+        .into_iter()
+        .filter(|&p| Some(p) != main)
         .filter_map(|p| {
-            let rows: Vec<&BenchResult> = everywhere
+            let rows: Vec<Pair> = everywhere
                 .iter()
                 .copied()
-                .filter(|r| r.param(PLACEMENT) == Some(p))
+                .filter(|(row, _)| row.placement.as_ref() == Some(p))
                 .collect();
-            let r = row(&rows, "sync", transport, codec.as_deref(), Some(1))?;
+            let (_, r) = row(&rows, Style::Sync, transport, codec, Some(1))?;
             Some(format!(
                 "  {}: sync {} calls/s {}, {} {here}{}",
-                Pinning::phrase(p),
+                phrase(p),
                 amount(r.score().mean),
                 r.uncertainty().percent(),
                 times(r.score().mean / base.score().mean),
@@ -207,12 +208,11 @@ fn other_placements(
 }
 
 /// The second transport against the first, sync and deepest async.
-fn transport_line(rows: &[&BenchResult], first: &str, other: &str) -> Option<String> {
-    let codec = reference_codec(rows);
-    let codec = codec.as_deref();
-    let (a, b) = (
-        row(rows, "sync", first, codec, Some(1))?,
-        row(rows, "sync", other, codec, Some(1))?,
+fn transport_line(rows: &[Pair], first: &str, other: &str) -> Option<String> {
+    let codec = reference_codec(rows)?;
+    let ((_, a), (_, b)) = (
+        row(rows, Style::Sync, first, codec, Some(1))?,
+        row(rows, Style::Sync, other, codec, Some(1))?,
     );
     let mut line = format!(
         "{other}: sync {} calls/s, {} {first}'s{}",
@@ -220,11 +220,11 @@ fn transport_line(rows: &[&BenchResult], first: &str, other: &str) -> Option<Str
         times(b.score().mean / a.score().mean),
         noise_mark(differ(a, b))
     );
-    if let (Some(x), Some(y)) = (
-        row(rows, "async", first, codec, None),
-        row(rows, "async", other, codec, None),
+    if let (Some((xr, x)), Some((yr, y))) = (
+        row(rows, Style::Async, first, codec, None),
+        row(rows, Style::Async, other, codec, None),
     ) {
-        if x.param("depth") == y.param("depth") && x.param("depth") != Some("1") {
+        if xr.depth == yr.depth && xr.depth != 1 {
             line.push_str(&format!(
                 "; async {}",
                 times(y.score().mean / x.score().mean)
@@ -235,26 +235,30 @@ fn transport_line(rows: &[&BenchResult], first: &str, other: &str) -> Option<Str
 }
 
 /// The open loop's rows: the highest offered load held, with its p99 there.
-fn open_loop(results: &[BenchResult]) -> Option<String> {
-    let offered: Vec<&BenchResult> = results
+fn open_loop(results: &[Pair]) -> Option<String> {
+    let offered: Vec<Pair> = results
         .iter()
-        .filter(|r| r.offered_rate.is_some())
+        .copied()
+        .filter(|(_, r)| r.offered_rate.is_some())
         .collect();
     let lowest = offered
         .iter()
-        .map(|r| r.offered_rate.unwrap_or(f64::NAN))
+        .map(|(_, r)| r.offered_rate.unwrap_or(f64::NAN))
         .reduce(f64::min)?;
-    let held = offered.iter().filter(|r| !r.saturated()).max_by(|a, b| {
-        a.offered_rate
-            .unwrap_or(0.0)
-            .total_cmp(&b.offered_rate.unwrap_or(0.0))
-    });
+    let held = offered
+        .iter()
+        .filter(|(_, r)| !r.saturated())
+        .max_by(|(_, a), (_, b)| {
+            a.offered_rate
+                .unwrap_or(0.0)
+                .total_cmp(&b.offered_rate.unwrap_or(0.0))
+        });
     Some(match held {
-        Some(r) => {
-            let share = r
-                .param("load")
-                .map(|l| format!(" ({l} of max)"))
-                .unwrap_or_default();
+        Some((row, r)) => {
+            let share = match row.offered {
+                Offered::Share(load) => format!(" ({} of max)", load_param(load)),
+                _ => String::new(),
+            };
             let p99 = r
                 .histogram
                 .as_ref()
@@ -278,43 +282,66 @@ mod tests {
     use super::*;
     use crate::model::result::tests::forked_result;
     use crate::model::result::Secondary;
+    use crate::rpc::plan::Target;
 
-    fn row(style: &str, transport: &str, codec: &str, depth: &str, calls: &[f64]) -> BenchResult {
-        // A fork per value: the forks are what tells noise from a difference.
+    /// A row at 16 B on one connection in a closed loop, and its result: a fork per
+    /// value of `calls`, the forks being what tells noise from a difference.
+    fn row(
+        style: Style,
+        transport: &'static str,
+        codec: Codec,
+        depth: usize,
+        calls: &[f64],
+    ) -> (Row, BenchResult) {
+        let mut row = Row::at(&Target::Local { transport });
+        (row.payload, row.style, row.codec, row.depth) = (16, style, Some(codec), depth);
         let forks = calls.iter().map(|&v| vec![v]).collect();
-        let mut r = forked_result(&format!("bb.rpc.{style}"), "1", forks);
+        let mut r = forked_result(&row.name(), "1", forks);
         r.settings.mode = Mode::Throughput;
-        r.params = [
-            ("transport", transport),
-            ("codec", codec),
-            ("payload", "16"),
-            ("depth", depth),
-            ("connections", "1"),
-        ]
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-        r
+        r.params = row.params();
+        (row, r)
+    }
+
+    fn answer_of(rows: &[(Row, BenchResult)]) -> Vec<String> {
+        answer(&rows.iter().map(|(row, r)| (row, r)).collect::<Vec<_>>())
     }
 
     #[test]
     fn sync_against_async_and_future_the_codec_and_tcp() {
-        let mut sync = row("sync", "unix", "raw", "1", &[100e3, 101e3, 102e3]);
-        sync.secondary.push(Secondary::new(
+        let mut sync = row(Style::Sync, "unix", Codec::Raw, 1, &[100e3, 101e3, 102e3]);
+        sync.1.secondary.push(Secondary::new(
             "vs floor",
             "x",
             vec![vec![0.93], vec![0.94], vec![0.92], vec![0.93]],
         ));
         let results = [
             sync,
-            row("sync", "unix", "msgpack", "1", &[92e3, 93e3, 94e3]),
-            row("async", "unix", "raw", "1", &[90e3, 91e3, 92e3]),
-            row("async", "unix", "raw", "64", &[1.16e6, 1.17e6, 1.18e6]),
-            row("future", "unix", "raw", "64", &[0.86e6, 0.87e6, 0.88e6]),
-            row("sync", "tcp", "raw", "1", &[87e3, 88e3, 89e3]),
-            row("async", "tcp", "raw", "64", &[1.05e6, 1.06e6, 1.04e6]),
+            row(Style::Sync, "unix", Codec::Msgpack, 1, &[92e3, 93e3, 94e3]),
+            row(Style::Async, "unix", Codec::Raw, 1, &[90e3, 91e3, 92e3]),
+            row(
+                Style::Async,
+                "unix",
+                Codec::Raw,
+                64,
+                &[1.16e6, 1.17e6, 1.18e6],
+            ),
+            row(
+                Style::Future,
+                "unix",
+                Codec::Raw,
+                64,
+                &[0.86e6, 0.87e6, 0.88e6],
+            ),
+            row(Style::Sync, "tcp", Codec::Raw, 1, &[87e3, 88e3, 89e3]),
+            row(
+                Style::Async,
+                "tcp",
+                Codec::Raw,
+                64,
+                &[1.05e6, 1.06e6, 1.04e6],
+            ),
         ];
-        let lines = answer(&results);
+        let lines = answer_of(&results);
         assert_eq!(
             lines,
             [
@@ -330,7 +357,8 @@ mod tests {
 
     #[test]
     fn an_open_loop_says_the_highest_load_held() {
-        let mut held = row("sync", "unix", "raw", "1", &[10e3]);
+        let (mut open, mut held) = row(Style::Sync, "unix", Codec::Raw, 1, &[10e3]);
+        open.offered = Offered::Rate(10e3);
         held.settings.mode = Mode::Sample;
         held.offered_rate = Some(10e3);
         held.ops = 10_000;
@@ -338,11 +366,11 @@ mod tests {
         let mut lost = held.clone();
         lost.offered_rate = Some(50e3);
         assert_eq!(
-            answer(&[held.clone(), lost.clone()]),
+            answer_of(&[(open.clone(), held), (open.clone(), lost.clone())]),
             ["open loop: held 10.0k calls/s"]
         );
         assert_eq!(
-            answer(&[lost]),
+            answer_of(&[(open, lost)]),
             ["open loop: no load held, down to 50.0k calls/s offered"]
         );
     }

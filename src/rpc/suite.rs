@@ -8,9 +8,10 @@ use super::plan::{bytes_time, closed_loop_calls, in_flight, Plan, Style, Target,
 use super::protocol::Codec;
 use super::sweep::{self, Group};
 use super::workload::RpcWorkload;
+use super::Row;
 use crate::harness::benchmark::{Benchmark, PairedBaseline, Settings, TimeUnit, Workload};
 use crate::harness::{Prelude, Profiles, Suite};
-use crate::model::answer::PLACEMENT;
+use crate::model::answer::with_rows;
 use crate::model::modes::Mode;
 use crate::model::params;
 use crate::system::pinning::Pinning;
@@ -20,12 +21,12 @@ use std::time::Duration;
 /// The suite `options` ask for; with `--rate sweep`, a prelude probes each group's
 /// closed-loop maximum and the rows are rebuilt with their rates.
 pub(crate) fn suite(options: &Options) -> Result<Suite> {
-    let (rows, groups) = benchmarks(options, None)?;
-    let mut suite = Suite::new(TimeUnit::Micros, profiles(), rows);
+    let (matrix, groups) = benchmarks(options, None)?;
+    let mut suite = Suite::new(TimeUnit::Micros, profiles(), matrix);
     // Each benchmark pins its client and its server itself.
     suite.pin_process = false;
     suite.notes = window_notes(options);
-    suite.answer = Some(super::answer::answer);
+    suite.answer = Some(with_rows(rows(options), super::answer::answer));
     if !groups.is_empty() {
         let common = &options.common;
         // The probe runs as long as an iteration of the rows it sizes.
@@ -78,21 +79,6 @@ fn profiles() -> Profiles {
 /// An open-loop invocation's length where its rate is not known yet (a sweep's plan):
 /// the slice of the schedule each holds, at rates above 100 calls/s.
 const OPEN_LOOP_INVOCATION: Duration = Duration::from_millis(10);
-
-/// One benchmark's place on every axis of the matrix.
-#[derive(Debug, Clone)]
-struct Row {
-    target: Target,
-    payload: u64,
-    style: Style,
-    /// None for the floor, which has no codec.
-    codec: Option<Codec>,
-    depth: usize,
-    connections: usize,
-    offered: Offered,
-    /// Where a spawned server's two sides run; None for a server given (`--connect`).
-    placement: Option<Pinning>,
-}
 
 /// Every combination of the options' axes, in the order of the loops it replaces: target,
 /// payload, style, codec, depth, connections, offered load (the last varies fastest).
@@ -188,72 +174,6 @@ fn window_notes(o: &Options) -> Vec<String> {
         }
     }
     notes
-}
-
-impl Row {
-    /// A row on `target`, its other axes to be set.
-    fn at(target: &Target) -> Row {
-        Row {
-            target: target.clone(),
-            payload: 0,
-            style: Style::Sync,
-            codec: None,
-            depth: 1,
-            connections: 1,
-            offered: Offered::Closed,
-            placement: None,
-        }
-    }
-
-    fn name(&self) -> String {
-        match self.offered {
-            Offered::Closed => format!("bb.rpc.{}", self.style.name()),
-            _ => "bb.rpc.open".to_string(),
-        }
-    }
-
-    /// The parameters every row has; a sweep's group is the rows that share them.
-    fn params(&self) -> Vec<(String, String)> {
-        let transport = match &self.target {
-            Target::Local { transport } => transport.to_string(),
-            Target::Remote(a) => a.transport().to_string(),
-        };
-        let mut params: Vec<(String, String)> = [
-            ("transport", transport),
-            ("codec", self.codec.map_or("none", |c| c.name()).to_string()),
-            ("payload", self.payload.to_string()),
-            ("depth", self.depth.to_string()),
-            ("connections", self.connections.to_string()),
-        ]
-        .map(|(k, v)| (k.to_string(), v))
-        .into();
-        if let Some(p) = &self.placement {
-            params.push((PLACEMENT.to_string(), p.name()));
-        }
-        params
-    }
-
-    /// What the row's process sets up, in a closed loop.
-    fn plan(&self, o: &Options) -> Plan {
-        Plan {
-            target: self.target.clone(),
-            style: self.style,
-            client: super::config::ClientConfig {
-                codec: self.codec.unwrap_or(Codec::Raw),
-                ..o.client.clone()
-            },
-            payload: self.payload as usize,
-            depth: in_flight(self.depth, self.payload),
-            connections: self.connections,
-            seed: o.common.seed,
-            // A given server's client follows --pin; a spawned pair, its placement.
-            pin: match &self.placement {
-                Some(p) => p.as_list(),
-                None => o.common.pin.clone(),
-            },
-            rate: None,
-        }
-    }
 }
 
 /// The sweep groups among `rows`, in the order the rows first name them, and each row's
@@ -397,7 +317,11 @@ fn open_loop(mut b: Benchmark, row: &Row, rate: Option<f64>) -> Benchmark {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::harness::aggregate::answer_over;
     use crate::harness::cli;
+    use crate::harness::runner::ForkResult;
+    use crate::stats::histogram::Histogram;
+    use crate::system::cpu::CpuUsage;
 
     /// The options of a command line's flags, `--depth 8 --quick`, on a machine of two
     /// CPUs (its default placements) whatever this one has.
@@ -603,6 +527,115 @@ mod tests {
         assert_eq!(
             labels(&(prelude.rebuild)(&[1000.0, 3000.0]).unwrap()),
             labels(&after)
+        );
+    }
+
+    /// A recorded run's figures: three forks of three iterations a row, in calls per
+    /// second by style, depth, transport, codec and placement, each call against its
+    /// floor; an open loop holding up to 30k calls/s, its latencies 20 to 80 us.
+    fn recorded(b: &Benchmark) -> Vec<ForkResult> {
+        let label = b.label();
+        let has = |p: &str| label.contains(p);
+        let deep = has("depth=64");
+        let mut calls = match b.name.as_str() {
+            "bb.rpc.sync" => 100e3,
+            "bb.rpc.async" if deep => 1.17e6,
+            "bb.rpc.async" => 90e3,
+            "bb.rpc.future" if deep => 0.87e6,
+            "bb.rpc.future" => 85e3,
+            "bb.rpc.floor" if deep => 1.3e6,
+            "bb.rpc.floor" => 150e3,
+            _ => 0.0,
+        };
+        let floor = if deep { 1.3e6 } else { 150e3 };
+        for (p, times) in [
+            ("transport=tcp", 0.88),
+            ("codec=msgpack", 0.92),
+            ("placement=one-core", 3.4),
+        ] {
+            if has(p) {
+                calls *= times;
+            }
+        }
+        let offered = b.offered_rate.unwrap_or(0.0);
+        let held = offered.min(30e3);
+        let mut latencies = Histogram::new();
+        for us in 20..=80 {
+            latencies.record(us * 1000);
+        }
+        [1.0, 1.01, 0.99]
+            .iter()
+            .map(|f| match b.offered_rate {
+                Some(_) => ForkResult {
+                    scores: vec![50.0 * f; 3],
+                    histogram: Some(latencies.clone()),
+                    cpu: CpuUsage {
+                        wall: 1.0,
+                        ..Default::default()
+                    },
+                    ops: held as u64,
+                    ..Default::default()
+                },
+                None => ForkResult {
+                    scores: vec![calls * f, calls * f * 1.005, calls * f * 0.995],
+                    metrics: match b.paired {
+                        Some(_) => {
+                            vec![("vs floor".into(), "x".into(), vec![calls * f / floor; 3])]
+                        }
+                        None => vec![],
+                    },
+                    ops: 1000,
+                    ..Default::default()
+                },
+            })
+            .collect()
+    }
+
+    /// The answer the suite of a command line's flags gives over the recorded figures
+    /// of its rows (a sweep's at these maxima), but those `failed`.
+    fn answered(line: &str, maxima: &[f64], failed: &[usize]) -> Vec<String> {
+        let mut s = suite(&options(line)).unwrap();
+        if let Some(prelude) = s.prelude.take() {
+            s.benchmarks = (prelude.rebuild)(maxima).unwrap();
+        }
+        answer_over(&s, failed, recorded)
+    }
+
+    #[test]
+    fn the_answer_over_recorded_results() {
+        let all = "--transport unix,tcp --client sync,async,future,floor --codec raw,msgpack --depth 1,64 --payload 16";
+        assert_eq!(
+            answered(all, &[], &[]),
+            [
+                "unix, 16 B, raw on 2 cores: sync 100k calls/s ±24%, 0.667x its floor",
+                "  on 1 core: sync 340k calls/s ±24%, 3.40x on 2 cores",
+                "  async (64 in flight) 1.17M/s = 11.7x sync",
+                "  future at the same depth 870k/s = 0.744x async",
+                "  msgpack costs 9% per call over raw (sync)",
+                "tcp: sync 88.0k calls/s, 0.880x unix's; async 0.880x",
+            ]
+        );
+        // Without sync on a Unix socket there is nothing to say of the closed loop.
+        assert!(answered(all, &[], &[0]).is_empty());
+        // Without sync on one core or in msgpack, no line of either.
+        assert_eq!(
+            answered(all, &[], &[1, 2]),
+            [
+                "unix, 16 B, raw on 2 cores: sync 100k calls/s ±24%, 0.667x its floor",
+                "  async (64 in flight) 1.17M/s = 11.7x sync",
+                "  future at the same depth 870k/s = 0.744x async",
+                "tcp: sync 88.0k calls/s, 0.880x unix's; async 0.880x",
+            ]
+        );
+        let sweep = "--rate sweep --transport unix --codec raw --payload 16";
+        assert_eq!(
+            answered(sweep, &[40e3], &[]),
+            ["open loop: held 30.0k calls/s (75% of max), p99 80.0 us there"]
+        );
+        // The loads up to 75% failed.
+        assert_eq!(
+            answered(sweep, &[40e3], &[0, 1, 2, 3]),
+            ["open loop: no load held, down to 36.0k calls/s offered"]
         );
     }
 }

@@ -3,10 +3,14 @@
 //! requests each made, and how it fares on the other patterns, a tie where both made the
 //! same requests and the difference is noise.
 
-use crate::model::answer::{differ, times, values_of, wrap, MAX_LINES, WIDTH};
+use super::{size_label, Row};
+use crate::model::answer::{differ, distinct, times, wrap, MAX_LINES, WIDTH};
 use crate::model::result::BenchResult;
 
-pub(crate) fn answer(results: &[BenchResult]) -> Vec<String> {
+/// A result with the row it was measured for.
+type Pair<'a> = (&'a Row, &'a BenchResult);
+
+pub(crate) fn answer(results: &[Pair]) -> Vec<String> {
     let objects = objects(results);
     let full: Vec<String> = objects.iter().flat_map(Object::lines).collect();
     if full.len() <= MAX_LINES {
@@ -70,27 +74,27 @@ impl Object {
     }
 }
 
-fn objects(results: &[BenchResult]) -> Vec<Object> {
+fn objects(results: &[Pair]) -> Vec<Object> {
     let mut objects = Vec::new();
-    let sources = values_of(results, "source");
+    let sources = distinct(results.iter().map(|(row, _)| row.source.as_str()));
     for source in &sources {
-        let here: Vec<&BenchResult> = results
+        let here: Vec<Pair> = results
             .iter()
-            .filter(|r| r.param("source") == Some(source))
+            .copied()
+            .filter(|(row, _)| row.source == *source)
             .collect();
         let mut named = sources.len() > 1;
-        let owned: Vec<BenchResult> = here.iter().map(|r| (*r).clone()).collect();
-        for key in values_of(&owned, "key") {
-            let rows: Vec<&BenchResult> = here
+        for key in distinct(here.iter().map(|(row, _)| row.key.as_str())) {
+            let rows: Vec<Pair> = here
                 .iter()
                 .copied()
-                .filter(|r| r.param("key") == Some(&key))
+                .filter(|(row, _)| row.key == key)
                 .collect();
             // An existing object's source is the object itself: it names it, where it is.
-            let existing = rows.iter().any(|r| r.param("size").is_some());
+            let existing = rows.iter().any(|(row, _)| row.size.is_some());
             let name = match existing {
                 true => cut(source, 60),
-                false => key.clone(),
+                false => key.to_string(),
             };
             let mut object = object(&name, &rows);
             if named && !existing && !object.items.is_empty() {
@@ -113,16 +117,18 @@ fn cut(s: &str, max: usize) -> String {
 
 /// The plain and stream rows of one pattern (and read size), where both ran.
 fn pair<'a>(
-    rows: &[&'a BenchResult],
-    name: &str,
-    read_size: Option<&str>,
+    rows: &[Pair<'a>],
+    pattern: &str,
+    read_size: Option<u64>,
 ) -> Option<(&'a BenchResult, &'a BenchResult)> {
     let of = |client: &str| {
-        rows.iter().copied().find(|r| {
-            r.name == name
-                && r.param("client") == Some(client)
-                && read_size.is_none_or(|s| r.param("read-size") == Some(s))
-        })
+        rows.iter()
+            .find(|(row, _)| {
+                row.pattern == pattern
+                    && row.client == client
+                    && read_size.is_none_or(|s| row.read_size == Some(s))
+            })
+            .map(|&(_, r)| r)
     };
     Some((of("plain")?, of("stream")?))
 }
@@ -152,22 +158,20 @@ fn verdict(plain: &BenchResult, stream: &BenchResult) -> String {
 
 /// What to say of one object: the sequential reads of the smallest size, then the
 /// requests they made and the other patterns.
-fn object(key: &str, rows: &[&BenchResult]) -> Object {
-    let sequential: Vec<BenchResult> = rows
+fn object(key: &str, rows: &[Pair]) -> Object {
+    let smallest = rows
         .iter()
-        .filter(|r| r.name == "bb.seek.sequential")
-        .map(|r| (*r).clone())
-        .collect();
-    let smallest = values_of(&sequential, "read-size")
-        .into_iter()
-        .min_by_key(|s| size_bytes(s));
+        .filter(|(row, _)| row.pattern == SEQUENTIAL)
+        .filter_map(|(row, _)| row.read_size)
+        .min();
     let mut head = format!("{key}:");
     let mut items = Vec::new();
     let mut requests_item = None;
-    if let Some(size) = &smallest {
-        if let Some((plain, stream)) = pair(rows, "bb.seek.sequential", Some(size)) {
+    if let Some(size) = smallest {
+        if let Some((plain, stream)) = pair(rows, SEQUENTIAL, Some(size)) {
             head = format!(
-                "{key}, sequential {size}: stream {}",
+                "{key}, sequential {}: stream {}",
+                size_label(size),
                 verdict(plain, stream)
             );
             let (s, p) = (requests(stream), requests(plain));
@@ -179,17 +183,16 @@ fn object(key: &str, rows: &[&BenchResult]) -> Object {
             items.push(item);
         }
     }
-    let mut names: Vec<&str> = rows
+    let mut patterns: Vec<&str> = rows
         .iter()
-        .map(|r| r.name.as_str())
-        .filter(|n| *n != "bb.seek.sequential")
+        .map(|(row, _)| row.pattern.as_str())
+        .filter(|p| *p != SEQUENTIAL)
         .collect();
-    names.dedup();
+    patterns.dedup();
     // Ties are said once, for every pattern that tied.
     let mut ties = Vec::new();
-    for name in names {
-        if let Some((plain, stream)) = pair(rows, name, None) {
-            let pattern = name.trim_start_matches("bb.seek.");
+    for pattern in patterns {
+        if let Some((plain, stream)) = pair(rows, pattern, None) {
             match verdict(plain, stream) {
                 v if v == "a tie" => ties.push(pattern),
                 v => items.push(format!("{pattern} {v}")),
@@ -209,10 +212,8 @@ fn object(key: &str, rows: &[&BenchResult]) -> Object {
     }
 }
 
-/// `4k`, `1m`, `512` as bytes, for ordering.
-fn size_bytes(s: &str) -> u64 {
-    crate::util::parse::parse_size(s).unwrap_or(u64::MAX)
-}
+/// The pattern whose read size the answer's head is about.
+const SEQUENTIAL: &str = "sequential";
 
 #[cfg(test)]
 mod tests {
@@ -222,43 +223,66 @@ mod tests {
     use crate::model::result::Secondary;
     use crate::model::settings::TimeUnit;
 
-    fn row(pattern: &str, client: &str, read_size: &str, ms: &[f64], requests: f64) -> BenchResult {
+    /// A row of random-16mb.txt over HTTP, read hot, and its single shots in ms.
+    fn row(
+        pattern: &str,
+        client: &str,
+        read_size: Option<u64>,
+        ms: &[f64],
+        requests: f64,
+    ) -> (Row, BenchResult) {
+        let row = Row {
+            pattern: pattern.into(),
+            read_size,
+            key: "random-16mb.txt".into(),
+            size: None,
+            client: client.into(),
+            source: "http://127.0.0.1:8080/data".into(),
+            cold: false,
+            check: None,
+        };
         // A fork per shot: the forks are what tells noise from a difference.
         let forks = ms.iter().map(|&v| vec![v]).collect();
         let mut r = forked_result(&format!("bb.seek.{pattern}"), "1", forks);
         r.settings.mode = Mode::SingleShot;
         r.time_unit = TimeUnit::Millis;
-        r.params = [
-            ("key", "random-16mb.txt"),
-            ("client", client),
-            ("source", "http://127.0.0.1:8080/data"),
-            ("read-size", read_size),
-            ("cache", "hot"),
-        ]
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
         r.secondary = vec![Secondary::new(
             "requests",
             "req/op",
             vec![vec![requests]; ms.len()],
         )];
-        r
+        (row, r)
+    }
+
+    fn answer_of(rows: &[(Row, BenchResult)]) -> Vec<String> {
+        answer(&rows.iter().map(|(row, r)| (row, r)).collect::<Vec<_>>())
     }
 
     #[test]
     fn the_stream_against_plain_with_requests_and_ties() {
         let results = [
-            row("sequential", "plain", "4k", &[335.0, 336.0, 337.0], 4096.0),
-            row("sequential", "stream", "4k", &[10.8, 10.9, 11.0], 5.0),
-            row("sequential", "plain", "1m", &[9.0, 9.1, 9.2], 16.0),
-            row("sequential", "stream", "1m", &[9.1, 9.0, 9.2], 16.0),
-            row("backward", "plain", "-", &[5.0, 5.1, 4.9], 8.0),
-            row("backward", "stream", "-", &[5.05, 5.0, 4.95], 8.0),
-            row("parquet", "plain", "-", &[4.0, 4.1, 4.2], 4.0),
-            row("parquet", "stream", "-", &[8.0, 8.2, 8.4], 3.0),
+            row(
+                "sequential",
+                "plain",
+                Some(4096),
+                &[335.0, 336.0, 337.0],
+                4096.0,
+            ),
+            row("sequential", "stream", Some(4096), &[10.8, 10.9, 11.0], 5.0),
+            row("sequential", "plain", Some(1 << 20), &[9.0, 9.1, 9.2], 16.0),
+            row(
+                "sequential",
+                "stream",
+                Some(1 << 20),
+                &[9.1, 9.0, 9.2],
+                16.0,
+            ),
+            row("backward", "plain", None, &[5.0, 5.1, 4.9], 8.0),
+            row("backward", "stream", None, &[5.05, 5.0, 4.95], 8.0),
+            row("parquet", "plain", None, &[4.0, 4.1, 4.2], 4.0),
+            row("parquet", "stream", None, &[8.0, 8.2, 8.4], 3.0),
         ];
-        let lines = answer(&results);
+        let lines = answer_of(&results);
         assert_eq!(
             lines,
             [
@@ -268,7 +292,7 @@ mod tests {
         );
         assert!(lines.iter().all(|l| l.chars().count() <= 80));
         assert!(
-            answer(&results[2..3]).is_empty(),
+            answer_of(&results[2..3]).is_empty(),
             "plain alone: nothing to compare"
         );
     }
@@ -277,28 +301,30 @@ mod tests {
     fn many_objects_get_a_line_each_never_a_list_cut_short() {
         let object = |key: &str| {
             let mut rows = vec![
-                row("sequential", "plain", "4k", &[335.0, 336.0, 337.0], 4096.0),
-                row("sequential", "stream", "4k", &[10.8, 10.9, 11.0], 5.0),
-                row("backward", "plain", "-", &[5.0, 5.1, 4.9], 8.0),
-                row("backward", "stream", "-", &[5.05, 5.0, 4.95], 8.0),
-                row("parquet", "plain", "-", &[4.0, 4.1, 4.2], 4.0),
-                row("parquet", "stream", "-", &[8.0, 8.2, 8.4], 3.0),
+                row(
+                    "sequential",
+                    "plain",
+                    Some(4096),
+                    &[335.0, 336.0, 337.0],
+                    4096.0,
+                ),
+                row("sequential", "stream", Some(4096), &[10.8, 10.9, 11.0], 5.0),
+                row("backward", "plain", None, &[5.0, 5.1, 4.9], 8.0),
+                row("backward", "stream", None, &[5.05, 5.0, 4.95], 8.0),
+                row("parquet", "plain", None, &[4.0, 4.1, 4.2], 4.0),
+                row("parquet", "stream", None, &[8.0, 8.2, 8.4], 3.0),
             ];
-            for r in &mut rows {
-                for (k, v) in &mut r.params {
-                    if k == "key" {
-                        *v = key.to_string();
-                    }
-                }
+            for (row, _) in &mut rows {
+                row.key = key.to_string();
             }
             rows
         };
         let keys: Vec<String> = (1..=4).map(|i| format!("random-{i}mb.txt")).collect();
-        let four: Vec<BenchResult> = keys.iter().flat_map(|k| object(k)).collect();
-        assert_eq!(answer(&four).len(), 8, "two lines each fit");
+        let four: Vec<(Row, BenchResult)> = keys.iter().flat_map(|k| object(k)).collect();
+        assert_eq!(answer_of(&four).len(), 8, "two lines each fit");
         let keys: Vec<String> = (1..=5).map(|i| format!("random-{i}mb.txt")).collect();
-        let five: Vec<BenchResult> = keys.iter().flat_map(|k| object(k)).collect();
-        let lines = answer(&five);
+        let five: Vec<(Row, BenchResult)> = keys.iter().flat_map(|k| object(k)).collect();
+        let lines = answer_of(&five);
         assert_eq!(
             lines.len(),
             5,
@@ -309,8 +335,8 @@ mod tests {
             "random-1mb.txt, sequential 4k: stream 30.8x faster, 5 requests against 4096"
         );
         let keys: Vec<String> = (1..=10).map(|i| format!("random-{i}mb.txt")).collect();
-        let ten: Vec<BenchResult> = keys.iter().flat_map(|k| object(k)).collect();
-        let lines = answer(&ten);
+        let ten: Vec<(Row, BenchResult)> = keys.iter().flat_map(|k| object(k)).collect();
+        let lines = answer_of(&ten);
         assert_eq!(lines.len(), MAX_LINES);
         assert_eq!(lines[7], "and 3 more lines: see the table");
         assert!(lines[6].starts_with("random-7mb.txt,"));
@@ -319,28 +345,28 @@ mod tests {
     #[test]
     fn an_existing_object_is_named_where_it_is_with_no_source_line() {
         let mut results = vec![
-            row("sequential", "plain", "4k", &[335.0, 336.0, 337.0], 4096.0),
-            row("sequential", "stream", "4k", &[10.8, 10.9, 11.0], 5.0),
+            row(
+                "sequential",
+                "plain",
+                Some(4096),
+                &[335.0, 336.0, 337.0],
+                4096.0,
+            ),
+            row("sequential", "stream", Some(4096), &[10.8, 10.9, 11.0], 5.0),
         ];
         let mut other = results.clone();
-        for (r, source) in results
+        for ((row, _), source) in results
             .iter_mut()
             .map(|r| (r, "s3://bench/tables/orders.parquet"))
             .chain(other.iter_mut().map(|r| (r, "file:/mnt/usb/disk.img")))
         {
-            let name = source.rsplit('/').next().unwrap();
-            for (k, v) in &mut r.params {
-                match k.as_str() {
-                    "key" => *v = name.to_string(),
-                    "source" => *v = source.to_string(),
-                    _ => {}
-                }
-            }
-            r.params.push(("size".into(), "16777216".into()));
+            row.key = source.rsplit('/').next().unwrap().to_string();
+            row.source = source.to_string();
+            row.size = Some(16 << 20);
         }
         results.extend(other);
         assert_eq!(
-            answer(&results),
+            answer_of(&results),
             [
                 "s3://bench/tables/orders.parquet, sequential 4k: stream 30.8x faster",
                 "  5 requests against 4096",

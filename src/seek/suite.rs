@@ -13,9 +13,11 @@ use super::pattern::Reads;
 use super::probe::{self, CheckProbe, Probe};
 use super::spec::SourceSpec;
 use super::workload::{held, Case, SeekOp};
+use super::Row;
 use crate::harness::benchmark::{Benchmark, Settings, Setup, TimeUnit, Workload};
 use crate::harness::cli::Mode;
 use crate::harness::{Prelude, Profiles, Suite};
+use crate::model::answer::with_rows;
 use crate::util::error::{Error, Result};
 use std::cell::OnceCell;
 use std::rc::Rc;
@@ -27,8 +29,9 @@ pub fn suite(options: &Options) -> Result<Suite> {
     let mut suite = Suite::new(TimeUnit::Millis, profiles(), build(&items, &[])?);
     suite.notes = notes(options);
     suite.prepare = prepare(options);
+    let rows = items.iter().map(|item| item.row.clone()).collect();
+    suite.answer = Some(with_rows(rows, super::answer::answer));
     suite.prelude = prelude(options, items);
-    suite.answer = Some(super::answer::answer);
     Ok(suite)
 }
 
@@ -62,14 +65,14 @@ fn shots_per_fork(o: &Options) -> u64 {
     u64::from(settings.warmup_iterations).saturating_add(u64::from(settings.iterations))
 }
 
-/// One benchmark to make: its case and pattern, its params, the probe of its source,
-/// and for an existing object where the prelude's values hold its size and its pattern's
-/// fingerprint.
+/// One benchmark to make: its case and pattern, its row (what its params say), the probe of its
+/// source, and for an existing object where the prelude's values hold its size and its
+/// pattern's fingerprint.
 #[derive(Clone)]
 struct Item {
     case: Case,
     plan: Plan,
-    params: Vec<(&'static str, String)>,
+    row: Row,
     probe: Costs,
     existing: Option<Checked>,
 }
@@ -122,8 +125,16 @@ fn items(o: &Options, shots: u64) -> Vec<Item> {
                 changed: None,
             }
         };
-    let cache = if o.cold { "cold" } else { "hot" };
-    let read_size = |plan: &Plan| plan.read_size.map_or("-".to_string(), size_label);
+    let row = |plan: &Plan, client: &str, key: &str, source: String| Row {
+        pattern: plan.name.clone(),
+        read_size: plan.read_size,
+        key: key.to_string(),
+        size: None,
+        client: client.to_string(),
+        source,
+        cold: o.cold,
+        check: None,
+    };
     // A remote source's cost, probed once, when the plan first asks: with the run's
     // largest object (or the existing object itself). A check's, once for the run.
     let generated = o.objects.first().map(|(object, _)| object.clone());
@@ -157,13 +168,7 @@ fn items(o: &Options, shots: u64) -> Vec<Item> {
                     items.push(Item {
                         case: case(source, stream, object, plan, client),
                         plan: plan.clone(),
-                        params: vec![
-                            ("key", object.name.clone()),
-                            ("client", client.clone()),
-                            ("source", source.label()),
-                            ("read-size", read_size(plan)),
-                            ("cache", cache.to_string()),
-                        ],
+                        row: row(plan, client, &object.name, source.label()),
                         probe: probe.each(),
                         existing: None,
                     });
@@ -182,15 +187,11 @@ fn items(o: &Options, shots: u64) -> Vec<Item> {
                 items.push(Item {
                     case: case(&e.spec.place, &e.stream, &e.object, plan, client),
                     plan: plan.clone(),
-                    params: vec![
-                        ("key", e.object.name.clone()),
-                        ("size", e.object.size.to_string()),
-                        ("client", client.clone()),
-                        ("source", e.spec.label.clone()),
-                        ("read-size", read_size(plan)),
-                        ("cache", cache.to_string()),
-                        ("check", e.stat.check()),
-                    ],
+                    row: Row {
+                        size: Some(e.object.size),
+                        check: Some(e.stat.check()),
+                        ..row(plan, client, &e.object.name, e.spec.label.clone())
+                    },
                     probe: probe.each(),
                     existing: Some(Checked {
                         size,
@@ -251,7 +252,7 @@ const MAX_EXACT: f64 = (1u64 << 53) as f64;
 fn benchmark(case: Case, item: &Item) -> Benchmark {
     let plan = &item.plan;
     let mut b = Benchmark::new(format!("bb.seek.{}", plan.name), setup(case.clone()));
-    for (k, v) in &item.params {
+    for (k, v) in item.row.params() {
         b = b.param(k, v);
     }
     b.bytes_per_op = Some(plan.reads.asked() as f64);
@@ -385,20 +386,12 @@ fn prepare(o: &Options) -> Vec<Box<dyn FnOnce() -> Result<()>>> {
     steps
 }
 
-/// `4k`, `1m`, `1g`, or bytes.
-fn size_label(size: u64) -> String {
-    match size {
-        s if s.is_multiple_of(1 << 30) => format!("{}g", s >> 30),
-        s if s.is_multiple_of(1 << 20) => format!("{}m", s >> 20),
-        s if s.is_multiple_of(1 << 10) => format!("{}k", s >> 10),
-        s => s.to_string(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::harness::aggregate::answer_over;
     use crate::harness::cli::parse_from;
+    use crate::harness::runner::ForkResult;
     use crate::seek::args::Args;
 
     fn options(argv: &[&str]) -> Options {
@@ -455,11 +448,130 @@ mod tests {
         assert_eq!(s.prepare.len(), 2);
     }
 
+    /// A recorded run's figures: three forks of three shots a row, in ms, with the
+    /// requests each made: the stream reads sequential 4k reads in 1 MiB requests, ties
+    /// plain on backward reads and loses on parquet's; an HTTP source three times slower.
+    fn recorded(b: &Benchmark) -> Vec<ForkResult> {
+        let label = b.label();
+        let has = |p: &str| label.contains(p);
+        let stream = has("client=stream");
+        let object: f64 = if has("random-4kb.txt") {
+            4096.0
+        } else {
+            1048576.0
+        };
+        let (requests, ms) = match b.name.as_str() {
+            "bb.seek.sequential" => {
+                let read = if has("read-size=4k") {
+                    4096.0
+                } else {
+                    1048576.0
+                };
+                let requests = match stream {
+                    true => (object / 1048576.0).ceil() + 4.0,
+                    false => (object / read).ceil(),
+                };
+                (requests, 0.08 * requests + 0.5)
+            }
+            "bb.seek.forward" if stream => (3.0, 1.0),
+            "bb.seek.forward" => (10.0, 2.0),
+            "bb.seek.backward" => (8.0, if stream { 5.02 } else { 5.0 }),
+            _ if stream => (3.0, 8.0),
+            _ => (4.0, 4.0),
+        };
+        let ms = if has("source=http") { ms * 3.0 } else { ms };
+        [1.0, 1.02, 0.98]
+            .iter()
+            .map(|f| ForkResult {
+                scores: vec![ms * f, ms * f * 1.01, ms * f * 0.99],
+                metrics: vec![("requests".into(), "req/op".into(), vec![requests; 3])],
+                ops: 3,
+                ..Default::default()
+            })
+            .collect()
+    }
+
+    /// The answer the suite of `argv` gives over the recorded figures of its rows, but
+    /// those `failed`.
+    fn answered(argv: &[&str], failed: &[usize]) -> Vec<String> {
+        let s = suite(&options(argv)).unwrap();
+        answer_over(&s, failed, recorded)
+    }
+
     #[test]
-    fn sizes_are_labelled_in_their_largest_whole_unit() {
-        assert_eq!(size_label(4096), "4k");
-        assert_eq!(size_label(1 << 20), "1m");
-        assert_eq!(size_label(3 << 30), "3g");
-        assert_eq!(size_label(1000), "1000");
+    fn the_answer_over_recorded_results() {
+        let one = [
+            "--sizes",
+            "1m",
+            "--read-size",
+            "4k,1m",
+            "--source",
+            "file:a",
+        ];
+        assert_eq!(
+            answered(&one, &[]),
+            [
+                "random-1mb.txt, sequential 4k: stream 23.3x faster",
+                "  5 requests against 256, forward 2.00x faster, parquet 2.00x slower,",
+                "  backward a tie",
+            ]
+        );
+        let many = [
+            "--sizes",
+            "4k,1m",
+            "--read-size",
+            "4k,1m",
+            "--source",
+            "file:a,http://127.0.0.1:1/x/",
+        ];
+        // Too many objects for the whole story: a line each.
+        assert_eq!(
+            answered(&many, &[]),
+            [
+                "file:a:",
+                "random-4kb.txt, sequential 4k: stream 1.55x slower, 5 requests against 1",
+                "random-1mb.txt, sequential 4k: stream 23.3x faster, 5 requests against 256",
+                "http://127.0.0.1:1/x/:",
+                "random-4kb.txt, sequential 4k: stream 1.55x slower, 5 requests against 1",
+                "random-1mb.txt, sequential 4k: stream 23.3x faster, 5 requests against 256",
+            ]
+        );
+        assert_eq!(
+            answered(&many[..4], &[]),
+            [
+                "random-4kb.txt, sequential 4k: stream 1.55x slower",
+                "  5 requests against 1, forward 2.00x faster, parquet 2.00x slower,",
+                "  backward a tie",
+                "random-1mb.txt, sequential 4k: stream 23.3x faster",
+                "  5 requests against 256, forward 2.00x faster, parquet 2.00x slower,",
+                "  backward a tie",
+            ]
+        );
+        // The stream's sequential 4k reads failed: the other patterns alone.
+        assert_eq!(
+            answered(&one, &[1]),
+            [
+                "random-1mb.txt:",
+                "forward 2.00x faster, parquet 2.00x slower, backward a tie",
+            ]
+        );
+        let dir = crate::util::temp::TempDir::new("seek-answer");
+        let file = dir.join("table.parquet");
+        std::fs::write(&file, vec![7u8; 1 << 20]).unwrap();
+        let path = file.to_str().unwrap();
+        // An existing object is named where it is, in 60 characters at most.
+        let place = format!("file:{path}");
+        let named = match place.chars().count() > 60 {
+            true => format!("{}…", place.chars().take(59).collect::<String>()),
+            false => place,
+        };
+        assert_eq!(
+            answered(&["--object", path, "--read-size", "4k"], &[]),
+            [
+                format!("{named}, sequential 4k: stream 23.3x faster"),
+                "  5 requests against 256, forward 2.00x faster, parquet 2.00x slower,".into(),
+                "  backward a tie".into(),
+            ]
+        );
     }
 }

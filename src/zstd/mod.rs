@@ -60,7 +60,7 @@ impl Lock {
     }
 }
 
-/// One benchmark's workload.
+/// One benchmark's workload, and its row: the suite's params and the answer read it.
 #[derive(Clone)]
 pub struct Config {
     pub op: Op,
@@ -69,6 +69,8 @@ pub struct Config {
     /// One encoder/decoder per thread, reset between jobs, instead of one per job.
     pub reuse_context: bool,
     pub input: Arc<Vec<u8>>,
+    /// The input as the `input` parameter shows it: the file's name, or `generated-SIZE`.
+    pub input_name: String,
     /// The lock held around each streaming call.
     pub lock: Lock,
     /// Timed modes keep every thread busy across invocations (a job counts when it

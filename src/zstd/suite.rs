@@ -6,6 +6,7 @@ use super::options::Options;
 use super::{compress_whole, job_time, Config, Lock, Pool};
 use crate::harness::benchmark::{Benchmark, Metric, Settings, TimeUnit, Workload};
 use crate::harness::{Profiles, Suite};
+use crate::model::answer::with_rows;
 use crate::util::error::Result;
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,6 +18,7 @@ pub(crate) fn suite(options: &Options) -> Result<Suite> {
     let frame = Arc::new(compress_whole(&options.input, options.level)?);
     let ratio = options.input.len() as f64 / frame.len() as f64;
     let mut benchmarks = Vec::new();
+    let mut rows = Vec::new();
     // A lock's rows beside each other: one thread count's cpu% with and without it.
     for &threads in &options.threads {
         for &op in &options.ops {
@@ -27,15 +29,17 @@ pub(crate) fn suite(options: &Options) -> Result<Suite> {
                     level: options.level,
                     reuse_context: options.reuse_context,
                     input: options.input.clone(),
+                    input_name: options.input_name.clone(),
                     lock,
                     keep_busy: options.keep_busy,
                 };
-                benchmarks.push(benchmark(options, config, &frame, ratio));
+                benchmarks.push(benchmark(options, config.clone(), &frame, ratio));
+                rows.push(config);
             }
         }
     }
     let mut suite = Suite::new(TimeUnit::Millis, profiles(), benchmarks);
-    suite.answer = Some(super::answer::answer);
+    suite.answer = Some(with_rows(rows, super::answer::answer));
     Ok(suite)
 }
 
@@ -48,11 +52,11 @@ fn benchmark(options: &Options, config: Config, frame: &Arc<Vec<u8>>, ratio: f64
             move || Ok(Box::new(Pool::start(&config)?) as Box<dyn Workload>)
         }),
     )
-    .param("input", &options.input_name)
-    .param("level", options.level)
+    .param("input", &config.input_name)
+    .param("level", config.level)
     .param(
         "context",
-        if options.reuse_context {
+        if config.reuse_context {
             "thread"
         } else {
             "job"
@@ -119,7 +123,10 @@ fn profiles() -> Profiles {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::harness::aggregate::answer_over;
     use crate::harness::cli;
+    use crate::harness::runner::ForkResult;
+    use crate::system::cpu::{CpuTime, CpuUsage};
 
     fn suite_of(argv: &[&str]) -> Suite {
         let options = Options::from_args_with(&cli::parse_from(argv).unwrap(), &|_| None).unwrap();
@@ -212,5 +219,86 @@ mod tests {
         assert!(b.invocation_estimate.is_none());
         let estimate = b.estimate_invocation.take().expect("a lazy estimate");
         assert!(estimate().unwrap() > Duration::ZERO);
+    }
+
+    /// A recorded run's figures: three forks of three iterations a row, a thread adding
+    /// 80% of one thread's MB/s to compression and 1% to decompression, the global lock
+    /// leaving one thread's; cpu% as busy as the threads.
+    fn recorded(b: &Benchmark) -> Vec<ForkResult> {
+        let threads = b.threads as f64;
+        let (one, more) = match b.name.as_str() {
+            "bb.zstd.compress" => (340.0, 0.8),
+            _ => (900.0, 0.01),
+        };
+        let (mbs, cpu) = match b.label().contains("lock=global") {
+            true => (one * 0.98, 1.02),
+            false => (one * (1.0 + more * (threads - 1.0)), 0.97 * threads),
+        };
+        [1.0, 1.03, 0.98]
+            .iter()
+            .map(|f| ForkResult {
+                scores: vec![mbs * f / 8.0; 3],
+                metrics: vec![(
+                    "MB/s".into(),
+                    "MB/s".into(),
+                    vec![mbs * f, mbs * f * 1.01, mbs * f * 0.99],
+                )],
+                cpu: CpuUsage {
+                    wall: 1.0,
+                    process: CpuTime {
+                        user: cpu,
+                        sys: 0.0,
+                    },
+                    children: CpuTime::default(),
+                },
+                ops: 100,
+                ..Default::default()
+            })
+            .collect()
+    }
+
+    /// The answer the suite of a command line's flags gives over the recorded figures of
+    /// its rows, but those `failed`.
+    fn answered(line: &str, failed: &[usize]) -> Vec<String> {
+        let argv: Vec<&str> = line.split_whitespace().collect();
+        let s = suite_of(&argv);
+        answer_over(&s, failed, recorded)
+    }
+
+    #[test]
+    fn the_answer_over_recorded_results() {
+        let all = "--size 4k --threads 1,2,4,8 --lock none,global";
+        assert_eq!(
+            answered(all, &[]),
+            [
+                "compress: 341 MB/s ±49% on 1 thread (level 3, generated-4096)",
+                "  4 threads: 3.40x (efficiency 0.85, cpu 388%)",
+                "  8 threads: 6.60x (efficiency 0.82, cpu 776%)",
+                "  a global lock at 8 threads: 0.980x (cpu 102%); releasing it gains 6.73x",
+                "decompress: 903 MB/s ±49% on 1 thread (level 3, generated-4096)",
+                "  4 threads: 1.03x (efficiency 0.26, cpu 388%) (noise)",
+                "  8 threads: 1.07x (efficiency 0.13, cpu 776%) (noise)",
+                "  a global lock at 8 threads: 0.980x (cpu 102%); releasing it gains 1.09x (noise)",
+            ]
+        );
+        // The one-thread compression failed: the answer starts at two.
+        assert_eq!(
+            answered(all, &[0])[..4],
+            [
+                "compress: 614 MB/s ±49% on 2 threads (level 3, generated-4096)",
+                "  4 threads: 1.89x (efficiency 0.94, cpu 388%)",
+                "  8 threads: 3.67x (efficiency 0.92, cpu 776%)",
+                "  a global lock at 8 threads: 0.544x (cpu 102%); releasing it gains 6.73x",
+            ]
+        );
+        let global = "--size 4k --threads 1,2 --lock global --op compress";
+        assert_eq!(
+            answered(global, &[]),
+            [
+                "compress: 334 MB/s ±49% on 1 thread (level 3, generated-4096, a global lock)",
+                "  2 threads: 1.00x (efficiency 0.50, cpu 102%) (noise)",
+            ]
+        );
+        assert!(answered(global, &[0, 1]).is_empty());
     }
 }

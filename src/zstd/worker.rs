@@ -308,6 +308,7 @@ mod tests {
             level: 3,
             reuse_context,
             input: Arc::new(crate::zstd::corpus::generate(50_000, 1)),
+            input_name: "generated-50000".into(),
             lock: Lock::None,
             keep_busy: false,
         }
