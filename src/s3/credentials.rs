@@ -34,9 +34,9 @@ pub const DEFAULT_REGION: &str = "us-east-1";
 
 /// Everything a signed S3 request needs besides the bucket.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Settings {
+pub struct S3Settings {
     /// `None` with `--no-sign`: requests go out unsigned (public buckets). With
-    /// [`Settings::assume_role`], the keys that sign the AssumeRole call.
+    /// [`S3Settings::assume_role`], the keys that sign the AssumeRole call.
     pub credentials: Option<Credentials>,
     /// Where the credentials came from, for the header line on stderr.
     pub origin: String,
@@ -52,7 +52,7 @@ pub struct Settings {
     /// `AWS_CA_BUNDLE` or the profile's `ca_bundle`: the file, and where it was named.
     pub ca_bundle: Option<(PathBuf, String)>,
     pub retry: Retry,
-    /// A role to assume with [`Settings::credentials`] before anything else is sent.
+    /// A role to assume with [`S3Settings::credentials`] before anything else is sent.
     pub assume_role: Option<AssumeRole>,
     /// What was resolved differently from what a reader may expect (a setting the CLI
     /// ignores too), for lines on stderr.
@@ -130,20 +130,20 @@ pub struct AssumeRole {
     pub endpoint: Option<Endpoint>,
 }
 
-impl Settings {
+impl S3Settings {
     /// From this process's environment and home directory.
-    pub fn from_env(no_sign: bool) -> Result<Settings> {
+    pub fn from_env(no_sign: bool) -> Result<S3Settings> {
         resolve(&|name| std::env::var(name).ok(), no_sign)
     }
 
-    /// Settings for a custom endpoint with these keys (tests, and callers that know
+    /// The settings for a custom endpoint with these keys (tests, and callers that know
     /// everything already).
     pub fn with(
         credentials: Option<Credentials>,
         region: &str,
         endpoint: Option<Endpoint>,
-    ) -> Settings {
-        Settings {
+    ) -> S3Settings {
+        S3Settings {
             credentials,
             origin: "given".into(),
             region: region.to_string(),
@@ -287,7 +287,7 @@ fn boolean(v: &str) -> Option<bool> {
 /// Resolves the settings with `env` for environment variables (a test passes its own).
 /// The credentials file is read only when the keys may come from it: not with
 /// `--no-sign`, nor with the keys in the environment. A `credential_process` is run here.
-pub fn resolve(env: &dyn Fn(&str) -> Option<String>, no_sign: bool) -> Result<Settings> {
+pub fn resolve(env: &dyn Fn(&str) -> Option<String>, no_sign: bool) -> Result<S3Settings> {
     let var = |name: &str| checked_var(env, name);
     let home = var("HOME")?.map(PathBuf::from);
     // The default files may be missing, and without a home directory there are none.
@@ -414,7 +414,7 @@ pub fn resolve(env: &dyn Fn(&str) -> Option<String>, no_sign: bool) -> Result<Se
         }),
     };
     let retry = retry(&var, &conf)?;
-    Ok(Settings {
+    Ok(S3Settings {
         credentials,
         origin,
         region,
@@ -915,7 +915,7 @@ mod tests {
             Home(dir)
         }
 
-        fn resolve(&self, vars: &[(&str, &str)], no_sign: bool) -> Result<Settings> {
+        fn resolve(&self, vars: &[(&str, &str)], no_sign: bool) -> Result<S3Settings> {
             let mut env: HashMap<String, String> = vars
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -932,7 +932,7 @@ mod tests {
                           [profile conf-only]\naws_access_key_id = AKCONF\naws_secret_access_key = sconf\n\
                           [profile sso]\nsso_session = corp\n";
 
-    fn key(s: &Settings) -> &str {
+    fn key(s: &S3Settings) -> &str {
         &s.credentials.as_ref().unwrap().access_key_id
     }
 
@@ -1108,7 +1108,7 @@ mod tests {
                             [profile ignoring]\nendpoint_url = http://global:1\nignore_configured_endpoint_urls = True\n\
                             [profile bad-ignore]\nendpoint_url = http://global:1\nignore_configured_endpoint_urls = yes\n";
 
-    fn endpoint_of(s: &Settings) -> (String, String) {
+    fn endpoint_of(s: &S3Settings) -> (String, String) {
         (
             s.endpoint().to_string(),
             s.endpoint_origin.clone().unwrap_or_default(),
