@@ -3,7 +3,6 @@
 //! settings it runs with, its unit, and a baseline to pair its iterations with. The
 //! measured loop around these is in `runner`.
 
-use super::cli::CommonArgs;
 use crate::model::modes::Mode;
 pub use crate::model::params::label;
 pub use crate::model::settings::{Metric, Settings, TimeUnit};
@@ -11,49 +10,6 @@ use crate::stats::histogram::Histogram;
 use crate::system::cpu::CpuTime;
 use crate::util::error::Result;
 use std::time::Duration;
-
-// Here, not beside `Settings` in the model, since the flags are the harness's.
-impl Settings {
-    /// These defaults with every flag the person gave applied over them.
-    pub fn with_flags(mut self, flags: &CommonArgs) -> Settings {
-        if let Some(m) = flags.mode {
-            self.mode = m;
-        }
-        if let Some(n) = flags.warmup {
-            self.warmup_iterations = n;
-        }
-        if let Some(t) = flags.warmup_time {
-            self.warmup_time = t;
-        }
-        if let Some(n) = flags.iterations {
-            self.iterations = n;
-        }
-        if let Some(t) = flags.time {
-            self.time = t;
-        }
-        match flags.forks {
-            Some(n) => self.forks = n,
-            // An A/B row's pairs are its unit: at least as many as an interval over them
-            // needs, so that it follows the noise there is, not a band measured elsewhere.
-            None if flags.against.is_some() => {
-                let fewest = crate::stats::uncertainty::MIN_FORKS as u32;
-                self.max_forks = self.max_forks.max(fewest);
-                self.forks = self.forks.max(fewest);
-            }
-            None => {}
-        }
-        if let Some(p) = flags.precision {
-            self.precision = (p > 0.0).then_some(p);
-        }
-        if let Some(n) = flags.max_forks {
-            self.max_forks = n;
-        }
-        if let Some(t) = flags.timeout {
-            self.timeout = t;
-        }
-        self
-    }
-}
 
 /// The measured operation of a benchmark, set up and ready.
 pub trait Workload {
@@ -240,27 +196,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn flags_override_profile() {
-        let flags = CommonArgs {
-            iterations: Some(7),
-            mode: Some(Mode::Sample),
-            ..Default::default()
-        };
-        let s = Settings::quick().with_flags(&flags);
-        assert_eq!((s.iterations, s.mode, s.forks), (7, Mode::Sample, 1));
+    fn a_label_names_the_params() {
         assert_eq!(label("bb.x", &[("a".into(), "1".into())]), "bb.x (a=1)");
-        // --against: the quick profile's one fork becomes three pairs, unless --forks says.
-        let against = CommonArgs {
-            against: Some("./old".into()),
-            ..Default::default()
-        };
-        assert_eq!(Settings::quick().with_flags(&against).forks, 3);
-        assert_eq!(Settings::full().with_flags(&against).forks, 5);
-        let one = CommonArgs {
-            forks: Some(1),
-            ..against
-        };
-        assert_eq!(Settings::quick().with_flags(&one).forks, 1);
     }
 
     #[test]
