@@ -106,11 +106,11 @@ pub struct Benchmark {
     /// once, with no error.
     pub constants: Vec<Metric>,
     /// How long one invocation takes, where the binary can tell before measuring (a
-    /// single shot of a fixed batch); for the plan's estimate.
+    /// single shot of a fixed batch); for the plan's estimate. Where telling costs work,
+    /// [`Benchmark::estimate_invocation`] fills it later.
     pub invocation_estimate: Option<Duration>,
-    /// Works out [`Benchmark::invocation_estimate`] where that costs work (a job run and
-    /// timed): the harness calls it in the parent before the plan, never in a fork.
-    pub estimate_invocation: Option<EstimateInvocation>,
+    /// What works out `invocation_estimate` (see [`Benchmark::estimate_invocation`]).
+    lazy_estimate: Option<LazyEstimate>,
     /// Whether the answer quotes it: with `--precision`, forks are added to a headline
     /// row until its ± is within the target; the others run `--forks`.
     pub headline: bool,
@@ -118,7 +118,7 @@ pub struct Benchmark {
 }
 
 /// A lazy [`Benchmark::invocation_estimate`].
-pub type EstimateInvocation = Box<dyn FnOnce() -> Result<Duration>>;
+type LazyEstimate = Box<dyn FnOnce() -> Result<Duration>>;
 
 impl Benchmark {
     pub fn new(name: impl Into<String>, setup: Setup) -> Benchmark {
@@ -136,16 +136,28 @@ impl Benchmark {
             paired: None,
             constants: Vec::new(),
             invocation_estimate: None,
-            estimate_invocation: None,
+            lazy_estimate: None,
             headline: true,
             setup,
         }
     }
 
-    /// Fills [`Benchmark::invocation_estimate`] from [`Benchmark::estimate_invocation`],
-    /// once.
+    /// Has `estimate` work out [`Benchmark::invocation_estimate`] where that costs work
+    /// (a job run and timed): the harness calls it in the parent before the plan, never
+    /// in a fork.
+    pub fn estimate_invocation(&mut self, estimate: impl FnOnce() -> Result<Duration> + 'static) {
+        self.lazy_estimate = Some(Box::new(estimate));
+    }
+
+    /// Whether [`Benchmark::invocation_estimate`] is still to be worked out.
+    pub fn estimate_pending(&self) -> bool {
+        self.lazy_estimate.is_some()
+    }
+
+    /// Fills [`Benchmark::invocation_estimate`] as [`Benchmark::estimate_invocation`]
+    /// said, once.
     pub(crate) fn resolve_estimate(&mut self) -> Result<()> {
-        if let Some(estimate) = self.estimate_invocation.take() {
+        if let Some(estimate) = self.lazy_estimate.take() {
             self.invocation_estimate = Some(estimate()?);
         }
         Ok(())
@@ -203,14 +215,15 @@ mod tests {
     #[test]
     fn a_lazy_estimate_is_worked_out_once() {
         let mut b = Benchmark::new("bb.x", Box::new(|| unreachable!("nothing runs")));
-        b.estimate_invocation = Some(Box::new(|| Ok(Duration::from_millis(7))));
+        b.estimate_invocation(|| Ok(Duration::from_millis(7)));
+        assert!(b.estimate_pending());
         b.resolve_estimate().unwrap();
         assert_eq!(b.invocation_estimate, Some(Duration::from_millis(7)));
-        assert!(b.estimate_invocation.is_none());
+        assert!(!b.estimate_pending());
         b.invocation_estimate = Some(Duration::from_millis(1));
         b.resolve_estimate().unwrap();
         assert_eq!(b.invocation_estimate, Some(Duration::from_millis(1)));
-        b.estimate_invocation = Some(Box::new(|| Err(crate::Error::failed("timing a job"))));
+        b.estimate_invocation(|| Err(crate::Error::failed("timing a job")));
         assert!(b.resolve_estimate().is_err());
     }
 }
