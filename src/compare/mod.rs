@@ -292,105 +292,27 @@ pub fn compare(runs: Vec<(String, Vec<Measurement>)>, criteria: Criteria) -> Com
     let mut rows: Vec<Row> = Vec::new();
     let mut notes = Vec::new();
     let labels: Vec<String> = runs.iter().map(|(l, _)| l.clone()).collect();
-    let ignore_threads = criteria.ignore_params.iter().any(|p| p == "threads");
     let mut by_load: Vec<String> = Vec::new();
     let mut invalid: Vec<(usize, usize, f64)> = Vec::new();
     for (column, (run_label, measurements)) in runs.into_iter().enumerate() {
         for mut m in measurements {
-            m.params
-                .retain(|(k, _)| !criteria.ignore_params.contains(k));
-            if param_value(&m.params, SWEEP_LOAD).is_some() {
-                m.params.retain(|(k, _)| k != SWEEP_RATE);
-                if !by_load.contains(&m.benchmark) {
-                    by_load.push(m.benchmark.clone());
-                }
+            if as_matched(&mut m, &criteria) && !by_load.contains(&m.benchmark) {
+                by_load.push(m.benchmark.clone());
             }
-            m.params.sort();
-            if ignore_threads {
-                m.threads = None;
-            }
-            let found = rows.iter().position(|r| {
-                r.benchmark == m.benchmark
-                    && r.mode == m.mode
-                    && r.params == m.params
-                    && (r.threads.is_none() || m.threads.is_none() || r.threads == m.threads)
-            });
-            let index = found.unwrap_or_else(|| {
-                rows.push(Row {
-                    benchmark: m.benchmark.clone(),
-                    mode: m.mode.clone(),
-                    higher_is_better: m.higher_is_better,
-                    params: m.params.clone(),
-                    threads: m.threads,
-                    threads_shown: false,
-                    unit: m.unit.clone(),
-                    cells: vec![None; labels.len()],
-                });
-                rows.len() - 1
-            });
+            let index = row_of(&mut rows, &m, labels.len());
             let row = &mut rows[index];
             row.threads = row.threads.or(m.threads);
-            if row.cells[column].is_some() {
-                notes.push(Note {
-                    kind: "duplicate",
-                    message: format!(
-                        "{} appears twice in {run_label}: the first one is used",
-                        row.label()
-                    ),
-                });
-                continue;
+            match cell_of(row, column, m, &run_label, &labels[0]) {
+                Ok(cell) => row.cells[column] = Some(cell),
+                Err((note, score)) => {
+                    notes.push(note);
+                    invalid.extend(score.map(|score| (index, column, score)));
+                }
             }
-            let Some(scale) = unit_factor(&m.unit, &row.unit) else {
-                notes.push(Note {
-                    kind: "units",
-                    message: format!(
-                        "{}: {run_label} is in {}, {} in {}: not compared",
-                        row.label(),
-                        m.unit,
-                        labels[0],
-                        row.unit
-                    ),
-                });
-                continue;
-            };
-            let score = m.score * scale;
-            if !score.is_finite() {
-                notes.push(Note {
-                    kind: "error",
-                    message: format!(
-                        "{} ({}) in {run_label}: the score is {}, not a measurement: not compared",
-                        row.label(),
-                        row.mode,
-                        java_number(m.score)
-                    ),
-                });
-                invalid.push((index, column, m.score));
-                continue;
-            }
-            row.cells[column] = Some(Cell {
-                score,
-                error: m.error * scale,
-                samples: m.samples.scaled(scale),
-                change: None,
-                offered_load: m.offered_load,
-                noise_band: m
-                    .noise_band
-                    .unwrap_or(crate::stats::uncertainty::NOISE_BAND),
-                run_floor: m.run_floor.unwrap_or(0.0),
-                flags: m.flags.clone(),
-            });
         }
     }
     show_threads(&mut rows);
-    for row in &mut rows {
-        // Split rather than cloned: a cell's samples can be millions of values.
-        let Some((Some(base), others)) = row.cells.split_first_mut() else {
-            continue;
-        };
-        for cell in others.iter_mut().flatten() {
-            cell.change = Some(judge(base, cell, row.higher_is_better, &criteria));
-        }
-    }
+    judge_rows(&mut rows, &criteria);
     notes.extend(unmatched(&rows, &labels, &invalid));
     notes.extend(by_load.into_iter().map(|benchmark| Note {
         kind: "load",
@@ -404,6 +326,126 @@ pub fn compare(runs: Vec<(String, Vec<Measurement>)>, criteria: Criteria) -> Com
         rows,
         notes,
         invalid,
+    }
+}
+
+/// `m` as rows are matched: without the params `criteria` ignores (with `threads` among
+/// them, without its top-level threads too), a sweep row without its absolute rate, the
+/// params sorted. Whether it is a sweep row, matched by its load.
+fn as_matched(m: &mut Measurement, criteria: &Criteria) -> bool {
+    m.params
+        .retain(|(k, _)| !criteria.ignore_params.contains(k));
+    let by_load = param_value(&m.params, SWEEP_LOAD).is_some();
+    if by_load {
+        m.params.retain(|(k, _)| k != SWEEP_RATE);
+    }
+    m.params.sort();
+    if criteria.ignore_params.iter().any(|p| p == "threads") {
+        m.threads = None;
+    }
+    by_load
+}
+
+/// The index of the row `m` belongs in (the same benchmark, mode and params, and threads
+/// where both say), added with an empty cell for each of `columns` runs where there is
+/// none yet.
+fn row_of(rows: &mut Vec<Row>, m: &Measurement, columns: usize) -> usize {
+    let found = rows.iter().position(|r| {
+        r.benchmark == m.benchmark
+            && r.mode == m.mode
+            && r.params == m.params
+            && (r.threads.is_none() || m.threads.is_none() || r.threads == m.threads)
+    });
+    found.unwrap_or_else(|| {
+        rows.push(Row {
+            benchmark: m.benchmark.clone(),
+            mode: m.mode.clone(),
+            higher_is_better: m.higher_is_better,
+            params: m.params.clone(),
+            threads: m.threads,
+            threads_shown: false,
+            unit: m.unit.clone(),
+            cells: vec![None; columns],
+        });
+        rows.len() - 1
+    })
+}
+
+/// `m` as `row`'s cell in `column` (the run `run_label`; `first` is the first run's), in
+/// the row's unit; or the note that says why it is not compared: a second one in the same
+/// run, a unit that does not convert, or a score that is not a number (with that score).
+fn cell_of(
+    row: &Row,
+    column: usize,
+    m: Measurement,
+    run_label: &str,
+    first: &str,
+) -> std::result::Result<Cell, (Note, Option<f64>)> {
+    if row.cells[column].is_some() {
+        return Err((
+            Note {
+                kind: "duplicate",
+                message: format!(
+                    "{} appears twice in {run_label}: the first one is used",
+                    row.label()
+                ),
+            },
+            None,
+        ));
+    }
+    let Some(scale) = unit_factor(&m.unit, &row.unit) else {
+        return Err((
+            Note {
+                kind: "units",
+                message: format!(
+                    "{}: {run_label} is in {}, {first} in {}: not compared",
+                    row.label(),
+                    m.unit,
+                    row.unit
+                ),
+            },
+            None,
+        ));
+    };
+    let score = m.score * scale;
+    if !score.is_finite() {
+        return Err((
+            Note {
+                kind: "error",
+                message: format!(
+                    "{} ({}) in {run_label}: the score is {}, not a measurement: not compared",
+                    row.label(),
+                    row.mode,
+                    java_number(m.score)
+                ),
+            },
+            Some(m.score),
+        ));
+    }
+    Ok(Cell {
+        score,
+        error: m.error * scale,
+        samples: m.samples.scaled(scale),
+        change: None,
+        offered_load: m.offered_load,
+        noise_band: m
+            .noise_band
+            .unwrap_or(crate::stats::uncertainty::NOISE_BAND),
+        run_floor: m.run_floor.unwrap_or(0.0),
+        flags: m.flags.clone(),
+    })
+}
+
+/// Each row's cells judged against its first run's, where the first run has it.
+fn judge_rows(rows: &mut [Row], criteria: &Criteria) {
+    for row in rows {
+        // Split rather than cloned: a cell's samples can be millions of values.
+        let Some((Some(base), others)) = row.cells.split_first_mut() else {
+            continue;
+        };
+        for cell in others.iter_mut().flatten() {
+            cell.change = Some(judge(base, cell, row.higher_is_better, criteria));
+        }
     }
 }
 

@@ -255,9 +255,40 @@ fn headlines<'a>(c: &'a Comparison, curves: &[LoadCurve]) -> Vec<&'a Row> {
         .collect()
 }
 
-/// Renders the whole chart.
+/// Renders the whole chart: its panels chosen, the header's notes, the panels laid out
+/// within [`MAX_HEIGHT`], then drawn.
 pub fn render(c: &Comparison) -> String {
     let common = common_params(c);
+    let mut panels = panels(c, &common);
+    let notes = header_notes(c, &panels, &common);
+    let layout = Layout::fit(&mut panels, c.labels.len(), notes.len());
+    let mut out = String::new();
+    header(&mut out, c, &notes, &layout);
+    for (i, panel) in panels.iter().enumerate() {
+        let at = layout.at(i, &panel.title);
+        match &panel.kind {
+            Kind::Headline(row) => bar_panel(&mut out, c, row, &at, true),
+            Kind::Sweep(s) => sweep_panel(&mut out, c, s, &at),
+            Kind::Curve(k) => load_panel(&mut out, c, k, &at),
+            Kind::Bar(row) => bar_panel(&mut out, c, row, &at, false),
+        }
+    }
+    if layout.left_out > 0 {
+        let _ = writeln!(
+            out,
+            r##"<text x="{MARGIN}" y="{}" fill="#a00">{} more panels left out: the chart stops at {MAX_HEIGHT} px; the table has every row.</text>"##,
+            layout.height - MARGIN,
+            layout.left_out
+        );
+    }
+    out.push_str("</svg>\n");
+    out
+}
+
+/// Every panel in the order drawn: each family's headline, the thread sweeps, the load
+/// curves, then a bar panel for each row that none of those shows; titles without the
+/// params `common` to their family.
+fn panels<'a>(c: &'a Comparison, common: &[(String, Vec<(String, String)>)]) -> Vec<Panel<'a>> {
     let common_of = |benchmark: &str| -> &[(String, String)] {
         let f = super::answer::family(benchmark);
         common
@@ -333,10 +364,20 @@ pub fn render(c: &Comparison) -> String {
             kind: Kind::Bar(row),
         });
     }
-    let width = MARGIN + COLUMNS as f64 * (PANEL_W + MARGIN);
-    let chart_chars = ((width - 2.0 * MARGIN) / ADVANCE) as usize;
-    // The header: the legend, what the first row of panels is, and each family's params
-    // the titles leave out.
+    panels
+}
+
+/// The chart's width: its columns of panels and their margins.
+const WIDTH: f64 = MARGIN + COLUMNS as f64 * (PANEL_W + MARGIN);
+
+/// The header's notes, wrapped to the chart's width: what the red frames are (where a
+/// headline is drawn), and each family's params the titles leave out.
+fn header_notes(
+    c: &Comparison,
+    panels: &[Panel],
+    common: &[(String, Vec<(String, String)>)],
+) -> Vec<String> {
+    let chart_chars = ((WIDTH - 2.0 * MARGIN) / ADVANCE) as usize;
     let mut notes: Vec<String> = Vec::new();
     if panels.iter().any(|p| matches!(p.kind, Kind::Headline(_))) {
         notes.push(format!(
@@ -344,7 +385,7 @@ pub fn render(c: &Comparison) -> String {
             c.labels[0], c.labels[1]
         ));
     }
-    for (what, params) in &common {
+    for (what, params) in common {
         if !params.is_empty() {
             notes.push(format!(
                 "{what}: all panels {}",
@@ -352,33 +393,76 @@ pub fn render(c: &Comparison) -> String {
             ));
         }
     }
-    let notes: Vec<String> = notes
+    notes
         .iter()
         .flat_map(|n| super::answer::wrap(n, chart_chars))
-        .collect();
-    let title_count = panels
-        .iter()
-        .map(|p| p.title.len())
-        .max()
-        .unwrap_or(1)
-        .max(2);
-    let grid = Grid {
-        title_lines: title_count,
-    };
-    let legend_h = 24.0 + 18.0 * c.labels.len() as f64 + 15.0 * notes.len() as f64 + 4.0;
-    let cell_h = grid.panel_h() + MARGIN;
-    // What fits in MAX_HEIGHT, with a line for what was left out.
-    let room = ((MAX_HEIGHT - legend_h - MARGIN - 20.0) / cell_h)
-        .floor()
-        .max(1.0) as usize;
-    let left_out = panels.len().saturating_sub(room * COLUMNS);
-    panels.truncate(room * COLUMNS);
-    let rows = panels.len().div_ceil(COLUMNS);
-    let height = legend_h + rows as f64 * cell_h + MARGIN + if left_out > 0 { 20.0 } else { 0.0 };
-    let mut out = String::new();
+        .collect()
+}
+
+/// Where the header and the panels go: the chart's height, the header's, each panel's
+/// cell in a grid of [`COLUMNS`].
+struct Layout {
+    height: f64,
+    /// The header's height: the title, a line per run, the notes.
+    legend_h: f64,
+    grid: Grid,
+    /// A panel's height with the margin below it.
+    cell_h: f64,
+    /// How many panels did not fit within [`MAX_HEIGHT`].
+    left_out: usize,
+}
+
+impl Layout {
+    /// Lays `panels` out under the header of `runs` runs and `notes` lines, every
+    /// panel's title as tall as the tallest (two lines at least); those below
+    /// [`MAX_HEIGHT`] are left out.
+    fn fit(panels: &mut Vec<Panel>, runs: usize, notes: usize) -> Layout {
+        let title_count = panels
+            .iter()
+            .map(|p| p.title.len())
+            .max()
+            .unwrap_or(1)
+            .max(2);
+        let grid = Grid {
+            title_lines: title_count,
+        };
+        let legend_h = 24.0 + 18.0 * runs as f64 + 15.0 * notes as f64 + 4.0;
+        let cell_h = grid.panel_h() + MARGIN;
+        // What fits in MAX_HEIGHT, with a line for what was left out.
+        let room = ((MAX_HEIGHT - legend_h - MARGIN - 20.0) / cell_h)
+            .floor()
+            .max(1.0) as usize;
+        let left_out = panels.len().saturating_sub(room * COLUMNS);
+        panels.truncate(room * COLUMNS);
+        let rows = panels.len().div_ceil(COLUMNS);
+        let height =
+            legend_h + rows as f64 * cell_h + MARGIN + if left_out > 0 { 20.0 } else { 0.0 };
+        Layout {
+            height,
+            legend_h,
+            grid,
+            cell_h,
+            left_out,
+        }
+    }
+
+    /// Where the `i`th panel goes, titled `title`.
+    fn at<'a>(&'a self, i: usize, title: &'a [String]) -> At<'a> {
+        At {
+            x: MARGIN + (i % COLUMNS) as f64 * (PANEL_W + MARGIN),
+            y: self.legend_h + (i / COLUMNS) as f64 * self.cell_h,
+            grid: &self.grid,
+            title,
+        }
+    }
+}
+
+/// The chart's start and its header: the title, a swatch per run, the notes.
+fn header(out: &mut String, c: &Comparison, notes: &[String], layout: &Layout) {
+    let height = layout.height;
     let _ = writeln!(
         out,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="{FONT_SIZE}">"#
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" font-family="sans-serif" font-size="{FONT_SIZE}">"#
     );
     let _ = writeln!(out, r#"<rect width="100%" height="100%" fill="white"/>"#);
     let _ = writeln!(
@@ -405,31 +489,6 @@ pub fn render(c: &Comparison) -> String {
             escape(note)
         );
     }
-    for (i, panel) in panels.iter().enumerate() {
-        let x = MARGIN + (i % COLUMNS) as f64 * (PANEL_W + MARGIN);
-        let y = legend_h + (i / COLUMNS) as f64 * cell_h;
-        let at = At {
-            x,
-            y,
-            grid: &grid,
-            title: &panel.title,
-        };
-        match &panel.kind {
-            Kind::Headline(row) => bar_panel(&mut out, c, row, &at, true),
-            Kind::Sweep(s) => sweep_panel(&mut out, c, s, &at),
-            Kind::Curve(k) => load_panel(&mut out, c, k, &at),
-            Kind::Bar(row) => bar_panel(&mut out, c, row, &at, false),
-        }
-    }
-    if left_out > 0 {
-        let _ = writeln!(
-            out,
-            r##"<text x="{MARGIN}" y="{}" fill="#a00">{left_out} more panels left out: the chart stops at {MAX_HEIGHT} px; the table has every row.</text>"##,
-            height - MARGIN
-        );
-    }
-    out.push_str("</svg>\n");
-    out
 }
 
 /// The panels' shape, the same for every panel of a chart.

@@ -4,7 +4,6 @@
 //! its unit, and a baseline to pair its iterations with. The measured loop around these
 //! is in `runner`.
 
-use super::cli::CommonArgs;
 use crate::model::modes::Mode;
 pub use crate::model::params::label;
 pub use crate::model::settings::{Metric, Settings, TimeUnit};
@@ -12,49 +11,6 @@ use crate::stats::histogram::Histogram;
 use crate::system::cpu::CpuTime;
 use crate::util::error::Result;
 use std::time::Duration;
-
-// Here, not beside `Settings` in the model, since the flags are the harness's.
-impl Settings {
-    /// These defaults with every flag the person gave applied over them.
-    pub fn with_flags(mut self, flags: &CommonArgs) -> Settings {
-        if let Some(m) = flags.mode {
-            self.mode = m;
-        }
-        if let Some(n) = flags.warmup {
-            self.warmup_iterations = n;
-        }
-        if let Some(t) = flags.warmup_time {
-            self.warmup_time = t;
-        }
-        if let Some(n) = flags.iterations {
-            self.iterations = n;
-        }
-        if let Some(t) = flags.time {
-            self.time = t;
-        }
-        match flags.forks {
-            Some(n) => self.forks = n,
-            // An A/B row's pairs are its unit: at least as many as an interval over them
-            // needs, so that it follows the noise there is, not a band measured elsewhere.
-            None if flags.against.is_some() => {
-                let fewest = crate::stats::uncertainty::MIN_FORKS as u32;
-                self.max_forks = self.max_forks.max(fewest);
-                self.forks = self.forks.max(fewest);
-            }
-            None => {}
-        }
-        if let Some(p) = flags.precision {
-            self.precision = (p > 0.0).then_some(p);
-        }
-        if let Some(n) = flags.max_forks {
-            self.max_forks = n;
-        }
-        if let Some(t) = flags.timeout {
-            self.timeout = t;
-        }
-        self
-    }
-}
 
 /// The measured operation of a benchmark, set up and ready.
 pub trait Workload {
@@ -151,11 +107,11 @@ pub struct Benchmark {
     /// once, with no error.
     pub constants: Vec<Metric>,
     /// How long one invocation takes, where the binary can tell before measuring (a
-    /// single shot of a fixed batch); for the plan's estimate.
+    /// single shot of a fixed batch); for the plan's estimate. Where telling costs work,
+    /// [`Benchmark::estimate_invocation`] fills it later.
     pub invocation_estimate: Option<Duration>,
-    /// Works out [`Benchmark::invocation_estimate`] where that costs work (a job run and
-    /// timed): the harness calls it in the parent before the plan, never in a fork.
-    pub estimate_invocation: Option<EstimateInvocation>,
+    /// What works out `invocation_estimate` (see [`Benchmark::estimate_invocation`]).
+    lazy_estimate: Option<LazyEstimate>,
     /// Whether the answer quotes it: with `--precision`, forks are added to a headline
     /// row until its ± is within the target; the others run `--forks`.
     pub headline: bool,
@@ -163,7 +119,7 @@ pub struct Benchmark {
 }
 
 /// A lazy [`Benchmark::invocation_estimate`].
-pub type EstimateInvocation = Box<dyn FnOnce() -> Result<Duration>>;
+type LazyEstimate = Box<dyn FnOnce() -> Result<Duration>>;
 
 impl Benchmark {
     pub fn new(name: impl Into<String>, setup: Setup) -> Benchmark {
@@ -181,16 +137,28 @@ impl Benchmark {
             paired: None,
             constants: Vec::new(),
             invocation_estimate: None,
-            estimate_invocation: None,
+            lazy_estimate: None,
             headline: true,
             setup,
         }
     }
 
-    /// Fills [`Benchmark::invocation_estimate`] from [`Benchmark::estimate_invocation`],
-    /// once.
+    /// Has `estimate` work out [`Benchmark::invocation_estimate`] where that costs work
+    /// (a job run and timed): the harness calls it in the parent before the plan, never
+    /// in a fork.
+    pub fn estimate_invocation(&mut self, estimate: impl FnOnce() -> Result<Duration> + 'static) {
+        self.lazy_estimate = Some(Box::new(estimate));
+    }
+
+    /// Whether [`Benchmark::invocation_estimate`] is still to be worked out.
+    pub fn estimate_pending(&self) -> bool {
+        self.lazy_estimate.is_some()
+    }
+
+    /// Fills [`Benchmark::invocation_estimate`] as [`Benchmark::estimate_invocation`]
+    /// said, once.
     pub(crate) fn resolve_estimate(&mut self) -> Result<()> {
-        if let Some(estimate) = self.estimate_invocation.take() {
+        if let Some(estimate) = self.lazy_estimate.take() {
             self.invocation_estimate = Some(estimate()?);
         }
         Ok(())
@@ -241,42 +209,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn flags_override_profile() {
-        let flags = CommonArgs {
-            iterations: Some(7),
-            mode: Some(Mode::Sample),
-            ..Default::default()
-        };
-        let s = Settings::quick().with_flags(&flags);
-        assert_eq!((s.iterations, s.mode, s.forks), (7, Mode::Sample, 1));
+    fn a_label_names_the_params() {
         assert_eq!(label("bb.x", &[("a".into(), "1".into())]), "bb.x (a=1)");
-        // --against: the quick profile's one fork becomes three pairs, unless --forks says.
-        let against = CommonArgs {
-            against: Some("./old".into()),
-            ..Default::default()
-        };
-        assert_eq!(Settings::quick().with_flags(&against).forks, 3);
-        assert_eq!(Settings::full().with_flags(&against).forks, 5);
-        let one = CommonArgs {
-            forks: Some(1),
-            ..against
-        };
-        assert_eq!(Settings::quick().with_flags(&one).forks, 1);
     }
 
     #[test]
     fn a_lazy_estimate_is_worked_out_once() {
         let mut b = Benchmark::new("bb.x", Box::new(|| unreachable!("nothing runs")));
-        b.estimate_invocation = Some(Box::new(|| Ok(Duration::from_millis(7))));
+        b.estimate_invocation(|| Ok(Duration::from_millis(7)));
+        assert!(b.estimate_pending());
         b.resolve_estimate().unwrap();
         assert_eq!(b.invocation_estimate, Some(Duration::from_millis(7)));
-        assert!(b.estimate_invocation.is_none());
+        assert!(!b.estimate_pending());
         b.invocation_estimate = Some(Duration::from_millis(1));
         b.resolve_estimate().unwrap();
         assert_eq!(b.invocation_estimate, Some(Duration::from_millis(1)));
-        b.estimate_invocation = Some(Box::new(|| {
-            Err(crate::util::error::Error::failed("timing a job"))
-        }));
+        b.estimate_invocation(|| Err(crate::util::error::Error::failed("timing a job")));
         assert!(b.resolve_estimate().is_err());
     }
 }

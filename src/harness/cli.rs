@@ -6,6 +6,7 @@
 
 pub use super::checks::{check_at_most, check_fits_in_memory, check_positive};
 pub use crate::model::modes::{parse_format, parse_mode, Format, Mode, Profile};
+use crate::model::settings::{Settings, SettingsFlags};
 pub use crate::system::cooldown::Cooldown;
 pub use crate::system::governor::parse_governor;
 pub use crate::system::topology::{parse_cluster, Cluster, ClusterChoice};
@@ -63,6 +64,46 @@ pub struct CommonArgs {
     pub monitor: Duration,
     /// `--counters`: cycles and instructions per operation from the PMU.
     pub counters: bool,
+}
+
+impl SettingsFlags for CommonArgs {
+    fn apply(&self, settings: &mut Settings) {
+        if let Some(m) = self.mode {
+            settings.mode = m;
+        }
+        if let Some(n) = self.warmup {
+            settings.warmup_iterations = n;
+        }
+        if let Some(t) = self.warmup_time {
+            settings.warmup_time = t;
+        }
+        if let Some(n) = self.iterations {
+            settings.iterations = n;
+        }
+        if let Some(t) = self.time {
+            settings.time = t;
+        }
+        match self.forks {
+            Some(n) => settings.forks = n,
+            // An A/B row's pairs are its unit: at least as many as an interval over them
+            // needs, so that it follows the noise there is, not a band measured elsewhere.
+            None if self.against.is_some() => {
+                let fewest = crate::stats::uncertainty::MIN_FORKS as u32;
+                settings.max_forks = settings.max_forks.max(fewest);
+                settings.forks = settings.forks.max(fewest);
+            }
+            None => {}
+        }
+        if let Some(p) = self.precision {
+            settings.precision = (p > 0.0).then_some(p);
+        }
+        if let Some(n) = self.max_forks {
+            settings.max_forks = n;
+        }
+        if let Some(t) = self.timeout {
+            settings.timeout = t;
+        }
+    }
 }
 
 /// Implemented by every binary's argument struct through [`bench_args!`](crate::bench_args).
@@ -440,6 +481,29 @@ mod tests {
             #[argh(option, from_str_fn(crate::harness::cli::parse_usize_list))]
             pub threads: Option<Vec<usize>>,
         }
+    }
+
+    #[test]
+    fn flags_override_profile() {
+        let flags = CommonArgs {
+            iterations: Some(7),
+            mode: Some(Mode::Sample),
+            ..Default::default()
+        };
+        let s = Settings::quick().with_flags(&flags);
+        assert_eq!((s.iterations, s.mode, s.forks), (7, Mode::Sample, 1));
+        // --against: the quick profile's one fork becomes three pairs, unless --forks says.
+        let against = CommonArgs {
+            against: Some("./old".into()),
+            ..Default::default()
+        };
+        assert_eq!(Settings::quick().with_flags(&against).forks, 3);
+        assert_eq!(Settings::full().with_flags(&against).forks, 5);
+        let one = CommonArgs {
+            forks: Some(1),
+            ..against
+        };
+        assert_eq!(Settings::quick().with_flags(&one).forks, 1);
     }
 
     #[test]

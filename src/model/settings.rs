@@ -43,7 +43,20 @@ impl Settings {
     }
 }
 
+/// A person's flags, as they set a profile's settings. The harness's common flags
+/// implement it: the flags and their meaning are the harness's, the settings the model's.
+pub trait SettingsFlags {
+    /// Sets over `settings` what the flags give.
+    fn apply(&self, settings: &mut Settings);
+}
+
 impl Settings {
+    /// These defaults with every flag the person gave applied over them.
+    pub fn with_flags(mut self, flags: &impl SettingsFlags) -> Settings {
+        flags.apply(&mut self);
+        self
+    }
+
     /// The quick profile: the whole binary in well under a minute on a board.
     pub fn quick() -> Settings {
         Settings {

@@ -12,6 +12,12 @@ pub(crate) fn seconds(d: Duration) -> String {
 
 /// A socket whose every read and write must end by one deadline, the request's, however
 /// the server paces its bytes (a silent server, a body dripped a byte at a time).
+///
+/// Not bb-rpc's `DeadlineReader` (`rpc::deadline`), which does the same for reads alone:
+/// this one bounds writes too, always has a deadline, and sets the socket's timeout to
+/// what is left before every read and write, a system call each that a request over the
+/// network does not notice. bb-rpc's measured calls would pay that system call per call,
+/// so its reader changes the timeout only as a deadline nears.
 pub(crate) struct Deadlined {
     stream: TcpStream,
     deadline: Instant,

@@ -12,21 +12,6 @@ use crate::wire;
 use std::io::{BufReader, Write};
 use std::time::Instant;
 
-impl ClientConfig {
-    /// Connects a blocking stub.
-    pub fn connect(&self) -> Result<SyncClient> {
-        let (writer, reader) = self.open()?;
-        Ok(SyncClient {
-            config: self.clone(),
-            writer,
-            reader,
-            out: Vec::new(),
-            payload: Vec::new(),
-            next_id: 1,
-        })
-    }
-}
-
 /// A blocking stub: one call in flight.
 pub struct SyncClient {
     config: ClientConfig,
@@ -38,6 +23,19 @@ pub struct SyncClient {
 }
 
 impl SyncClient {
+    /// Connects a blocking stub as `config` says.
+    pub fn connect(config: &ClientConfig) -> Result<SyncClient> {
+        let (writer, reader) = config.open()?;
+        Ok(SyncClient {
+            config: config.clone(),
+            writer,
+            reader,
+            out: Vec::new(),
+            payload: Vec::new(),
+            next_id: 1,
+        })
+    }
+
     /// Makes one call and returns its reply.
     pub fn call(&mut self, call: &Call) -> Result<Reply<'_>> {
         let id = self.next_id;

@@ -8,6 +8,12 @@ use std::io::{self, Read};
 use std::time::{Duration, Instant};
 
 /// A stream whose reads, while a deadline is set, fail with `TimedOut` once it passes.
+///
+/// Not `net::deadline::Deadlined` (HTTP's: reads and writes, a deadline always set, the
+/// socket's timeout set before each): a call's deadline is set at its send and cleared
+/// between calls, only reads wait on it (Unix sockets too), and the socket's timeout is
+/// changed only within [`SLACK`] of the deadline, as a system call per read would cost
+/// every measured call.
 pub(crate) struct DeadlineReader {
     stream: SocketStream,
     deadline: Option<Instant>,

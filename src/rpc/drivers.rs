@@ -31,19 +31,19 @@ pub(crate) fn connect(
     if let Some(rate) = plan.rate {
         let recorder = Arc::new(Recorder::default());
         let times = recorder.clone() as Arc<dyn ReplyTimes>;
-        let pipeline = config.timed_pipeline(requests.clone(), Some(times))?;
+        let pipeline = Pipeline::timed(config, requests.clone(), Some(times))?;
         let open = OpenLoop::new(pipeline, plan.depth, rate, recorder.clone());
         return Ok((Box::new(open), Some(recorder)));
     }
     let driver: Box<dyn Driver> = match plan.style {
-        Style::Sync => Box::new(SyncDriver(config.connect()?, requests.clone())),
+        Style::Sync => Box::new(SyncDriver(SyncClient::connect(config)?, requests.clone())),
         Style::Async => Box::new(AsyncDriver(
-            config.pipeline(requests.clone())?,
+            Pipeline::connect(config, requests.clone())?,
             requests.clone(),
             plan.depth,
         )),
         Style::Future => Box::new(FutureDriver(
-            config.future_pipeline(requests.clone(), plan.depth)?,
+            Pipeline::for_futures(config, requests.clone(), plan.depth)?,
             requests.clone(),
             plan.depth,
         )),

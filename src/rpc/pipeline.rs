@@ -118,37 +118,36 @@ pub(crate) struct Handle {
     sent: Instant,
 }
 
-impl ClientConfig {
-    /// Connects a pipeline whose replies are checked by `requests`.
-    pub(crate) fn pipeline(&self, requests: Arc<Requests>) -> Result<Pipeline> {
-        self.timed_pipeline(requests, None)
+impl Pipeline {
+    /// Connects a pipeline as `config` says, its replies checked by `requests`.
+    pub(crate) fn connect(config: &ClientConfig, requests: Arc<Requests>) -> Result<Pipeline> {
+        Pipeline::timed(config, requests, None)
     }
 
-    /// Connects a pipeline whose replies are checked by `requests` and, with `times`,
-    /// timed as they come in.
-    pub(crate) fn timed_pipeline(
-        &self,
+    /// Connects a pipeline as `config` says, its replies checked by `requests` and, with
+    /// `times`, timed as they come in.
+    pub(crate) fn timed(
+        config: &ClientConfig,
         requests: Arc<Requests>,
         times: Option<Arc<dyn ReplyTimes>>,
     ) -> Result<Pipeline> {
-        let (writer, reader) = self.open()?;
-        Pipeline::start(self, writer, reader, requests, times, false)
+        let (writer, reader) = config.open()?;
+        Pipeline::start(config, writer, reader, requests, times, false)
     }
 
-    /// Connects a pipeline for futures, up to `depth` in flight: the caller reads the
-    /// replies as it waits where they fit the sockets' buffers, else a reader thread.
-    pub(crate) fn future_pipeline(
-        &self,
+    /// Connects a pipeline for futures as `config` says, up to `depth` in flight: the
+    /// caller reads the replies as it waits where they fit the sockets' buffers, else a
+    /// reader thread.
+    pub(crate) fn for_futures(
+        config: &ClientConfig,
         requests: Arc<Requests>,
         depth: usize,
     ) -> Result<Pipeline> {
-        let (writer, reader) = self.open()?;
+        let (writer, reader) = config.open()?;
         let caller_reads = Refill::fits(&requests, depth);
-        Pipeline::start(self, writer, reader, requests, None, caller_reads)
+        Pipeline::start(config, writer, reader, requests, None, caller_reads)
     }
-}
 
-impl Pipeline {
     /// Starts the pipeline of a connection opened by `config` (hellos exchanged):
     /// `writer` to send on, `reader` to read replies from, checked by `requests` and,
     /// with `times`, timed as they come in; read by a thread of its own, or with
@@ -844,11 +843,9 @@ mod tests {
         let (config, _dir) = server(timeout, answer);
         let requests = Arc::new(Requests::echo(size, 7));
         match future {
-            true => config
-                .future_pipeline(requests.clone(), depth)
+            true => Pipeline::for_futures(&config, requests.clone(), depth)
                 .and_then(|mut p| p.calls_future(&requests, n, depth)),
-            false => config
-                .pipeline(requests.clone())
+            false => Pipeline::connect(&config, requests.clone())
                 .and_then(|mut p| p.calls_async(&requests, n, depth)),
         }
     }
@@ -926,11 +923,9 @@ mod tests {
             });
             config.codec = Codec::Msgpack;
             match future {
-                true => config
-                    .future_pipeline(requests.clone(), 16)
+                true => Pipeline::for_futures(&config, requests.clone(), 16)
                     .and_then(|mut p| p.calls_future(&requests, 300, 16)),
-                false => config
-                    .pipeline(requests.clone())
+                false => Pipeline::connect(&config, requests.clone())
                     .and_then(|mut p| p.calls_async(&requests, 300, 16)),
             }
             .unwrap();

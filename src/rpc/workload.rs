@@ -67,7 +67,11 @@ impl RpcWorkload {
             drivers.push(driver);
             recorders.extend(recorder);
         }
-        let mut control = if floor { None } else { Some(config.connect()?) };
+        let mut control = if floor {
+            None
+        } else {
+            Some(SyncClient::connect(&config)?)
+        };
         let baseline = control.as_mut().map(|c| c.stats()).transpose()?;
         Ok(RpcWorkload {
             fanout: Some(Fanout::new(drivers)?),
@@ -95,7 +99,7 @@ impl RpcWorkload {
             Ok(stats) => Ok(Some(stats)),
             Err(first) => {
                 self.control = None;
-                let again = self.config.connect().and_then(|mut c| {
+                let again = SyncClient::connect(&self.config).and_then(|mut c| {
                     let stats = c.stats()?;
                     Ok((c, stats))
                 });

@@ -34,9 +34,9 @@ pub const DEFAULT_REGION: &str = "us-east-1";
 
 /// Everything a signed S3 request needs besides the bucket.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Settings {
+pub struct S3Settings {
     /// `None` with `--no-sign`: requests go out unsigned (public buckets). With
-    /// [`Settings::assume_role`], the keys that sign the AssumeRole call.
+    /// [`S3Settings::assume_role`], the keys that sign the AssumeRole call.
     pub credentials: Option<Credentials>,
     /// Where the credentials came from, for the header line on stderr.
     pub origin: String,
@@ -52,7 +52,7 @@ pub struct Settings {
     /// `AWS_CA_BUNDLE` or the profile's `ca_bundle`: the file, and where it was named.
     pub ca_bundle: Option<(PathBuf, String)>,
     pub retry: Retry,
-    /// A role to assume with [`Settings::credentials`] before anything else is sent.
+    /// A role to assume with [`S3Settings::credentials`] before anything else is sent.
     pub assume_role: Option<AssumeRole>,
     /// What was resolved differently from what a reader may expect (a setting the CLI
     /// ignores too), for lines on stderr.
@@ -130,20 +130,20 @@ pub struct AssumeRole {
     pub endpoint: Option<Endpoint>,
 }
 
-impl Settings {
+impl S3Settings {
     /// From this process's environment and home directory.
-    pub fn from_env(no_sign: bool) -> Result<Settings> {
+    pub fn from_env(no_sign: bool) -> Result<S3Settings> {
         resolve(&|name| std::env::var(name).ok(), no_sign)
     }
 
-    /// Settings for a custom endpoint with these keys (tests, and callers that know
+    /// The settings for a custom endpoint with these keys (tests, and callers that know
     /// everything already).
     pub fn with(
         credentials: Option<Credentials>,
         region: &str,
         endpoint: Option<Endpoint>,
-    ) -> Settings {
-        Settings {
+    ) -> S3Settings {
+        S3Settings {
             credentials,
             origin: "given".into(),
             region: region.to_string(),
@@ -228,6 +228,16 @@ impl File {
         self.sections.iter().rev().find(|s| s.name == name)
     }
 
+    /// A profile's section of the config file: `[profile NAME]`, or `[default]` for
+    /// `default`.
+    fn profile_section(&self, name: &str) -> Option<&Section> {
+        self.section(&format!("profile {name}")).or_else(|| {
+            (name == "default")
+                .then(|| self.section("default"))
+                .flatten()
+        })
+    }
+
     /// A value of `section`, if both are there.
     fn value<'a>(&self, section: Option<&'a Section>, key: &str) -> Option<&'a str> {
         self.entry(section, key).map(|e| e.value.as_str())
@@ -287,21 +297,101 @@ fn boolean(v: &str) -> Option<bool> {
 /// Resolves the settings with `env` for environment variables (a test passes its own).
 /// The credentials file is read only when the keys may come from it: not with
 /// `--no-sign`, nor with the keys in the environment. A `credential_process` is run here.
-pub fn resolve(env: &dyn Fn(&str) -> Option<String>, no_sign: bool) -> Result<Settings> {
+pub fn resolve(env: &dyn Fn(&str) -> Option<String>, no_sign: bool) -> Result<S3Settings> {
     let var = |name: &str| checked_var(env, name);
     let home = var("HOME")?.map(PathBuf::from);
+    let mut notes: Vec<String> = Vec::new();
+    let files = profile_files(env, home.as_deref(), no_sign, &mut notes)?;
+    let (cred, conf) = files.profiles();
+    let (credentials, origin, assume_role) = match no_sign {
+        true => (
+            None,
+            "none (--no-sign: requests are not signed)".to_string(),
+            None,
+        ),
+        false => {
+            let found = keys(env, &cred, &conf, 0)?;
+            let origin = match found.credentials.session_token {
+                Some(_) => format!("{}, with a session token", found.origin),
+                None => found.origin,
+            };
+            (Some(found.credentials), origin, found.assume_role)
+        }
+    };
+    let (region, region_origin) = region(env, &conf)?;
+    let (s3_endpoint, endpoint_origin) = endpoint(&var, &conf, &mut notes, "s3")?;
+    let assume_role = match assume_role {
+        Some(mut role) => {
+            role.endpoint = endpoint(&var, &conf, &mut Vec::new(), "sts")?.0;
+            Some(role)
+        }
+        None => None,
+    };
+    let addressing = addressing(&conf)?;
+    let ca_bundle = ca_bundle(&var, &conf, home.as_deref())?;
+    let retry = retry(&var, &conf)?;
+    Ok(S3Settings {
+        credentials,
+        origin,
+        region,
+        region_origin,
+        endpoint: s3_endpoint,
+        endpoint_origin,
+        addressing,
+        ca_bundle,
+        retry,
+        assume_role,
+        notes,
+    })
+}
+
+/// The profile the settings come from and the two files it is read from.
+struct Files {
+    profile: String,
+    conf: File,
+    /// Read only where the keys may come from it (see [`profile_files`]); else empty.
+    cred: File,
+}
+
+impl Files {
+    /// The profile in the credentials file and in the config file.
+    fn profiles(&self) -> (Profile<'_>, Profile<'_>) {
+        let cred = Profile {
+            name: &self.profile,
+            file: &self.cred,
+            section: self.cred.section(&self.profile),
+        };
+        let conf = Profile {
+            name: &self.profile,
+            file: &self.conf,
+            section: self.conf.profile_section(&self.profile),
+        };
+        (cred, conf)
+    }
+}
+
+/// Which profile (`AWS_DEFAULT_PROFILE`, `AWS_PROFILE`, else `default`) and the files it
+/// is read from: the config file, and the credentials file where the keys may come from
+/// it or to look for a profile the config file does not have. Notes say which variable
+/// won and which file is missing; a profile a variable names that neither file has is an
+/// error.
+fn profile_files(
+    env: &dyn Fn(&str) -> Option<String>,
+    home: Option<&Path>,
+    no_sign: bool,
+    notes: &mut Vec<String>,
+) -> Result<Files> {
+    let var = |name: &str| checked_var(env, name);
     // The default files may be missing, and without a home directory there are none.
     let load = |override_var: &str, default: &str| match var(override_var)? {
-        Some(p) => File::load(expand_home(&p, home.as_deref()), Some(override_var)),
-        None => match &home {
+        Some(p) => File::load(expand_home(&p, home), Some(override_var)),
+        None => match home {
             Some(dir) => File::load(dir.join(".aws").join(default), None),
             None => Ok(File::none(PathBuf::from(format!("~/.aws/{default}")))),
         },
     };
     let env_keys = var("AWS_ACCESS_KEY_ID")?.is_some() || var("AWS_SECRET_ACCESS_KEY")?.is_some();
-    let conf_file = load("AWS_CONFIG_FILE", "config")?;
-    let mut notes: Vec<String> = Vec::new();
-
+    let conf = load("AWS_CONFIG_FILE", "config")?;
     let named = first_set(
         env,
         &["AWS_DEFAULT_PROFILE", "AWS_PROFILE"],
@@ -317,115 +407,75 @@ pub fn resolve(env: &dyn Fn(&str) -> Option<String>, no_sign: bool) -> Result<Se
     let profile = named
         .as_ref()
         .map_or_else(|| "default".to_string(), |(_, p)| p.clone());
-    let conf_section = conf_file
-        .section(&format!("profile {profile}"))
-        .or_else(|| {
-            (profile == "default")
-                .then(|| conf_file.section("default"))
-                .flatten()
-        });
-    // The credentials file when the keys may come from it, or to look for a profile
-    // named that the config file does not have.
-    let cred_file = match (!no_sign && !env_keys) || (named.is_some() && conf_section.is_none()) {
+    let in_conf = conf.profile_section(&profile).is_some();
+    let cred = match (!no_sign && !env_keys) || (named.is_some() && !in_conf) {
         true => load("AWS_SHARED_CREDENTIALS_FILE", "credentials")?,
         false => File::none(PathBuf::new()),
     };
     notes.extend(
-        [&conf_file, &cred_file]
+        [&conf, &cred]
             .iter()
             .filter_map(|f| f.missing.as_ref())
             .map(|name| format!("{name} does not exist: read as empty, as the AWS CLI does")),
     );
-    let cred_section = cred_file.section(&profile);
-    if let (Some((var_name, _)), None, None) = (&named, cred_section, conf_section) {
+    if let (Some((var_name, _)), None, false) = (&named, cred.section(&profile), in_conf) {
         return Err(Error::usage(format!(
             "{var_name} names profile '{profile}', which is in neither {} nor {}",
-            cred_file.path.display(),
-            conf_file.path.display()
+            cred.path.display(),
+            conf.path.display()
         )));
     }
-    let conf = Profile {
-        name: &profile,
-        file: &conf_file,
-        section: conf_section,
-    };
-    let cred = Profile {
-        name: &profile,
-        file: &cred_file,
-        section: cred_section,
-    };
+    Ok(Files {
+        profile,
+        conf,
+        cred,
+    })
+}
 
-    let (credentials, origin, assume_role) = if no_sign {
-        (
-            None,
-            "none (--no-sign: requests are not signed)".to_string(),
-            None,
-        )
-    } else {
-        let found = keys(&var, env, &cred, &conf, 0)?;
-        let origin = match found.credentials.session_token {
-            Some(_) => format!("{}, with a session token", found.origin),
-            None => found.origin,
-        };
-        (Some(found.credentials), origin, found.assume_role)
-    };
-
+/// The region and where it came from: `AWS_REGION`, `AWS_DEFAULT_REGION`, the profile's
+/// `region`, else [`DEFAULT_REGION`].
+fn region(env: &dyn Fn(&str) -> Option<String>, conf: &Profile) -> Result<(String, String)> {
     let region = first_set(
         env,
         &["AWS_REGION", "AWS_DEFAULT_REGION"],
         "the AWS CLI v2 takes that as region '' and fails",
     )?;
-    let (region, region_origin) = match region {
+    Ok(match region {
         Some((name, r)) => (r, name.to_string()),
-        None => match conf_file.value(conf_section, "region") {
-            Some(r) => (r.to_string(), conf.describe()),
+        None => match conf.entry("region") {
+            Some(e) => (e.value.clone(), conf.describe()),
             None => (DEFAULT_REGION.to_string(), "the default".to_string()),
         },
-    };
+    })
+}
 
-    let (s3_endpoint, endpoint_origin) = endpoint(&var, &conf, &mut notes, "s3")?;
-    let assume_role = match assume_role {
-        Some(mut role) => {
-            role.endpoint = endpoint(&var, &conf, &mut Vec::new(), "sts")?.0;
-            Some(role)
-        }
-        None => None,
-    };
-    let nested = |key: &str| {
-        conf_section
-            .and_then(|s| s.get("s3"))
-            .and_then(|e| e.nested(key))
-            .filter(|e| !e.value.is_empty())
-    };
-    let addressing = match nested("addressing_style") {
-        Some(e) => Addressing::parse(&e.value).map_err(|m| conf_file.error(e.line, m))?,
-        None => None,
-    };
-    let ca_bundle = match var("AWS_CA_BUNDLE")? {
-        Some(p) => Some((
-            expand_home(&p, home.as_deref()),
-            "AWS_CA_BUNDLE".to_string(),
-        )),
-        None => conf_file.entry(conf_section, "ca_bundle").map(|e| {
+/// The profile's `addressing_style` under its `s3 =`; None lets the endpoint decide.
+fn addressing(conf: &Profile) -> Result<Option<Addressing>> {
+    let nested = conf
+        .section
+        .and_then(|s| s.get("s3"))
+        .and_then(|e| e.nested("addressing_style"))
+        .filter(|e| !e.value.is_empty());
+    match nested {
+        Some(e) => Addressing::parse(&e.value).map_err(|m| conf.file.error(e.line, m)),
+        None => Ok(None),
+    }
+}
+
+/// The CA bundle and where it was named: `AWS_CA_BUNDLE`, else the profile's `ca_bundle`.
+fn ca_bundle(
+    var: &dyn Fn(&str) -> Result<Option<String>>,
+    conf: &Profile,
+    home: Option<&Path>,
+) -> Result<Option<(PathBuf, String)>> {
+    Ok(match var("AWS_CA_BUNDLE")? {
+        Some(p) => Some((expand_home(&p, home), "AWS_CA_BUNDLE".to_string())),
+        None => conf.entry("ca_bundle").map(|e| {
             (
-                expand_home(&e.value, home.as_deref()),
+                expand_home(&e.value, home),
                 format!("ca_bundle of {} (line {})", conf.describe(), e.line),
             )
         }),
-    };
-    let retry = retry(&var, &conf)?;
-    Ok(Settings {
-        credentials,
-        origin,
-        region,
-        region_origin,
-        endpoint: s3_endpoint,
-        endpoint_origin,
-        addressing,
-        ca_bundle,
-        retry,
-        assume_role,
-        notes,
     })
 }
 
@@ -621,20 +671,19 @@ const MAX_CHAIN: usize = 4;
 /// else the profile's `credential_process`, else the config file; `depth` is how many
 /// `source_profile` links led here (the environment is not read below the top).
 fn keys(
-    var: &dyn Fn(&str) -> Result<Option<String>>,
     env: &dyn Fn(&str) -> Option<String>,
     cred: &Profile,
     conf: &Profile,
     depth: usize,
 ) -> Result<Found> {
     if depth == 0 {
-        if let Some(found) = env_keys(var)? {
+        if let Some(found) = env_keys(&|var| checked_var(env, var))? {
             return Ok(found);
         }
     }
     let either = |key: &str| merged(cred, conf, key);
     if let (Some((p, role)), None) = (either("role_arn"), either("web_identity_token_file")) {
-        return assume_role(var, env, cred, conf, depth, p, role);
+        return assume_role(env, cred, conf, depth, p, role);
     }
     if let Some(found) = file_keys(cred)? {
         return Ok(found);
@@ -740,9 +789,7 @@ fn file_keys(p: &Profile) -> Result<Option<Found>> {
 /// The role a profile names with `role_arn`, and the keys that assume it: its
 /// `source_profile`'s (resolved as a profile is, static keys, a process or another role)
 /// or, with `credential_source = Environment`, the environment's.
-#[allow(clippy::too_many_arguments)]
 fn assume_role(
-    var: &dyn Fn(&str) -> Result<Option<String>>,
     env: &dyn Fn(&str) -> Option<String>,
     cred: &Profile,
     conf: &Profile,
@@ -752,6 +799,50 @@ fn assume_role(
 ) -> Result<Found> {
     let either = |key: &str| merged(cred, conf, key);
     let name = cred.name;
+    let role_to_assume = role_to_assume(cred, conf, at, role)?;
+    let source = either("source_profile");
+    let credential_source = either("credential_source");
+    let source_keys = match (source, credential_source) {
+        (Some(_), Some((p, e))) => {
+            return Err(p.file.error(
+                e.line,
+                format!("profile '{name}' has both source_profile and credential_source (the AWS CLI refuses this too)"),
+            ))
+        }
+        (None, Some((p, e))) => credential_source_keys(env, name, p, e)?,
+        (Some((p, e)), None) => source_profile_keys(env, cred, conf, depth, (p, e))?,
+        (None, None) => {
+            return Err(at.file.error(
+                role.line,
+                format!("profile '{name}' has role_arn but neither source_profile nor credential_source"),
+            ))
+        }
+    };
+    Ok(Found {
+        credentials: source_keys.credentials,
+        origin: format!(
+            "role {} assumed with {}'s keys (from {})",
+            printable(&role_to_assume.role_arn),
+            match (source, credential_source) {
+                (Some((_, e)), _) => format!("profile '{}'", e.value),
+                _ => "the environment".to_string(),
+            },
+            source_keys.origin
+        ),
+        assume_role: Some(role_to_assume),
+    })
+}
+
+/// The AssumeRole call for `role` (named by `at`): its session name (the profile's
+/// `role_session_name`, checked by STS's rule, else botocore's), `external_id` and
+/// `duration_seconds` (within STS's bounds).
+fn role_to_assume(
+    cred: &Profile,
+    conf: &Profile,
+    at: &Profile,
+    role: &Entry,
+) -> Result<AssumeRole> {
+    let either = |key: &str| merged(cred, conf, key);
     let value = |key: &str| either(key).map(|(_, e)| e.value.clone());
     let session_name = value("role_session_name").unwrap_or_else(|| {
         let secs = SystemTime::now()
@@ -793,96 +884,96 @@ fn assume_role(
             "role_session_name may hold only letters, digits and =,.@-_ (STS's rule)",
         ));
     }
-    let source = either("source_profile");
-    let credential_source = either("credential_source");
-    let source_keys = match (source, credential_source) {
-        (Some(_), Some((p, e))) => {
-            return Err(p.file.error(
+    Ok(role_to_assume)
+}
+
+/// The keys `credential_source` (the entry `e` of profile `name`, in `p`) names: only
+/// `Environment`'s, and those must be set.
+fn credential_source_keys(
+    env: &dyn Fn(&str) -> Option<String>,
+    name: &str,
+    p: &Profile,
+    e: &Entry,
+) -> Result<Found> {
+    match e.value.as_str() {
+        "Environment" => env_keys(&|var| checked_var(env, var))?.ok_or_else(|| {
+            p.file.error(
                 e.line,
-                format!("profile '{name}' has both source_profile and credential_source (the AWS CLI refuses this too)"),
-            ))
-        }
-        (None, Some((p, e))) => match e.value.as_str() {
-            "Environment" => env_keys(var)?.ok_or_else(|| {
-                p.file.error(
-                    e.line,
-                    "credential_source = Environment, but AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set",
-                )
-            })?,
-            other => {
+                "credential_source = Environment, but AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set",
+            )
+        }),
+        other => Err(p.file.error(
+            e.line,
+            format!(
+                "credential_source = {} is not supported by bb-seek (only Environment is); \
+                 export the keys with the AWS CLI v2 (v1 has no export-credentials): \
+                 eval \"$(aws configure export-credentials --profile {name} --format env)\"",
+                printable(other)
+            ),
+        )),
+    }
+}
+
+/// The keys of the profile that `source_profile` (the entry `e`, in `p`) names, for the
+/// role of the profile `cred` and `conf` hold, `depth` links down: its static keys, else
+/// its keys as a profile's are found; a role of its own is refused (one role, not a
+/// chain).
+fn source_profile_keys(
+    env: &dyn Fn(&str) -> Option<String>,
+    cred: &Profile,
+    conf: &Profile,
+    depth: usize,
+    (p, e): (&Profile, &Entry),
+) -> Result<Found> {
+    let name = cred.name;
+    if depth + 1 > MAX_CHAIN {
+        return Err(p.file.error(
+            e.line,
+            format!("source_profile chains more than {MAX_CHAIN} profiles deep (a cycle?)"),
+        ));
+    }
+    let source = e.value.as_str();
+    let conf_section = conf.file.profile_section(source);
+    let cred_section = cred.file.section(source);
+    if conf_section.is_none() && cred_section.is_none() {
+        return Err(p.file.error(
+            e.line,
+            format!(
+                "source_profile = {} names a profile that is in neither file",
+                printable(source)
+            ),
+        ));
+    }
+    let sc = Profile {
+        name: source,
+        file: cred.file,
+        section: cred_section,
+    };
+    let sf = Profile {
+        name: source,
+        file: conf.file,
+        section: conf_section,
+    };
+    // A source profile's own role_arn is followed only if it has no keys of its
+    // own (botocore's rule: static keys end the chain).
+    match file_keys(&sc)?.or(file_keys(&sf)?) {
+        Some(found) => Ok(found),
+        None => {
+            let found = keys(env, &sc, &sf, depth + 1)?;
+            if found.assume_role.is_some() {
                 return Err(p.file.error(
                     e.line,
                     format!(
-                        "credential_source = {} is not supported by bb-seek (only Environment is); \
+                        "source_profile = {} assumes a role itself; bb-seek assumes one role, not a chain: \
                          export the keys with the AWS CLI v2 (v1 has no export-credentials): \
                          eval \"$(aws configure export-credentials --profile {name} --format env)\"",
-                        printable(other)
+                        printable(source)
                     ),
-                ))
-            }
-        },
-        (Some((p, e)), None) => {
-            if depth + 1 > MAX_CHAIN {
-                return Err(p.file.error(
-                    e.line,
-                    format!("source_profile chains more than {MAX_CHAIN} profiles deep (a cycle?)"),
                 ));
             }
-            let source = e.value.as_str();
-            let conf_section = conf
-                .file
-                .section(&format!("profile {source}"))
-                .or_else(|| (source == "default").then(|| conf.file.section("default")).flatten());
-            let cred_section = cred.file.section(source);
-            if conf_section.is_none() && cred_section.is_none() {
-                return Err(p.file.error(
-                    e.line,
-                    format!("source_profile = {} names a profile that is in neither file", printable(source)),
-                ));
-            }
-            let sc = Profile { name: source, file: cred.file, section: cred_section };
-            let sf = Profile { name: source, file: conf.file, section: conf_section };
-            // A source profile's own role_arn is followed only if it has no keys of its
-            // own (botocore's rule: static keys end the chain).
-            match file_keys(&sc)?.or(file_keys(&sf)?) {
-                Some(found) => found,
-                None => {
-                    let found = keys(var, env, &sc, &sf, depth + 1)?;
-                    if found.assume_role.is_some() {
-                        return Err(p.file.error(
-                            e.line,
-                            format!(
-                                "source_profile = {} assumes a role itself; bb-seek assumes one role, not a chain: \
-                                 export the keys with the AWS CLI v2 (v1 has no export-credentials): \
-                                 eval \"$(aws configure export-credentials --profile {name} --format env)\"",
-                                printable(source)
-                            ),
-                        ));
-                    }
-                    found
-                }
-            }
+            Ok(found)
         }
-        (None, None) => {
-            return Err(at.file.error(
-                role.line,
-                format!("profile '{name}' has role_arn but neither source_profile nor credential_source"),
-            ))
-        }
-    };
-    Ok(Found {
-        credentials: source_keys.credentials,
-        origin: format!(
-            "role {} assumed with {}'s keys (from {})",
-            printable(&role_to_assume.role_arn),
-            match (source, credential_source) {
-                (Some((_, e)), _) => format!("profile '{}'", e.value),
-                _ => "the environment".to_string(),
-            },
-            source_keys.origin
-        ),
-        assume_role: Some(role_to_assume),
-    })
+    }
 }
 
 /// `~/x` as `HOME/x`, as the AWS CLI expands its file variables.
@@ -915,7 +1006,7 @@ mod tests {
             Home(dir)
         }
 
-        fn resolve(&self, vars: &[(&str, &str)], no_sign: bool) -> Result<Settings> {
+        fn resolve(&self, vars: &[(&str, &str)], no_sign: bool) -> Result<S3Settings> {
             let mut env: HashMap<String, String> = vars
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -932,7 +1023,7 @@ mod tests {
                           [profile conf-only]\naws_access_key_id = AKCONF\naws_secret_access_key = sconf\n\
                           [profile sso]\nsso_session = corp\n";
 
-    fn key(s: &Settings) -> &str {
+    fn key(s: &S3Settings) -> &str {
         &s.credentials.as_ref().unwrap().access_key_id
     }
 
@@ -1108,7 +1199,7 @@ mod tests {
                             [profile ignoring]\nendpoint_url = http://global:1\nignore_configured_endpoint_urls = True\n\
                             [profile bad-ignore]\nendpoint_url = http://global:1\nignore_configured_endpoint_urls = yes\n";
 
-    fn endpoint_of(s: &Settings) -> (String, String) {
+    fn endpoint_of(s: &S3Settings) -> (String, String) {
         (
             s.endpoint().to_string(),
             s.endpoint_origin.clone().unwrap_or_default(),

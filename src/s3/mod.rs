@@ -13,7 +13,7 @@ pub mod sigv4;
 pub mod sts;
 pub mod xml;
 
-pub use credentials::Settings;
+pub use credentials::S3Settings;
 pub use endpoint::{Addressing, Endpoint};
 pub use request::{Bucket, HttpRequest, Payload};
 

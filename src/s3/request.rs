@@ -3,7 +3,7 @@
 //! us-east-1), and the multipart upload's CreateMultipartUpload, UploadPart and
 //! CompleteMultipartUpload. Builders only: sending them is the transport's.
 
-use crate::s3::credentials::Settings;
+use crate::s3::credentials::S3Settings;
 use crate::s3::endpoint::{Addressing, Endpoint};
 use crate::s3::sigv4::{self, Request, Scope};
 use crate::util::xml;
@@ -75,7 +75,7 @@ pub fn complete_multipart_body(etags: &[String]) -> String {
 #[derive(Debug, Clone)]
 pub struct Bucket {
     pub name: String,
-    pub settings: Settings,
+    pub settings: S3Settings,
     pub endpoint: Endpoint,
     pub addressing: Addressing,
 }
@@ -83,7 +83,7 @@ pub struct Bucket {
 impl Bucket {
     /// Bucket `name`: addressed as `addressing` says (a flag), else as the settings say,
     /// else as the endpoint prefers.
-    pub fn new(name: &str, settings: Settings, addressing: Option<Addressing>) -> Bucket {
+    pub fn new(name: &str, settings: S3Settings, addressing: Option<Addressing>) -> Bucket {
         let endpoint = settings.endpoint();
         let addressing = addressing
             .or(settings.addressing)
@@ -293,14 +293,14 @@ mod tests {
     use crate::s3::sigv4::Credentials;
     use std::time::{Duration, UNIX_EPOCH};
 
-    fn settings(region: &str, endpoint: Option<&str>, signed: bool) -> Settings {
+    fn settings(region: &str, endpoint: Option<&str>, signed: bool) -> S3Settings {
         let credentials = signed.then(|| Credentials {
             access_key_id: "AKIAIOSFODNN7EXAMPLE".into(),
             secret_access_key: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY".into(),
             session_token: None,
         });
         let endpoint = endpoint.map(|e| Endpoint::parse(e).unwrap());
-        Settings::with(credentials, region, endpoint)
+        S3Settings::with(credentials, region, endpoint)
     }
 
     fn may_2013() -> SystemTime {

@@ -7,6 +7,7 @@
 //! published examples check every step. SHA-256 and HMAC come from RustCrypto's `sha2` and
 //! `hmac`.
 
+use crate::util::digest::hex;
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::{Digest, Sha256};
 use std::fmt;
@@ -243,10 +244,6 @@ fn hmac(key: &[u8], data: &[u8]) -> [u8; 32] {
     let mut mac = Hmac::<Sha256>::new_from_slice(key).expect("HMAC takes a key of any length");
     mac.update(data);
     mac.finalize().into_bytes().into()
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// `YYYYMMDDTHHMMSSZ` in UTC; a time before 1970 reads as 1970.

@@ -11,7 +11,7 @@ use crate::harness::signals;
 use crate::net::http::{Answer, Ask, Body, Head, HttpClient, Origin, Payload, Url};
 use crate::s3::request::complete_multipart_body;
 use crate::s3::sigv4::{Sha256Writer, UNSIGNED_PAYLOAD};
-use crate::s3::{self, sts, xml, Addressing, Bucket, HttpRequest, Location, Settings};
+use crate::s3::{self, sts, xml, Addressing, Bucket, HttpRequest, Location, S3Settings};
 use crate::system::exit;
 use crate::util::error::{Error, Result};
 use crate::util::format::printable;
@@ -25,7 +25,7 @@ pub const STS_TIMEOUT: Duration = Duration::from_secs(30);
 /// The settings made ready to sign with, before any S3 request: the CA bundle they name
 /// trusted (unless `--ca-file` named one), and the role they name assumed through STS,
 /// its temporary keys in place of the ones that assumed it.
-pub fn prepare(mut settings: Settings) -> Result<Settings> {
+pub fn prepare(mut settings: S3Settings) -> Result<S3Settings> {
     if let Some((path, what)) = settings.ca_bundle.take() {
         match crate::net::tls::configure_bundle(&path, &what)? {
             true => settings.ca_bundle = Some((path, what)),
@@ -127,7 +127,7 @@ impl S3Objects {
     /// `addressing` says (else as the settings or the endpoint prefer).
     pub fn new(
         location: Location,
-        settings: Settings,
+        settings: S3Settings,
         addressing: Option<Addressing>,
     ) -> Result<S3Objects> {
         let bucket = Bucket::new(&location.bucket, settings, addressing);

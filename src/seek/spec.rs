@@ -9,7 +9,7 @@ use super::http::HttpSource;
 use super::s3::S3Objects;
 use super::source::Source;
 use crate::net::http::{Origin, Url};
-use crate::s3::{credentials, Addressing, Location, Settings};
+use crate::s3::{credentials, Addressing, Location, S3Settings};
 use crate::util::error::{Error, Result};
 use crate::util::format::printable;
 use std::fmt;
@@ -170,7 +170,7 @@ pub fn resolve_all(
     no_sign: bool,
     addressing: Option<Addressing>,
 ) -> Result<Vec<SourceSpec>> {
-    let mut settings: Option<Settings> = None;
+    let mut settings: Option<S3Settings> = None;
     specs
         .into_iter()
         .map(|spec| match spec {

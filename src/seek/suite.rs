@@ -257,7 +257,7 @@ fn benchmark(case: Case, item: &Item) -> Benchmark {
     }
     b.bytes_per_op = Some(plan.reads.asked() as f64);
     let (probe, reads) = (item.probe.clone(), plan.reads.clone());
-    b.estimate_invocation = Some(Box::new(move || {
+    b.estimate_invocation(move || {
         Ok(match probe {
             Costs::Remote(probe) => {
                 let fetched = probe::fetches(&case.client, &case.stream, &reads, case.object.size);
@@ -268,7 +268,7 @@ fn benchmark(case: Case, item: &Item) -> Benchmark {
                 probe::local_shot(sample, &reads, check.per_byte(), shots)
             }
         })
-    }));
+    });
     b
 }
 
@@ -432,9 +432,9 @@ mod tests {
         // A file's estimates wait for a sample of its shots, an HTTP source's for its
         // probe: the plan makes them.
         assert!(s.benchmarks[0].invocation_estimate.is_none());
-        assert!(s.benchmarks[0].estimate_invocation.is_some());
+        assert!(s.benchmarks[0].estimate_pending());
         assert!(s.benchmarks[8].invocation_estimate.is_none());
-        assert!(s.benchmarks[8].estimate_invocation.is_some());
+        assert!(s.benchmarks[8].estimate_pending());
         assert_eq!(s.unit, TimeUnit::Millis);
         assert!(s.pin_process);
         // The server's cache is noted; a directory's objects are checked for room, then made.

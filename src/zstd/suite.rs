@@ -75,9 +75,7 @@ fn benchmark(options: &Options, config: Config, frame: &Arc<Vec<u8>>, ratio: f64
             Lock::Global => jobs,
         };
         let frame = frame.clone();
-        b.estimate_invocation = Some(Box::new(move || {
-            Ok(job_time(&config, &frame)? * serial as u32)
-        }));
+        b.estimate_invocation(move || Ok(job_time(&config, &frame)? * serial as u32));
     }
     b.bytes_per_op = Some(2.0 * options.input.len() as f64);
     b.constants.push(Metric {
@@ -162,7 +160,7 @@ mod tests {
         assert!(b.bytes_per_op.unwrap() > 4096.0, "{:?}", b.bytes_per_op);
         assert!(b.constants[0].value > 1.0, "the corpus compresses");
         // Timed modes keep the threads busy: no batch, nothing to estimate.
-        assert!(b.ops_per_invocation.is_none() && b.estimate_invocation.is_none());
+        assert!(b.ops_per_invocation.is_none() && !b.estimate_pending());
         assert!(s.pin_process);
     }
 
@@ -216,9 +214,9 @@ mod tests {
         ]);
         let b = &mut s.benchmarks[0];
         assert_eq!(b.ops_per_invocation, Some(5));
-        assert!(b.invocation_estimate.is_none());
-        let estimate = b.estimate_invocation.take().expect("a lazy estimate");
-        assert!(estimate().unwrap() > Duration::ZERO);
+        assert!(b.invocation_estimate.is_none() && b.estimate_pending());
+        b.resolve_estimate().unwrap();
+        assert!(b.invocation_estimate.unwrap() > Duration::ZERO);
     }
 
     /// A recorded run's figures: three forks of three iterations a row, a thread adding

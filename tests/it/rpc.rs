@@ -7,6 +7,7 @@
 use crate::support::rpc_server::Server;
 use crate::support::{run_with, TempDir};
 use boardbench::net::addr::Addr;
+use boardbench::rpc::client::SyncClient;
 use boardbench::rpc::protocol::{self, Call, Codec, Reply, FLAG_MSGPACK};
 use boardbench::wire::{self, status, Header};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -111,7 +112,7 @@ fn faults_close_only_their_connection_and_each_is_logged_once() {
         let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let (config, done) = (server.config(Codec::Raw), stop.clone());
         let good = std::thread::spawn(move || {
-            let mut client = config.connect().unwrap();
+            let mut client = SyncClient::connect(&config).unwrap();
             let mut calls = 0u64;
             while !done.load(std::sync::atomic::Ordering::Relaxed) {
                 assert_eq!(client.call(&Call::Add(40, 2)).unwrap(), Reply::Add(42));
@@ -280,7 +281,7 @@ fn sixty_four_connections_at_once_are_all_answered_and_counted() {
                 };
                 let config = server.config(codec);
                 std::thread::spawn(move || {
-                    let mut client = config.connect().unwrap();
+                    let mut client = SyncClient::connect(&config).unwrap();
                     let mut calls = 0u64;
                     let data: Vec<u8> = (0..(t as usize * 37 % 3000))
                         .map(|i| (i as u32 * t) as u8)
@@ -296,7 +297,7 @@ fn sixty_four_connections_at_once_are_all_answered_and_counted() {
             })
             .collect();
         let total: u64 = threads.into_iter().map(|t| t.join().unwrap()).sum();
-        let mut control = server.config(Codec::Msgpack).connect().unwrap();
+        let mut control = SyncClient::connect(&server.config(Codec::Msgpack)).unwrap();
         let stats = control.stats().unwrap();
         assert_eq!(stats.work_calls(), total, "{stats:?}");
         assert_eq!(stats.echo_calls, stats.add_calls);
@@ -712,7 +713,7 @@ fn serve_replaces_only_a_stale_socket_at_its_path() {
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert_eq!(run.stderr.trim().lines().count(), 1, "{}", run.stderr);
     assert!(run.stderr.contains("already in use"), "{}", run.stderr);
-    let mut client = live.config(Codec::Raw).connect().unwrap();
+    let mut client = SyncClient::connect(&live.config(Codec::Raw)).unwrap();
     client.stats().unwrap();
     drop(client);
 

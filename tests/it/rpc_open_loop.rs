@@ -7,6 +7,7 @@
 
 use crate::support::rpc_server::Server;
 use crate::support::TempDir;
+use boardbench::rpc::client::SyncClient;
 use boardbench::rpc::protocol::Codec;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -29,7 +30,7 @@ fn once(time: &str) -> [&str; 8] {
 
 /// Calls `server` has answered so far.
 fn work_calls(server: &Server) -> u64 {
-    let mut client = server.config(Codec::Raw).connect().unwrap();
+    let mut client = SyncClient::connect(&server.config(Codec::Raw)).unwrap();
     client.stats().unwrap().work_calls()
 }
 

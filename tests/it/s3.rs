@@ -6,12 +6,12 @@
 
 use crate::support::moto::{send, Moto};
 use boardbench::s3::sigv4::{header, Credentials};
-use boardbench::s3::{xml, Bucket, Endpoint, Payload, Settings};
+use boardbench::s3::{xml, Bucket, Endpoint, Payload, S3Settings};
 use std::time::SystemTime;
 
 fn bucket(moto: &Moto, creds: Credentials) -> Bucket {
     let endpoint = Some(Endpoint::parse(&moto.endpoint()).unwrap());
-    let settings = Settings::with(Some(creds), "eu-west-1", endpoint);
+    let settings = S3Settings::with(Some(creds), "eu-west-1", endpoint);
     Bucket::new("bench", settings, None)
 }
 

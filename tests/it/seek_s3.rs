@@ -571,8 +571,8 @@ fn the_latency_proxy_delays_every_request_and_the_bytes_stay_right() {
 /// The multipart uploads open in moto's bucket `bucket` (asked of moto itself, not
 /// through a proxy): each one's key and upload id, and how many parts it has stored.
 fn open_uploads(moto: &Moto, creds: &Credentials, bucket: &str) -> Vec<(String, String, usize)> {
-    use boardbench::s3::{xml, Bucket, Endpoint, Payload, Settings};
-    let settings = Settings::with(
+    use boardbench::s3::{xml, Bucket, Endpoint, Payload, S3Settings};
+    let settings = S3Settings::with(
         Some(creds.clone()),
         "us-east-1",
         Some(Endpoint::parse(&moto.endpoint()).unwrap()),
