@@ -108,36 +108,33 @@ pub fn lines(c: &Comparison) -> Vec<String> {
 /// `2 rows flagged as they ran (throttled, busy): no verdict; --accept-invalid judges
 /// them`: where a comparison's side was flagged and it was given no faster or slower.
 fn flagged_line(c: &Comparison) -> Option<String> {
-    let flagged: Vec<&Cell> = c
+    let judged_flagged = |cell: &Cell| {
+        cell.change
+            .as_ref()
+            .is_some_and(|ch| ch.verdict == Verdict::Flagged)
+    };
+    // Rows, not cells: with three runs a row has two comparisons.
+    let rows: Vec<&Row> = c
         .rows
         .iter()
-        .flat_map(|r| r.cells.iter().flatten())
-        .filter(|cell| {
-            cell.change
-                .as_ref()
-                .is_some_and(|ch| ch.verdict == Verdict::Flagged)
-        })
+        .filter(|r| r.cells.iter().flatten().any(judged_flagged))
         .collect();
-    if flagged.is_empty() {
+    if rows.is_empty() {
         return None;
     }
     let mut why: Vec<&str> = Vec::new();
-    for row in c.rows.iter().filter(|r| {
-        r.cells.iter().flatten().any(|cell| {
-            cell.change
-                .as_ref()
-                .is_some_and(|ch| ch.verdict == Verdict::Flagged)
-        })
-    }) {
-        for name in row.cells.iter().flatten().flat_map(|cell| &cell.flags) {
-            if !why.contains(&name.as_str()) {
-                why.push(name);
-            }
+    for name in rows
+        .iter()
+        .flat_map(|r| r.cells.iter().flatten())
+        .flat_map(|cell| &cell.flags)
+    {
+        if !why.contains(&name.as_str()) {
+            why.push(name);
         }
     }
     Some(crate::model::answer::fit(&format!(
         "{} flagged as they ran ({}): no verdict; --accept-invalid judges them",
-        rows_text(flagged.len()),
+        rows_text(rows.len()),
         why.join(", ")
     )))
 }

@@ -19,14 +19,26 @@ use std::time::Duration;
 /// The board under a run: its record, and what the run set on it.
 pub(super) struct Board {
     pub env: Environment,
-    /// Set back when dropped.
-    _governor: Option<GovernorSet>,
+    /// Set back when the run is over, or when dropped.
+    governor: Option<GovernorSet>,
+    /// Whether `--governor` was asked for and could not be set (said already).
+    governor_refused: bool,
     root: PathBuf,
     /// The CPUs this process may run on: the clusters the run may use.
     allowed: Vec<usize>,
 }
 
 impl Board {
+    /// The warnings about the board as the run starts; the governor's is left out where
+    /// `--governor` already said why it could not set one.
+    pub fn warnings(&self) -> Vec<crate::model::warning::Warning> {
+        let mut warnings = crate::model::warning::environment_warnings(&self.env);
+        if self.governor_refused {
+            warnings.retain(|w| !matches!(w, crate::model::warning::Warning::Governor(_)));
+        }
+        warnings
+    }
+
     /// Sets `--governor`, waits up to `idle_wait` for an idle board, records the
     /// environment and measures each cluster's clock: what happens before the header.
     pub fn before_the_run(flags: &CommonArgs, idle_wait: Duration) -> Board {
@@ -44,7 +56,8 @@ impl Board {
         env.run_cluster = flags.cluster.clone().map(|c| (c, flags.cluster_by_default));
         Board {
             env,
-            _governor: governor,
+            governor_refused: flags.governor.is_some() && governor.is_none(),
+            governor,
             root,
             allowed,
         }
@@ -65,6 +78,8 @@ impl Board {
     /// flagged with what held for the whole run.
     pub fn after_the_run(&mut self, monitor: Option<Monitor>, results: &mut [BenchResult]) {
         self.env.monitor = monitor.map(|m| m.stop());
+        // Set back before the report is written: a closed stdout ends the process there.
+        drop(self.governor.take());
         let env = &mut self.env;
         for clock in env.clocks.iter_mut() {
             let cluster = env.clusters.iter().find(|c| c.cpus.contains(&clock.cpu));
@@ -127,10 +142,15 @@ fn set_governor(governor: Option<&str>) -> Option<crate::system::governor::Gover
     let governor = governor?;
     match crate::system::governor::set(&crate::system::sysfs::sysroot(), governor) {
         Ok(set) => Some(set),
-        Err(why) => {
+        Err(refusal) => {
+            let hint = match refusal.permission {
+                true => "; run as root to set it",
+                false => "",
+            };
             crate::stderr!(
-                "{}: --governor {governor}: could not set it ({why}): measuring under the board's own governor; run as root to set it",
-                program_name()
+                "{}: --governor {governor}: could not set it ({}): measuring under the board's own governor{hint}",
+                program_name(),
+                refusal.why
             );
             None
         }
@@ -148,8 +168,11 @@ fn wait_for_idle(most: std::time::Duration) -> Option<crate::system::activity::I
         program_name(),
         format_duration(most)
     );
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // Other processes' CPU is summed over every CPU of the board, whatever this process
+    // is pinned to: so is the limit.
     let root = crate::system::sysfs::sysroot();
+    let cores = crate::system::activity::cpus(&root)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let waited = crate::system::activity::wait_for_idle(&root, most, cores);
     if let Some(w) = waited.filter(|w| !w.idle) {
         crate::stderr!(

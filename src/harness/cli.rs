@@ -203,7 +203,7 @@ macro_rules! bench_args {
             /// another build of this binary (./old/bb-zstd) to measure against: each fork of a row paired with one of it, in ABBA order, and the answer says which is faster
             #[argh(option)]
             pub against: Option<std::path::PathBuf>,
-            /// run on one cluster of a big.LITTLE board: big, little, or a cpufreq policy's number (4: policy4); pins the run to its cores (default: where the scheduler puts it; the answer names the cluster)
+            /// run on one cluster of a big.LITTLE board: big (its fastest cores), little, or a cpufreq policy's number (4: policy4); pins the run to its cores and the answer names it (default on a board whose clusters differ: big, unless --pin says where; elsewhere, where the scheduler puts it)
             #[argh(option, from_str_fn($crate::harness::cli::parse_cluster))]
             pub cluster: Option<$crate::harness::cli::ClusterChoice>,
             /// before measuring, wait up to this long for other processes to use under 2.5% of the cores (3 s in a row), then measure anyway with the rows flagged busy; 0 skips it (default 60s in the standard and full profiles, 0 in quick; BB_IDLE_WAIT sets the default, for CI)
@@ -213,7 +213,7 @@ macro_rules! bench_args {
             #[argh(option, from_str_fn($crate::harness::cli::parse_governor))]
             pub governor: Option<String>,
             /// read the sensors (temperatures, each cluster's clock, throttle bits, swap, free memory) this often through the run, in a thread of the parent, never of a measured fork; each row's readings go into the JSON; 0: off (default 1s; off with --forks 0)
-            #[argh(option, default = "std::time::Duration::from_secs(1)", from_str_fn($crate::harness::cli::parse_duration))]
+            #[argh(option, default = "std::time::Duration::from_secs(1)", from_str_fn($crate::harness::cli::parse_monitor))]
             pub monitor: std::time::Duration,
             /// count cycles and instructions (and cache misses where the PMU offers them) of the measured threads through perf_event_open: cycles/op, instructions/op, IPC and, where an operation has bytes, cycles/byte, as secondary metrics; where perf events are not permitted, one line says so and the run goes on without them
             #[argh(switch)]
@@ -284,6 +284,18 @@ pub fn parse_precision(s: &str) -> std::result::Result<f64, String> {
         Ok(p) if p > 0.0 && p < 1.0 => Ok(p),
         _ => Err(format!(
             "invalid precision '{s}' (expected a percentage above 0 and below 100, such as 2%, or off)"
+        )),
+    }
+}
+
+/// `--monitor`'s value: a duration of at least 100 ms, or 0 (off): a reading on a Pi is a
+/// `vcgencmd` process, which every millisecond would be a load of its own.
+pub fn parse_monitor(s: &str) -> std::result::Result<Duration, String> {
+    let every = parse_duration(s)?;
+    match every.is_zero() || every >= Duration::from_millis(100) {
+        true => Ok(every),
+        false => Err(format!(
+            "invalid interval '{s}' (expected 100ms or more, or 0 for no monitor)"
         )),
     }
 }
@@ -432,7 +444,7 @@ pub fn resolve_cluster(
     };
     let Some(choice) = choice else {
         let by_default = match (pinned, topology.heterogeneous()) {
-            (false, true) => topology.big().and_then(on_allowed),
+            (false, true) => topology.big().and_then(|big| on_allowed(&big)),
             _ => None,
         };
         if let Some(cluster) = by_default.as_ref().filter(|_| !dry_run) {
@@ -449,7 +461,7 @@ pub fn resolve_cluster(
     let cluster = topology
         .pick(choice)
         .map_err(|why| Error::usage(format!("--cluster {shown}: {why}")))?;
-    match on_allowed(cluster) {
+    match on_allowed(&cluster) {
         Some(cut) => {
             if !dry_run {
                 pin_to_cluster(&cut, &format!("--cluster {shown}"))?;

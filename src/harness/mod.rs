@@ -31,7 +31,7 @@ use crate::model::answer::{
 use crate::model::failure::Failure;
 use crate::model::params::{label_with, varying_keys};
 use crate::model::result::{Precision, Versus};
-use crate::model::warning::{environment_warnings, Warning};
+use crate::model::warning::Warning;
 use crate::stats::paired::PairedRatio;
 use crate::stats::uncertainty::Uncertainty;
 use crate::system::cooldown;
@@ -41,7 +41,6 @@ use crate::util::error::{Error, Result};
 use crate::util::format::{count, format_duration};
 use crate::util::progress::Progress;
 use crate::util::terminal::{program_name, warn};
-use std::time::Duration;
 
 /// What a binary hands to the harness.
 pub struct Suite {
@@ -281,7 +280,7 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
         plan.summary()
     );
     print_notes(&suite.notes);
-    for w in environment_warnings(&board.env) {
+    for w in board.warnings() {
         warn(&w);
     }
     // The planning is over: the rest is what the progress line counts down.
@@ -328,27 +327,31 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
     let env = &board.env;
     aggregate::add_scaling(&mut results);
     aggregate::add_ratios(&mut results);
-    // The binary's answer, then where a headline row fell short of --precision.
-    let mut answer = suite.answer.map(|answerer| {
-        let mut answer = Answer::new(program_name(), answerer(&results));
-        answer.lines.extend(precision_line(&results));
-        answer.lines.extend(flagged_line(&results));
-        answer.lines.extend(counters_line(&results));
-        answer
-    });
-    // Which cluster the figures are of, where that is a question.
-    let placed = cluster_lines(
+    // The binary's answer, then what every answer may add: where a headline row fell
+    // short of --precision, was flagged, was counted; which cluster the figures are of.
+    let mut tail: Vec<String> = [
+        precision_line(&results),
+        flagged_line(&results),
+        counters_line(&results),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    tail.extend(cluster_lines(
         &env.clusters,
         flags.cluster.as_ref(),
         flags.cluster_by_default,
         &crate::system::pinning::allowed_cpus(),
-    );
-    if !placed.is_empty() {
-        let answer = answer.get_or_insert_with(|| Answer::new(program_name(), vec![]));
-        answer
-            .lines
-            .extend(placed.iter().map(|l| crate::model::answer::fit(l)));
-    }
+    ));
+    let own = suite.answer.map(|answerer| answerer(&results));
+    let mut answer = match (own, tail.is_empty()) {
+        (None, true) => None,
+        (own, _) => Some(Answer::with_tail(
+            program_name(),
+            own.unwrap_or_default(),
+            tail,
+        )),
+    };
     // An A/B run's answer ends with how the builds compare.
     if let Some(against) = &against {
         let lines = against_lines(&against.shown, &results);
@@ -387,6 +390,9 @@ struct Rounds<'a> {
     monitor: Option<&'a crate::system::monitor::Monitor>,
 }
 
+/// When one fork ran: from just after the snapshot before it to just before the one after.
+type ForkSpan = (std::time::Instant, std::time::Instant);
+
 /// What one benchmark has gathered over the rounds so far.
 #[derive(Default)]
 struct Gathered {
@@ -398,7 +404,7 @@ struct Gathered {
     /// The wall time of its forks.
     seconds: f64,
     /// When each of its forks ran.
-    spans: Vec<(std::time::Instant, std::time::Instant)>,
+    spans: Vec<ForkSpan>,
 }
 
 impl Rounds<'_> {
@@ -443,11 +449,11 @@ impl Rounds<'_> {
                 let shown = label_with(&bench.name, &bench.params, &varying);
                 for other in self.sides(index, round) {
                     match self.one(index, round, &label, &shown, other)? {
-                        (Ok(fork), throttle, took) => {
+                        (Ok(fork), throttle, span) => {
                             previous = None;
                             let g = &mut gathered[index];
-                            let ended = std::time::Instant::now();
-                            g.spans.push((ended - Duration::from_secs_f64(took), ended));
+                            g.spans.push(span);
+                            let took = (span.1 - span.0).as_secs_f64();
                             match other {
                                 Some(_) => g.other.push(fork),
                                 None => g.forks.push(fork),
@@ -581,7 +587,7 @@ impl Rounds<'_> {
         label: &str,
         shown: &str,
         other: Option<usize>,
-    ) -> Result<(Result<runner::ForkResult>, ThrottleReport, f64)> {
+    ) -> Result<(Result<runner::ForkResult>, ThrottleReport, ForkSpan)> {
         let bench = &self.benchmarks[index];
         let (settings, unit) = bench.effective(self.settings, self.unit);
         if let Some(cooler) = &mut self.cooler {
@@ -617,11 +623,11 @@ impl Rounds<'_> {
                     .map_err(|e| e.within(format!("--against {}", a.shown)))
             }
         };
-        let took = started.elapsed().as_secs_f64();
+        let ended = std::time::Instant::now();
         Ok((
             outcome,
             ThrottleReport::between(&before, &Snapshot::take()),
-            took,
+            (started, ended),
         ))
     }
 }
@@ -835,6 +841,13 @@ fn header(env: &Environment, s: &Settings, plan: &plan::Plan) -> String {
 /// kills the servers the measurement talks to, so its error says nothing about them.
 pub fn main_with(run: impl FnOnce() -> Result<()>) {
     exec::exit_if_probe();
+    // A panic (release builds abort on one) still runs the clean-up: servers killed, the
+    // governor set back.
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        report(info);
+        watchdog::exit_now(101);
+    }));
     let result = run();
     if let Some(code) = signals::exit_requested() {
         watchdog::exit_now(code);

@@ -54,13 +54,23 @@ impl Answer {
     /// `lines` cut to [`WIDTH`] columns and [`MAX_LINES`] lines, as both reports show them;
     /// where lines are left out, the last says so rather than a sentence ending mid-way.
     pub fn new(program: String, lines: Vec<String>) -> Answer {
-        let mut kept: Vec<String> = lines.iter().take(MAX_LINES).map(|l| fit(l)).collect();
-        if lines.len() > MAX_LINES {
-            kept[MAX_LINES - 1] = format!(
+        Answer::with_tail(program, lines, vec![])
+    }
+
+    /// The binary's `lines`, then `tail` (what every answer may add: precision, flags,
+    /// counters, the cluster), within [`MAX_LINES`] together: the binary's own are cut to
+    /// the room the tail leaves (one line at least).
+    pub fn with_tail(program: String, lines: Vec<String>, tail: Vec<String>) -> Answer {
+        let tail: Vec<String> = tail.iter().take(MAX_LINES - 1).map(|l| fit(l)).collect();
+        let room = MAX_LINES - tail.len();
+        let mut kept: Vec<String> = lines.iter().take(room).map(|l| fit(l)).collect();
+        if lines.len() > room {
+            kept[room - 1] = format!(
                 "… {} more lines left out: the table has them",
-                lines.len() - (MAX_LINES - 1)
+                lines.len() - (room - 1)
             );
         }
+        kept.extend(tail);
         Answer {
             program,
             lines: kept,
@@ -193,8 +203,12 @@ pub fn counters_line(results: &[BenchResult]) -> Option<String> {
         .take(4)
         .filter_map(|r| {
             let value = r.secondary(per_byte)?.summary.mean;
-            let name = label_with(&r.name, &r.params, &varying);
-            let short = name.rsplit('.').next().unwrap_or(&name).to_string();
+            // The benchmark's last name (`compress`) and the params that vary, as the label
+            // has them after the name: a param's value may hold dots of its own.
+            let label = label_with(&r.name, &r.params, &varying);
+            let params = label.strip_prefix(r.name.as_str()).unwrap_or_default();
+            let last = r.name.rsplit('.').next().unwrap_or(&r.name);
+            let short = format!("{last}{params}");
             Some(format!("{} {short}", format_estimate_number(value)))
         })
         .collect();
@@ -780,5 +794,24 @@ mod tests {
             line,
             "cycles/byte: 3.10 compress (threads=1), 3.40 compress (threads=2); IPC 2.00-2.50"
         );
+    }
+
+    #[test]
+    fn the_tail_of_an_answer_keeps_its_room_within_the_eight_lines() {
+        let own: Vec<String> = (1..=10).map(|i| format!("line {i}")).collect();
+        let tail = vec![
+            "flagged: 1 of 2 headline rows (busy)".to_string(),
+            "on x".into(),
+        ];
+        let a = Answer::with_tail("bb-x".into(), own, tail);
+        assert_eq!(a.lines.len(), MAX_LINES);
+        assert_eq!(a.lines[4], "line 5");
+        assert_eq!(a.lines[5], "… 5 more lines left out: the table has them");
+        assert_eq!(
+            a.lines[6..],
+            ["flagged: 1 of 2 headline rows (busy)", "on x"]
+        );
+        let short = Answer::with_tail("bb-x".into(), vec!["a".into()], vec!["b".into()]);
+        assert_eq!(short.lines, ["a", "b"]);
     }
 }

@@ -99,6 +99,12 @@ pub fn measure(root: &Path, window: Duration) -> Option<Background> {
     })
 }
 
+/// How many CPUs /proc/stat under `root` counts: what other processes' CPU is summed over.
+pub fn cpus(root: &Path) -> Option<usize> {
+    let text = super::sysfs::read_file(&root.join("proc/stat"))?;
+    parse_stat(&text).map(|s| s.cpus)
+}
+
 /// The most other processes may use of a board of `cores` for it to count as idle:
 /// 2.5% of its cores, as sbc-bench allows, and never under a tenth of one core (the
 /// clock ticks of a short window cannot tell less).

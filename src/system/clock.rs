@@ -176,8 +176,7 @@ macro_rules! written_256 {
     };
 }
 
-/// `turns` turns of [`ADDS_PER_TURN`] dependent register adds (`.rept` repeats the add
-/// in the assembler).
+/// `turns` turns of [`ADDS_PER_TURN`] dependent register adds, written out.
 #[cfg(target_arch = "x86_64")]
 fn chain(turns: u64) -> Option<()> {
     let (mut x, one) = (0u64, 1u64);

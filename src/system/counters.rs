@@ -74,6 +74,12 @@ const PERF_FORMAT_TOTAL_TIME_RUNNING: u64 = 1 << 1;
 /// not counting the kernel nor the hypervisor.
 const DISABLED: u64 = 1 << 0;
 const INHERIT: u64 = 1 << 1;
+/// Inherited by the threads a counted thread starts, not by the processes it forks
+/// (Linux 5.13).
+const INHERIT_THREAD: u64 = 1 << 35;
+/// Removed from a process that execs (Linux 5.13): a server started after the counters
+/// opened is not counted.
+const REMOVE_ON_EXEC: u64 = 1 << 36;
 const EXCLUDE_KERNEL: u64 = 1 << 5;
 const EXCLUDE_HV: u64 = 1 << 6;
 const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 1 << 3;
@@ -216,14 +222,25 @@ fn threads() -> Vec<libc::pid_t> {
 }
 
 /// A disabled, inherited, user-space-only counter of hardware event `config` on thread
-/// `tid`, whichever CPU it runs on.
+/// `tid`, whichever CPU it runs on: inherited by the threads it starts and not by the
+/// processes it execs (a bb-ipc or bb-rpc server), where the kernel can say so (5.13);
+/// before, by both.
 fn open_event(tid: libc::pid_t, config: u64) -> Result<OwnedFd, nix::errno::Errno> {
+    let base = DISABLED | INHERIT | EXCLUDE_KERNEL | EXCLUDE_HV;
+    match open_with(tid, config, base | INHERIT_THREAD | REMOVE_ON_EXEC) {
+        Err(nix::errno::Errno::EINVAL) => open_with(tid, config, base),
+        opened => opened,
+    }
+}
+
+/// [`open_event`] with the attr's `flags`.
+fn open_with(tid: libc::pid_t, config: u64, flags: u64) -> Result<OwnedFd, nix::errno::Errno> {
     let attr = PerfEventAttr {
         kind: PERF_TYPE_HARDWARE,
         size: std::mem::size_of::<PerfEventAttr>() as u32,
         config,
         read_format: PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING,
-        flags: DISABLED | INHERIT | EXCLUDE_KERNEL | EXCLUDE_HV,
+        flags,
         ..PerfEventAttr::default()
     };
     let any_cpu: libc::c_int = -1;

@@ -9,7 +9,7 @@
 
 use super::activity::{self, Background};
 use super::sysfs::{meminfo_kib, read, read_file, sysroot};
-use super::topology::{cpu_model, Cluster, Topology};
+use super::topology::{cpu_model, shown, Cluster, Topology};
 use crate::util::format::printable;
 use std::path::Path;
 
@@ -68,6 +68,7 @@ impl Environment {
         };
         let topology = Topology::read(root);
         let big = topology.big();
+        let big = big.as_ref();
         let meminfo = read(root, "proc/meminfo").unwrap_or_default();
         Environment {
             hostname: field(|u| u.nodename()),
@@ -78,7 +79,7 @@ impl Environment {
                 .and_then(|s| super::topology::cpu_list(&s))
                 .map(|cpus| cpus.len())
                 .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
-            board_model: read(root, "proc/device-tree/model").map(|m| printable(&m)),
+            board_model: read(root, "proc/device-tree/model").map(|m| shown(&m)),
             kernel: field(|u| u.release()),
             governor: big.and_then(|c| c.governor.clone()),
             cur_freq_mhz: big.and_then(|c| c.cur_mhz),

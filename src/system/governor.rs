@@ -49,10 +49,18 @@ pub fn parse_governor(s: &str) -> Result<String, String> {
     }
 }
 
+/// Why a governor could not be set: a phrase, and whether it was for want of permission
+/// (where root could).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refusal {
+    pub why: String,
+    pub permission: bool,
+}
+
 /// Sets every policy under `root` to `governor`: the set to undo, or why not (a policy
 /// that does not offer it, a file boardbench may not write: those written are set back
 /// first). No policies: nothing to set, an empty set.
-pub fn set(root: &Path, governor: &str) -> Result<GovernorSet, String> {
+pub fn set(root: &Path, governor: &str) -> Result<GovernorSet, Refusal> {
     let dir = root.join("sys/devices/system/cpu/cpufreq");
     let mut policies: Vec<PathBuf> = std::fs::read_dir(&dir)
         .into_iter()
@@ -79,18 +87,24 @@ pub fn set(root: &Path, governor: &str) -> Result<GovernorSet, String> {
             .is_some_and(|o| !o.split_whitespace().any(|g| g == governor))
         {
             restore(&saved);
-            return Err(format!(
-                "{} does not offer it ({})",
-                policy_name(&file),
-                crate::util::format::printable(&offered.unwrap_or_default())
-            ));
+            return Err(Refusal {
+                why: format!(
+                    "{} does not offer it ({})",
+                    policy_name(&file),
+                    crate::util::format::printable(&offered.unwrap_or_default())
+                ),
+                permission: false,
+            });
         }
         if was == governor {
             continue;
         }
         if let Err(e) = std::fs::write(&file, governor) {
             restore(&saved);
-            return Err(format!("{}: {e}", policy_name(&file)));
+            return Err(Refusal {
+                why: format!("{}: {e}", policy_name(&file)),
+                permission: e.kind() == std::io::ErrorKind::PermissionDenied,
+            });
         }
         saved.push((file, was));
     }
@@ -173,8 +187,9 @@ mod tests {
                 ("ondemand", "ondemand\n"),
             ],
         );
-        let why = set(d.path(), "performance").unwrap_err();
-        assert_eq!(why, "policy4 does not offer it (ondemand)");
+        let refusal = set(d.path(), "performance").unwrap_err();
+        assert_eq!(refusal.why, "policy4 does not offer it (ondemand)");
+        assert!(!refusal.permission);
         assert_eq!(
             governors(d.path()),
             ["ondemand", "ondemand"],

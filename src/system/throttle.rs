@@ -14,12 +14,12 @@ use std::path::Path;
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Snapshot {
     pub max_temp_c: Option<f64>,
-    /// cpufreq time_in_state of cpu0: (kHz, time in 10 ms units).
+    /// cpufreq time_in_state of the run's cluster: (kHz, time in 10 ms units).
     pub time_in_state: Vec<(u64, u64)>,
     /// `vcgencmd get_throttled` bits, on a Raspberry Pi.
     pub throttled_bits: Option<u32>,
     pub governor: Option<String>,
-    /// cpu0's `cpuinfo_max_freq`, in kHz.
+    /// The run's cluster's `cpuinfo_max_freq`, in kHz.
     pub max_freq_khz: Option<u64>,
     /// `vcgencmd measure_clock arm` in MHz, on a Raspberry Pi; read only where cpufreq
     /// keeps no time_in_state, which tells more.
@@ -39,24 +39,23 @@ impl Snapshot {
     }
 
     pub fn take_at(root: &Path) -> Snapshot {
+        let cpufreq = run_cpufreq(root);
+        let at = |file: &str| format!("{cpufreq}/{file}");
         let mut snapshot = Snapshot {
             max_temp_c: max_temperature(root),
-            time_in_state: read(
-                root,
-                "sys/devices/system/cpu/cpu0/cpufreq/stats/time_in_state",
-            )
-            .map(|s| {
-                s.lines()
-                    .filter_map(|l| {
-                        let mut it = l.split_whitespace();
-                        Some((it.next()?.parse().ok()?, it.next()?.parse().ok()?))
-                    })
-                    .collect()
-            })
-            .unwrap_or_default(),
+            time_in_state: read(root, &at("stats/time_in_state"))
+                .map(|s| {
+                    s.lines()
+                        .filter_map(|l| {
+                            let mut it = l.split_whitespace();
+                            Some((it.next()?.parse().ok()?, it.next()?.parse().ok()?))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
             throttled_bits: super::vcgencmd::throttled(),
-            governor: read(root, "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
-            max_freq_khz: read_num(root, "sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq"),
+            governor: read(root, &at("scaling_governor")),
+            max_freq_khz: read_num(root, &at("cpuinfo_max_freq")),
             arm_clock_mhz: None,
             vm: read(root, "proc/vmstat").and_then(|v| VmCounts::parse(&v)),
             online: read(root, "sys/devices/system/cpu/online")
@@ -68,6 +67,17 @@ impl Snapshot {
             snapshot.arm_clock_mhz = super::vcgencmd::arm_clock_mhz();
         }
         snapshot
+    }
+}
+
+/// The cpufreq folder of the cluster this run is on: its first allowed CPU's (on a
+/// big.LITTLE board pinned to its big cluster, not cpu0's little one), else cpu0's.
+fn run_cpufreq(root: &Path) -> String {
+    let cpu = super::pinning::allowed_cpus().first().copied().unwrap_or(0);
+    let dir = format!("sys/devices/system/cpu/cpu{cpu}/cpufreq");
+    match cpu != 0 && root.join(&dir).exists() {
+        true => dir,
+        false => "sys/devices/system/cpu/cpu0/cpufreq".into(),
     }
 }
 
@@ -103,7 +113,7 @@ pub struct ThrottleReport {
 /// Where [`Health::clock_mhz`] comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ClockSource {
-    /// The time-weighted mean of cpu0's cpufreq time_in_state over the benchmark.
+    /// The time-weighted mean of the run's cluster's time_in_state over the benchmark.
     TimeInState,
     /// `vcgencmd measure_clock arm`, read as the benchmark ended (a Pi without cpufreq
     /// statistics): one reading, not a mean.

@@ -121,11 +121,12 @@ impl Topology {
     }
 
     /// The cluster `choice` names; an error naming the board's clusters where none is.
-    pub fn pick(&self, choice: ClusterChoice) -> Result<&Cluster, String> {
+    /// `big` is every cluster of the fastest cores together (an RK3588's two A76 pairs).
+    pub fn pick(&self, choice: ClusterChoice) -> Result<Cluster, String> {
         let found = match choice {
             ClusterChoice::Big => self.big(),
-            ClusterChoice::Little => self.clusters.first(),
-            ClusterChoice::Policy(n) => self.clusters.iter().find(|c| c.policy == Some(n)),
+            ClusterChoice::Little => self.clusters.first().cloned(),
+            ClusterChoice::Policy(n) => self.clusters.iter().find(|c| c.policy == Some(n)).cloned(),
         };
         found.ok_or_else(|| {
             let policies: Vec<String> = self
@@ -144,11 +145,17 @@ impl Topology {
         })
     }
 
-    /// The fastest cluster, the lowest numbered of equals (an RK3588's policy4 of its
-    /// two A76 pairs): where an unpinned benchmark mostly runs.
-    pub fn big(&self) -> Option<&Cluster> {
+    /// The fastest cores, where an unpinned benchmark mostly runs: every cluster of the
+    /// highest rank as one (an RK3588's policy4 and policy6, cpu4-7), named by the first.
+    pub fn big(&self) -> Option<Cluster> {
         let top = self.clusters.last()?.rank();
-        self.clusters.iter().find(|c| c.rank() == top)
+        let mut tops = self.clusters.iter().filter(|c| c.rank() == top);
+        let mut big = tops.next()?.clone();
+        for other in tops {
+            big.cpus.extend(&other.cpus);
+        }
+        big.cpus.sort_unstable();
+        Some(big)
     }
 
     /// The cluster `cpu` belongs to.
@@ -199,7 +206,7 @@ fn policies(root: &Path) -> Vec<Cluster> {
                 min_mhz: mhz("cpuinfo_min_freq"),
                 max_mhz: mhz("cpuinfo_max_freq"),
                 cur_mhz: mhz("scaling_cur_freq"),
-                governor: read(root, &at("scaling_governor")),
+                governor: read(root, &at("scaling_governor")).map(|g| shown(&g)),
                 ..Cluster::default()
             })
         })
@@ -240,7 +247,7 @@ fn without_cpufreq(
         one.min_mhz = mhz("cpuinfo_min_freq");
         one.max_mhz = mhz("cpuinfo_max_freq");
         one.cur_mhz = mhz("scaling_cur_freq");
-        one.governor = read(root, &format!("{old}/scaling_governor"));
+        one.governor = read(root, &format!("{old}/scaling_governor")).map(|g| shown(&g));
     }
     by_core
 }
@@ -274,7 +281,7 @@ pub fn cpu_model(cpuinfo: &str) -> Option<String> {
 pub fn cpuinfo_value(cpuinfo: &str, key: &str) -> Option<String> {
     cpuinfo.lines().find_map(|l| {
         let (k, v) = l.split_once(':')?;
-        (k.trim() == key && !v.trim().is_empty()).then(|| printable(v.trim()))
+        (k.trim() == key && !v.trim().is_empty()).then(|| shown(v.trim()))
     })
 }
 
@@ -324,6 +331,11 @@ const ARM_PARTS: &[(&str, &str)] = &[
     ("0xd47", "Cortex-A710"),
     ("0xd4d", "Cortex-A715"),
 ];
+
+/// A name read from /sys or /proc as a line may show it: printable, at most 64 characters.
+pub fn shown(text: &str) -> String {
+    printable(&text.chars().take(64).collect::<String>())
+}
 
 /// The CPUs of a kernel CPU list (`0-3,6`), in order; None where it is no list or
 /// names more than [`MOST_CPUS`].
@@ -394,7 +406,7 @@ mod tests {
     }
 
     #[test]
-    fn an_rk3588_is_three_clusters_and_big_is_the_first_a76_pair() {
+    fn an_rk3588_is_three_clusters_and_big_is_both_a76_pairs() {
         let d = board(
             "rk3588",
             &[
@@ -414,7 +426,12 @@ mod tests {
             ]
         );
         assert!(t.heterogeneous());
-        assert_eq!(t.big().unwrap().policy, Some(4));
+        let big = t.big().unwrap();
+        assert_eq!(
+            (big.policy, big.cpus.as_slice()),
+            (Some(4), &[4, 5, 6, 7][..])
+        );
+        assert_eq!(big.describe(), "4 × Cortex-A76 (cpu4-7, 408-2352 MHz)");
         assert_eq!(t.pick(ClusterChoice::Little).unwrap().policy, Some(0));
         assert_eq!(t.pick(ClusterChoice::Policy(6)).unwrap().cpus, [6, 7]);
         let none = t.pick(ClusterChoice::Policy(2)).unwrap_err();

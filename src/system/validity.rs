@@ -125,7 +125,7 @@ impl VmCounts {
             after.swapped_out.saturating_sub(before.swapped_out),
         );
         let mut out = Vec::new();
-        if swap_in + swap_out > 0 {
+        if swap_in > 0 || swap_out > 0 {
             out.push((
                 Flag::Swapped,
                 format!("swapped: {swap_in} pages in, {swap_out} out"),
