@@ -187,8 +187,7 @@ mod tests {
 
     #[test]
     fn an_output_over_an_input_or_the_other_output_is_refused() {
-        let dir = std::env::temp_dir().join(format!("bb-compare-outputs-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let dir = crate::util::temp::TempDir::new("compare-outputs");
         std::fs::create_dir_all(dir.join("results")).unwrap();
         let path = |name: &str| dir.join(name).to_str().unwrap().to_string();
         for name in ["a.json", "b.json", "results/x.json"] {
@@ -239,7 +238,6 @@ mod tests {
         ];
         assert!(options(&both).is_ok());
         assert!(options(&[&a, &b, "--svg", "/dev/stdout", "--output", "/dev/stdout"]).is_ok());
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

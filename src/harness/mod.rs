@@ -327,12 +327,39 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
     let env = &board.env;
     aggregate::add_scaling(&mut results);
     aggregate::add_ratios(&mut results);
-    // The binary's answer, then what every answer may add: where a headline row fell
-    // short of --precision, was flagged, was counted; which cluster the figures are of.
+    let answer = answer_of(
+        suite.answer,
+        &results,
+        env,
+        flags,
+        against.as_ref().map(|a| a.shown.as_str()),
+    );
+    crate::report::emit(
+        &results,
+        &failed,
+        env,
+        answer.as_ref(),
+        flags.format,
+        flags.output.as_deref(),
+    )?;
+    failures(&failed, suite.benchmarks.len(), bad_input)
+}
+
+/// The run's answer: the binary's own lines, then what every answer may add (where a
+/// headline row fell short of --precision, was flagged, was counted; which cluster the
+/// figures are of), then in an A/B run how the builds compare (`against`: the other
+/// build as shown). None where there is nothing to say.
+fn answer_of(
+    answerer: Option<Answerer>,
+    results: &[crate::model::result::BenchResult],
+    env: &Environment,
+    flags: &CommonArgs,
+    against: Option<&str>,
+) -> Option<Answer> {
     let mut tail: Vec<String> = [
-        precision_line(&results),
-        flagged_line(&results),
-        counters_line(&results),
+        precision_line(results),
+        flagged_line(results),
+        counters_line(results),
     ]
     .into_iter()
     .flatten()
@@ -343,7 +370,7 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
         flags.cluster_by_default,
         &crate::system::pinning::allowed_cpus(),
     ));
-    let own = suite.answer.map(|answerer| answerer(&results));
+    let own = answerer.map(|answerer| answerer(results));
     let mut answer = match (own, tail.is_empty()) {
         (None, true) => None,
         (own, _) => Some(Answer::with_tail(
@@ -353,20 +380,12 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
         )),
     };
     // An A/B run's answer ends with how the builds compare.
-    if let Some(against) = &against {
-        let lines = against_lines(&against.shown, &results);
+    if let Some(shown) = against {
+        let lines = against_lines(shown, results);
         let answer = answer.get_or_insert_with(|| Answer::new(program_name(), vec![]));
         answer.lines.extend(lines);
     }
-    crate::report::emit(
-        &results,
-        &failed,
-        env,
-        answer.as_ref(),
-        flags.format,
-        flags.output.as_deref(),
-    )?;
-    failures(&failed, suite.benchmarks.len(), bad_input)
+    answer
 }
 
 /// The benchmarks of a run in their forks: round after round, each round one fork of
@@ -909,8 +928,7 @@ mod tests {
 
     #[test]
     fn a_failing_benchmark_is_named_and_the_others_are_reported() {
-        let dir = std::env::temp_dir().join(format!("bb-harness-fail-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::util::temp::TempDir::new("harness-fail");
         let output = dir.join("r.json");
         let run = |fail_on_error: bool| {
             let set_up = Rc::new(RefCell::new(Vec::new()));
@@ -956,7 +974,6 @@ mod tests {
         assert_eq!(e.exit_code(), 1);
         assert_eq!(set_up, ["a", "b"]);
         assert_eq!(names(&json), ["bb.t.a"]);
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// Benchmarks `bb.t.NAME`, each failing in set-up with its error where it has one.

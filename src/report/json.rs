@@ -166,6 +166,18 @@ fn vm_fields() -> [(&'static str, Json); 5] {
 /// One benchmark's entry; with `env`, boardbench's `environment` and `boardbench` extras
 /// after JMH's keys.
 fn entry(r: &BenchResult, env: Option<&Environment>) -> Json {
+    let mut fields = jmh_fields(r);
+    if let Some(env) = env {
+        fields.extend([
+            ("environment", environment_json(env)),
+            ("boardbench", boardbench_json(r, env)),
+        ]);
+    }
+    Json::obj(fields)
+}
+
+/// JMH's keys of an entry, in JMH's order: the run's settings, the params, the metrics.
+fn jmh_fields(r: &BenchResult) -> Vec<(&'static str, Json)> {
     let s = &r.settings;
     let mode = r.mode();
     let mut fields: Vec<(&str, Json)> = vec![
@@ -195,6 +207,14 @@ fn entry(r: &BenchResult, env: Option<&Environment>) -> Json {
             })),
         ));
     }
+    fields.extend(metrics_fields(r));
+    fields
+}
+
+/// `primaryMetric` and `secondaryMetrics`: the score, sample mode's percentile rows, and
+/// the metrics the workload reported.
+fn metrics_fields(r: &BenchResult) -> [(&'static str, Json); 2] {
+    let mode = r.mode();
     let primary_raw = match (mode, &r.histogram) {
         (Mode::Sample, Some(_)) => ("rawDataHistogram", raw_data_histogram(r)),
         _ => ("rawData", raw_data(&r.raw)),
@@ -210,103 +230,98 @@ fn entry(r: &BenchResult, env: Option<&Environment>) -> Json {
                 metric(&m.summary, pct, &m.unit, ("rawData", raw_data(&m.raw))),
             )
         }));
-    fields.extend([
+    [
         (
             "primaryMetric",
             metric(&r.score(), r.percentiles(), &r.unit(), primary_raw),
         ),
         ("secondaryMetrics", Json::obj(secondary)),
-    ]);
-    let Some(env) = env else {
-        return Json::obj(fields);
-    };
-    fields.extend([
-        ("environment", environment_json(env)),
+    ]
+}
+
+/// boardbench's own keys of an entry: CPU, memory, the board's health and flags, the
+/// honest error and what it rests on, placement, offered load.
+fn boardbench_json(r: &BenchResult, env: &Environment) -> Json {
+    Json::obj([
+        ("version", Json::str(&env.boardbench_version)),
         (
-            "boardbench",
+            "cpu",
             Json::obj([
-                ("version", Json::str(&env.boardbench_version)),
-                (
-                    "cpu",
-                    Json::obj([
-                        ("wall", Json::Num(r.cpu.wall)),
-                        ("user", Json::Num(r.cpu.user())),
-                        ("sys", Json::Num(r.cpu.sys())),
-                        ("cpuPercent", Json::Num(r.cpu.percent())),
-                        ("processUser", Json::Num(r.cpu.process.user)),
-                        ("processSys", Json::Num(r.cpu.process.sys)),
-                        ("childrenUser", Json::Num(r.cpu.children.user)),
-                        ("childrenSys", Json::Num(r.cpu.children.sys)),
-                    ]),
-                ),
-                (
-                    "peakRssKiB",
-                    Json::opt_num(r.peak_rss_kib.map(|k| k as f64)),
-                ),
-                ("operations", Json::Num(r.ops as f64)),
-                ("throttled", Json::Bool(r.throttle.throttled)),
-                // What makes the figure not the board's best (`system::validity`).
-                (
-                    "flags",
-                    Json::Arr(
-                        r.throttle
-                            .flags
-                            .iter()
-                            .map(|f| Json::str(f.name()))
-                            .collect(),
-                    ),
-                ),
-                (
-                    "throttleReasons",
-                    Json::Arr(r.throttle.reasons.iter().map(Json::str).collect()),
-                ),
-                ("maxTemperatureC", Json::opt_num(r.throttle.max_temp_c)),
-                ("health", health_json(&r.throttle.health)),
-                // The monitor's readings while its forks ran, in the columns the
-                // environment's `monitor` names.
-                ("monitor", readings_json(&r.throttle.readings)),
-                ("error", Json::Num(r.uncertainty().error)),
-                ("errorBasis", Json::str(r.uncertainty().basis.name())),
-                ("noiseBand", Json::Num(r.settings.noise_band)),
-                ("runFloor", Json::Num(r.settings.run_floor)),
-                (
-                    "precision",
-                    r.precision.map_or(Json::Null, |p| {
-                        Json::obj([
-                            ("target", Json::Num(p.target)),
-                            ("reached", Json::Bool(p.reached)),
-                            ("seconds", Json::Num(p.seconds)),
-                        ])
-                    }),
-                ),
-                ("min", Json::Num(r.summary.min)),
-                ("median", Json::Num(r.summary.median)),
-                ("max", Json::Num(r.summary.max)),
-                ("stdev", Json::Num(r.summary.stdev)),
-                ("outliersMild", Json::Num(r.summary.outliers_mild as f64)),
-                (
-                    "outliersSevere",
-                    Json::Num(r.summary.outliers_severe as f64),
-                ),
-                (
-                    "samples",
-                    Json::Num(r.histogram.as_ref().map_or(0, |h| h.count()) as f64),
-                ),
-                ("pairing", r.placements.as_ref().map_or(Json::Null, pairing)),
-                (
-                    "offeredLoad",
-                    r.offered_load().map_or(Json::Null, |l| {
-                        Json::obj([
-                            ("targetRate", Json::Num(l.target)),
-                            ("achievedRate", Json::Num(l.achieved)),
-                            ("saturated", Json::Bool(l.saturated())),
-                        ])
-                    }),
-                ),
+                ("wall", Json::Num(r.cpu.wall)),
+                ("user", Json::Num(r.cpu.user())),
+                ("sys", Json::Num(r.cpu.sys())),
+                ("cpuPercent", Json::Num(r.cpu.percent())),
+                ("processUser", Json::Num(r.cpu.process.user)),
+                ("processSys", Json::Num(r.cpu.process.sys)),
+                ("childrenUser", Json::Num(r.cpu.children.user)),
+                ("childrenSys", Json::Num(r.cpu.children.sys)),
             ]),
         ),
-    ]);
-    Json::obj(fields)
+        (
+            "peakRssKiB",
+            Json::opt_num(r.peak_rss_kib.map(|k| k as f64)),
+        ),
+        ("operations", Json::Num(r.ops as f64)),
+        ("throttled", Json::Bool(r.throttle.throttled)),
+        // What makes the figure not the board's best (`system::validity`).
+        (
+            "flags",
+            Json::Arr(
+                r.throttle
+                    .flags
+                    .iter()
+                    .map(|f| Json::str(f.name()))
+                    .collect(),
+            ),
+        ),
+        (
+            "throttleReasons",
+            Json::Arr(r.throttle.reasons.iter().map(Json::str).collect()),
+        ),
+        ("maxTemperatureC", Json::opt_num(r.throttle.max_temp_c)),
+        ("health", health_json(&r.throttle.health)),
+        // The monitor's readings while its forks ran, in the columns the
+        // environment's `monitor` names.
+        ("monitor", readings_json(&r.throttle.readings)),
+        ("error", Json::Num(r.uncertainty().error)),
+        ("errorBasis", Json::str(r.uncertainty().basis.name())),
+        ("noiseBand", Json::Num(r.settings.noise_band)),
+        ("runFloor", Json::Num(r.settings.run_floor)),
+        (
+            "precision",
+            r.precision.map_or(Json::Null, |p| {
+                Json::obj([
+                    ("target", Json::Num(p.target)),
+                    ("reached", Json::Bool(p.reached)),
+                    ("seconds", Json::Num(p.seconds)),
+                ])
+            }),
+        ),
+        ("min", Json::Num(r.summary.min)),
+        ("median", Json::Num(r.summary.median)),
+        ("max", Json::Num(r.summary.max)),
+        ("stdev", Json::Num(r.summary.stdev)),
+        ("outliersMild", Json::Num(r.summary.outliers_mild as f64)),
+        (
+            "outliersSevere",
+            Json::Num(r.summary.outliers_severe as f64),
+        ),
+        (
+            "samples",
+            Json::Num(r.histogram.as_ref().map_or(0, |h| h.count()) as f64),
+        ),
+        ("pairing", r.placements.as_ref().map_or(Json::Null, pairing)),
+        (
+            "offeredLoad",
+            r.offered_load().map_or(Json::Null, |l| {
+                Json::obj([
+                    ("targetRate", Json::Num(l.target)),
+                    ("achievedRate", Json::Num(l.achieved)),
+                    ("saturated", Json::Bool(l.saturated())),
+                ])
+            }),
+        ),
+    ])
 }
 
 /// JMH's `rawData`: one list per fork, one value per iteration.
@@ -452,7 +467,7 @@ pub fn environment_document() -> String {
 
 /// The environment record, as in every JSON entry and in [`environment_document`].
 fn environment_json(env: &Environment) -> Json {
-    Json::obj([
+    let mut fields: Vec<(&str, Json)> = vec![
         ("hostname", Json::opt_str(env.hostname.as_deref())),
         ("arch", Json::str(&env.arch)),
         ("cpuModel", Json::opt_str(env.cpu_model.as_deref())),
@@ -503,6 +518,16 @@ fn environment_json(env: &Environment) -> Json {
             "clusters",
             Json::Arr(env.clusters.iter().map(cluster_json).collect()),
         ),
+    ];
+    fields.extend(run_fields(env));
+    fields.push(("boardbenchVersion", Json::str(&env.boardbench_version)));
+    Json::obj(fields)
+}
+
+/// What the harness recorded of the board around this run: the idle wait, the clocks
+/// measured, the monitor's columns, the governor set, the cluster pinned to.
+fn run_fields(env: &Environment) -> [(&'static str, Json); 6] {
+    [
         // How long the run waited for an idle board, and whether it went idle.
         (
             "idleWait",
@@ -523,64 +548,11 @@ fn environment_json(env: &Environment) -> Json {
         ),
         // Each cluster's clock measured by a timed loop at the run's start and end,
         // beside what cpufreq reported.
-        (
-            "measuredClocks",
-            Json::Arr(
-                env.clocks
-                    .iter()
-                    .map(|c| {
-                        let mhz =
-                            |r: Option<(f64, Option<u64>)>| Json::opt_num(r.map(|r| r.0.round()));
-                        let reported = |r: Option<(f64, Option<u64>)>| {
-                            Json::opt_num(r.and_then(|r| r.1).map(|m| m as f64))
-                        };
-                        Json::obj([
-                            ("policy", Json::opt_num(c.policy.map(|p| p as f64))),
-                            ("cpu", Json::Num(c.cpu as f64)),
-                            ("startMHz", mhz(c.start)),
-                            ("startReportedMHz", reported(c.start)),
-                            ("endMHz", mhz(c.end)),
-                            ("endReportedMHz", reported(c.end)),
-                        ])
-                    })
-                    .collect(),
-            ),
-        ),
+        ("measuredClocks", clocks_json(&env.clocks)),
         // `--monitor`: how often the sensors were read, and the readings' columns.
         (
             "monitor",
-            env.monitor.as_ref().map_or(Json::Null, |m| {
-                Json::obj([
-                    ("intervalS", Json::Num(m.interval.as_secs_f64())),
-                    ("zones", Json::Arr(m.zones.iter().map(Json::str).collect())),
-                    (
-                        "policies",
-                        Json::Arr(
-                            m.policies
-                                .iter()
-                                .map(|p| Json::opt_num(p.map(|p| p as f64)))
-                                .collect(),
-                        ),
-                    ),
-                    (
-                        "columns",
-                        Json::Arr(
-                            [
-                                "s",
-                                "tempsC",
-                                "clocksMHz",
-                                "throttled",
-                                "swapIn",
-                                "swapOut",
-                                "memAvailableKiB",
-                            ]
-                            .into_iter()
-                            .map(Json::str)
-                            .collect(),
-                        ),
-                    ),
-                ])
-            }),
+            env.monitor.as_ref().map_or(Json::Null, monitor_json),
         ),
         // `--governor`: what every policy was set to for the run, and what each had.
         (
@@ -609,7 +581,63 @@ fn environment_json(env: &Environment) -> Json {
                     Json::str(if *by_default { "default" } else { "--cluster" })
                 }),
         ),
-        ("boardbenchVersion", Json::str(&env.boardbench_version)),
+    ]
+}
+
+/// Each cluster's clock measured at the run's start and end, beside cpufreq's.
+fn clocks_json(clocks: &[crate::system::clock::ClusterClock]) -> Json {
+    Json::Arr(
+        clocks
+            .iter()
+            .map(|c| {
+                let mhz = |r: Option<(f64, Option<u64>)>| Json::opt_num(r.map(|r| r.0.round()));
+                let reported = |r: Option<(f64, Option<u64>)>| {
+                    Json::opt_num(r.and_then(|r| r.1).map(|m| m as f64))
+                };
+                Json::obj([
+                    ("policy", Json::opt_num(c.policy.map(|p| p as f64))),
+                    ("cpu", Json::Num(c.cpu as f64)),
+                    ("startMHz", mhz(c.start)),
+                    ("startReportedMHz", reported(c.start)),
+                    ("endMHz", mhz(c.end)),
+                    ("endReportedMHz", reported(c.end)),
+                ])
+            })
+            .collect(),
+    )
+}
+
+/// The monitor's interval and the columns of its readings.
+fn monitor_json(m: &crate::system::monitor::Series) -> Json {
+    Json::obj([
+        ("intervalS", Json::Num(m.interval.as_secs_f64())),
+        ("zones", Json::Arr(m.zones.iter().map(Json::str).collect())),
+        (
+            "policies",
+            Json::Arr(
+                m.policies
+                    .iter()
+                    .map(|p| Json::opt_num(p.map(|p| p as f64)))
+                    .collect(),
+            ),
+        ),
+        (
+            "columns",
+            Json::Arr(
+                [
+                    "s",
+                    "tempsC",
+                    "clocksMHz",
+                    "throttled",
+                    "swapIn",
+                    "swapOut",
+                    "memAvailableKiB",
+                ]
+                .into_iter()
+                .map(Json::str)
+                .collect(),
+            ),
+        ),
     ])
 }
 

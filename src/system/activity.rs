@@ -208,16 +208,13 @@ mod tests {
 
     #[test]
     fn a_fixed_or_missing_proc_stat_is_unknown_at_once() {
-        let d = std::env::temp_dir().join(format!("bb-activity-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
+        let d = crate::util::temp::TempDir::new("activity");
         let started = Instant::now();
         assert_eq!(measure(&d, WINDOW), None, "no /proc/stat: no wait");
         assert!(started.elapsed() < WINDOW);
         std::fs::create_dir_all(d.join("proc")).unwrap();
         std::fs::write(d.join("proc/stat"), proc_stat(10, 90)).unwrap();
         assert_eq!(measure(&d, Duration::from_millis(1)), None);
-        std::fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]
@@ -238,13 +235,11 @@ mod tests {
         let w = wait_for_idle(Path::new("/"), Duration::from_millis(600), 2).unwrap();
         assert!(w.waited < Duration::from_secs(3), "{w:?}");
         assert!(!w.idle || w.background < w.limit, "{w:?}");
-        let d = std::env::temp_dir().join(format!("bb-idle-{}", std::process::id()));
-        std::fs::create_dir_all(&d).unwrap();
+        let d = crate::util::temp::TempDir::new("idle");
         assert_eq!(
             wait_for_idle(&d, Duration::from_secs(60), 2),
             None,
             "cannot tell"
         );
-        std::fs::remove_dir_all(&d).unwrap();
     }
 }

@@ -213,11 +213,8 @@ pub(crate) mod tests {
         std::fs::write(dir.join("sys/devices/system/cpu/online"), "0-3\n").unwrap();
     }
 
-    pub(crate) fn temp_dir(name: &str) -> std::path::PathBuf {
-        let d = std::env::temp_dir().join(format!("bb-env-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        d
+    pub(crate) fn temp_dir(name: &str) -> crate::util::temp::TempDir {
+        crate::util::temp::TempDir::new(&format!("env-{name}"))
     }
 
     #[test]
@@ -238,7 +235,6 @@ pub(crate) mod tests {
         );
         assert_eq!(env.temperature_c, Some(61.234));
         assert_eq!(env.load_avg, Some([0.5, 0.25, 0.1]));
-        std::fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]
@@ -248,7 +244,6 @@ pub(crate) mod tests {
         assert_eq!(env.governor, None);
         assert_eq!(env.temperature_c, None);
         assert!(env.cores_online >= 1);
-        std::fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]
@@ -266,7 +261,6 @@ pub(crate) mod tests {
         assert_eq!(max_temperature(&d), Some(61.234));
         zone(0, "-");
         assert_eq!(max_temperature(&d), None, "no readable zone: unknown");
-        std::fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]

@@ -163,12 +163,11 @@ mod tests {
 
     #[test]
     fn the_clock_is_read_from_sysfs() {
-        let dir = std::env::temp_dir().join(format!("bb-pinning-{}", std::process::id()));
+        let dir = crate::util::temp::TempDir::new("pinning");
         let cpu1 = dir.join("sys/devices/system/cpu/cpu1/cpufreq");
         std::fs::create_dir_all(&cpu1).unwrap();
         std::fs::write(cpu1.join("cpuinfo_max_freq"), "2352000\n").unwrap();
         assert_eq!(max_freq_khz(&dir, 1), Some(2_352_000));
         assert_eq!(max_freq_khz(&dir, 0), None);
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

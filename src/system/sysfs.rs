@@ -62,8 +62,7 @@ mod tests {
 
     #[test]
     fn only_regular_files_are_read_and_only_so_far() {
-        let dir = std::env::temp_dir().join(format!("bb-sysfs-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::util::temp::TempDir::new("sysfs");
         let fifo = dir.join("cpuinfo");
         nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
         // A FIFO with no writer: refused at once, not waited on.
@@ -79,6 +78,5 @@ mod tests {
         let big = dir.join("big");
         std::fs::write(&big, "x".repeat(MOST_READ as usize + 10)).unwrap();
         assert_eq!(read_file(&big).unwrap().len(), MOST_READ as usize);
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

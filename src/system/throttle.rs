@@ -367,7 +367,6 @@ mod tests {
         let snap = Snapshot::take_at(&d);
         assert!(snap.time_in_state.is_empty());
         assert!(!ThrottleReport::between(&snap, &snap).throttled);
-        std::fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]
@@ -470,7 +469,6 @@ mod tests {
         let h = Health::between(&after, &after);
         assert_eq!((h.clock_mhz, h.clock_source), (None, None));
         assert_eq!(h.clock_max_mhz, Some(1500.0));
-        std::fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]

@@ -374,16 +374,11 @@ pub fn cpu_ranges(cpus: &[usize]) -> String {
 mod tests {
     use super::*;
 
-    fn temp_dir(name: &str) -> std::path::PathBuf {
-        let d = std::env::temp_dir().join(format!("bb-topology-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        d
-    }
+    use crate::util::temp::TempDir;
 
     /// A made-up board: `policies` as (policy, cpus, core part, capacity, max kHz).
-    fn board(name: &str, policies: &[(usize, &str, &str, u64, u64)]) -> std::path::PathBuf {
-        let d = temp_dir(name);
+    fn board(name: &str, policies: &[(usize, &str, &str, u64, u64)]) -> TempDir {
+        let d = TempDir::new(name);
         let cpu = d.join("sys/devices/system/cpu");
         let mut cpuinfo = String::new();
         for &(policy, cpus, part, capacity, max) in policies {
@@ -441,7 +436,6 @@ mod tests {
         );
         assert_eq!(t.of_cpu(5).unwrap().policy, Some(4));
         assert_eq!(t.clusters[1].governor.as_deref(), Some("schedutil"));
-        std::fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]
@@ -451,9 +445,8 @@ mod tests {
         assert_eq!(t.clusters.len(), 1);
         assert!(!t.heterogeneous());
         assert_eq!(t.big(), t.pick(ClusterChoice::Little).ok());
-        std::fs::remove_dir_all(&d).unwrap();
 
-        let vm = temp_dir("vm");
+        let vm = TempDir::new("vm");
         std::fs::create_dir_all(vm.join("sys/devices/system/cpu")).unwrap();
         std::fs::write(vm.join("sys/devices/system/cpu/online"), "0-1\n").unwrap();
         std::fs::create_dir_all(vm.join("proc")).unwrap();
@@ -468,7 +461,6 @@ mod tests {
             t.pick(ClusterChoice::Policy(0)).unwrap_err(),
             "this machine has no cpufreq policies to choose from"
         );
-        std::fs::remove_dir_all(&vm).unwrap();
     }
 
     #[test]

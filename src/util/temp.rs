@@ -31,6 +31,15 @@ impl TempDir {
     }
 }
 
+/// A `&TempDir` is its path wherever a `&Path` is asked for.
+impl std::ops::Deref for TempDir {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
 impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
