@@ -338,15 +338,22 @@ pub fn shown(text: &str) -> String {
 }
 
 /// The CPUs of a kernel CPU list (`0-3,6`), in order; None where it is no list or
-/// names more than [`MOST_CPUS`].
+/// names more than [`MOST_CPUS`]. Counted first, then made at its size: a list of many
+/// parts never grows its vector past what it holds.
 pub fn cpu_list(list: &str) -> Option<Vec<usize>> {
-    let mut cpus = Vec::new();
-    for part in list.trim().split(',') {
+    let range = |part: &str| -> Option<(usize, usize)> {
         let (a, b) = part.split_once('-').unwrap_or((part, part));
         let (a, b): (usize, usize) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
-        if b < a || b - a >= MOST_CPUS || cpus.len() + (b - a) >= MOST_CPUS {
-            return None;
-        }
+        (a <= b).then_some((a, b))
+    };
+    let parts = || list.trim().split(',');
+    let count = parts().try_fold(0usize, |n, part| {
+        let (a, b) = range(part)?;
+        n.checked_add((b - a).checked_add(1)?)
+            .filter(|&n| n <= MOST_CPUS)
+    })?;
+    let mut cpus = Vec::with_capacity(count);
+    for (a, b) in parts().filter_map(range) {
         cpus.extend(a..=b);
     }
     Some(cpus)
