@@ -758,21 +758,24 @@ pub(crate) mod tests {
         }
     }
 
+    /// A cell of one fork per value in `raw`, flagged with `flags`.
+    fn cell_of(raw: &[f64], flags: &[&str]) -> Cell {
+        let s = crate::stats::Summary::of(raw);
+        Cell {
+            score: s.mean,
+            error: s.error,
+            samples: forks_of(raw),
+            change: None,
+            offered_load: None,
+            noise_band: crate::stats::uncertainty::NOISE_BAND,
+            run_floor: 0.0,
+            flags: flags.iter().map(|f| f.to_string()).collect(),
+        }
+    }
+
     fn verdict(base: &[f64], new: &[f64], higher_is_better: bool) -> Verdict {
-        let cell = |raw: &[f64]| {
-            let s = crate::stats::Summary::of(raw);
-            Cell {
-                score: s.mean,
-                error: s.error,
-                samples: forks_of(raw),
-                change: None,
-                offered_load: None,
-                noise_band: crate::stats::uncertainty::NOISE_BAND,
-                run_floor: 0.0,
-                flags: vec![],
-            }
-        };
-        judge(&cell(base), &cell(new), higher_is_better, &criteria()).verdict
+        let (base, new) = (cell_of(base, &[]), cell_of(new, &[]));
+        judge(&base, &new, higher_is_better, &criteria()).verdict
     }
 
     #[test]
@@ -797,19 +800,7 @@ pub(crate) mod tests {
 
     #[test]
     fn a_flagged_side_is_never_faster_or_slower_unless_accepted() {
-        let cell = |raw: &[f64], flags: &[&str]| {
-            let s = crate::stats::Summary::of(raw);
-            Cell {
-                score: s.mean,
-                error: s.error,
-                samples: forks_of(raw),
-                change: None,
-                offered_load: None,
-                noise_band: crate::stats::uncertainty::NOISE_BAND,
-                run_floor: 0.0,
-                flags: flags.iter().map(|f| f.to_string()).collect(),
-            }
-        };
+        let cell = cell_of;
         let base = [100.0, 101.0, 99.0, 100.5, 99.5];
         let lower = [80.0, 81.0, 79.0, 80.5, 79.5];
         let slightly = [99.0, 100.0, 98.0, 99.5, 98.5];

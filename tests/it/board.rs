@@ -106,14 +106,18 @@ fn every_board_reads_its_clusters_types_and_clocks() {
 /// first two cores; on a machine of more, the others would be reachable too), with
 /// `extra` flags and `env`.
 fn zstd_on_with(name: &str, extra: &[&str], env: &[(&str, &str)]) -> crate::support::Run {
+    zstd_at(&board(name), extra, env)
+}
+
+/// [`zstd_on_with`] on the tree at `root` (a fixture's writable copy, say).
+fn zstd_at(root: &str, extra: &[&str], env: &[(&str, &str)]) -> crate::support::Run {
     use std::os::unix::process::CommandExt;
-    let root = board(name);
     let mut c = std::process::Command::new(ZSTD);
     c.args(ZSTD_SMALL)
         .args(ZSTD_ONE_ROW)
         .args(["--format", "json"])
         .args(extra)
-        .env("BB_SYSROOT", &root)
+        .env("BB_SYSROOT", root)
         .envs(env.iter().copied())
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
@@ -327,15 +331,7 @@ fn governor_is_set_for_the_run_and_set_back_on_every_way_out() {
     let root_s = root.to_str().unwrap();
 
     // A run to its end: performance while it ran (no governor flag), ondemand after.
-    let mut args: Vec<&str> = ZSTD_SMALL.to_vec();
-    args.extend(ZSTD_ONE_ROW);
-    args.extend(["--format", "json", "--governor", "performance"]);
-    let run = run_bounded(
-        ZSTD,
-        &args,
-        &[("BB_SYSROOT", root_s)],
-        Duration::from_secs(120),
-    );
+    let run = zstd_at(root_s, &["--governor", "performance"], &[]);
     run.assert_ok();
     let e = &run.json()[0];
     assert_eq!(
@@ -376,15 +372,7 @@ fn governor_is_set_for_the_run_and_set_back_on_every_way_out() {
     }
 
     // A governor the board does not offer: said once, nothing changed, the run goes on.
-    let mut args: Vec<&str> = ZSTD_SMALL.to_vec();
-    args.extend(ZSTD_ONE_ROW);
-    args.extend(["--governor", "turbo"]);
-    let run = run_bounded(
-        ZSTD,
-        &args,
-        &[("BB_SYSROOT", root_s)],
-        Duration::from_secs(120),
-    );
+    let run = zstd_at(root_s, &["--governor", "turbo"], &[]);
     run.assert_ok();
     assert_eq!(
         run.stderr
