@@ -64,10 +64,34 @@ struct PerfEventAttr {
     config1: u64,
 }
 
-const PERF_TYPE_HARDWARE: u32 = 0;
-const PERF_COUNT_HW_CPU_CYCLES: u64 = 0;
-const PERF_COUNT_HW_INSTRUCTIONS: u64 = 1;
-const PERF_COUNT_HW_CACHE_MISSES: u64 = 3;
+/// Which events a [`Counters`] counts as its cycles, instructions and cache misses.
+#[derive(Debug, Clone, Copy)]
+struct Events {
+    kind: u32,
+    cycles: u64,
+    instructions: u64,
+    cache_misses: u64,
+}
+
+/// The PMU's cycles, instructions and cache misses: what `--counters` counts.
+const HARDWARE: Events = Events {
+    kind: 0,
+    cycles: 0,
+    instructions: 1,
+    cache_misses: 3,
+};
+
+/// The kernel's own software events in their place: the task clock (nanoseconds on a
+/// CPU) as cycles, the CPU clock as instructions, page faults as cache misses. Every
+/// kernel with perf events has them, PMU or not, so the tests count through the same
+/// path on a VM without one, against a known answer (the threads' CPU time).
+#[cfg(any(test, feature = "fault-injection"))]
+const SOFTWARE: Events = Events {
+    kind: 1,
+    cycles: 1,
+    instructions: 0,
+    cache_misses: 2,
+};
 const PERF_FORMAT_TOTAL_TIME_ENABLED: u64 = 1 << 0;
 const PERF_FORMAT_TOTAL_TIME_RUNNING: u64 = 1 << 1;
 /// perf_event_attr's bit fields: created disabled, inherited by new threads and children,
@@ -93,13 +117,19 @@ const PERF_EVENT_IOC_RESET: u32 = 0x2403;
 #[cfg(feature = "fault-injection")]
 const REFUSE_ENV: &str = "BB_FAULT_NO_COUNTERS";
 
+/// With the `fault-injection` feature, set to anything: the kernel's software events
+/// count in place of the PMU's ([`SOFTWARE`]), so tests see a counted run on a machine
+/// without a PMU.
+#[cfg(feature = "fault-injection")]
+const SOFTWARE_ENV: &str = "BB_FAULT_SOFTWARE_COUNTERS";
+
 impl Counters {
     /// Opens cycles and instructions (and cache misses where the PMU offers them) for
     /// every thread of this process alive now (/proc/self/task), each inherited by the
     /// threads and children it starts after; disabled until [`Counters::start`]. Err: one
     /// line saying why (not permitted, no PMU, or the errno).
     pub fn open() -> Result<Counters, String> {
-        open_refused(fault_refused())
+        open_refused(fault_refused(), events())
     }
 
     /// Counts from now: the counters reset and enabled.
@@ -142,22 +172,21 @@ impl Counters {
 /// cycles and instructions opened and closed. Err: the same one line as
 /// [`Counters::open`].
 pub fn check() -> Result<(), String> {
-    check_refused(fault_refused())
+    check_refused(fault_refused(), events())
 }
 
-/// [`check`], refused as if not permitted where `refused`.
-fn check_refused(refused: bool) -> Result<(), String> {
+/// [`check`] of `events`, refused as if not permitted where `refused`.
+fn check_refused(refused: bool, events: Events) -> Result<(), String> {
     if refused {
         return Err(explain(nix::errno::Errno::EACCES));
     }
     let tid = nix::unistd::gettid().as_raw();
-    open_event(tid, PERF_COUNT_HW_CPU_CYCLES).map_err(explain)?;
-    open_event(tid, PERF_COUNT_HW_INSTRUCTIONS).map_err(explain)?;
+    open_pair(tid, events).map_err(explain)?;
     Ok(())
 }
 
-/// [`Counters::open`], refused as if not permitted where `refused`.
-fn open_refused(refused: bool) -> Result<Counters, String> {
+/// [`Counters::open`] of `events`, refused as if not permitted where `refused`.
+fn open_refused(refused: bool, events: Events) -> Result<Counters, String> {
     if refused {
         return Err(explain(nix::errno::Errno::EACCES));
     }
@@ -165,12 +194,13 @@ fn open_refused(refused: bool) -> Result<Counters, String> {
     // This thread first: its error is the one that says why, not a vanished thread's.
     let mut tids = vec![own];
     tids.extend(threads().into_iter().filter(|&t| t != own));
-    open_threads(&tids)
+    open_threads(&tids, events)
 }
 
-/// Counters on threads `tids` of this process, the first of them the calling thread,
-/// whose error is the one returned; the others may have ended since they were listed.
-fn open_threads(tids: &[libc::pid_t]) -> Result<Counters, String> {
+/// Counters of `events` on threads `tids` of this process, the first of them the calling
+/// thread, whose error is the one returned; the others may have ended since they were
+/// listed.
+fn open_threads(tids: &[libc::pid_t], events: Events) -> Result<Counters, String> {
     let mut counters = Counters {
         cycles: Vec::new(),
         instructions: Vec::new(),
@@ -178,7 +208,7 @@ fn open_threads(tids: &[libc::pid_t]) -> Result<Counters, String> {
     };
     let mut cache_misses = true;
     for (i, &tid) in tids.iter().enumerate() {
-        let (cycles, instructions) = match open_pair(tid) {
+        let (cycles, instructions) = match open_pair(tid, events) {
             Ok(pair) => pair,
             // A thread that ended since /proc/self/task was read has nothing to count.
             Err(nix::errno::Errno::ESRCH) if i > 0 => continue,
@@ -186,7 +216,7 @@ fn open_threads(tids: &[libc::pid_t]) -> Result<Counters, String> {
         };
         counters.cycles.push(counter(cycles));
         counters.instructions.push(counter(instructions));
-        match open_event(tid, PERF_COUNT_HW_CACHE_MISSES) {
+        match open_event(tid, events.kind, events.cache_misses) {
             Ok(fd) if cache_misses => counters.cache_misses.push(counter(fd)),
             _ => cache_misses = false,
         }
@@ -199,9 +229,9 @@ fn open_threads(tids: &[libc::pid_t]) -> Result<Counters, String> {
 }
 
 /// One thread's cycles and instructions.
-fn open_pair(tid: libc::pid_t) -> Result<(OwnedFd, OwnedFd), nix::errno::Errno> {
-    let cycles = open_event(tid, PERF_COUNT_HW_CPU_CYCLES)?;
-    Ok((cycles, open_event(tid, PERF_COUNT_HW_INSTRUCTIONS)?))
+fn open_pair(tid: libc::pid_t, events: Events) -> Result<(OwnedFd, OwnedFd), nix::errno::Errno> {
+    let cycles = open_event(tid, events.kind, events.cycles)?;
+    Ok((cycles, open_event(tid, events.kind, events.instructions)?))
 }
 
 fn counter(fd: OwnedFd) -> Counter {
@@ -221,22 +251,27 @@ fn threads() -> Vec<libc::pid_t> {
         .collect()
 }
 
-/// A disabled, inherited, user-space-only counter of hardware event `config` on thread
-/// `tid`, whichever CPU it runs on: inherited by the threads it starts and not by the
-/// processes it execs (a bb-ipc or bb-rpc server), where the kernel can say so (5.13);
-/// before, by both.
-fn open_event(tid: libc::pid_t, config: u64) -> Result<OwnedFd, nix::errno::Errno> {
+/// A disabled, inherited, user-space-only counter of event `config` of type `kind` on
+/// thread `tid`, whichever CPU it runs on: inherited by the threads it starts and not by
+/// the processes it execs (a bb-ipc or bb-rpc server), where the kernel can say so
+/// (5.13); before, by both.
+fn open_event(tid: libc::pid_t, kind: u32, config: u64) -> Result<OwnedFd, nix::errno::Errno> {
     let base = DISABLED | INHERIT | EXCLUDE_KERNEL | EXCLUDE_HV;
-    match open_with(tid, config, base | INHERIT_THREAD | REMOVE_ON_EXEC) {
-        Err(nix::errno::Errno::EINVAL) => open_with(tid, config, base),
+    match open_with(tid, kind, config, base | INHERIT_THREAD | REMOVE_ON_EXEC) {
+        Err(nix::errno::Errno::EINVAL) => open_with(tid, kind, config, base),
         opened => opened,
     }
 }
 
 /// [`open_event`] with the attr's `flags`.
-fn open_with(tid: libc::pid_t, config: u64, flags: u64) -> Result<OwnedFd, nix::errno::Errno> {
+fn open_with(
+    tid: libc::pid_t,
+    kind: u32,
+    config: u64,
+    flags: u64,
+) -> Result<OwnedFd, nix::errno::Errno> {
     let attr = PerfEventAttr {
-        kind: PERF_TYPE_HARDWARE,
+        kind,
         size: std::mem::size_of::<PerfEventAttr>() as u32,
         config,
         read_format: PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING,
@@ -296,6 +331,21 @@ fn fault_refused() -> bool {
 #[cfg(not(feature = "fault-injection"))]
 fn fault_refused() -> bool {
     false
+}
+
+/// The events to count: the PMU's, or the software ones where `BB_FAULT_SOFTWARE_COUNTERS`
+/// asks (never without the feature).
+#[cfg(feature = "fault-injection")]
+fn events() -> Events {
+    match std::env::var_os(SOFTWARE_ENV) {
+        Some(_) => SOFTWARE,
+        None => HARDWARE,
+    }
+}
+
+#[cfg(not(feature = "fault-injection"))]
+fn events() -> Events {
+    HARDWARE
 }
 
 /// Issues a perf ioctl on a counter; a counter that refuses it counts on as it was,
@@ -364,7 +414,7 @@ mod tests {
     /// threads it starts, other tests' threads left out.
     fn count(work: impl FnOnce()) -> Counts {
         let own = nix::unistd::gettid().as_raw();
-        let mut counters = open_threads(&[own]).expect("check() said they open");
+        let mut counters = open_threads(&[own], HARDWARE).expect("check() said they open");
         counters.start();
         work();
         counters.stop();
@@ -422,7 +472,10 @@ mod tests {
 
     #[test]
     fn a_forced_refusal_says_not_permitted() {
-        for why in [check_refused(true).err(), open_refused(true).err()] {
+        for why in [
+            check_refused(true, HARDWARE).err(),
+            open_refused(true, HARDWARE).err(),
+        ] {
             let why = why.expect("refused");
             is_one_short_line(&why);
             assert!(
@@ -461,6 +514,108 @@ mod tests {
         // Only what passed since the start counts.
         assert_eq!(scaled(at(50, 100, 100), at(150, 300, 200)), 200);
         assert_eq!(scaled(at(0, 0, 0), at(100, 200, 0)), 0, "never ran");
+    }
+
+    /// This thread's CPU time (CLOCK_THREAD_CPUTIME_ID), in nanoseconds.
+    fn thread_cpu_ns() -> u64 {
+        let mut t = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: the timespec outlives the call, which only writes it.
+        assert_eq!(
+            unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) },
+            0
+        );
+        t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+    }
+
+    /// Spins on this thread for `ns` of its CPU time; returns the CPU time it took.
+    fn spin(ns: u64) -> u64 {
+        let start = thread_cpu_ns();
+        while thread_cpu_ns() - start < ns {
+            black_box(adds(1000));
+        }
+        thread_cpu_ns() - start
+    }
+
+    /// Whether `a` is `b` within 5% and 2 ms (a thread's start and a few syscalls).
+    fn near(a: u64, b: u64) -> bool {
+        (a as f64 - b as f64).abs() <= 0.05 * b as f64 + 2e6
+    }
+
+    /// The counting path (open, inherit, start, stop, read, sum over threads) on the
+    /// kernel's software events, which every machine has: the task clock it counts is
+    /// the CPU time the threads took, this one's and one it starts; nothing after stop;
+    /// a start counts afresh.
+    #[test]
+    fn the_task_clock_counted_is_the_cpu_time_the_threads_took() {
+        let own = nix::unistd::gettid().as_raw();
+        let mut counters = match open_threads(&[own], SOFTWARE) {
+            Ok(c) => c,
+            // No perf events at all (a kernel without them, a seccomp filter).
+            Err(why) => return is_one_short_line(&why),
+        };
+        const MS: u64 = 1_000_000;
+        let before = thread_cpu_ns();
+        counters.start();
+        spin(40 * MS);
+        let theirs = std::thread::spawn(|| spin(60 * MS)).join().unwrap();
+        counters.stop();
+        let mine = thread_cpu_ns() - before;
+        let counted = counters.read();
+        assert!(
+            near(counted.cycles, mine + theirs),
+            "{counted:?} {mine} {theirs}"
+        );
+        assert!(near(counted.instructions, mine + theirs), "{counted:?}");
+        assert!(
+            counted.cache_misses.is_some(),
+            "page faults open everywhere"
+        );
+        // Stopped: more work changes nothing.
+        spin(20 * MS);
+        assert_eq!(counters.read(), counted);
+        // Started again: only what follows counts.
+        counters.start();
+        let again = spin(30 * MS);
+        counters.stop();
+        assert!(
+            near(counters.read().cycles, again),
+            "{:?} {again}",
+            counters.read()
+        );
+    }
+
+    /// A process the counted thread starts and that execs (a server) is not counted,
+    /// where the kernel can say so (5.13).
+    #[test]
+    fn a_process_that_execs_is_not_counted() {
+        let own = nix::unistd::gettid().as_raw();
+        let flags = DISABLED | INHERIT | INHERIT_THREAD | REMOVE_ON_EXEC;
+        if open_with(own, SOFTWARE.kind, SOFTWARE.cycles, flags).is_err() {
+            return;
+        }
+        let mut counters = open_threads(&[own], SOFTWARE).unwrap();
+        let children = || {
+            let cpu = crate::system::cpu::CpuTime::of_children();
+            (cpu.total() * 1e9) as u64
+        };
+        let before = children();
+        counters.start();
+        let status = std::process::Command::new("sh")
+            .args(["-c", "i=0; while [ $i -lt 300000 ]; do i=$((i + 1)); done"])
+            .status()
+            .unwrap();
+        counters.stop();
+        assert!(status.success());
+        let child = children() - before;
+        let counted = counters.read().cycles;
+        assert!(child > 20_000_000, "the child spun {child} ns");
+        assert!(
+            counted < child / 2,
+            "counted {counted} ns of the child's {child}"
+        );
     }
 
     #[test]

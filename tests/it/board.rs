@@ -494,6 +494,59 @@ fn counters_where_the_pmu_refuses_are_one_line_and_no_failed_run() {
     assert!(forced.json()[0]["secondaryMetrics"].get("IPC").is_none());
 }
 
+/// The counted path end to end, in the forks, on a machine with or without a PMU: the
+/// kernel's software events count in the hardware's place (the task clock's nanoseconds
+/// as cycles), and every metric reaches the report and the answer.
+#[test]
+fn counters_that_count_reach_the_report_and_the_answer() {
+    let mut args: Vec<&str> = ZSTD_SMALL.to_vec();
+    args.extend(ZSTD_ONE_ROW);
+    args.extend(["--format", "json", "--counters", "--forks", "2"]);
+    let run = run_bounded(
+        ZSTD,
+        &args,
+        &[("BB_FAULT_SOFTWARE_COUNTERS", "1")],
+        Duration::from_secs(120),
+    );
+    run.assert_ok();
+    if run.stderr.contains("--counters: ") {
+        // No perf events at all here (a seccomp filter, a kernel without them).
+        assert!(
+            run.stderr.contains("measuring without them"),
+            "{}",
+            run.stderr
+        );
+        return;
+    }
+    let e = &run.json()[0];
+    let metrics = &e["secondaryMetrics"];
+    for name in ["cycles/op", "instructions/op", "IPC", "cycles/byte"] {
+        let score = metrics[name]["score"].as_f64();
+        assert!(score.is_some_and(|s| s > 0.0), "{name}: {metrics:#}");
+        // One figure per iteration of each fork, as the primary metric has.
+        assert_eq!(
+            metrics[name]["rawData"].as_array().map(Vec::len),
+            Some(2),
+            "{name}: {metrics:#}"
+        );
+    }
+    assert!(
+        metrics["cache-misses/op"]["score"].as_f64().is_some(),
+        "{metrics:#}"
+    );
+    // The task clock of a compress is its CPU time: a few nanoseconds a byte at least.
+    let per_byte = metrics["cycles/byte"]["score"].as_f64().unwrap();
+    let per_op = metrics["cycles/op"]["score"].as_f64().unwrap();
+    assert!(per_op > per_byte, "{per_op} {per_byte}");
+    let answer = answer_lines(&run.json());
+    assert!(
+        answer
+            .iter()
+            .any(|l| l.starts_with("cycles/byte: ") && l.contains(" compress; IPC ")),
+        "{answer:?}"
+    );
+}
+
 #[test]
 fn the_standard_profile_waits_for_an_idle_board_and_the_plan_says_so() {
     let plan = |args: &[&str], idle: Option<&str>| {
