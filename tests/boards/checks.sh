@@ -108,8 +108,9 @@ section against "$dist/bin/bb-zstd" --quick $short $zstd_small --threads 1 --loc
 # SIGINT and SIGTERM: a run with a server child (bb-ipc's, bb-rpc's) is stopped once
 # its processes run (the parent, its fork, and bb-rpc's server beside the fork); its
 # exit code, then every bb- process and socket file left. The count must hold for a
-# second: a child the parent spawns is named after it until its exec, so a passing
-# vcgencmd or fork would otherwise count (a slow board was signalled between the two).
+# second: the parent first starts a copy of itself that ends at once (the probe of
+# whether the kernel runs it, harness/exec.rs), which would otherwise count as the fork
+# (CI signalled bb-rpc between the two).
 signal_check() {
     sig=$1
     name=$2
