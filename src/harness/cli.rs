@@ -206,8 +206,8 @@ macro_rules! bench_args {
             /// run on one cluster of a big.LITTLE board: big (its fastest cores), little, or a cpufreq policy's number (4: policy4); pins the run to its cores and the answer names it (default on a board whose clusters differ: big, unless --pin says where; elsewhere, where the scheduler puts it)
             #[argh(option, from_str_fn($crate::harness::cli::parse_cluster))]
             pub cluster: Option<$crate::harness::cli::ClusterChoice>,
-            /// before measuring, wait up to this long for other processes to use under 2.5% of the cores (3 s in a row), then measure anyway with the rows flagged busy; 0 skips it (default 60s in the standard and full profiles, 0 in quick; BB_IDLE_WAIT sets the default, for CI)
-            #[argh(option, from_str_fn($crate::harness::cli::parse_duration))]
+            /// before measuring, wait up to this long (at most 24h) for other processes to use under 2.5% of the cores (3 s in a row), then measure anyway with the rows flagged busy; 0 skips it (default 60s in the standard and full profiles, 0 in quick; BB_IDLE_WAIT sets the default, for CI)
+            #[argh(option, from_str_fn($crate::harness::cli::parse_idle_wait))]
             pub idle_wait: Option<std::time::Duration>,
             /// set every cpufreq policy to this governor (performance) for the run, and back on every way out; where it may not (not root), it says so once and measures as the board is
             #[argh(option, from_str_fn($crate::harness::cli::parse_governor))]
@@ -296,6 +296,21 @@ pub fn parse_monitor(s: &str) -> std::result::Result<Duration, String> {
         true => Ok(every),
         false => Err(format!(
             "invalid interval '{s}' (expected 100ms or more, or 0 for no monitor)"
+        )),
+    }
+}
+
+/// The longest `--idle-wait`: a board busy for a day is not going idle for the run,
+/// and a longer wait is a unit mistyped (`60h` for `60s`).
+pub const LONGEST_IDLE_WAIT: Duration = Duration::from_secs(24 * 3600);
+
+/// `--idle-wait`'s value (and `BB_IDLE_WAIT`'s): a duration up to a day, 0 for none.
+pub fn parse_idle_wait(s: &str) -> std::result::Result<Duration, String> {
+    let wait = parse_duration(s)?;
+    match wait <= LONGEST_IDLE_WAIT {
+        true => Ok(wait),
+        false => Err(format!(
+            "invalid wait '{s}' (expected at most 24h, or 0 for no wait)"
         )),
     }
 }
@@ -405,7 +420,7 @@ pub fn idle_wait(
     }
     if let Some(value) = variable.filter(|v| !v.is_empty()) {
         let text = value.to_string_lossy();
-        return crate::util::parse::parse_duration(&text).map_err(|why| {
+        return parse_idle_wait(&text).map_err(|why| {
             Error::usage(format!(
                 "BB_IDLE_WAIT: {}",
                 crate::util::format::printable(&why)

@@ -586,6 +586,32 @@ fn the_standard_profile_waits_for_an_idle_board_and_the_plan_says_so() {
         "{}",
         bad.stderr
     );
+    // A day at most, from the flag or the variable: more is a unit mistyped.
+    let day = plan(&["--idle-wait", "24h"], None);
+    day.assert_ok();
+    assert!(
+        day.stdout.contains("go idle  at most 24 h"),
+        "{}",
+        day.stdout
+    );
+    for (args, idle, says) in [
+        (
+            &["--idle-wait", "60h"][..],
+            None,
+            "'--idle-wait' with value '60h'",
+        ),
+        (&[][..], Some("25h"), "BB_IDLE_WAIT: "),
+    ] {
+        let run = plan(args, idle);
+        assert_eq!(run.code, 2, "{args:?} {idle:?}: {}", run.stderr);
+        assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+        assert!(run.stderr.contains(says), "{}", run.stderr);
+        assert!(
+            run.stderr.contains("expected at most 24h"),
+            "{}",
+            run.stderr
+        );
+    }
 }
 
 #[test]
