@@ -26,7 +26,7 @@ pub(crate) mod watchdog;
 use self::benchmark::{Benchmark, Settings, TimeUnit};
 use self::cli::{CommonArgs, Mode, Profile};
 use crate::model::answer::{
-    against_lines, cluster_lines, counters_line, flagged_line, precision_line, Answer, Answerer,
+    against_lines, cluster_lines, counters_line, flagged_lines, precision_line, Answer, Answerer,
 };
 use crate::model::failure::Failure;
 use crate::model::params::{label_with, varying_keys};
@@ -356,14 +356,9 @@ fn answer_of(
     flags: &CommonArgs,
     against: Option<&str>,
 ) -> Option<Answer> {
-    let mut tail: Vec<String> = [
-        precision_line(results),
-        flagged_line(results),
-        counters_line(results),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
+    let mut tail: Vec<String> = precision_line(results).into_iter().collect();
+    tail.extend(flagged_lines(results));
+    tail.extend(counters_line(results));
     tail.extend(cluster_lines(
         &env.clusters,
         flags.cluster.as_ref(),

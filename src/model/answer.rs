@@ -9,7 +9,7 @@ use crate::model::params::{label_with, varying_keys};
 use crate::model::result::BenchResult;
 use crate::stats::paired::{PairedRatio, Verdict};
 use crate::stats::uncertainty::{judge, Side};
-use crate::system::topology::Cluster;
+use crate::system::topology::{Cluster, Topology};
 use crate::util::format::format_estimate;
 
 /// The widest line of an answer: a terminal's.
@@ -139,44 +139,52 @@ pub fn joined(head: String, tail: &str) -> Vec<String> {
     }
 }
 
+/// What a cluster line ends with where the run could not reach the big cluster.
+const BIG_OUT_OF_REACH: &str = "; big out of reach";
+
 /// Which cluster the run's figures are of, where that is a question: on a board of
 /// differing clusters, or where `--cluster` chose one. `pinned` is the cluster the run
 /// was pinned to (and whether the default chose it); unpinned, the clusters of the
-/// `allowed` cores are named. Nothing on a board of one kind of core, left alone.
+/// `allowed` cores are named, and where none of them is big, that the big one was out of
+/// reach. Nothing on a board of one kind of core, left alone.
 pub fn cluster_lines(
     clusters: &[Cluster],
     pinned: Option<&Cluster>,
     by_default: bool,
     allowed: &[usize],
 ) -> Vec<String> {
-    let differ = clusters.windows(2).any(|w| {
-        (&w[0].core, w[0].capacity, w[0].max_mhz) != (&w[1].core, w[1].capacity, w[1].max_mhz)
-    });
-    let which = |c: &Cluster| match (differ, clusters.first(), clusters.last()) {
-        (true, _, Some(last)) if (&c.core, c.max_mhz) == (&last.core, last.max_mhz) => {
-            "the big cluster"
-        }
-        (true, Some(first), _) if (&c.core, c.max_mhz) == (&first.core, first.max_mhz) => {
-            "the little cluster"
-        }
-        _ => "one cluster",
+    let board = Topology {
+        clusters: clusters.to_vec(),
     };
+    let on = |c: &Cluster| format!("on {}: {}", board.role(c), c.describe());
     match pinned {
         Some(c) if by_default => vec![
-            format!("on {}: {}", which(c), c.describe()),
+            on(c),
             "  chosen as the fastest cores; --cluster little or N for another".into(),
         ],
-        Some(c) => vec![format!("on {}: {}", which(c), c.describe())],
-        None if differ => {
-            let touched: Vec<String> = clusters
-                .iter()
-                .filter(|c| c.cpus.iter().any(|cpu| allowed.contains(cpu)))
-                .map(|c| c.describe())
-                .collect();
-            match touched.as_slice() {
-                [one] => vec![format!("on one cluster: {one}")],
-                _ => wrap("unpinned, on any of:", &touched),
+        Some(c) => vec![on(c)],
+        None if board.heterogeneous() => {
+            let reached = |c: &&Cluster| c.cpus.iter().any(|cpu| allowed.contains(cpu));
+            let touched: Vec<&Cluster> = clusters.iter().filter(reached).collect();
+            let mut lines = match touched.as_slice() {
+                [one] => vec![on(one)],
+                _ => {
+                    let each: Vec<String> = touched.iter().map(|c| c.describe()).collect();
+                    wrap("unpinned, on any of: ", &each)
+                }
+            };
+            // Said on the line it follows where it fits: an answer has eight lines.
+            if let Some(big) = board.big().filter(|big| !reached(&big)) {
+                let last = lines.last_mut().expect("a line at least");
+                match last.chars().count() + BIG_OUT_OF_REACH.len() <= WIDTH {
+                    true => last.push_str(BIG_OUT_OF_REACH),
+                    false => lines.push(format!(
+                        "  the big cluster ({}) was out of this run's reach",
+                        big.cpu_names()
+                    )),
+                }
             }
+            lines
         }
         None => vec![],
     }
@@ -238,8 +246,9 @@ fn format_estimate_number(v: f64) -> String {
 
 /// `flagged: 3 of 4 headline rows (governor, busy): not the board at its best`: said
 /// where a headline row's figure was taken while something flagged it (throttling,
-/// swapping, a busy board; the table's FLAGGED lines say why); None where none was.
-pub fn flagged_line(results: &[BenchResult]) -> Option<String> {
+/// swapping, a busy board; the table's FLAGGED lines say why); nothing where none was.
+/// Flags too many for one line go on the lines after, every name kept.
+pub fn flagged_lines(results: &[BenchResult]) -> Vec<String> {
     let headline: Vec<&BenchResult> = results.iter().filter(|r| r.headline).collect();
     let flagged: Vec<&BenchResult> = headline
         .iter()
@@ -247,19 +256,31 @@ pub fn flagged_line(results: &[BenchResult]) -> Option<String> {
         .filter(|r| !r.throttle.flags.is_empty())
         .collect();
     if flagged.is_empty() {
-        return None;
+        return Vec::new();
     }
     let flags = crate::system::validity::sorted(
         flagged
             .iter()
             .flat_map(|r| r.throttle.flags.iter().copied()),
     );
-    Some(fit(&format!(
-        "flagged: {} of {} headline rows ({}): not the board at its best",
+    let rows = format!(
+        "flagged: {} of {} headline rows",
         flagged.len(),
-        headline.len(),
-        crate::system::validity::names(&flags)
-    )))
+        headline.len()
+    );
+    let names = crate::system::validity::names(&flags);
+    let said = format!("{rows} ({names}): not the board at its best");
+    let bare = format!("{rows} ({names})");
+    match [said, bare]
+        .into_iter()
+        .find(|l| l.chars().count() <= WIDTH)
+    {
+        Some(line) => vec![line],
+        None => {
+            let names: Vec<String> = flags.iter().map(|f| f.name().to_string()).collect();
+            wrap(&format!("{rows}: "), &names)
+        }
+    }
 }
 
 /// `precision: ±2% reached in 5 of 8 headline rows; not in 3 (widest ±4.1%, 20 s)`:
@@ -697,6 +718,91 @@ mod tests {
         );
     }
 
+    /// A cluster of `cpus` of `core` up to `max` MHz, with the capacity arm64 gives.
+    fn cluster(cpus: &[usize], core: &str, capacity: u64, max: u64) -> Cluster {
+        Cluster {
+            policy: cpus.first().copied(),
+            cpus: cpus.to_vec(),
+            core: Some(core.into()),
+            capacity: Some(capacity),
+            min_mhz: Some(408),
+            max_mhz: Some(max),
+            ..Cluster::default()
+        }
+    }
+
+    #[test]
+    fn the_answer_names_the_cluster_of_a_big_little_run_and_why() {
+        // An RK3588: four A55s, then two pairs of A76s (policy4 and policy6).
+        let little = cluster(&[0, 1, 2, 3], "Cortex-A55", 414, 1800);
+        let big = [
+            cluster(&[4, 5], "Cortex-A76", 1024, 2352),
+            cluster(&[6, 7], "Cortex-A76", 1024, 2352),
+        ];
+        let rk3588 = [little.clone(), big[0].clone(), big[1].clone()];
+        let both = cluster(&[4, 5, 6, 7], "Cortex-A76", 1024, 2352);
+        let all: Vec<usize> = (0..8).collect();
+        assert_eq!(
+            cluster_lines(&rk3588, Some(&both), true, &[4, 5, 6, 7]),
+            [
+                "on the big cluster: 4 × Cortex-A76 (cpu4-7, 408-2352 MHz)",
+                "  chosen as the fastest cores; --cluster little or N for another",
+            ]
+        );
+        assert_eq!(
+            cluster_lines(&rk3588, Some(&little), false, &[0, 1, 2, 3]),
+            ["on the little cluster: 4 × Cortex-A55 (cpu0-3, 408-1800 MHz)"]
+        );
+        // Unpinned: every cluster the run may land on, within 80 columns.
+        let any = cluster_lines(&rk3588, None, false, &all);
+        assert_eq!(
+            any,
+            [
+                "unpinned, on any of: 4 × Cortex-A55 (cpu0-3, 408-1800 MHz),",
+                "  2 × Cortex-A76 (cpu4-5, 408-2352 MHz), 2 × Cortex-A76 (cpu6-7, 408-2352 MHz)",
+            ]
+        );
+        assert!(any.iter().all(|l| l.chars().count() <= WIDTH), "{any:?}");
+        // Held to the little cores (taskset, a cpuset, --pin 0): said, and that big was
+        // out of reach.
+        assert_eq!(
+            cluster_lines(&rk3588, None, false, &[0, 1]),
+            ["on the little cluster: 4 × Cortex-A55 (cpu0-3, 408-1800 MHz); big out of reach"]
+        );
+        // Where the line has no room for it, on a line of its own.
+        let mut wordy = little.clone();
+        wordy.core = Some("Cortex-A55 r2p0 (a long model name)".into());
+        let board = [wordy, big[0].clone()];
+        assert_eq!(
+            cluster_lines(&board, None, false, &[0]),
+            [
+                "on the little cluster: 4 × Cortex-A55 r2p0 (a long model name) (cpu0-3, 408-1800 MHz)",
+                "  the big cluster (cpu4-5) was out of this run's reach",
+            ]
+        );
+        assert_eq!(
+            cluster_lines(&rk3588, None, false, &[6]),
+            ["on the big cluster: 2 × Cortex-A76 (cpu6-7, 408-2352 MHz)"]
+        );
+        // Three kinds of core: the one between is a middle cluster.
+        let three = [
+            little.clone(),
+            cluster(&[4, 5, 6], "Cortex-A78", 800, 2600),
+            cluster(&[7], "Cortex-X3", 1024, 3200),
+        ];
+        assert_eq!(
+            cluster_lines(&three, Some(&three[1]), false, &[4, 5, 6]),
+            ["on a middle cluster: 3 × Cortex-A78 (cpu4-6, 408-2600 MHz)"]
+        );
+        // One kind of core: nothing said, unless --cluster chose.
+        let pi4 = [cluster(&[0, 1, 2, 3], "Cortex-A72", 1024, 1800)];
+        assert!(cluster_lines(&pi4, None, false, &all).is_empty());
+        assert_eq!(
+            cluster_lines(&pi4, Some(&pi4[0]), false, &all),
+            ["on one cluster: 4 × Cortex-A72 (cpu0-3, 408-1800 MHz)"]
+        );
+    }
+
     #[test]
     fn wrapped_lists_stay_within_80_columns() {
         let items: Vec<String> = (0..12)
@@ -794,6 +900,51 @@ mod tests {
             line,
             "cycles/byte: 3.10 compress (threads=1), 3.40 compress (threads=2); IPC 2.00-2.50"
         );
+    }
+
+    #[test]
+    fn flagged_headline_rows_are_counted_and_every_flag_named() {
+        use crate::system::validity::Flag;
+        let row = |headline: bool, flags: &[Flag]| {
+            let mut r = sample_result("bb.zstd.compress", "1", vec![1.0]);
+            r.headline = headline;
+            r.throttle.flags = flags.to_vec();
+            r
+        };
+        assert!(flagged_lines(&[row(true, &[])]).is_empty());
+        // Only the headline rows count; each flag named once.
+        let rows = [
+            row(true, &[Flag::Busy]),
+            row(true, &[Flag::Governor, Flag::Busy]),
+            row(true, &[]),
+            row(false, &[Flag::Swapped]),
+        ];
+        assert_eq!(
+            flagged_lines(&rows),
+            ["flagged: 2 of 3 headline rows (busy, governor): not the board at its best"]
+        );
+        // Every flag at once: wrapped, none cut.
+        let all = [row(true, &crate::system::validity::ALL)];
+        let lines = flagged_lines(&all);
+        assert!(lines.len() > 1, "{lines:?}");
+        assert!(
+            lines.iter().all(|l| l.chars().count() <= WIDTH),
+            "{lines:?}"
+        );
+        assert!(
+            lines[0].starts_with("flagged: 1 of 1 headline rows: throttled, "),
+            "{lines:?}"
+        );
+        // Two long names: the names kept, the words after them left out.
+        let two = [row(true, &[Flag::ClockMismatch, Flag::ClockBelowTarget])];
+        assert_eq!(
+            flagged_lines(&two),
+            ["flagged: 1 of 1 headline rows (clock-below-target, clock-mismatch)"]
+        );
+        let said = lines.join(" ");
+        for flag in crate::system::validity::ALL {
+            assert!(said.contains(flag.name()), "{}: {lines:?}", flag.name());
+        }
     }
 
     #[test]

@@ -158,6 +158,21 @@ impl Topology {
         Some(big)
     }
 
+    /// What `cluster` is on this board, for an answer: `the big cluster` (the fastest
+    /// cores), `the little cluster` (the slowest), `a middle cluster` (a board of three
+    /// kinds), or `one cluster` where the clusters rank alike.
+    pub fn role(&self, cluster: &Cluster) -> &'static str {
+        let (Some(little), Some(big)) = (self.clusters.first(), self.clusters.last()) else {
+            return "one cluster";
+        };
+        match cluster.rank() {
+            _ if little.rank() == big.rank() => "one cluster",
+            r if r == big.rank() => "the big cluster",
+            r if r == little.rank() => "the little cluster",
+            _ => "a middle cluster",
+        }
+    }
+
     /// The cluster `cpu` belongs to.
     pub fn of_cpu(&self, cpu: usize) -> Option<&Cluster> {
         self.clusters.iter().find(|c| c.cpus.contains(&cpu))
