@@ -260,19 +260,7 @@ pub fn check_expiration(e: &str, now: SystemTime) -> Result<(), String> {
 /// (`2026-12-02T03:04:05.123456+00:00` is 32), so that a command printing megabytes there
 /// cannot fill the terminal with them.
 fn quoted(s: &str) -> String {
-    quoted_cut(s, 40)
-}
-
-/// `s` as an error quotes what a peer sent: printable, its first `longest` characters and
-/// `…` where there were more.
-pub(super) fn quoted_cut(s: &str, longest: usize) -> String {
-    let cut: String = s.chars().take(longest).collect();
-    let more = if s.chars().count() > longest {
-        "…"
-    } else {
-        ""
-    };
-    format!("{}{more}", printable(&cut))
+    crate::util::format::quoted_cut(s, 40)
 }
 
 /// `YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM)` as a time.

@@ -97,7 +97,7 @@ pub fn parse_answer_at(
     now: SystemTime,
 ) -> Result<(Credentials, Option<String>), String> {
     // STS's words, printable and cut: a body of a megabyte is no line of a megabyte.
-    let p = |s: &str, longest| super::process::quoted_cut(s, longest);
+    let p = |s: &str, longest| crate::util::format::quoted_cut(s, longest);
     if !(200..=299).contains(&status) {
         return Err(
             match (xml::element(body, "Code"), xml::element(body, "Message")) {

@@ -148,7 +148,7 @@ fn flag(spec: &ObjectSpec) -> String {
 
 /// A value from outside, for a message: escaped and cut short.
 fn quoted(value: &str) -> String {
-    printable(&value.chars().take(QUOTED).collect::<String>())
+    crate::util::format::quoted_cut(value, QUOTED)
 }
 
 /// What the place of `spec` (resolved) says of its object: a file's size (a regular file

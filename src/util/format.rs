@@ -74,9 +74,30 @@ pub(crate) fn printable(s: &str) -> String {
         .collect()
 }
 
+/// What a peer or a file sent, as a message quotes it: [`printable`], its first
+/// `longest` characters and `…` where there were more, so that megabytes there cannot
+/// fill the terminal (or the memory of the message).
+pub(crate) fn quoted_cut(s: &str, longest: usize) -> String {
+    let cut: String = s.chars().take(longest).collect();
+    let more = match s.chars().nth(longest) {
+        Some(_) => "…",
+        None => "",
+    };
+    format!("{}{more}", printable(&cut))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_quoted_value_is_escaped_and_cut() {
+        assert_eq!(quoted_cut("ok", 5), "ok");
+        assert_eq!(quoted_cut("abcdef", 5), "abcde…");
+        // A terminal's escape, escaped; the cut counts characters, not bytes.
+        assert_eq!(quoted_cut("a\x1b[2Jb", 5), "a\\u{1b}[2J…");
+        assert_eq!(quoted_cut("ééééé", 3), "ééé…");
+    }
 
     #[test]
     fn counts_are_singular_for_one_only() {

@@ -3,10 +3,9 @@
 //! small bodies (error documents, S3's answers) read whole; and [`read_response`], the
 //! reader as the fuzzer drives it.
 
-use super::head::{read_head, Head, MAX_HEAD};
+use super::head::{quoted, read_head, Head, MAX_HEAD};
 use super::network_error;
 use crate::net::sink::{Buffers, Sink};
-use crate::util::format::printable;
 use std::io::{BufRead, Read};
 
 /// The most bytes of a body read whole: an error document, an S3 answer.
@@ -87,7 +86,7 @@ pub(crate) fn read_body<R: BufRead>(
             }
             let hex = size_line.split(';').next().unwrap_or("").trim();
             let size = u64::from_str_radix(hex, 16)
-                .map_err(|_| format!("malformed chunk size '{}'", printable(size_line.trim())))?;
+                .map_err(|_| format!("malformed chunk size '{}'", quoted(size_line.trim())))?;
             if size == 0 {
                 // Trailers, up to the empty line: as much as a response head, at most.
                 let mut trailers = 0;

@@ -3,7 +3,7 @@
 //! whether it answers a ranged GET as asked, or why not.
 
 use super::network_error;
-use crate::util::format::printable;
+use crate::util::format::quoted_cut;
 use std::io::{BufRead, Read};
 
 /// The most bytes a response head may have.
@@ -44,7 +44,7 @@ impl Head {
                 .all(|b| b.is_ascii_digit())
                 .then(|| digits.parse().ok())
                 .flatten()
-                .ok_or_else(|| format!("invalid Content-Length '{}'", printable(v)))?;
+                .ok_or_else(|| format!("invalid Content-Length '{}'", quoted(v)))?;
             match length {
                 Some(m) if m != n => {
                     return Err(format!(
@@ -63,8 +63,14 @@ impl Head {
     }
 
     pub fn status_line(&self) -> String {
-        format!("{} {}", self.status, printable(&self.reason))
+        format!("{} {}", self.status, quoted(&self.reason))
     }
+}
+
+/// What a message quotes of a server's line (a head may be 64 KiB): escaped, and cut
+/// past a line's worth.
+pub(crate) fn quoted(line: &str) -> String {
+    quoted_cut(line, 80)
 }
 
 /// Interim (1xx) responses skipped before the final one, at most.
@@ -126,7 +132,7 @@ fn read_one_head<R: BufRead>(r: &mut R) -> std::result::Result<Head, String> {
     let (Some(status), true) = (status, version.starts_with("HTTP/1.")) else {
         return Err(format!(
             "not an HTTP/1.x response: '{}'",
-            printable(&status_line)
+            quoted(&status_line)
         ));
     };
     let reason = parts.next().unwrap_or("").to_string();
@@ -138,7 +144,7 @@ fn read_one_head<R: BufRead>(r: &mut R) -> std::result::Result<Head, String> {
         }
         let (name, value) = l
             .split_once(':')
-            .ok_or_else(|| format!("malformed header line '{}'", printable(&l)))?;
+            .ok_or_else(|| format!("malformed header line '{}'", quoted(&l)))?;
         headers.push((name.trim().to_string(), value.trim().to_string()));
     }
     let mut head = Head {
@@ -179,7 +185,7 @@ pub(crate) fn check_range(
         Some(v) if v.trim() == expected => Ok(()),
         Some(v) => Err(format!(
             "the server sent Content-Range '{}', expected '{expected}'",
-            printable(v)
+            quoted(v)
         )),
         None => Err(format!(
             "the 206 response has no Content-Range (expected '{expected}')"
@@ -193,7 +199,7 @@ pub(crate) fn unexpected(head: &Head) -> String {
         (300..=399, Some(to)) => format!(
             "the server redirected ({}) to {}: redirects are not followed; point --source at the final URL",
             head.status_line(),
-            printable(to)
+            quoted(to)
         ),
         (300..=399, None) => format!("the server redirected ({}) without a Location", head.status_line()),
         _ => format!("the server answered {}", head.status_line()),
@@ -207,6 +213,28 @@ pub(crate) mod tests {
     /// The head `text` begins with.
     pub(crate) fn head(text: &str) -> Head {
         read_head(&mut text.as_bytes()).unwrap()
+    }
+
+    /// Found by the http_response fuzz target: a 4 KiB status line of control bytes was
+    /// quoted whole, each byte escaped, in 87 KB held for one message.
+    #[test]
+    fn a_servers_long_line_is_quoted_short() {
+        let garbage = "\x0c".repeat(4000);
+        let long_reason = format!("HTTP/1.1 500 {}\r\n\r\n", "x".repeat(10_000));
+        let bad_header = format!("HTTP/1.1 200 OK\r\n{}\r\n\r\n", "y".repeat(10_000));
+        for (text, says) in [
+            (
+                format!("{garbage}\r\n\r\n"),
+                "not an HTTP/1.x response: '\\u{c}",
+            ),
+            (bad_header, "malformed header line 'yyy"),
+        ] {
+            let e = read_head(&mut text.as_bytes()).unwrap_err();
+            assert!(e.starts_with(says), "{e}");
+            assert!(e.ends_with("…'") && e.chars().count() < 500, "{e}");
+        }
+        let reason = head(&long_reason).status_line();
+        assert_eq!(reason, format!("500 {}…", "x".repeat(80)));
     }
 
     #[test]
