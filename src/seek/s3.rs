@@ -14,7 +14,7 @@ use crate::s3::sigv4::{Sha256Writer, UNSIGNED_PAYLOAD};
 use crate::s3::{self, sts, xml, Addressing, Bucket, HttpRequest, Location, S3Settings};
 use crate::system::exit;
 use crate::util::error::{Error, Result};
-use crate::util::format::printable;
+use crate::util::format::{printable, quoted_cut};
 use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -228,7 +228,7 @@ impl S3Objects {
             .map(String::from)
             .or_else(|| xml::element(body, "Region"))?;
         // The server's words: printed, and suggested as AWS_REGION's value.
-        (region != self.bucket.settings.region).then(|| printable(&region))
+        (region != self.bucket.settings.region).then(|| quoted_cut(&region, 40))
     }
 }
 
@@ -296,7 +296,7 @@ impl Origin for S3Objects {
             return Some(format!(
                 "{}{}: the bucket is in region {region}, not {}: set AWS_REGION={region}",
                 head.status_line(),
-                code.map(|c| format!(" {}", printable(&c)))
+                code.map(|c| format!(" {}", quoted_cut(&c, 64)))
                     .unwrap_or_default(),
                 self.bucket.settings.region
             ));
@@ -306,8 +306,8 @@ impl Origin for S3Objects {
         let mut why = format!(
             "{} {}: {}",
             head.status_line(),
-            printable(&code),
-            printable(&message)
+            quoted_cut(&code, 64),
+            quoted_cut(&message, 300)
         );
         if let Some(advice) = self.advice(&code) {
             why.push_str(&format!(" ({advice})"));
@@ -532,6 +532,34 @@ fn send_parts(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A server's error body is quoted short and escaped: a megabyte of Message, or a
+    /// Code with a terminal's escape, is not what a terminal gets.
+    #[test]
+    fn a_servers_error_is_quoted_short_and_escaped() {
+        // A plain-HTTP endpoint: a build without TLS makes these objects too.
+        let endpoint = crate::s3::endpoint::Endpoint::parse("http://127.0.0.1:9000").unwrap();
+        let settings = S3Settings::with(None, "us-east-1", Some(endpoint));
+        let objects =
+            S3Objects::new(Location::parse("s3://bench/runs/").unwrap(), settings, None).unwrap();
+        let head = crate::net::http::head::tests::head("HTTP/1.1 403 Forbidden\r\n\r\n");
+        let body = format!(
+            "<Error><Code>Access\x1b[2JDenied</Code><Message>{}</Message></Error>",
+            "no ".repeat(400_000)
+        );
+        let why = objects.explain(&head, body.as_bytes()).unwrap();
+        assert!(
+            why.starts_with("403 Forbidden Access\\u{1b}[2JDenied: no no "),
+            "{why}"
+        );
+        assert!(why.contains("no …"), "{why}");
+        assert!(
+            why.chars().count() < 500,
+            "{} characters",
+            why.chars().count()
+        );
+        assert!(!why.chars().any(char::is_control), "{why}");
+    }
 
     #[test]
     fn an_upload_left_open_is_named_with_the_command_that_removes_it_quoted_for_the_shell() {
