@@ -800,7 +800,6 @@ pub(crate) mod tests {
 
     #[test]
     fn a_flagged_side_is_never_faster_or_slower_unless_accepted() {
-        let cell = cell_of;
         let base = [100.0, 101.0, 99.0, 100.5, 99.5];
         let lower = [80.0, 81.0, 79.0, 80.5, 79.5];
         let slightly = [99.0, 100.0, 98.0, 99.5, 98.5];
@@ -811,16 +810,16 @@ pub(crate) mod tests {
             };
             judge(a, b, true, &criteria).verdict
         };
-        let (calm, hot) = (cell(&base, &[]), cell(&lower, &["throttled"]));
+        let (calm, hot) = (cell_of(&base, &[]), cell_of(&lower, &["throttled"]));
         assert_eq!(judged(&calm, &hot, false), Verdict::Flagged);
         assert_eq!(judged(&hot, &calm, false), Verdict::Flagged, "either side");
         assert_eq!(judged(&calm, &hot, true), Verdict::Slower);
         // Within the threshold it is the same, flagged or not.
         assert_eq!(
-            judged(&calm, &cell(&slightly, &["busy"]), false),
+            judged(&calm, &cell_of(&slightly, &["busy"]), false),
             Verdict::Same
         );
-        assert_eq!(judged(&calm, &cell(&lower, &[]), false), Verdict::Slower);
+        assert_eq!(judged(&calm, &cell_of(&lower, &[]), false), Verdict::Slower);
     }
 
     #[test]

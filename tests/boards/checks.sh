@@ -106,7 +106,7 @@ section against "$dist/bin/bb-zstd" --quick $short $zstd_small --threads 1 --loc
     --forks 2 --against "$other"
 
 # SIGINT and SIGTERM: a run with a server child (bb-ipc's, bb-rpc's) is stopped once
-# its processes run (the parent, its fork, and bb-rpc's server beside the fork); its
+# its processes run (the parent, its fork, and bb-rpc's server under the fork); its
 # exit code, then every bb- process and socket file left. The count must hold for a
 # second: the parent first starts a copy of itself that ends at once (the probe of
 # whether the kernel runs it, harness/exec.rs), which would otherwise count as the fork
@@ -120,11 +120,12 @@ signal_check() {
     mkdir -p "$tmp"
     TMPDIR=$tmp "$dist/bin/$name" "$@" >"$tmp.out" 2>"$tmp.err" &
     pid=$!
+    all_up() { [ "$(ps -o comm | grep -c "^$name")" -ge "$want" ]; }
     n=0
     while [ $n -lt 600 ]; do
-        if [ "$(ps -o comm | grep -c "^$name")" -ge "$want" ]; then
+        if all_up; then
             sleep 1
-            [ "$(ps -o comm | grep -c "^$name")" -ge "$want" ] && break
+            all_up && break
         fi
         sleep 0.2
         n=$((n + 1))
