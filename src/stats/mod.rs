@@ -6,6 +6,7 @@
 pub mod histogram;
 pub mod paired;
 pub mod percentile;
+pub mod power;
 pub(crate) mod student_t;
 pub(crate) mod summary;
 pub mod uncertainty;
