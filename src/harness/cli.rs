@@ -161,7 +161,7 @@ macro_rules! bench_args {
             /// add forks to a headline row until its ± (over forks, 99.9%) is within this share of its score, up to --max-forks (2%; off: exactly --forks; default 2% in the standard profile, off otherwise)
             #[argh(option, from_str_fn($crate::harness::cli::parse_precision))]
             pub precision: Option<f64>,
-            /// the most forks a headline row runs to reach --precision: its time budget (default 3 × --forks in the standard profile)
+            /// the most forks a headline row runs to reach --precision: its time budget (default 2 × --forks in the standard profile; with --against, the most pairs)
             #[argh(option)]
             pub max_forks: Option<u32>,
             /// an iteration that runs longer than this fails the run (default 10m)

@@ -4,6 +4,13 @@
 //! `START` (Unix time in milliseconds), a machine that slows down through a run, alike in
 //! every process that shares `START`. Two runs of one build one after the other then
 //! differ; the pairs of forks of an A/B run (`--against`) do not.
+//!
+//! `BB_FAULT_SLOWER=PERCENT` makes every invocation spin on the CPU for PERCENT of the
+//! time it took, after it: a build exactly that much slower, from the same compile (so
+//! with the same code layout), which an A/B run must see (`tests/it/ab.rs`,
+//! scripts/bench-ab-power.sh: a wrapper script that sets it is the "other build").
+//! `BB_FAULT_TRACE=FILE` appends a line `PID START END` (nanoseconds on the monotonic
+//! clock) for every invocation to FILE: the tests read when each process worked.
 
 use super::benchmark::Workload;
 use crate::model::settings::Metric;
@@ -13,9 +20,34 @@ use crate::util::error::Result;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 const DRIFT_ENV: &str = "BB_FAULT_DRIFT";
+const SLOWER_ENV: &str = "BB_FAULT_SLOWER";
+const TRACE_ENV: &str = "BB_FAULT_TRACE";
+
+/// `workload` made slower and made to drift where the variables ask for it.
+pub(crate) fn wrap(workload: Box<dyn Workload>) -> Box<dyn Workload> {
+    let slower = std::env::var(SLOWER_ENV)
+        .ok()
+        .and_then(|v| v.parse::<f64>().ok())
+        .filter(|p| p.is_finite() && *p > 0.0 && *p <= 1000.0);
+    let workload = match slower {
+        Some(percent) => Box::new(Slower {
+            inner: workload,
+            share: percent / 100.0,
+        }),
+        None => workload,
+    };
+    let workload = drifting(workload);
+    match std::env::var_os(TRACE_ENV) {
+        Some(path) => Box::new(Traced {
+            inner: workload,
+            path: path.into(),
+        }),
+        None => workload,
+    }
+}
 
 /// `workload` made to drift where `BB_FAULT_DRIFT` asks for it, else as it is.
-pub(crate) fn wrap(workload: Box<dyn Workload>) -> Box<dyn Workload> {
+fn drifting(workload: Box<dyn Workload>) -> Box<dyn Workload> {
     let value = std::env::var(DRIFT_ENV).unwrap_or_default();
     let parsed = value
         .split_once(':')
@@ -28,6 +60,55 @@ pub(crate) fn wrap(workload: Box<dyn Workload>) -> Box<dyn Workload> {
         }),
         _ => workload,
     }
+}
+
+/// Each invocation followed by `share` of its own time spent spinning.
+struct Slower {
+    inner: Box<dyn Workload>,
+    share: f64,
+}
+
+/// The calls every wrapper passes through to the workload it wraps.
+macro_rules! pass_through {
+    () => {
+        fn iteration_metrics(&mut self) -> Vec<Metric> {
+            self.inner.iteration_metrics()
+        }
+
+        fn peer_cpu(&mut self) -> Result<CpuTime> {
+            self.inner.peer_cpu()
+        }
+
+        fn peer_placement(&mut self) -> Vec<usize> {
+            self.inner.peer_placement()
+        }
+
+        fn after_iteration(&mut self) -> Result<()> {
+            self.inner.after_iteration()
+        }
+
+        fn latencies(&mut self) -> Option<Histogram> {
+            self.inner.latencies()
+        }
+
+        fn finish(&mut self) -> Result<()> {
+            self.inner.finish()
+        }
+    };
+}
+
+impl Workload for Slower {
+    fn run(&mut self, ops: u64) -> Result<()> {
+        let started = std::time::Instant::now();
+        self.inner.run(ops)?;
+        let until = std::time::Instant::now() + started.elapsed().mul_f64(self.share);
+        while std::time::Instant::now() < until {
+            std::hint::spin_loop();
+        }
+        Ok(())
+    }
+
+    pass_through!();
 }
 
 struct Drifting {
@@ -47,27 +128,39 @@ impl Workload for Drifting {
         Ok(())
     }
 
-    fn iteration_metrics(&mut self) -> Vec<Metric> {
-        self.inner.iteration_metrics()
+    pass_through!();
+}
+
+/// Each invocation's start and end appended to `path`.
+struct Traced {
+    inner: Box<dyn Workload>,
+    path: std::path::PathBuf,
+}
+
+/// Now on the monotonic clock, in nanoseconds: alike in every process of the machine.
+fn monotonic_ns() -> u128 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes the timespec it is given, which lives on this stack.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+    t.tv_sec as u128 * 1_000_000_000 + t.tv_nsec as u128
+}
+
+impl Workload for Traced {
+    fn run(&mut self, ops: u64) -> Result<()> {
+        use std::io::Write;
+        let start = monotonic_ns();
+        self.inner.run(ops)?;
+        let line = format!("{} {start} {}\n", std::process::id(), monotonic_ns());
+        std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(&self.path)
+            .and_then(|mut f| f.write_all(line.as_bytes()))
+            .map_err(|e| crate::util::error::Error::io("writing BB_FAULT_TRACE", e))
     }
 
-    fn peer_cpu(&mut self) -> Result<CpuTime> {
-        self.inner.peer_cpu()
-    }
-
-    fn peer_placement(&mut self) -> Vec<usize> {
-        self.inner.peer_placement()
-    }
-
-    fn after_iteration(&mut self) -> Result<()> {
-        self.inner.after_iteration()
-    }
-
-    fn latencies(&mut self) -> Option<Histogram> {
-        self.inner.latencies()
-    }
-
-    fn finish(&mut self) -> Result<()> {
-        self.inner.finish()
-    }
+    pass_through!();
 }

@@ -20,6 +20,10 @@ use std::io::Write;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 const CHILD_ENV: &str = "BB_FORK_CHILD";
+/// In a fork of an A/B pair: the descriptor it reads its turns from (`turns.rs`).
+const TURNS_ENV: &str = "BB_FORK_TURNS";
+/// The line a fork driven in turn sends when it has done a step (`turns.rs`).
+pub(crate) const TURN: &str = "turn";
 /// The request of a copy started only to time a fork's start ([`time_start`]).
 const START_ONLY: &str = "start";
 /// Set (to the prelude's values) in a copy asked to describe itself ([`describe_command`]).
@@ -30,7 +34,7 @@ const DESCRIBE_ENV: &str = "BB_FORK_DESCRIBE";
 /// The version of the protocol between a parent and the copies it starts: the request,
 /// the report and the description. An A/B run (`--against`) refuses another build that
 /// speaks another version; builds from before the description speak none.
-pub const PROTOCOL: u32 = 2;
+pub const PROTOCOL: u32 = 3;
 /// The first word of a description, before the version.
 const DESCRIPTION_HEAD: &str = "boardbench-fork";
 
@@ -40,6 +44,8 @@ pub(crate) struct ChildRequest {
     pub index: usize,
     pub values: Vec<f64>,
     pub pipe: std::fs::File,
+    /// Where it is driven in turn, the pipe its turns come on (`turns.rs`).
+    pub turns: Option<std::fs::File>,
 }
 
 /// What a copy of this binary started as a fork is for.
@@ -69,10 +75,20 @@ pub(crate) fn child_task() -> Option<ChildTask> {
     // this child alone; nothing else in this process owns it.
     let pipe = unsafe { std::fs::File::from_raw_fd(fd) };
     set_cloexec(pipe.as_raw_fd());
+    let turns = std::env::var(TURNS_ENV)
+        .ok()
+        .and_then(|fd| fd.parse::<i32>().ok());
+    std::env::remove_var(TURNS_ENV);
+    // SAFETY: as the report pipe: the read end of a pipe the parent made for this child.
+    let turns = turns.map(|fd| unsafe { std::fs::File::from_raw_fd(fd) });
+    if let Some(t) = &turns {
+        set_cloexec(t.as_raw_fd());
+    }
     Some(ChildTask::Run(ChildRequest {
         index,
         values,
         pipe,
+        turns,
     }))
 }
 
@@ -244,54 +260,179 @@ pub(crate) fn run_child(
     other: Option<&Launcher>,
     quiet: std::time::Duration,
 ) -> Result<Result<ForkResult>> {
-    // Errno is named, not kept as the cause: its Debug (every errno's name) would double
-    // the binaries' error tables.
-    let (read_end, write_end) = nix::unistd::pipe()
-        .map_err(|e| Error::failed(format!("creating a pipe for a fork: {e}")))?;
-    set_cloexec(read_end.as_raw_fd());
-    let (mut command, exe) = match other {
-        Some(launcher) => (launcher.command(), launcher.exe.clone()),
-        None => {
-            let (mut command, exe) = command_for_self(Purpose::Fork)?;
-            command.args(std::env::args_os().skip(1));
-            (command, exe)
-        }
-    };
-    command
-        .env(
-            CHILD_ENV,
-            encode_request(index, write_end.as_raw_fd(), values),
-        )
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null());
-    let (mut child, hook) = spawn(
-        &mut command,
-        &exe,
-        &format!("fork {fork} of {label}"),
-        Purpose::Fork,
-    )?;
-    drop(write_end);
-    let parsed = read_report(read_end, quiet);
-    if let Err(Unreported::Silent) = parsed {
-        let _ = child.kill();
+    let mut child = Child::start(index, fork, label, values, other, false)?;
+    while child.step(quiet) == Step::Turned {}
+    child.finish()
+}
+
+/// Where a fork driven in turn stands after the part of its work it was given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Step {
+    /// It ended a step and waits for its next turn.
+    Turned,
+    /// It sent its report (or failed, or fell silent): [`Child::finish`] says which.
+    Done,
+}
+
+/// A fork started and not yet reaped: its process, the pipe it reports on, and in an A/B
+/// pair the pipe that gives it its turns (`turns.rs`).
+pub(crate) struct Child {
+    process: std::process::Child,
+    hook: u64,
+    fork: u32,
+    label: String,
+    report: Report,
+    /// The write end of its turns pipe, where it is driven in turn.
+    turns: Option<std::fs::File>,
+    /// Its report, or why there is none, once it is [`Step::Done`].
+    outcome: Option<std::result::Result<ForkResult, Unreported>>,
+    quiet: std::time::Duration,
+}
+
+impl Child {
+    /// Starts fork `fork` of benchmark `index` (of this build, or of `other`); with
+    /// `in_turn`, it waits for a turn before each step of its work ([`Child::step`]).
+    pub fn start(
+        index: usize,
+        fork: u32,
+        label: &str,
+        values: &[f64],
+        other: Option<&Launcher>,
+        in_turn: bool,
+    ) -> Result<Child> {
+        // Errno is named, not kept as the cause: its Debug (every errno's name) would
+        // double the binaries' error tables.
+        let pipe = || {
+            nix::unistd::pipe()
+                .map_err(|e| Error::failed(format!("creating a pipe for a fork: {e}")))
+        };
+        let (read_end, write_end) = pipe()?;
+        set_cloexec(read_end.as_raw_fd());
+        let turns = match in_turn {
+            true => {
+                let (turn_read, turn_write) = pipe()?;
+                set_cloexec(turn_write.as_raw_fd());
+                Some((turn_read, turn_write))
+            }
+            false => None,
+        };
+        let (mut command, exe) = match other {
+            Some(launcher) => (launcher.command(), launcher.exe.clone()),
+            None => {
+                let (mut command, exe) = command_for_self(Purpose::Fork)?;
+                command.args(std::env::args_os().skip(1));
+                (command, exe)
+            }
+        };
+        command
+            .env(
+                CHILD_ENV,
+                encode_request(index, write_end.as_raw_fd(), values),
+            )
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null());
+        match &turns {
+            Some((turn_read, _)) => command.env(TURNS_ENV, turn_read.as_raw_fd().to_string()),
+            None => command.env_remove(TURNS_ENV),
+        };
+        let (process, hook) = spawn(
+            &mut command,
+            &exe,
+            &format!("fork {fork} of {label}"),
+            Purpose::Fork,
+        )?;
+        drop(write_end);
+        Ok(Child {
+            process,
+            hook,
+            fork,
+            label: label.to_string(),
+            report: Report::new(read_end),
+            turns: turns.map(|(read, write)| {
+                drop(read);
+                std::fs::File::from(write)
+            }),
+            outcome: None,
+            quiet: std::time::Duration::ZERO,
+        })
     }
-    let status = child.wait();
-    crate::harness::watchdog::remove_exit_hook(hook);
-    let status = status.map_err(|e| Error::io(format!("waiting for fork {fork} of {label}"), e))?;
-    // The failures name the fork, not the benchmark: the harness names that.
-    Ok(match parsed {
-        Err(Unreported::Failed(error)) => Err(error),
-        Err(Unreported::Silent) => Err(Error::failed(format!(
-            "fork {fork} said nothing for {} (--timeout and {} to start): stopped, or never started by its runner; it was killed",
-            crate::util::format::format_duration(quiet),
-            crate::util::format::format_duration(FORK_GRACE)
-        ))),
-        _ if !status.success() => Err(Error::failed(format!("fork {fork} failed ({status})"))),
-        Err(Unreported::Bad(e)) => {
-            Err(Error::failed(format!("fork {fork} sent a bad report: {e}")))
+
+    /// Gives it its next turn (where it is driven in turn) and reads what it says until
+    /// it ends that step or its report; each read waits `quiet` at most.
+    pub fn step(&mut self, quiet: std::time::Duration) -> Step {
+        if self.outcome.is_some() {
+            return Step::Done;
         }
-        Ok(result) => Ok(result),
-    })
+        self.quiet = quiet;
+        if let Some(turns) = self.turns.as_mut() {
+            // One that is gone cannot take it: its report's end says why.
+            let _ = turns.write_all(b"t");
+        }
+        loop {
+            return match self.report.next(quiet) {
+                Ok(Event::Turn) if self.turns.is_some() => Step::Turned,
+                // A turn it was never given is no step: read on.
+                Ok(Event::Turn) => continue,
+                Ok(Event::Report(result)) => self.done(Ok(result)),
+                Err(why) => self.done(Err(why)),
+            };
+        }
+    }
+
+    fn done(&mut self, outcome: std::result::Result<ForkResult, Unreported>) -> Step {
+        if let Err(Unreported::Silent) = outcome {
+            let _ = self.process.kill();
+        }
+        self.outcome = Some(outcome);
+        Step::Done
+    }
+
+    /// Whether it has reported, failed or fallen silent.
+    pub fn is_done(&self) -> bool {
+        self.outcome.is_some()
+    }
+
+    /// Whether it is done without a report.
+    pub fn failed(&self) -> bool {
+        matches!(self.outcome, Some(Err(_)))
+    }
+
+    /// Ends it where it has not ended (its pair's other fork failed), SIGKILL.
+    pub fn stop(&mut self) {
+        if self.outcome.is_none() {
+            let _ = self.process.kill();
+            self.outcome = Some(Err(Unreported::Bad("stopped".into())));
+        }
+    }
+
+    /// Reaps it: its report, or why there is none, naming the fork (the harness names
+    /// the benchmark). The outer error is the run's: it could not be waited for.
+    pub fn finish(mut self) -> Result<Result<ForkResult>> {
+        let (fork, quiet) = (self.fork, self.quiet);
+        // Its turns pipe closed: one still waiting for a turn ends.
+        self.turns = None;
+        let status = self.process.wait();
+        crate::harness::watchdog::remove_exit_hook(self.hook);
+        let status = status
+            .map_err(|e| Error::io(format!("waiting for fork {fork} of {}", self.label), e))?;
+        let parsed = self
+            .outcome
+            .take()
+            .unwrap_or_else(|| Err(Unreported::Bad("no report (it was never read)".into())));
+        Ok(match parsed {
+            Err(Unreported::Failed(error)) => Err(error),
+            Err(Unreported::Silent) => Err(Error::failed(format!(
+                "fork {fork} said nothing for {} (--timeout and {} to start): stopped, or never started by its runner; it was killed",
+                crate::util::format::format_duration(quiet),
+                crate::util::format::format_duration(FORK_GRACE)
+            ))),
+            _ if !status.success() => Err(Error::failed(format!("fork {fork} failed ({status})"))),
+            Err(Unreported::Bad(e)) => {
+                Err(Error::failed(format!("fork {fork} sent a bad report: {e}")))
+            }
+            Ok(result) => Ok(result),
+        })
+    }
 }
 
 /// What a copy of this binary is started for: it decides how the copy is ended on an
@@ -427,36 +568,68 @@ pub(crate) const FORK_GRACE: std::time::Duration = std::time::Duration::from_sec
 /// The largest report a fork may send.
 const REPORT_LIMIT: usize = 256 << 20;
 
-/// The fork's report, read line by line as it comes: `alive` lines (see
-/// [`crate::harness::watchdog::arm`]) only say it is still going; a fork silent for
-/// `quiet` is [`Unreported::Silent`].
-fn read_report(
-    read_end: OwnedFd,
-    quiet: std::time::Duration,
-) -> std::result::Result<ForkResult, Unreported> {
-    use std::io::Read;
-    let mut pipe = std::fs::File::from(read_end);
-    let (mut pending, mut lines) = (Vec::new(), Vec::new());
-    let mut chunk = vec![0u8; 1 << 16];
-    loop {
-        if !readable_within(&pipe, quiet).map_err(|e| Unreported::Bad(e.to_string()))? {
-            return Err(Unreported::Silent);
+/// What a fork says, read line by line as it comes: `alive` lines (see
+/// [`crate::harness::watchdog::arm`]) only say it is still going, `turn` that it ended a
+/// step of its work; a fork silent for the `quiet` a read is given is
+/// [`Unreported::Silent`].
+struct Report {
+    pipe: std::fs::File,
+    pending: Vec<u8>,
+    lines: Vec<String>,
+    /// What the pending and kept lines hold, bounded by [`REPORT_LIMIT`].
+    held: usize,
+}
+
+/// What a fork said that [`Report::next`] returns.
+enum Event {
+    /// It ended a step of its work.
+    Turn,
+    Report(ForkResult),
+}
+
+impl Report {
+    fn new(read_end: OwnedFd) -> Report {
+        Report {
+            pipe: std::fs::File::from(read_end),
+            pending: Vec::new(),
+            lines: Vec::new(),
+            held: 0,
         }
-        let n = pipe
-            .read(&mut chunk)
-            .map_err(|e| Unreported::Bad(e.to_string()))?;
-        // Stop at "end": a grandchild (a forked server) may hold the pipe open longer.
-        if n == 0 {
-            return Err(Unreported::Bad(
-                "no report (the fork ended early)".to_string(),
-            ));
+    }
+
+    /// Reads until the fork ends a step or its report.
+    fn next(&mut self, quiet: std::time::Duration) -> std::result::Result<Event, Unreported> {
+        use std::io::Read;
+        let mut chunk = vec![0u8; 1 << 16];
+        loop {
+            if let Some(event) = self.parse_pending()? {
+                return Ok(event);
+            }
+            if !readable_within(&self.pipe, quiet).map_err(|e| Unreported::Bad(e.to_string()))? {
+                return Err(Unreported::Silent);
+            }
+            let n = self
+                .pipe
+                .read(&mut chunk)
+                .map_err(|e| Unreported::Bad(e.to_string()))?;
+            // Stop at "end": a grandchild (a forked server) may hold the pipe open longer.
+            if n == 0 {
+                return Err(Unreported::Bad(
+                    "no report (the fork ended early)".to_string(),
+                ));
+            }
+            self.pending.extend_from_slice(&chunk[..n]);
+            self.held += n;
+            if self.held > REPORT_LIMIT {
+                return Err(Unreported::Bad("a report larger than 256 MiB".to_string()));
+            }
         }
-        pending.extend_from_slice(&chunk[..n]);
-        if pending.len() > REPORT_LIMIT {
-            return Err(Unreported::Bad("a report larger than 256 MiB".to_string()));
-        }
-        while let Some(at) = pending.iter().position(|&b| b == b'\n') {
-            let line: Vec<u8> = pending.drain(..=at).collect();
+    }
+
+    /// The event the complete lines read so far make, if any.
+    fn parse_pending(&mut self) -> std::result::Result<Option<Event>, Unreported> {
+        while let Some(at) = self.pending.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = self.pending.drain(..=at).collect();
             let line = String::from_utf8_lossy(&line[..at]).into_owned();
             if let Some(rest) = line.strip_prefix("error ") {
                 let (code, message) = rest.split_once(' ').unwrap_or(("1", rest));
@@ -468,10 +641,17 @@ fn read_report(
             }
             match line.as_str() {
                 crate::harness::watchdog::ALIVE => {}
-                "end" => return decode(&lines.join("\n")).map_err(Unreported::Bad),
-                _ => lines.push(line),
+                TURN => return Ok(Some(Event::Turn)),
+                "end" => {
+                    let text = std::mem::take(&mut self.lines).join("\n");
+                    return decode(&text)
+                        .map(|r| Some(Event::Report(r)))
+                        .map_err(Unreported::Bad);
+                }
+                _ => self.lines.push(line),
             }
         }
+        Ok(None)
     }
 }
 
@@ -660,12 +840,46 @@ mod tests {
             let (read_end, write_end) = nix::unistd::pipe().unwrap();
             send_error(std::fs::File::from(write_end), &error);
             let Err(Unreported::Failed(back)) =
-                read_report(read_end, std::time::Duration::from_secs(5))
+                Report::new(read_end).next(std::time::Duration::from_secs(5))
             else {
                 panic!("no error came back for {error}");
             };
             let message = error.to_string().replace('\n', "; ");
             assert_eq!((back.to_string(), back.exit_code()), (message, code));
+        }
+    }
+
+    #[test]
+    fn a_report_is_bounded_by_every_line_held_and_turns_come_between_lines() {
+        // Complete lines count towards the bound as well as the unfinished one.
+        let (read_end, write_end) = nix::unistd::pipe().unwrap();
+        let writer = std::thread::spawn(move || {
+            let mut pipe = std::fs::File::from(write_end);
+            let line = format!("metric {}\n", "x".repeat(1 << 20));
+            for _ in 0..300 {
+                if pipe.write_all(line.as_bytes()).is_err() {
+                    return;
+                }
+            }
+        });
+        let mut report = Report::new(read_end);
+        match report.next(std::time::Duration::from_secs(5)) {
+            Err(Unreported::Bad(why)) => assert!(why.contains("256 MiB"), "{why}"),
+            _ => panic!("an endless report of complete lines was read"),
+        }
+        drop(report);
+        writer.join().unwrap();
+        let (read_end, write_end) = nix::unistd::pipe().unwrap();
+        let mut pipe = std::fs::File::from(write_end);
+        pipe.write_all(b"alive\nscore 1\nturn\nscore 2\nturn\nops 2\nend\n")
+            .unwrap();
+        let mut report = Report::new(read_end);
+        let quiet = std::time::Duration::from_secs(5);
+        assert!(matches!(report.next(quiet), Ok(Event::Turn)));
+        assert!(matches!(report.next(quiet), Ok(Event::Turn)));
+        match report.next(quiet) {
+            Ok(Event::Report(r)) => assert_eq!((r.scores, r.ops), (vec![1.0, 2.0], 2)),
+            _ => panic!("no report after the turns"),
         }
     }
 

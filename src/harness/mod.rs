@@ -21,6 +21,7 @@ pub mod fork;
 pub(crate) mod plan;
 pub(crate) mod runner;
 pub(crate) mod signals;
+pub(crate) mod turns;
 pub(crate) mod watchdog;
 
 use self::benchmark::{Benchmark, Settings, TimeUnit};
@@ -166,6 +167,10 @@ fn run_fork(mut suite: Suite, settings: &Settings, request: fork::ChildRequest) 
     // Every deadline armed from here on tells the parent this fork is still going.
     if let Ok(pipe) = request.pipe.try_clone() {
         watchdog::beat_to(pipe);
+    }
+    // In an A/B pair, each step of the work waits for its turn.
+    if let (Some(turns), Ok(pipe)) = (request.turns, request.pipe.try_clone()) {
+        turns::driven_by(turns, pipe);
     }
     match runner::run_in_process(bench, &settings, unit) {
         Ok(result) => fork::send(request.pipe, &result),
@@ -461,21 +466,22 @@ impl Rounds<'_> {
                 let bench = &self.benchmarks[index];
                 let label = bench.label();
                 let shown = label_with(&bench.name, &bench.params, &varying);
-                for other in self.sides(index, round) {
-                    match self.one(index, round, &label, &shown, other)? {
-                        (Ok(fork), throttle, span) => {
+                let (outcomes, throttle, span) = self.forks(index, round, &label, &shown)?;
+                let g = &mut gathered[index];
+                g.spans.push(span);
+                g.throttle.push(throttle);
+                g.seconds += (span.1 - span.0).as_secs_f64();
+                for (other, outcome) in outcomes {
+                    match outcome {
+                        Ok(fork) => {
                             previous = None;
                             let g = &mut gathered[index];
-                            g.spans.push(span);
-                            let took = (span.1 - span.0).as_secs_f64();
                             match other {
                                 Some(_) => g.other.push(fork),
                                 None => g.forks.push(fork),
                             }
-                            g.throttle.push(throttle);
-                            g.seconds += took;
                         }
-                        (Err(e), _, _) => {
+                        Err(e) => {
                             // A signal ends the run (its clean-up killed what the benchmark
                             // talked to).
                             if signals::exit_requested().is_some() {
@@ -504,7 +510,7 @@ impl Rounds<'_> {
                             if self.fail_on_error || repeated {
                                 break 'rounds;
                             }
-                            // Its pair's other fork is not run.
+                            // A pair fails whole.
                             break;
                         }
                     }
@@ -527,10 +533,10 @@ impl Rounds<'_> {
                     reasons: throttle.reasons.clone(),
                 });
             }
-            let precision = self
-                .settings
-                .precision
-                .filter(|_| self.settings.most_forks(bench.headline) > self.settings.forks);
+            // An A/B row's pairs were planned to see a change, not to a precision.
+            let precision = self.settings.precision.filter(|_| {
+                self.settings.most_forks(bench.headline) > self.settings.forks && g.other.is_empty()
+            });
             let reached = precision.map(|target| Precision {
                 target,
                 reached: precise(Some(target), &g),
@@ -578,68 +584,78 @@ impl Rounds<'_> {
         Ok((results, failed, bad_input))
     }
 
-    /// The forks benchmark `index` runs in `round`, in order: this build's (None), or in
-    /// an A/B run where the other build has the row, a pair of this build's and the
-    /// other's (Some of its index there), in the ABBA order.
-    fn sides(&self, index: usize, round: u32) -> Vec<Option<usize>> {
-        let pair = self
-            .against
-            .and_then(|a| Some((a, a.rows.get(index).copied()??)));
-        match pair {
-            None => vec![None],
-            Some((a, other)) if a.this_runs_first(round) => vec![None, Some(other)],
-            Some((_, other)) => vec![Some(other), None],
-        }
-    }
-
-    /// One fork of benchmark `index` in `round` (or its one run in this process), with
-    /// the health around it; the other build's where `other` has its index of the row.
-    fn one(
+    /// The forks of benchmark `index` in `round` (or its one run in this process), with
+    /// the health around them and when they ran: this build's (None), or in an A/B run
+    /// where the other build has the row (Some of its index there), a pair: one fork of
+    /// each build alive together and driven in turn (`turns`), this build's first. A
+    /// pair that fails is one failure, of the side that failed.
+    #[allow(clippy::type_complexity)]
+    fn forks(
         &mut self,
         index: usize,
         round: u32,
         label: &str,
         shown: &str,
-        other: Option<usize>,
-    ) -> Result<(Result<runner::ForkResult>, ThrottleReport, ForkSpan)> {
+    ) -> Result<(
+        Vec<(Option<usize>, Result<runner::ForkResult>)>,
+        ThrottleReport,
+        ForkSpan,
+    )> {
         let bench = &self.benchmarks[index];
         let (settings, unit) = bench.effective(self.settings, self.unit);
+        let pair = self
+            .against
+            .and_then(|a| Some((a, a.rows.get(index).copied()??)))
+            .filter(|_| settings.forks > 0);
         if let Some(cooler) = &mut self.cooler {
             self.progress.clear();
             cooler.before(label);
         }
         let place = format!("[{}/{}]", index + 1, self.benchmarks.len());
         let tag = match (settings.forks, settings.precision) {
-            (n, Some(p)) if round > n => format!("{place} fork {round}, to ±{}%", p * 100.0),
+            (n, Some(p)) if round > n && pair.is_none() => {
+                format!("{place} fork {round}, to ±{}%", p * 100.0)
+            }
+            (n, _) if round > n => format!("{place} fork {round}"),
             (0 | 1, _) => place,
             (n, _) => format!("{place} fork {round}/{n}"),
         };
-        // The other build's fork is named in the tag, which is never cut.
-        let tag = match other {
-            Some(_) => format!("{tag}, against"),
-            None => tag,
+        // A pair is named in the tag, which is never cut.
+        let (tag, sides) = match pair {
+            Some(_) => (format!("{tag}, paired"), 2),
+            None => (tag, 1),
         };
-        self.progress.step(
-            &tag,
-            shown,
-            bench.estimated_fork_time(&settings, self.start),
-        );
+        let estimate = bench.estimated_fork_time(&settings, self.start);
+        self.progress
+            .step(&tag, shown, estimate.saturating_mul(sides));
         // A fork tells of each deadline its watchdog arms, at most --timeout apart: one
         // silent for longer (stopped, or a runner that never started it) is ended here.
         let quiet = settings.timeout.saturating_add(fork::FORK_GRACE);
         let before = Snapshot::take();
         let started = std::time::Instant::now();
-        let outcome = match (settings.forks, self.against.zip(other)) {
-            (0, _) => runner::run_in_process(bench, &settings, unit),
-            (_, None) => fork::run_child(index, round, label, self.values, None, quiet)?,
+        let outcomes = match (settings.forks, pair) {
+            (0, _) => vec![(None, runner::run_in_process(bench, &settings, unit))],
+            (_, None) => vec![(
+                None,
+                fork::run_child(index, round, label, self.values, None, quiet)?,
+            )],
             (_, Some((a, there))) => {
-                fork::run_child(there, round, label, self.values, Some(&a.launcher), quiet)?
-                    .map_err(|e| e.within(format!("--against {}", a.shown)))
+                let this = fork::Child::start(index, round, label, self.values, None, true)?;
+                let other =
+                    fork::Child::start(there, round, label, self.values, Some(&a.launcher), true)?;
+                let first = usize::from(!a.this_runs_first(round));
+                match turns::run_pair([this, other], first, quiet)? {
+                    Ok([this, other]) => vec![(None, Ok(this)), (Some(there), Ok(other))],
+                    Err((0, e)) => vec![(None, Err(e))],
+                    Err((_, e)) => {
+                        vec![(Some(there), Err(e.within(format!("--against {}", a.shown))))]
+                    }
+                }
             }
         };
         let ended = std::time::Instant::now();
         Ok((
-            outcome,
+            outcomes,
             ThrottleReport::between(&before, &Snapshot::take()),
             (started, ended),
         ))
@@ -648,10 +664,48 @@ impl Rounds<'_> {
 
 /// Whether a benchmark that has gathered `g` runs a fork in `round`: every one runs its
 /// `forks`; past them, a headline row (`most` above `forks`) runs on while its honest ±
-/// is short of `target`, up to `most`; a failed one never again.
+/// is short of `target`, up to `most`, and an A/B row runs the pairs its first `forks`
+/// planned ([`planned_pairs`]); a failed one never again.
 fn wants_fork(round: u32, forks: u32, most: u32, target: Option<f64>, g: &Gathered) -> bool {
-    !g.failed && round <= most && (round <= forks || !precise(target, g))
+    let more = || match g.other.is_empty() {
+        true => !precise(target, g),
+        false => target.is_some() && (g.other.len() as u32) < planned_pairs(g, forks, most),
+    };
+    !g.failed && round <= most && (round <= forks || more())
 }
+
+/// The mean of each fork's scores.
+fn fork_means(forks: &[runner::ForkResult]) -> Vec<f64> {
+    forks
+        .iter()
+        .map(|f| f.scores.iter().sum::<f64>() / f.scores.len() as f64)
+        .collect()
+}
+
+/// How many pairs an A/B row runs: as many as its first `forks` (the pilot) say are
+/// needed to see a change of [`SEEN_CHANGE`] in 95 tries of 100 at the verdict's level,
+/// from `forks` to `most` (Kalibera and Jones: the repetitions from a pilot's variance).
+/// Planned once from the pilot, never from the pairs after it, so that stopping does
+/// not depend on how the ratio turns out.
+fn planned_pairs(g: &Gathered, forks: u32, most: u32) -> u32 {
+    let pilot = forks as usize;
+    let logs: Vec<f64> = fork_means(&g.forks)
+        .iter()
+        .zip(fork_means(&g.other))
+        .take(pilot)
+        .map(|(a, b)| (a / b).ln())
+        .collect();
+    let spread = crate::stats::welch::Moments::of(logs.iter().map(|&l| (l, 1)))
+        .variance
+        .sqrt();
+    let alpha = 1.0 - crate::stats::paired::PAIRED_CONFIDENCE;
+    let n =
+        crate::stats::power::units_for(spread, SEEN_CHANGE.ln_1p(), alpha, pilot, most as usize);
+    n as u32
+}
+
+/// The change an A/B row plans its pairs to see: 5%.
+pub const SEEN_CHANGE: f64 = 0.05;
 
 /// Whether a benchmark's forks so far hold its score within `target`, relative (always,
 /// with none asked for: it runs its forks and no more).
@@ -659,23 +713,7 @@ fn precise(target: Option<f64>, g: &Gathered) -> bool {
     let Some(target) = target else {
         return true;
     };
-    let means = |forks: &[runner::ForkResult]| -> Vec<f64> {
-        forks
-            .iter()
-            .map(|f| f.scores.iter().sum::<f64>() / f.scores.len() as f64)
-            .collect()
-    };
-    if !g.other.is_empty() {
-        // An A/B row: the ratio of its pairs is what must be precise. Fewer than three
-        // pairs never are (the band of 100% is past any target).
-        let ratios: Vec<f64> = means(&g.forks)
-            .iter()
-            .zip(means(&g.other))
-            .map(|(a, b)| a / b)
-            .collect();
-        return PairedRatio::of(&ratios, 1.0).is_some_and(|r| r.error() / r.ratio <= target);
-    }
-    let means = means(&g.forks);
+    let means = fork_means(&g.forks);
     let score = means.iter().sum::<f64>() / means.len() as f64;
     // The band never decides: fewer than three forks are never precise enough.
     Uncertainty::of(score, &means, 1.0).relative() <= target

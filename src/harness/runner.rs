@@ -5,7 +5,7 @@
 
 use super::benchmark::{Benchmark, Metric, PairedBaseline, Settings, TimeUnit, Workload};
 use super::cli::Mode;
-use super::watchdog;
+use super::{turns, watchdog};
 use crate::stats::histogram::Histogram;
 use crate::system::counters::{Counters, Counts};
 use crate::system::cpu::{self, CpuMeter, CpuUsage};
@@ -81,6 +81,8 @@ pub fn run_in_process(
         .then(|| Counters::open().ok())
         .flatten();
     let label = bench.label();
+    // In an A/B pair each step (this set-up, every iteration, the finish) waits its turn.
+    turns::next_step();
     watchdog::arm(settings.timeout, format!("setting up {label}"));
     let workload = (bench.setup)()?;
     #[cfg(feature = "fault-injection")]
@@ -94,6 +96,7 @@ pub fn run_in_process(
     )?;
     let mut pairing = Pairing::start(bench, settings, &label)?;
     for i in 0..settings.warmup_iterations {
+        turns::next_step();
         if let Some(p) = pairing.as_mut() {
             p.warm_up(i, settings)?;
         }
@@ -117,6 +120,7 @@ pub fn run_in_process(
     // CPU is counted over the timed iterations only, not the untimed checks between.
     let mut meter = CpuMeter::paused();
     for i in 0..settings.iterations {
+        turns::next_step();
         let baseline = pairing
             .as_mut()
             .map(|p| p.baseline(i, settings))
@@ -184,6 +188,7 @@ pub fn run_in_process(
     }
     let peers = workload.peer_cpu()? - peers_before;
     result.cpu = meter.stop(peers);
+    turns::next_step();
     watchdog::arm(settings.timeout, format!("finishing {label}"));
     workload.finish()?;
     drop(workload);

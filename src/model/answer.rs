@@ -8,6 +8,7 @@
 use crate::model::params::{label_with, varying_keys};
 use crate::model::result::BenchResult;
 use crate::stats::paired::{PairedRatio, Verdict};
+use crate::stats::power::percent;
 use crate::stats::uncertainty::{judge, Side};
 use crate::system::topology::{Cluster, Topology};
 use crate::util::format::format_estimate;
@@ -354,12 +355,13 @@ fn ab_lines(shown: &str, results: &[BenchResult]) -> Vec<String> {
         tally(Verdict::Tie),
     );
     if ties == compared.len() {
-        let closest = compared
+        let sharpest = compared
             .iter()
-            .map(|(_, r)| r.error())
+            .map(|(_, r)| r.smallest)
             .fold(f64::INFINITY, f64::min);
         lines.push(format!(
-            "  a tie in all {ties} rows (the closest within ±{closest:.2})"
+            "  a tie in all {ties} rows (the sharpest could see {} or more)",
+            percent(sharpest)
         ));
         return lines;
     }
@@ -392,7 +394,8 @@ fn tail_of(path: &str, room: usize) -> String {
 }
 
 /// `1.08x faster (±0.02, more than noise)`, `1.08x slower (…)` (the other build's speed
-/// over this one's) or `a tie (1.01x ±0.03)`.
+/// over this one's) or `a tie (1.01x; this run could see 4% or more)`: a tie says the
+/// smallest change its pairs could have called, what it is worth.
 fn verdict(r: &PairedRatio) -> String {
     let pm = |r: &PairedRatio| {
         let e = r.error();
@@ -401,13 +404,11 @@ fn verdict(r: &PairedRatio) -> String {
             false => format!("±{e:.2}"),
         }
     };
-    // An interval wider than the ratio itself (few pairs) reads better as its ends.
-    if r.verdict() == Verdict::Tie && r.error() >= r.ratio {
+    if r.verdict() == Verdict::Tie {
         return format!(
-            "a tie ({}, anywhere from {} to {})",
+            "a tie ({}; this run could see {} or more)",
             times(r.ratio),
-            times(r.low),
-            times(r.high)
+            percent(r.smallest)
         );
     }
     match r.verdict() {
@@ -416,7 +417,7 @@ fn verdict(r: &PairedRatio) -> String {
             let back = r.inverse();
             format!("{:.2}x slower ({}, more than noise)", back.ratio, pm(&back))
         }
-        Verdict::Tie => format!("a tie ({:.2}x {})", r.ratio, pm(r)),
+        Verdict::Tie => unreachable!("a tie is said above"),
     }
 }
 
@@ -588,8 +589,9 @@ mod tests {
             "{lines:?}"
         );
         assert!(lines[1].ends_with(", more than noise)"), "{lines:?}");
-        assert!(
-            lines[2].starts_with("  decompress: a tie (1.01x ±0."),
+        // A tie says what it could have seen: five pairs of about 2% spread at 99%.
+        assert_eq!(
+            lines[2], "  decompress: a tie (1.01x; this run could see 6% or more)",
             "{lines:?}"
         );
         let slower = [0.5, 0.51, 0.49, 0.5, 0.5];
@@ -620,15 +622,15 @@ mod tests {
         assert!(lines.iter().all(|l| l.chars().count() <= WIDTH));
         let ties: Vec<BenchResult> = (1..=5).map(|t| ab_row("x", &t.to_string(), &tie)).collect();
         let line = &against_lines("y", &ties)[1];
-        assert!(
-            line.starts_with("  a tie in all 5 rows (the closest within ±0."),
-            "{line}"
+        assert_eq!(
+            line,
+            "  a tie in all 5 rows (the sharpest could see 6% or more)"
         );
-        // Two pairs: an interval too wide for a ±, given by its ends.
+        // Two pairs: the interval is their spread, and so is what they could see.
         let line = &against_lines("y", &[ab_row("compress", "1", &[2.0, 0.5])])[1];
         assert_eq!(
             line,
-            "  compress: a tie (1.00x, anywhere from 0.250x to 4.00x)"
+            "  compress: a tie (1.00x; this run could see 300% or more)"
         );
         let long = format!("/home/pi/{}/old/bb-zstd", "builds/".repeat(12));
         let lines = against_lines(&long, &rows);

@@ -97,6 +97,11 @@ fn entries(r: &BenchResult, this: Option<&Build>, env: &Environment) -> Vec<Json
             ),
             ("basis", Json::str(p.basis.name())),
             ("verdict", Json::str(p.verdict().name())),
+            ("level", Json::Num(crate::stats::paired::PAIRED_CONFIDENCE)),
+            // What the pairs could have called at 95% power (0.04: 4%), and one pair's
+            // spread (the standard deviation of its log-ratio), which sizes a next run.
+            ("smallestChange", Json::Num(p.smallest)),
+            ("pairSpread", Json::Num(p.spread)),
         ])
     });
     let this = with_ours(

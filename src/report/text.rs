@@ -296,7 +296,14 @@ fn ab_table(results: &[BenchResult]) -> String {
     header.extend(keys.iter().map(|k| format!("({k})")));
     header.extend(
         [
-            "This", "Against", "Units", "Ratio", "Interval", "Pairs", "Verdict",
+            "This",
+            "Against",
+            "Units",
+            "Ratio",
+            "Interval",
+            "Pairs",
+            "Verdict",
+            "Could see",
         ]
         .map(String::from),
     );
@@ -313,15 +320,17 @@ fn ab_table(results: &[BenchResult]) -> String {
                 format!("{}-{}", format_score(p.low), format_score(p.high)),
                 r.raw.len().min(versus.result.raw.len()).to_string(),
                 p.verdict().name().to_string(),
+                crate::stats::power::percent(p.smallest),
             ]),
-            None => row.extend(["?", "", "", "?"].map(String::from)),
+            None => row.extend(["?", "", "", "?", ""].map(String::from)),
         }
         rows.push(row);
     }
     let title = format!(
-        "This build against {} (sha1 {}): Ratio is how many times faster this build is, over pairs of forks",
+        "This build against {} (sha1 {}): Ratio is how many times faster this build is, over pairs of forks ({}% interval; Could see: the smallest change the pairs would call in 95 tries of 100)",
         first.other.path,
-        &first.other.sha1[..first.other.sha1.len().min(12)]
+        &first.other.sha1[..first.other.sha1.len().min(12)],
+        crate::stats::paired::PAIRED_CONFIDENCE * 100.0
     );
     aligned(&title, &rows)
 }

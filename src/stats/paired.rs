@@ -16,7 +16,7 @@ use super::welch::Moments;
 
 /// The level of an A/B verdict: 99%, so that a build against a copy of itself is called
 /// different in about one row of a hundred, each row judged on its own (docs/ab.md).
-/// JMH's 99.9% would take half again as many pairs to see the same change.
+/// JMH's 99.9% would take about a third again as many pairs to see the same change.
 pub const PAIRED_CONFIDENCE: f64 = 0.99;
 
 /// The ratio of two builds' speeds from their pairs, with its interval.

@@ -2,7 +2,9 @@
 //! runs; an A/A run's answer, table and JSON (both sides, read back by bb-compare, by
 //! JMH's strict reader and the visualizer's); and a machine that slows down through the
 //! run (the fault-injection feature's drift), which calls two sequential runs of one
-//! build different and the pairs of an A/B run a tie.
+//! build different and the pairs of an A/B run a tie; a build made slower by a known
+//! share (the same compile, a wrapper that sets the fault) called slower, its two forks
+//! of a pair taking turns and never working at once.
 
 use crate::support::{run_with, Run, TempDir, ZSTD_ONE_ROW, ZSTD_SMALL};
 use serde_json::Value;
@@ -96,12 +98,12 @@ fn another_build_that_cannot_be_run_against_is_refused_in_one_line() {
         (
             vec!["--against", &silent],
             &[],
-            "it speaks no fork protocol version; this build needs version 2".into(),
+            "it speaks no fork protocol version; this build needs version 3".into(),
         ),
         (
             vec!["--against", &older],
             &[],
-            "it speaks fork protocol version 1; this build needs version 2".into(),
+            "it speaks fork protocol version 1; this build needs version 3".into(),
         ),
         (
             vec!["--against", &picky],
@@ -149,7 +151,7 @@ fn an_aa_run_answers_a_tie_and_writes_both_sides_as_two_runs() {
     assert!(run
         .stdout
         .contains(&format!("This build against {old} (sha1 ")));
-    // Identical bytes: a tie (at 99.9%, three pairs).
+    // Identical bytes: a tie (at 99%, three pairs), saying what it could have seen.
     assert!(
         run.stdout.contains("old-bb-zstd:\n  compress: a tie ("),
         "{}",
@@ -163,8 +165,8 @@ fn an_aa_run_answers_a_tie_and_writes_both_sides_as_two_runs() {
         run.stderr
     );
     assert!(
-        run.stderr.contains("fork 2/3, against bb.zstd.compress"),
-        "progress names the side"
+        run.stderr.contains("fork 2/3, paired bb.zstd.compress"),
+        "progress names the pair"
     );
     let json: Value = serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap();
     let entries = json.as_array().unwrap();
@@ -184,6 +186,14 @@ fn an_aa_run_answers_a_tie_and_writes_both_sides_as_two_runs() {
     let against = &entries[0]["boardbench"]["against"];
     assert_eq!(against["pairs"], 3);
     assert_eq!(against["basis"], "forks 3");
+    assert_eq!(against["level"], 0.99);
+    assert!(against["smallestChange"].as_f64().unwrap() > 0.0);
+    assert!(against["pairSpread"].as_f64().unwrap() >= 0.0);
+    assert!(
+        run.stdout.contains("; this run could see "),
+        "{}",
+        run.stdout
+    );
     let (low, high) = (
         against["low"].as_f64().unwrap(),
         against["high"].as_f64().unwrap(),
@@ -280,4 +290,71 @@ fn a_drift_through_the_run_shows_between_sequential_runs_and_cancels_in_pairs() 
     );
     let json: Value = serde_json::from_str(&std::fs::read_to_string(&ab).unwrap()).unwrap();
     assert_eq!(json[0]["boardbench"]["against"]["verdict"], "tie");
+}
+
+#[test]
+fn a_known_slowdown_is_called_and_the_pair_takes_turns() {
+    let d = TempDir::new("ab-slower");
+    // The other build: this very binary, every invocation twice as long (spinning):
+    // far past what five pairs of a loaded debug build can miss.
+    let slower = script(
+        &d,
+        "slower-bb-zstd",
+        &format!("BB_FAULT_SLOWER=100 exec '{ZSTD}' \"$@\""),
+    );
+    let trace = d.join("trace");
+    let trace_env = trace.to_string_lossy().into_owned();
+    let out = d.join("ab.json");
+    let run = zstd(
+        &[
+            "--forks",
+            "5",
+            "--against",
+            &slower,
+            "--output",
+            out.to_str().unwrap(),
+        ],
+        &[("BB_FAULT_TRACE", trace_env.as_str())],
+    );
+    run.assert_ok();
+    assert!(
+        run.stdout.contains("\n  compress: ") && run.stdout.contains("x faster ("),
+        "{}",
+        run.stdout
+    );
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let against = &json[0]["boardbench"]["against"];
+    assert_eq!(against["verdict"], "faster");
+    let ratio = against["ratio"].as_f64().unwrap();
+    assert!(
+        (1.5..2.6).contains(&ratio),
+        "twice as slow measured as {ratio}"
+    );
+    // The trace: each invocation of each fork, by pid. Two forks of a pair never work
+    // at once, and they alternate: each hands over to the other many times.
+    let text = std::fs::read_to_string(&trace).unwrap();
+    let mut spans: Vec<(u32, u128, u128)> = text
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            (
+                f[0].parse().unwrap(),
+                f[1].parse().unwrap(),
+                f[2].parse().unwrap(),
+            )
+        })
+        .collect();
+    spans.sort_by_key(|s| s.1);
+    let pids: std::collections::BTreeSet<u32> = spans.iter().map(|s| s.0).collect();
+    assert_eq!(pids.len(), 10, "five pairs, two forks each");
+    for w in spans.windows(2) {
+        assert!(w[0].2 <= w[1].1, "two invocations at once: {w:?}");
+    }
+    let handovers = spans.windows(2).filter(|w| w[0].0 != w[1].0).count();
+    // Each pair's two forks hand over at every step (set-up, warm-up, iterations).
+    assert!(
+        handovers >= 5 * 4,
+        "{handovers} handovers in {} spans",
+        spans.len()
+    );
 }
