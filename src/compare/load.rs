@@ -586,8 +586,8 @@ fn entry(
         unit,
         samples,
         offered_load: offered_load(e),
-        noise_band: ours(e, metric, "noiseBand").filter(|b| *b > 0.0),
-        run_floor: ours(e, metric, "runFloor"),
+        noise_band: ours(e, "noiseBand").filter(|b| *b > 0.0),
+        run_floor: ours(e, "runFloor"),
         flags: flags(e),
     }))
 }
@@ -609,13 +609,14 @@ fn flags(e: &Json) -> Vec<String> {
         .collect()
 }
 
-/// A number of boardbench's own about the primary score (`boardbench.KEY`), finite and
-/// not negative; None for a secondary metric, which has none of its own.
-fn ours(e: &Json, metric: Option<&str>, key: &str) -> Option<f64> {
-    metric
-        .is_none()
-        .then(|| e.get("boardbench")?.get(key)?.as_f64())
-        .flatten()
+/// A number of boardbench's own about the row's noise (`boardbench.KEY`: `noiseBand`,
+/// `runFloor`), finite and not negative. Both are relative and the row's, measured
+/// where its forks ran: a secondary metric (`--metric`) comes from the same forks and
+/// runs, so it carries them as the primary score does, never the defaults.
+fn ours(e: &Json, key: &str) -> Option<f64> {
+    e.get("boardbench")?
+        .get(key)?
+        .as_f64()
         .filter(|v| v.is_finite() && *v >= 0.0)
 }
 
@@ -792,6 +793,26 @@ mod tests {
         let load = parse(&open).unwrap()[0].offered_load.unwrap();
         assert_eq!((load.target, load.achieved), (200.0, 150.5));
         assert!(load.saturated());
+    }
+
+    #[test]
+    fn a_secondary_metric_keeps_the_rows_noise_band_and_run_floor() {
+        let text = r#"[{"benchmark":"bb.zstd.compress","mode":"thrpt",
+            "primaryMetric":{"score":10.0,"scoreUnit":"ops/s","rawData":[[10.0]]},
+            "secondaryMetrics":{"MB/s":{"score":120.0,"scoreUnit":"MB/s",
+            "rawData":[[120.0]]}},"boardbench":{"noiseBand":0.05,"runFloor":0.17}}]"#;
+        let mut doc = Json::parse_compact(text).unwrap();
+        let primary = &parse_doc(&mut doc.clone(), None).unwrap()[0].1;
+        let metric = &parse_doc(&mut doc, Some("MB/s")).unwrap()[0].1;
+        assert_eq!(metric.benchmark, "bb.zstd.compress:MB/s");
+        for m in [primary, metric] {
+            assert_eq!((m.noise_band, m.run_floor), (Some(0.05), Some(0.17)));
+        }
+        // A file without them (JMH's) leaves both to bb-compare's defaults.
+        let bare = text.replace(r#","boardbench":{"noiseBand":0.05,"runFloor":0.17}"#, "");
+        let mut doc = Json::parse_compact(&bare).unwrap();
+        let m = &parse_doc(&mut doc, Some("MB/s")).unwrap()[0].1;
+        assert_eq!((m.noise_band, m.run_floor), (None, None));
     }
 
     #[test]
