@@ -111,6 +111,17 @@ pub struct Cell {
     pub flags: Vec<String>,
 }
 
+impl Cell {
+    /// The uncertainty its verdicts use: over its forks (or its noise band, with fewer
+    /// than [`samples::MIN_FORKS`]), with its run floor; what the table prints beside
+    /// its score, where the file's `scoreError` (JMH's, over iterations pooled) is not.
+    pub fn honest(&self) -> crate::stats::uncertainty::Uncertainty {
+        self.samples
+            .uncertainty(self.score, self.noise_band)
+            .with_floor(self.run_floor)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Change {
     /// This score over the first run's.
@@ -118,6 +129,13 @@ pub struct Change {
     /// The ratio's error, from both honest errors propagated (relative errors in
     /// quadrature): over fork means, or the noise band.
     pub ratio_error: f64,
+    /// The ratio's interval, as the range it is: both honest relative errors in
+    /// quadrature on a log scale (never below 0, however wide).
+    pub low: f64,
+    pub high: f64,
+    /// The smallest change, relative (0.04: 4%), this comparison could have called in
+    /// 95 tries of 100 ([`crate::stats::power`]): what a `same` or `noise` is worth.
+    pub smallest: f64,
     /// Two-sided p-value of Welch's t-test over the fork means (NaN where the noise band
     /// judged).
     pub p_value: f64,
@@ -494,8 +512,8 @@ pub(crate) fn judge(
         .uncertainty(n, new.noise_band)
         .with_floor(new.run_floor);
     let ratio = n / b;
-    let ratio_error =
-        ratio.abs() * (b_honest.relative().powi(2) + n_honest.relative().powi(2)).sqrt();
+    let relative = (b_honest.relative().powi(2) + n_honest.relative().powi(2)).sqrt();
+    let ratio_error = ratio.abs() * relative;
     let (judged, test) = samples::significance(
         (&b_samples, b_honest),
         (&n_samples, n_honest),
@@ -522,6 +540,9 @@ pub(crate) fn judge(
     Change {
         ratio,
         ratio_error,
+        low: ratio * (-relative).exp(),
+        high: ratio * relative.exp(),
+        smallest: judged.smallest,
         p_value: judged.p_value,
         test,
         verdict,
@@ -861,6 +882,20 @@ pub(crate) mod tests {
         let band = crate::stats::uncertainty::NOISE_BAND;
         assert!((bare.ratio_error - 2.0 * band * 2f64.sqrt()).abs() < 1e-12);
         assert!(bare.p_value.is_nan() && bare.test == Test::Band);
+        // Its interval is the same error as a range on a log scale, and what it could
+        // see is the judgement's: by the band, the band; by forks, never under the
+        // run floors in quadrature.
+        let e = 2.0 * band * 2f64.sqrt() / 2.0;
+        assert!((bare.low - 2.0 * (-e).exp()).abs() < 1e-12);
+        assert!((bare.high - 2.0 * e.exp()).abs() < 1e-12);
+        assert!((bare.smallest - e.exp_m1()).abs() < 1e-12);
+        assert!(c.smallest > 0.0 && c.smallest < 0.5, "{}", c.smallest);
+        let floored = |x: &Cell| Cell {
+            run_floor: 0.17,
+            ..x.clone()
+        };
+        let f = judge(&floored(&a), &floored(&b), true, &criteria());
+        assert!(f.smallest >= (0.17 * 2f64.sqrt()).exp_m1() - 1e-12);
     }
 
     #[test]
