@@ -203,6 +203,16 @@ fn runs(
         }
     }
     runs.sort_by_key(|(side, _, _)| *side);
+    // Both builds there: this build's run comes right after the other's, and its forks
+    // were run in pairs with that run's.
+    let both = [Side::Against, Side::This].map(|s| runs.iter().any(|r| r.0 == Some(s)));
+    if both == [true, true] {
+        for (_, _, ms) in runs.iter_mut().filter(|r| r.0 == Some(Side::This)) {
+            for m in ms {
+                m.paired = true;
+            }
+        }
+    }
     runs.into_iter().map(|(_, label, ms)| (label, ms)).collect()
 }
 
@@ -589,6 +599,14 @@ fn entry(
         noise_band: ours(e, "noiseBand").filter(|b| *b > 0.0),
         run_floor: ours(e, "runFloor"),
         flags: flags(e),
+        // The record is of the primary score's pairs; a secondary metric's pairs are
+        // read from its own forks.
+        against: metric
+            .is_none()
+            .then(|| e.get("boardbench")?.get("against"))
+            .flatten()
+            .and_then(super::paired::Recorded::read),
+        paired: false,
     }))
 }
 
@@ -728,7 +746,9 @@ fn histogram(v: &Json) -> std::result::Result<Samples, String> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::{Test, Verdict};
     use super::*;
+    use crate::stats::uncertainty::Basis;
 
     #[test]
     fn reads_jmh_entries_with_nan_strings_and_numeric_params() {
@@ -941,6 +961,40 @@ mod tests {
         let one = runs("plain", parse_doc(&mut doc, None).unwrap());
         assert_eq!(one.len(), 1);
         assert_eq!((one[0].0.as_str(), one[0].1.len()), ("plain", 2));
+    }
+
+    #[test]
+    fn an_ab_files_builds_are_judged_as_pairs_only_against_each_other() {
+        let with_record = |f: f64| {
+            ab_entry("bb.z.compress", THIS, &[100.0 * f, 110.0 * f, 120.0 * f]).replace(
+                r#""build":"#,
+                &format!(
+                    r#""against":{{"ratio":{f},"low":{},"high":{},"pairs":3,"basis":"forks 3"}},"build":"#,
+                    f * 0.99,
+                    f * 1.01
+                ),
+            )
+        };
+        let ab = ab_runs(&[
+            with_record(1.2),
+            ab_entry("bb.z.compress", OLD, &[100.0, 110.0, 120.0]),
+        ]);
+        let this = &ab[1].1[0];
+        assert!(this.paired && !ab[0].1[0].paired);
+        assert_eq!(this.against.unwrap().basis, Basis::Forks(3));
+        let criteria = super::super::tests::criteria();
+        let c = super::super::compare(ab.clone(), criteria.clone());
+        let change = c.rows[0].cells[1].as_ref().unwrap().change.clone().unwrap();
+        assert_eq!((change.test, change.verdict), (Test::Pairs, Verdict::Faster));
+        assert_eq!((change.low, change.high), (1.2 * 0.99, 1.2 * 1.01));
+        // After another run, the file's builds are two more runs: judged against the
+        // first as runs are, never as pairs.
+        let mut runs = vec![("plain".to_string(), ab[0].1.clone())];
+        runs.extend(ab);
+        let c = super::super::compare(runs, criteria);
+        for cell in c.rows[0].cells[1..].iter().flatten() {
+            assert_ne!(cell.change.as_ref().unwrap().test, Test::Pairs);
+        }
     }
 
     #[test]

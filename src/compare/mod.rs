@@ -10,6 +10,7 @@ pub mod args;
 pub mod gab;
 pub mod load;
 pub mod options;
+pub mod paired;
 pub mod samples;
 pub mod svg;
 pub mod table;
@@ -47,6 +48,12 @@ pub struct Measurement {
     pub run_floor: Option<f64>,
     /// What flagged the row as it ran (boardbench's `flags`: `throttled`, `busy`).
     pub flags: Vec<String>,
+    /// This build's entry of an A/B file: the pairs' result its run recorded
+    /// (`boardbench.against`); None elsewhere, and where it is null or malformed.
+    pub against: Option<paired::Recorded>,
+    /// Whether it is this build's entry of an A/B file whose other build is the run just
+    /// before it: its forks are paired with that run's, by position.
+    pub paired: bool,
 }
 
 /// How results are judged.
@@ -109,6 +116,10 @@ pub struct Cell {
     pub run_floor: f64,
     /// What flagged it as it ran.
     pub flags: Vec<String>,
+    /// The pairs' result an A/B run recorded ([`Measurement::against`]).
+    pub against: Option<paired::Recorded>,
+    /// Paired with the run just before it ([`Measurement::paired`]).
+    pub paired: bool,
 }
 
 impl Cell {
@@ -206,23 +217,31 @@ impl Comparison {
             .count()
     }
 
-    /// How the verdicts were reached, where any was by the noise band.
+    /// How the verdicts were reached, where any was by the noise band or by pairs.
     fn tests_note(&self) -> String {
-        let band = self
-            .rows
-            .iter()
-            .flat_map(|r| &r.cells)
-            .flatten()
-            .filter_map(|c| c.change.as_ref())
-            .any(|ch| ch.test == Test::Band);
-        match band {
-            true => format!(
+        let by = |test: Test| {
+            self.rows
+                .iter()
+                .flat_map(|r| &r.cells)
+                .flatten()
+                .filter_map(|c| c.change.as_ref())
+                .any(|ch| ch.test == test)
+        };
+        let mut note = String::new();
+        if by(Test::Band) {
+            note.push_str(&format!(
                 "; {}: fewer than {} forks on a side, the ratio's interval (each side's A/A noise band) against 1",
                 Test::Band.mark(),
                 samples::MIN_FORKS,
-            ),
-            false => String::new(),
+            ));
         }
+        if by(Test::Pairs) {
+            note.push_str(&format!(
+                "; {}: an A/B file's pairs of forks, their ratio's interval against 1",
+                Test::Pairs.mark(),
+            ));
+        }
+        note
     }
 
     /// One line: how many of each verdict, and the settings behind them.
@@ -451,18 +470,27 @@ fn cell_of(
             .unwrap_or(crate::stats::uncertainty::NOISE_BAND),
         run_floor: m.run_floor.unwrap_or(0.0),
         flags: m.flags.clone(),
+        against: m.against,
+        paired: m.paired,
     })
 }
 
-/// Each row's cells judged against its first run's, where the first run has it.
+/// Each row's cells judged against its first run's, where the first run has it: as
+/// pairs where the first two runs are an A/B file's two builds ([`paired`]), else as
+/// two runs.
 fn judge_rows(rows: &mut [Row], criteria: &Criteria) {
     for row in rows {
         // Split rather than cloned: a cell's samples can be millions of values.
         let Some((Some(base), others)) = row.cells.split_first_mut() else {
             continue;
         };
-        for cell in others.iter_mut().flatten() {
-            cell.change = Some(judge(base, cell, row.higher_is_better, criteria));
+        for (i, cell) in others.iter_mut().enumerate() {
+            let Some(cell) = cell else { continue };
+            let hib = row.higher_is_better;
+            let pairs = (i == 0 && cell.paired)
+                .then(|| paired::judge(base, cell, hib, criteria))
+                .flatten();
+            cell.change = Some(pairs.unwrap_or_else(|| judge(base, cell, hib, criteria)));
         }
     }
 }
@@ -519,24 +547,16 @@ pub(crate) fn judge(
         (&n_samples, n_honest),
         criteria.alpha,
     );
-    let better = if higher_is_better {
-        ratio > 1.0
-    } else {
-        ratio < 1.0
-    };
-    let verdict = if (ratio - 1.0).abs() <= criteria.threshold {
-        Verdict::Same
-    } else if !ratio.is_finite() || (judged.by_forks && judged.p_value.is_nan()) {
-        Verdict::Unknown
-    } else if !judged.beyond {
-        Verdict::Noise
-    } else if (!base.flags.is_empty() || !new.flags.is_empty()) && !criteria.accept_invalid {
-        Verdict::Flagged
-    } else if better {
-        Verdict::Faster
-    } else {
-        Verdict::Slower
-    };
+    let undecided = judged.by_forks && judged.p_value.is_nan();
+    let flagged = !base.flags.is_empty() || !new.flags.is_empty();
+    let verdict = verdict_of(
+        ratio,
+        judged.beyond,
+        undecided,
+        flagged,
+        higher_is_better,
+        criteria,
+    );
     Change {
         ratio,
         ratio_error,
@@ -546,6 +566,37 @@ pub(crate) fn judge(
         p_value: judged.p_value,
         test,
         verdict,
+    }
+}
+
+/// The verdict on a `ratio` of scores: `same` within the threshold, `?` where it is not
+/// a number or its test `undecided`, `noise` where not `beyond` noise, `flagged` where
+/// a side was (unless accepted), else which way it went.
+pub(crate) fn verdict_of(
+    ratio: f64,
+    beyond: bool,
+    undecided: bool,
+    flagged: bool,
+    higher_is_better: bool,
+    criteria: &Criteria,
+) -> Verdict {
+    let better = if higher_is_better {
+        ratio > 1.0
+    } else {
+        ratio < 1.0
+    };
+    if (ratio - 1.0).abs() <= criteria.threshold {
+        Verdict::Same
+    } else if !ratio.is_finite() || undecided {
+        Verdict::Unknown
+    } else if !beyond {
+        Verdict::Noise
+    } else if flagged && !criteria.accept_invalid {
+        Verdict::Flagged
+    } else if better {
+        Verdict::Faster
+    } else {
+        Verdict::Slower
     }
 }
 
@@ -762,6 +813,8 @@ pub(crate) mod tests {
             noise_band: None,
             run_floor: None,
             flags: vec![],
+            against: None,
+            paired: false,
         }
     }
 
@@ -791,6 +844,8 @@ pub(crate) mod tests {
             noise_band: crate::stats::uncertainty::NOISE_BAND,
             run_floor: 0.0,
             flags: flags.iter().map(|f| f.to_string()).collect(),
+            against: None,
+            paired: false,
         }
     }
 
@@ -854,6 +909,8 @@ pub(crate) mod tests {
             noise_band: crate::stats::uncertainty::NOISE_BAND,
             run_floor: 0.0,
             flags: vec![],
+            against: None,
+            paired: false,
         };
         let (a, b) = (
             cell(100.0, 3.0, forks_of(&[97.0, 100.0, 103.0])),

@@ -131,12 +131,12 @@ pub fn p_text(p: f64) -> String {
     }
 }
 
-/// The p-value of Welch's test over fork means, or the mark of the noise band where that
-/// judged.
+/// The p-value of Welch's test over fork means, or the mark of the noise band or of an
+/// A/B file's pairs where that judged.
 fn p_with_test(p: f64, test: Test) -> String {
     match test {
         Test::ForkMeans => p_text(p),
-        Test::Band => test.mark().to_string(),
+        Test::Band | Test::Pairs => test.mark().to_string(),
     }
 }
 
@@ -831,5 +831,6 @@ bb.x.*, the rest: 1 row only in base
         assert_eq!(p_with_test(0.5, Test::ForkMeans), "0.500");
         assert_eq!(p_with_test(0.0, Test::ForkMeans), "<1e-300");
         assert_eq!(p_with_test(f64::NAN, Test::Band), "band");
+        assert_eq!(p_with_test(f64::NAN, Test::Pairs), "pairs");
     }
 }
