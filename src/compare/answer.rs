@@ -288,11 +288,7 @@ fn family_lines(t: &Tally, what: &str, names: [&str; 2], threshold: f64) -> Vec<
 /// comparisons could call at 95% power), `could see 2% to 9% or more` where they
 /// differ; None without a tie that has the figure.
 fn could_see(ties: &[(f64, f64, Verdict)]) -> Option<String> {
-    let figures: Vec<f64> = ties
-        .iter()
-        .map(|t| t.1)
-        .filter(|s| s.is_finite())
-        .collect();
+    let figures: Vec<f64> = ties.iter().map(|t| t.1).filter(|s| s.is_finite()).collect();
     let lo = percent(figures.iter().copied().reduce(f64::min)?);
     let hi = percent(figures.iter().copied().fold(0.0, f64::max));
     Some(match lo == hi {

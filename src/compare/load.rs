@@ -985,7 +985,10 @@ mod tests {
         let criteria = super::super::tests::criteria();
         let c = super::super::compare(ab.clone(), criteria.clone());
         let change = c.rows[0].cells[1].as_ref().unwrap().change.clone().unwrap();
-        assert_eq!((change.test, change.verdict), (Test::Pairs, Verdict::Faster));
+        assert_eq!(
+            (change.test, change.verdict),
+            (Test::Pairs, Verdict::Faster)
+        );
         assert_eq!((change.low, change.high), (1.2 * 0.99, 1.2 * 1.01));
         // After another run, the file's builds are two more runs: judged against the
         // first as runs are, never as pairs.

@@ -57,7 +57,9 @@ impl Recorded {
     /// wider side, on a log scale), as [`PairedRatio::of`] works it; by the band, the
     /// interval itself.
     fn smallest(&self) -> f64 {
-        let half = (self.high / self.ratio).ln().max((self.ratio / self.low).ln());
+        let half = (self.high / self.ratio)
+            .ln()
+            .max((self.ratio / self.low).ln());
         match self.basis {
             Basis::Band(_) => half.exp_m1(),
             Basis::Forks(n) => {
@@ -109,7 +111,12 @@ pub fn ratio_of(this: &Cell, other: &Cell, higher_is_better: bool) -> Option<Pai
 /// are: the ratio of scores with the pairs' interval, their verdict (beyond noise where
 /// the interval leaves out 1) and the smallest change they could see. None where the
 /// file holds neither a record nor a pair.
-pub fn judge(base: &Cell, new: &Cell, higher_is_better: bool, criteria: &Criteria) -> Option<Change> {
+pub fn judge(
+    base: &Cell,
+    new: &Cell,
+    higher_is_better: bool,
+    criteria: &Criteria,
+) -> Option<Change> {
     let speed = ratio_of(new, base, higher_is_better)?;
     // The table's ratio is of scores: a time's is the speed's turned over.
     let r = match higher_is_better {
@@ -234,7 +241,11 @@ mod tests {
         // By the band, the interval itself.
         let band = recorded(r#"{"ratio":1.0,"low":0.7,"high":1.4,"pairs":1}"#);
         let r = ratio_of(&cell(&[1.0], band), &cell(&[], None), true).unwrap();
-        assert!((r.smallest - (1.0 / 0.7 - 1.0)).abs() < 1e-12, "{}", r.smallest);
+        assert!(
+            (r.smallest - (1.0 / 0.7 - 1.0)).abs() < 1e-12,
+            "{}",
+            r.smallest
+        );
     }
 
     #[test]
@@ -247,8 +258,14 @@ mod tests {
         assert!((c.ratio - 1.0 / 0.6667).abs() < 1e-9, "{}", c.ratio);
         assert!((c.low - 1.0 / 0.7).abs() < 1e-9 && (c.high - 1.0 / 0.6).abs() < 1e-9);
         assert_eq!(c.verdict, Verdict::Slower);
-        assert_eq!(speedups(&cell(&this, None), &cell(&other, None), false).len(), 3);
+        assert_eq!(
+            speedups(&cell(&this, None), &cell(&other, None), false).len(),
+            3
+        );
         // Nothing to judge: no record, no pair.
-        assert_eq!(judge(&cell(&[], None), &cell(&[], None), true, &criteria()), None);
+        assert_eq!(
+            judge(&cell(&[], None), &cell(&[], None), true, &criteria()),
+            None
+        );
     }
 }

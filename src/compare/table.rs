@@ -174,11 +174,9 @@ fn display_table(
             cells.extend(param_cells(row, &keys));
             cells.extend([row.mode.clone(), row.unit.clone()]);
             for (i, cell) in row.cells.iter().enumerate() {
-                cells.push(
-                    cell.as_ref().map_or("-".into(), |x| {
-                        with_error(x.score, x.honest().error, compact)
-                    }),
-                );
+                cells.push(cell.as_ref().map_or("-".into(), |x| {
+                    with_error(x.score, x.honest().error, compact)
+                }));
                 if i > 0 {
                     match cell.as_ref().and_then(|x| x.change.as_ref()) {
                         Some(ch) => cells.extend([
@@ -187,7 +185,9 @@ fn display_table(
                             could_see(ch),
                             ch.verdict.name().to_string(),
                         ]),
-                        None => cells.extend(["-".into(), String::new(), String::new(), String::new()]),
+                        None => {
+                            cells.extend(["-".into(), String::new(), String::new(), String::new()])
+                        }
                     }
                 }
             }
@@ -766,7 +766,11 @@ bb.x.*, the rest: 1 row only in base
         let num = |k: &str| new.get(k).unwrap().as_f64().unwrap();
         assert!((num("error") - 18.244).abs() < 1e-3, "{}", num("error"));
         assert!(num("ratioLow") < 0.8 && 0.8 < num("ratioHigh"));
-        assert!((0.04..0.07).contains(&num("smallest")), "{}", num("smallest"));
+        assert!(
+            (0.04..0.07).contains(&num("smallest")),
+            "{}",
+            num("smallest")
+        );
         let answer = j.get("answer").unwrap();
         assert_eq!(answer.get("program").unwrap().as_str(), Some("bb-compare"));
         let said: Vec<&str> = answer
@@ -795,7 +799,10 @@ bb.x.*, the rest: 1 row only in base
             m
         };
         let c = compare(
-            vec![("a".into(), vec![one(100.0)]), ("b".into(), vec![one(30.0)])],
+            vec![
+                ("a".into(), vec![one(100.0)]),
+                ("b".into(), vec![one(30.0)]),
+            ],
             criteria(),
         );
         let t = text(&c);
