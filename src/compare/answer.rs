@@ -3,11 +3,14 @@
 //! the first, in lines of at most [`WIDTH`] columns under the marker
 //! `== bb-compare: the answer ==`. It is drawn from the rows' verdicts alone: `same`
 //! within the threshold, `faster`/`slower` beyond it and significant ("beyond noise"),
-//! `noise` and `?` beyond it but not shown to be more than noise.
+//! `noise` and `?` beyond it but not shown to be more than noise. A tie (`same` or
+//! `noise`) says what it is worth: the smallest change its comparison could have called
+//! at 95% power, `a tie (1.01x; could see 4% or more)`.
 
 use super::{Cell, Comparison, Row, Verdict};
 pub use crate::model::answer::WIDTH;
 use crate::model::answer::{times, Answer};
+use crate::stats::power::percent;
 
 /// The program whose answer this is, as the marker names it.
 pub const PROGRAM: &str = "bb-compare";
@@ -40,6 +43,9 @@ struct Tally {
     ahead: [Vec<(f64, bool)>; 2],
     /// Rows only the first run has, and rows only the other has.
     only: [usize; 2],
+    /// The ties (`same` or `noise`): each one's speed, the other run's over the first's,
+    /// the smallest change its comparison could see, and its verdict.
+    ties: Vec<(f64, f64, Verdict)>,
 }
 
 impl Tally {
@@ -55,16 +61,19 @@ impl Tally {
             return;
         };
         self.compared += 1;
-        if change.verdict == Verdict::Same {
-            self.same += 1;
-            return;
-        }
         // The other run's speed over the first's: above 1 where it is ahead.
         let speed = if row.higher_is_better {
             change.ratio
         } else {
             1.0 / change.ratio
         };
+        if matches!(change.verdict, Verdict::Same | Verdict::Noise) {
+            self.ties.push((speed, change.smallest, change.verdict));
+        }
+        if change.verdict == Verdict::Same {
+            self.same += 1;
+            return;
+        }
         let beyond = matches!(change.verdict, Verdict::Faster | Verdict::Slower);
         if speed >= 1.0 {
             self.ahead[1].push((speed, beyond));
@@ -184,10 +193,29 @@ fn family_lines(t: &Tally, what: &str, names: [&str; 2], threshold: f64) -> Vec<
     if t.compared == 0 {
         return vec![format!("{what}: {}", only.join(", "))];
     }
+    let seen = could_see(&t.ties);
+    if let [(speed, smallest, verdict)] = t.ties[..] {
+        if t.compared == 1 {
+            let how = match verdict {
+                Verdict::Same => same.clone(),
+                _ => "within noise".to_string(),
+            };
+            let seen = could_see(&[(speed, smallest, verdict)]);
+            let worth = seen.map_or(String::new(), |s| format!("; {s}"));
+            return vec![with_only(format!(
+                "{what}: a tie ({}{worth}), {how}",
+                times(speed)
+            ))];
+        }
+    }
+    let worth = |line: String| match &seen {
+        Some(s) => format!("{line}; {s}"),
+        None => line,
+    };
     if t.same == t.compared {
         return vec![with_only(format!(
             "{what}: {same} ({})",
-            rows_text(t.compared)
+            worth(rows_text(t.compared))
         ))];
     }
     // The side ahead beyond noise at more rows first.
@@ -205,7 +233,7 @@ fn family_lines(t: &Tally, what: &str, names: [&str; 2], threshold: f64) -> Vec<
         return vec![with_only(format!(
             "{what}: nothing beyond noise ({}: {})",
             rows_text(t.compared),
-            parts.join(", ")
+            worth(parts.join(", "))
         ))];
     }
     let mut out = Vec::new();
@@ -251,9 +279,22 @@ fn family_lines(t: &Tally, what: &str, names: [&str; 2], threshold: f64) -> Vec<
     }
     rest.extend(only);
     if !rest.is_empty() {
-        out.push(format!("{what}, the rest: {}", rest.join(", ")));
+        out.push(worth(format!("{what}, the rest: {}", rest.join(", "))));
     }
     out
+}
+
+/// What the ties could have seen: `could see 4% or more` (the smallest change their
+/// comparisons could call at 95% power), `could see 2% to 9% or more` where they
+/// differ; None without a tie that has the figure.
+fn could_see(ties: &[(f64, f64, Verdict)]) -> Option<String> {
+    let figures: Vec<f64> = ties.iter().map(|t| t.1).filter(|s| s.is_finite()).collect();
+    let lo = percent(figures.iter().copied().reduce(f64::min)?);
+    let hi = percent(figures.iter().copied().fold(0.0, f64::max));
+    Some(match lo == hi {
+        true => format!("could see {hi} or more"),
+        false => format!("could see {lo} to {hi} or more"),
+    })
 }
 
 /// `line` in lines of at most `width` columns, broken at spaces, the later ones
@@ -375,7 +416,7 @@ mod tests {
             answer(base, new),
             [
                 "bb.ipc.*: nothing beyond noise (3 rows: board2 ahead at 1, board1 ahead at 1, 1",
-                "  same within 5%)",
+                "  same within 5%; could see 3% to 184% or more)",
             ]
         );
     }
@@ -408,13 +449,41 @@ mod tests {
         assert_eq!(
             lines,
             [
-                "bb.seek.*: same within 5% (2 rows)",
+                "bb.seek.*: same within 5% (2 rows; could see 3% or more)",
                 "board1 is faster at bb.rpc.* (2 of 4 rows): 2.00x to 3.00x, all beyond noise",
                 "board2 is faster at bb.rpc.* (1 of 4 rows): 2.00x, 1 beyond noise",
-                "bb.rpc.*, the rest: 1 same within 5%, 1 row only in board1",
+                "bb.rpc.*, the rest: 1 same within 5%, 1 row only in board1; could see 3% or more",
             ],
         );
         assert!(lines.iter().all(|l| l.chars().count() <= WIDTH));
+    }
+
+    #[test]
+    fn a_tie_says_the_smallest_change_it_could_have_seen() {
+        // One row, 8% apart within forks that spread by 30%: a tie, and what it was worth.
+        let noisy = |f: f64| [100.0, 140.0, 70.0, 120.0, 80.0].map(|v| v * f).to_vec();
+        let base = vec![m("bb.zstd.compress", "1", noisy(1.0))];
+        let new = vec![m("bb.zstd.compress", "1", noisy(1.08))];
+        let c = compare(
+            vec![("board1".into(), base), ("board2".into(), new)],
+            criteria(),
+        );
+        let change = c.rows[0].cells[1].as_ref().unwrap().change.clone().unwrap();
+        assert_eq!(change.verdict, Verdict::Noise);
+        let seen = percent(change.smallest);
+        assert_eq!(
+            lines(&c),
+            [format!(
+                "bb.zstd.*: a tie (1.08x; could see {seen} or more), within noise"
+            )]
+        );
+        // Figures that differ give their range; none, nothing.
+        let tie = |s: f64| (1.0, s, Verdict::Same);
+        assert_eq!(
+            could_see(&[tie(0.041), tie(0.09)]).unwrap(),
+            "could see 4% to 9% or more"
+        );
+        assert_eq!(could_see(&[tie(f64::NAN)]), None);
     }
 
     #[test]
@@ -445,7 +514,7 @@ mod tests {
             lines(&c),
             [
                 "b against a:",
-                "bb.x.*: same within 5% (1 row)",
+                "bb.x.*: a tie (1.00x; could see 3% or more), same within 5%",
                 "c against a:",
                 "a is faster at bb.x.* (1 row): 2.00x, 1 beyond noise",
             ]

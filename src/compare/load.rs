@@ -203,6 +203,16 @@ fn runs(
         }
     }
     runs.sort_by_key(|(side, _, _)| *side);
+    // Both builds there: this build's run comes right after the other's, and its forks
+    // were run in pairs with that run's.
+    let both = [Side::Against, Side::This].map(|s| runs.iter().any(|r| r.0 == Some(s)));
+    if both == [true, true] {
+        for (_, _, ms) in runs.iter_mut().filter(|r| r.0 == Some(Side::This)) {
+            for m in ms {
+                m.paired = true;
+            }
+        }
+    }
     runs.into_iter().map(|(_, label, ms)| (label, ms)).collect()
 }
 
@@ -586,9 +596,17 @@ fn entry(
         unit,
         samples,
         offered_load: offered_load(e),
-        noise_band: ours(e, metric, "noiseBand").filter(|b| *b > 0.0),
-        run_floor: ours(e, metric, "runFloor"),
+        noise_band: ours(e, "noiseBand").filter(|b| *b > 0.0),
+        run_floor: ours(e, "runFloor"),
         flags: flags(e),
+        // The record is of the primary score's pairs; a secondary metric's pairs are
+        // read from its own forks.
+        against: metric
+            .is_none()
+            .then(|| e.get("boardbench")?.get("against"))
+            .flatten()
+            .and_then(super::paired::Recorded::read),
+        paired: false,
     }))
 }
 
@@ -609,13 +627,14 @@ fn flags(e: &Json) -> Vec<String> {
         .collect()
 }
 
-/// A number of boardbench's own about the primary score (`boardbench.KEY`), finite and
-/// not negative; None for a secondary metric, which has none of its own.
-fn ours(e: &Json, metric: Option<&str>, key: &str) -> Option<f64> {
-    metric
-        .is_none()
-        .then(|| e.get("boardbench")?.get(key)?.as_f64())
-        .flatten()
+/// A number of boardbench's own about the row's noise (`boardbench.KEY`: `noiseBand`,
+/// `runFloor`), finite and not negative. Both are relative and the row's, measured
+/// where its forks ran: a secondary metric (`--metric`) comes from the same forks and
+/// runs, so it carries them as the primary score does, never the defaults.
+fn ours(e: &Json, key: &str) -> Option<f64> {
+    e.get("boardbench")?
+        .get(key)?
+        .as_f64()
         .filter(|v| v.is_finite() && *v >= 0.0)
 }
 
@@ -727,7 +746,9 @@ fn histogram(v: &Json) -> std::result::Result<Samples, String> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::{Test, Verdict};
     use super::*;
+    use crate::stats::uncertainty::Basis;
 
     #[test]
     fn reads_jmh_entries_with_nan_strings_and_numeric_params() {
@@ -792,6 +813,26 @@ mod tests {
         let load = parse(&open).unwrap()[0].offered_load.unwrap();
         assert_eq!((load.target, load.achieved), (200.0, 150.5));
         assert!(load.saturated());
+    }
+
+    #[test]
+    fn a_secondary_metric_keeps_the_rows_noise_band_and_run_floor() {
+        let text = r#"[{"benchmark":"bb.zstd.compress","mode":"thrpt",
+            "primaryMetric":{"score":10.0,"scoreUnit":"ops/s","rawData":[[10.0]]},
+            "secondaryMetrics":{"MB/s":{"score":120.0,"scoreUnit":"MB/s",
+            "rawData":[[120.0]]}},"boardbench":{"noiseBand":0.05,"runFloor":0.17}}]"#;
+        let mut doc = Json::parse_compact(text).unwrap();
+        let primary = &parse_doc(&mut doc.clone(), None).unwrap()[0].1;
+        let metric = &parse_doc(&mut doc, Some("MB/s")).unwrap()[0].1;
+        assert_eq!(metric.benchmark, "bb.zstd.compress:MB/s");
+        for m in [primary, metric] {
+            assert_eq!((m.noise_band, m.run_floor), (Some(0.05), Some(0.17)));
+        }
+        // A file without them (JMH's) leaves both to bb-compare's defaults.
+        let bare = text.replace(r#","boardbench":{"noiseBand":0.05,"runFloor":0.17}"#, "");
+        let mut doc = Json::parse_compact(&bare).unwrap();
+        let m = &parse_doc(&mut doc, Some("MB/s")).unwrap()[0].1;
+        assert_eq!((m.noise_band, m.run_floor), (None, None));
     }
 
     #[test]
@@ -920,6 +961,43 @@ mod tests {
         let one = runs("plain", parse_doc(&mut doc, None).unwrap());
         assert_eq!(one.len(), 1);
         assert_eq!((one[0].0.as_str(), one[0].1.len()), ("plain", 2));
+    }
+
+    #[test]
+    fn an_ab_files_builds_are_judged_as_pairs_only_against_each_other() {
+        let with_record = |f: f64| {
+            ab_entry("bb.z.compress", THIS, &[100.0 * f, 110.0 * f, 120.0 * f]).replace(
+                r#""build":"#,
+                &format!(
+                    r#""against":{{"ratio":{f},"low":{},"high":{},"pairs":3,"basis":"forks 3"}},"build":"#,
+                    f * 0.99,
+                    f * 1.01
+                ),
+            )
+        };
+        let ab = ab_runs(&[
+            with_record(1.2),
+            ab_entry("bb.z.compress", OLD, &[100.0, 110.0, 120.0]),
+        ]);
+        let this = &ab[1].1[0];
+        assert!(this.paired && !ab[0].1[0].paired);
+        assert_eq!(this.against.unwrap().basis, Basis::Forks(3));
+        let criteria = super::super::tests::criteria();
+        let c = super::super::compare(ab.clone(), criteria.clone());
+        let change = c.rows[0].cells[1].as_ref().unwrap().change.clone().unwrap();
+        assert_eq!(
+            (change.test, change.verdict),
+            (Test::Pairs, Verdict::Faster)
+        );
+        assert_eq!((change.low, change.high), (1.2 * 0.99, 1.2 * 1.01));
+        // After another run, the file's builds are two more runs: judged against the
+        // first as runs are, never as pairs.
+        let mut runs = vec![("plain".to_string(), ab[0].1.clone())];
+        runs.extend(ab);
+        let c = super::super::compare(runs, criteria);
+        for cell in c.rows[0].cells[1..].iter().flatten() {
+            assert_ne!(cell.change.as_ref().unwrap().test, Test::Pairs);
+        }
     }
 
     #[test]

@@ -10,6 +10,7 @@ pub mod args;
 pub mod gab;
 pub mod load;
 pub mod options;
+pub mod paired;
 pub mod samples;
 pub mod svg;
 pub mod table;
@@ -47,6 +48,12 @@ pub struct Measurement {
     pub run_floor: Option<f64>,
     /// What flagged the row as it ran (boardbench's `flags`: `throttled`, `busy`).
     pub flags: Vec<String>,
+    /// This build's entry of an A/B file: the pairs' result its run recorded
+    /// (`boardbench.against`); None elsewhere, and where it is null or malformed.
+    pub against: Option<paired::Recorded>,
+    /// Whether it is this build's entry of an A/B file whose other build is the run just
+    /// before it: its forks are paired with that run's, by position.
+    pub paired: bool,
 }
 
 /// How results are judged.
@@ -109,6 +116,21 @@ pub struct Cell {
     pub run_floor: f64,
     /// What flagged it as it ran.
     pub flags: Vec<String>,
+    /// The pairs' result an A/B run recorded ([`Measurement::against`]).
+    pub against: Option<paired::Recorded>,
+    /// Paired with the run just before it ([`Measurement::paired`]).
+    pub paired: bool,
+}
+
+impl Cell {
+    /// The uncertainty its verdicts use: over its forks (or its noise band, with fewer
+    /// than [`samples::MIN_FORKS`]), with its run floor; what the table prints beside
+    /// its score, where the file's `scoreError` (JMH's, over iterations pooled) is not.
+    pub fn honest(&self) -> crate::stats::uncertainty::Uncertainty {
+        self.samples
+            .uncertainty(self.score, self.noise_band)
+            .with_floor(self.run_floor)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -118,6 +140,13 @@ pub struct Change {
     /// The ratio's error, from both honest errors propagated (relative errors in
     /// quadrature): over fork means, or the noise band.
     pub ratio_error: f64,
+    /// The ratio's interval, as the range it is: both honest relative errors in
+    /// quadrature on a log scale (never below 0, however wide).
+    pub low: f64,
+    pub high: f64,
+    /// The smallest change, relative (0.04: 4%), this comparison could have called in
+    /// 95 tries of 100 ([`crate::stats::power`]): what a `same` or `noise` is worth.
+    pub smallest: f64,
     /// Two-sided p-value of Welch's t-test over the fork means (NaN where the noise band
     /// judged).
     pub p_value: f64,
@@ -188,23 +217,31 @@ impl Comparison {
             .count()
     }
 
-    /// How the verdicts were reached, where any was by the noise band.
+    /// How the verdicts were reached, where any was by the noise band or by pairs.
     fn tests_note(&self) -> String {
-        let band = self
-            .rows
-            .iter()
-            .flat_map(|r| &r.cells)
-            .flatten()
-            .filter_map(|c| c.change.as_ref())
-            .any(|ch| ch.test == Test::Band);
-        match band {
-            true => format!(
+        let by = |test: Test| {
+            self.rows
+                .iter()
+                .flat_map(|r| &r.cells)
+                .flatten()
+                .filter_map(|c| c.change.as_ref())
+                .any(|ch| ch.test == test)
+        };
+        let mut note = String::new();
+        if by(Test::Band) {
+            note.push_str(&format!(
                 "; {}: fewer than {} forks on a side, the ratio's interval (each side's A/A noise band) against 1",
                 Test::Band.mark(),
                 samples::MIN_FORKS,
-            ),
-            false => String::new(),
+            ));
         }
+        if by(Test::Pairs) {
+            note.push_str(&format!(
+                "; {}: an A/B file's pairs of forks, their ratio's interval against 1",
+                Test::Pairs.mark(),
+            ));
+        }
+        note
     }
 
     /// One line: how many of each verdict, and the settings behind them.
@@ -433,18 +470,27 @@ fn cell_of(
             .unwrap_or(crate::stats::uncertainty::NOISE_BAND),
         run_floor: m.run_floor.unwrap_or(0.0),
         flags: m.flags.clone(),
+        against: m.against,
+        paired: m.paired,
     })
 }
 
-/// Each row's cells judged against its first run's, where the first run has it.
+/// Each row's cells judged against its first run's, where the first run has it: as
+/// pairs where the first two runs are an A/B file's two builds ([`paired`]), else as
+/// two runs.
 fn judge_rows(rows: &mut [Row], criteria: &Criteria) {
     for row in rows {
         // Split rather than cloned: a cell's samples can be millions of values.
         let Some((Some(base), others)) = row.cells.split_first_mut() else {
             continue;
         };
-        for cell in others.iter_mut().flatten() {
-            cell.change = Some(judge(base, cell, row.higher_is_better, criteria));
+        for (i, cell) in others.iter_mut().enumerate() {
+            let Some(cell) = cell else { continue };
+            let hib = row.higher_is_better;
+            let pairs = (i == 0 && cell.paired)
+                .then(|| paired::judge(base, cell, hib, criteria))
+                .flatten();
+            cell.change = Some(pairs.unwrap_or_else(|| judge(base, cell, hib, criteria)));
         }
     }
 }
@@ -494,37 +540,63 @@ pub(crate) fn judge(
         .uncertainty(n, new.noise_band)
         .with_floor(new.run_floor);
     let ratio = n / b;
-    let ratio_error =
-        ratio.abs() * (b_honest.relative().powi(2) + n_honest.relative().powi(2)).sqrt();
+    let relative = (b_honest.relative().powi(2) + n_honest.relative().powi(2)).sqrt();
+    let ratio_error = ratio.abs() * relative;
     let (judged, test) = samples::significance(
         (&b_samples, b_honest),
         (&n_samples, n_honest),
         criteria.alpha,
     );
+    let undecided = judged.by_forks && judged.p_value.is_nan();
+    let flagged = !base.flags.is_empty() || !new.flags.is_empty();
+    let verdict = verdict_of(
+        ratio,
+        judged.beyond,
+        undecided,
+        flagged,
+        higher_is_better,
+        criteria,
+    );
+    Change {
+        ratio,
+        ratio_error,
+        low: ratio * (-relative).exp(),
+        high: ratio * relative.exp(),
+        smallest: judged.smallest,
+        p_value: judged.p_value,
+        test,
+        verdict,
+    }
+}
+
+/// The verdict on a `ratio` of scores: `same` within the threshold, `?` where it is not
+/// a number or its test `undecided`, `noise` where not `beyond` noise, `flagged` where
+/// a side was (unless accepted), else which way it went.
+pub(crate) fn verdict_of(
+    ratio: f64,
+    beyond: bool,
+    undecided: bool,
+    flagged: bool,
+    higher_is_better: bool,
+    criteria: &Criteria,
+) -> Verdict {
     let better = if higher_is_better {
         ratio > 1.0
     } else {
         ratio < 1.0
     };
-    let verdict = if (ratio - 1.0).abs() <= criteria.threshold {
+    if (ratio - 1.0).abs() <= criteria.threshold {
         Verdict::Same
-    } else if !ratio.is_finite() || (judged.by_forks && judged.p_value.is_nan()) {
+    } else if !ratio.is_finite() || undecided {
         Verdict::Unknown
-    } else if !judged.beyond {
+    } else if !beyond {
         Verdict::Noise
-    } else if (!base.flags.is_empty() || !new.flags.is_empty()) && !criteria.accept_invalid {
+    } else if flagged && !criteria.accept_invalid {
         Verdict::Flagged
     } else if better {
         Verdict::Faster
     } else {
         Verdict::Slower
-    };
-    Change {
-        ratio,
-        ratio_error,
-        p_value: judged.p_value,
-        test,
-        verdict,
     }
 }
 
@@ -741,6 +813,8 @@ pub(crate) mod tests {
             noise_band: None,
             run_floor: None,
             flags: vec![],
+            against: None,
+            paired: false,
         }
     }
 
@@ -770,6 +844,8 @@ pub(crate) mod tests {
             noise_band: crate::stats::uncertainty::NOISE_BAND,
             run_floor: 0.0,
             flags: flags.iter().map(|f| f.to_string()).collect(),
+            against: None,
+            paired: false,
         }
     }
 
@@ -833,6 +909,8 @@ pub(crate) mod tests {
             noise_band: crate::stats::uncertainty::NOISE_BAND,
             run_floor: 0.0,
             flags: vec![],
+            against: None,
+            paired: false,
         };
         let (a, b) = (
             cell(100.0, 3.0, forks_of(&[97.0, 100.0, 103.0])),
@@ -861,6 +939,20 @@ pub(crate) mod tests {
         let band = crate::stats::uncertainty::NOISE_BAND;
         assert!((bare.ratio_error - 2.0 * band * 2f64.sqrt()).abs() < 1e-12);
         assert!(bare.p_value.is_nan() && bare.test == Test::Band);
+        // Its interval is the same error as a range on a log scale, and what it could
+        // see is the judgement's: by the band, the band; by forks, never under the
+        // run floors in quadrature.
+        let e = 2.0 * band * 2f64.sqrt() / 2.0;
+        assert!((bare.low - 2.0 * (-e).exp()).abs() < 1e-12);
+        assert!((bare.high - 2.0 * e.exp()).abs() < 1e-12);
+        assert!((bare.smallest - e.exp_m1()).abs() < 1e-12);
+        assert!(c.smallest > 0.0 && c.smallest < 0.5, "{}", c.smallest);
+        let floored = |x: &Cell| Cell {
+            run_floor: 0.17,
+            ..x.clone()
+        };
+        let f = judge(&floored(&a), &floored(&b), true, &criteria());
+        assert!(f.smallest >= (0.17 * 2f64.sqrt()).exp_m1() - 1e-12);
     }
 
     #[test]

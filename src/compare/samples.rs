@@ -43,6 +43,9 @@ pub enum Test {
     ForkMeans,
     /// A side with fewer forks: the ratio's honest interval against 1, no p-value.
     Band,
+    /// An A/B file's two builds: their pairs of forks, the pairs' ratio's interval
+    /// against 1 ([`super::paired`]), no p-value.
+    Pairs,
 }
 
 impl Test {
@@ -50,6 +53,7 @@ impl Test {
         match self {
             Test::ForkMeans => "fork means",
             Test::Band => "noise band",
+            Test::Pairs => "pairs",
         }
     }
 
@@ -58,6 +62,7 @@ impl Test {
         match self {
             Test::ForkMeans => "",
             Test::Band => "band",
+            Test::Pairs => "pairs",
         }
     }
 }
@@ -145,6 +150,14 @@ impl Samples {
             .collect()
     }
 
+    /// The (weighted) mean of every fork in its place, NaN for one without data: fork
+    /// i of an A/B run's build is paired with fork i of the other.
+    pub fn fork_means_in_place(&self) -> Vec<f64> {
+        (0..self.forks.len())
+            .map(|i| Moments::of(self.fork(i)).mean)
+            .collect()
+    }
+
     /// Percentile `p` (0 to 100) of every value of every fork, count-weighted: the
     /// smallest value with at least `p`% of the count at or below it. None without data.
     pub fn percentile(&self, p: f64) -> Option<f64> {
@@ -229,6 +242,9 @@ mod tests {
         assert_eq!(h.pooled(), flat.pooled());
         assert_eq!(h.mean_and_error(), flat.mean_and_error());
         assert_eq!(h.fork_means(), vec![2.0, 2.0]);
+        let gap = Samples::iterations(vec![vec![1.0, 3.0], vec![], vec![4.0]]);
+        let placed = gap.fork_means_in_place();
+        assert!(placed[0] == 2.0 && placed[1].is_nan() && placed[2] == 4.0);
         let scaled = h.clone().scaled(1e3);
         assert_eq!(scaled.fork(1).collect::<Vec<_>>(), vec![(2000.0, 4)]);
         // Sorted 1 1 1 2 2 2 2 5: the median is the fourth, the top eighth the last.

@@ -4,10 +4,12 @@
 
 use super::answer;
 use super::gab::{self, Direction};
-use super::{Cell, Comparison, Row, Test};
+use super::{Cell, Change, Comparison, Row, Test};
+use crate::model::answer::times;
 use crate::model::params::{param_keys, param_value};
 use crate::report::csv::{num as csv_number, quote as csv_quote};
 use crate::report::ReportFormat;
+use crate::stats::power::percent;
 use crate::util::format::format_score;
 use crate::util::json::Json;
 
@@ -89,6 +91,29 @@ fn with_error(value: f64, error: f64, compact: bool) -> String {
     }
 }
 
+/// A ratio with its interval as the range it is: `0.800x, 0.617x to 1.04x`; the ratio
+/// alone where the interval is not a number.
+pub fn ratio_range(ch: &Change) -> String {
+    match ch.low.is_finite() && ch.high.is_finite() {
+        true => format!(
+            "{}, {} to {}",
+            times(ch.ratio),
+            times(ch.low),
+            times(ch.high)
+        ),
+        false => times(ch.ratio),
+    }
+}
+
+/// The smallest change a comparison could have called, as the tables print it: `4%`,
+/// nothing where it is not a number.
+pub fn could_see(ch: &Change) -> String {
+    match ch.smallest.is_finite() {
+        true => percent(ch.smallest),
+        false => String::new(),
+    }
+}
+
 /// Below this a p-value is shown as `<1e-300`: tinier ones end in a double's subnormal
 /// range, where they lose their digits, and at 0.
 pub const P_FLOOR: f64 = 1e-300;
@@ -106,19 +131,21 @@ pub fn p_text(p: f64) -> String {
     }
 }
 
-/// The p-value of Welch's test over fork means, or the mark of the noise band where that
-/// judged.
+/// The p-value of Welch's test over fork means, or the mark of the noise band or of an
+/// A/B file's pairs where that judged.
 fn p_with_test(p: f64, test: Test) -> String {
     match test {
         Test::ForkMeans => p_text(p),
-        Test::Band => test.mark().to_string(),
+        Test::Band | Test::Pairs => test.mark().to_string(),
     }
 }
 
 /// The table both text and markdown show, of `rows`: header cells, then a row of cells
 /// per benchmark, and the number of columns that describe a row (the name, params, mode
-/// and unit, first). Scores come with their errors; each run after the first adds ratio,
-/// p and verdict; `compact`, numbers of 1000 and more with fewer decimals.
+/// and unit, first). Scores come with the honest ± their verdicts use ([`Cell::honest`]);
+/// each run after the first adds the ratio with its interval, p, the smallest change it
+/// could see and the verdict (last, where scripts look for it); `compact`, numbers of 1000 and more with fewer
+/// decimals.
 fn display_table(
     c: &Comparison,
     rows: &[&Row],
@@ -132,7 +159,12 @@ fn display_table(
     for (i, label) in c.labels.iter().enumerate() {
         header.push(label.clone());
         if i > 0 {
-            header.extend(["Ratio".into(), "p".into(), "Verdict".into()]);
+            header.extend([
+                "Ratio".into(),
+                "p".into(),
+                "Could see".into(),
+                "Verdict".into(),
+            ]);
         }
     }
     let rows = rows
@@ -142,18 +174,20 @@ fn display_table(
             cells.extend(param_cells(row, &keys));
             cells.extend([row.mode.clone(), row.unit.clone()]);
             for (i, cell) in row.cells.iter().enumerate() {
-                cells.push(
-                    cell.as_ref()
-                        .map_or("-".into(), |x| with_error(x.score, x.error, compact)),
-                );
+                cells.push(cell.as_ref().map_or("-".into(), |x| {
+                    with_error(x.score, x.honest().error, compact)
+                }));
                 if i > 0 {
                     match cell.as_ref().and_then(|x| x.change.as_ref()) {
                         Some(ch) => cells.extend([
-                            with_error(ch.ratio, ch.ratio_error, compact),
+                            ratio_range(ch),
                             p_with_test(ch.p_value, ch.test),
+                            could_see(ch),
                             ch.verdict.name().to_string(),
                         ]),
-                        None => cells.extend(["-".into(), String::new(), String::new()]),
+                        None => {
+                            cells.extend(["-".into(), String::new(), String::new(), String::new()])
+                        }
                     }
                 }
             }
@@ -388,14 +422,22 @@ fn csv(c: &Comparison) -> String {
     let mut header: Vec<String> = vec!["Benchmark".into(), "Mode".into(), "Unit".into()];
     header.extend(keys.iter().map(|k| format!("Param: {k}")));
     for (i, label) in c.labels.iter().enumerate() {
-        header.extend([format!("{label} Score"), format!("{label} Error")]);
+        header.extend([
+            format!("{label} Score"),
+            format!("{label} Error"),
+            format!("{label} Honest Error"),
+            format!("{label} Error Basis"),
+        ]);
         if i > 0 {
             header.extend([
                 format!("{label} Ratio"),
                 format!("{label} Ratio Error"),
+                format!("{label} Ratio Low"),
+                format!("{label} Ratio High"),
                 format!("{label} p"),
                 format!("{label} Test"),
                 format!("{label} Verdict"),
+                format!("{label} Could See"),
             ]);
         }
     }
@@ -413,15 +455,25 @@ fn csv(c: &Comparison) -> String {
         ];
         cells.extend(param_cells(row, &keys).iter().map(|p| csv_quote(p)));
         for (i, cell) in row.cells.iter().enumerate() {
-            let (score, error) = cell.as_ref().map_or((String::new(), String::new()), |x| {
-                (csv_number(x.score), csv_number(x.error))
-            });
-            cells.extend([score, error]);
+            match cell {
+                Some(x) => {
+                    let honest = x.honest();
+                    cells.extend([
+                        csv_number(x.score),
+                        csv_number(x.error),
+                        csv_number(honest.error),
+                        csv_quote(&honest.basis.name()),
+                    ])
+                }
+                None => cells.extend(vec![String::new(); 4]),
+            }
             if i > 0 {
                 match cell.as_ref().and_then(|x| x.change.as_ref()) {
                     Some(ch) => cells.extend([
                         csv_number(ch.ratio),
                         csv_number(ch.ratio_error),
+                        csv_number(ch.low),
+                        csv_number(ch.high),
                         if ch.p_value < P_FLOOR {
                             p_text(ch.p_value)
                         } else {
@@ -429,8 +481,9 @@ fn csv(c: &Comparison) -> String {
                         },
                         csv_quote(ch.test.name()),
                         csv_quote(ch.verdict.name()),
+                        csv_number(ch.smallest),
                     ]),
-                    None => cells.extend(vec![String::new(); 5]),
+                    None => cells.extend(vec![String::new(); 8]),
                 }
             }
         }
@@ -444,10 +497,15 @@ fn cell_json(label: &str, cell: &Option<Cell>) -> Json {
     let Some(x) = cell else {
         return Json::Null;
     };
+    let honest = x.honest();
     let mut pairs = vec![
         ("file", Json::str(label)),
         ("score", Json::Num(x.score)),
         ("scoreError", Json::Num(x.error)),
+        ("error", Json::Num(honest.error)),
+        ("errorBasis", Json::str(honest.basis.name())),
+        ("noiseBand", Json::Num(x.noise_band)),
+        ("runFloor", Json::Num(x.run_floor)),
         ("samples", Json::Num(x.samples.count() as f64)),
         ("forks", Json::Num(x.samples.fork_count() as f64)),
     ];
@@ -455,9 +513,12 @@ fn cell_json(label: &str, cell: &Option<Cell>) -> Json {
         pairs.extend([
             ("ratio", Json::Num(ch.ratio)),
             ("ratioError", Json::Num(ch.ratio_error)),
+            ("ratioLow", Json::Num(ch.low)),
+            ("ratioHigh", Json::Num(ch.high)),
             ("pValue", Json::Num(ch.p_value)),
             ("test", Json::str(ch.test.name())),
             ("verdict", Json::str(ch.verdict.name())),
+            ("smallest", Json::Num(ch.smallest)),
         ]);
     }
     Json::obj(pairs)
@@ -531,6 +592,7 @@ fn json_document(c: &Comparison) -> Json {
 mod tests {
     use super::super::compare;
     use super::super::tests::{criteria, measurement};
+    use super::super::Samples;
     use super::*;
 
     #[test]
@@ -569,9 +631,9 @@ mod tests {
     fn text_table_is_aligned_with_ratio_p_and_verdict() {
         let expected = "\
 all rows: threads=1 where set, Mode thrpt, Units ops/s
-Benchmark              base              new          Ratio       p  Verdict
-bb.x.a     100.000 ± 18.244  80.000 ± 18.244  0.800 ± 0.234  1.6e-5   slower
-bb.x.gone     5.000 ± 0.000                -              -
+Benchmark              base              new                    Ratio       p  Could see  Verdict
+bb.x.a     100.000 ± 18.244  80.000 ± 18.244  0.800x, 0.597x to 1.07x  1.6e-5         5%   slower
+bb.x.gone     5.000 ± 0.000                -                        -
 
 missing: bb.x.gone (thrpt) is in base but not in new
 against base: 1 slower (same: within 5%;
@@ -676,21 +738,22 @@ bb.x.*, the rest: 1 row only in base
     fn markdown_csv_and_json_carry_the_same_rows() {
         let c = sample();
         let md = markdown(&c);
-        assert!(md.starts_with("| Benchmark | (threads) | Mode | Units | base | new | Ratio | p | Verdict |\n|---|---:|"), "{md}");
-        assert!(md.contains("| bb.x.a | 1 | thrpt | ops/s | 100.000 ± 18.244 | 80.000 ± 18.244 | 0.800 ± 0.234 | 1.6e-5 | slower |"), "{md}");
+        assert!(md.starts_with("| Benchmark | (threads) | Mode | Units | base | new | Ratio | p | Could see | Verdict |\n|---|---:|"), "{md}");
+        assert!(md.contains("| bb.x.a | 1 | thrpt | ops/s | 100.000 ± 18.244 | 80.000 ± 18.244 | 0.800x, 0.597x to 1.07x | 1.6e-5 | 5% | slower |"), "{md}");
         assert!(md.contains("- missing: bb.x.gone"), "{md}");
         let csv = csv(&c);
         let lines: Vec<&str> = csv.lines().collect();
-        assert_eq!(lines[0], "\"Benchmark\",\"Mode\",\"Unit\",\"Param: threads\",\"base Score\",\"base Error\",\"new Score\",\"new Error\",\"new Ratio\",\"new Ratio Error\",\"new p\",\"new Test\",\"new Verdict\"");
+        assert_eq!(lines[0], "\"Benchmark\",\"Mode\",\"Unit\",\"Param: threads\",\"base Score\",\"base Error\",\"base Honest Error\",\"base Error Basis\",\"new Score\",\"new Error\",\"new Honest Error\",\"new Error Basis\",\"new Ratio\",\"new Ratio Error\",\"new Ratio Low\",\"new Ratio High\",\"new p\",\"new Test\",\"new Verdict\",\"new Could See\"");
         assert!(
             lines[1].starts_with("\"bb.x.a\",\"thrpt\",\"ops/s\",\"1\",100,"),
             "{}",
             lines[1]
         );
-        assert!(lines[1].ends_with(",\"slower\""), "{}", lines[1]);
+        assert!(lines[1].contains(",\"forks 3\","), "{}", lines[1]);
+        assert!(lines[1].contains(",\"slower\",0.05"), "{}", lines[1]);
         assert_eq!(
             lines[2],
-            "\"bb.x.gone\",\"thrpt\",\"ops/s\",\"N/A\",5,0,,,,,,,"
+            "\"bb.x.gone\",\"thrpt\",\"ops/s\",\"N/A\",5,0,0,\"forks 3\",,,,,,,,,,,,"
         );
         let j = Json::parse(&json_document(&c).to_pretty()).unwrap();
         assert_eq!(j.get("regression"), Some(&Json::Bool(true)));
@@ -699,6 +762,15 @@ bb.x.*, the rest: 1 row only in base
         assert_eq!(new.get("verdict").unwrap().as_str(), Some("slower"));
         assert_eq!(new.get("ratio").unwrap().as_f64(), Some(0.8));
         assert_eq!(new.get("test").unwrap().as_str(), Some("fork means"));
+        assert_eq!(new.get("errorBasis").unwrap().as_str(), Some("forks 3"));
+        let num = |k: &str| new.get(k).unwrap().as_f64().unwrap();
+        assert!((num("error") - 18.244).abs() < 1e-3, "{}", num("error"));
+        assert!(num("ratioLow") < 0.8 && 0.8 < num("ratioHigh"));
+        assert!(
+            (0.04..0.07).contains(&num("smallest")),
+            "{}",
+            num("smallest")
+        );
         let answer = j.get("answer").unwrap();
         assert_eq!(answer.get("program").unwrap().as_str(), Some("bb-compare"));
         let said: Vec<&str> = answer
@@ -717,6 +789,45 @@ bb.x.*, the rest: 1 row only in base
     }
 
     #[test]
+    fn scores_carry_the_honest_error_and_a_ratio_its_range() {
+        // One fork a side, JMH's error over its iterations tiny: the verdict uses the
+        // noise band (25%), and so does the table; the file's error stays in the JSON.
+        let one = |score: f64| {
+            let mut m = measurement("bb.x.a", &[], &[score]);
+            m.samples = Samples::iterations(vec![vec![score; 5]]);
+            m.error = 0.5;
+            m
+        };
+        let c = compare(
+            vec![
+                ("a".into(), vec![one(100.0)]),
+                ("b".into(), vec![one(30.0)]),
+            ],
+            criteria(),
+        );
+        let t = text(&c);
+        let row = t.lines().find(|l| l.starts_with("bb.x.a")).unwrap();
+        assert!(row.contains("100.000 ± 25.000"), "{t}");
+        assert!(row.contains("30.000 ± 7.500"), "{t}");
+        // 0.3 with both bands in quadrature on a log scale: never below 0.
+        assert!(row.contains("0.300x, 0.211x to 0.427x"), "{t}");
+        assert!(!row.contains("± 0."), "{t}");
+        let j = json_document(&c);
+        let cell = &j.get("rows").unwrap().as_array().unwrap()[0]
+            .get("results")
+            .unwrap()
+            .as_array()
+            .unwrap()[1];
+        assert_eq!(cell.get("scoreError").unwrap().as_f64(), Some(0.5));
+        assert_eq!(cell.get("error").unwrap().as_f64(), Some(7.5));
+        assert_eq!(cell.get("errorBasis").unwrap().as_str(), Some("band 1"));
+        // By the band, it could see the band's interval: e^(0.25 × √2) - 1.
+        let smallest = cell.get("smallest").unwrap().as_f64().unwrap();
+        assert!((smallest - (0.25 * 2f64.sqrt()).exp_m1()).abs() < 1e-12);
+        assert!(row.ends_with("42%   slower"), "{t}");
+    }
+
+    #[test]
     fn p_values_keep_their_digits_down_to_1e_300() {
         assert_eq!(p_text(0.0421), "0.042");
         assert_eq!(p_text(1.63e-5), "1.6e-5");
@@ -727,5 +838,6 @@ bb.x.*, the rest: 1 row only in base
         assert_eq!(p_with_test(0.5, Test::ForkMeans), "0.500");
         assert_eq!(p_with_test(0.0, Test::ForkMeans), "<1e-300");
         assert_eq!(p_with_test(f64::NAN, Test::Band), "band");
+        assert_eq!(p_with_test(f64::NAN, Test::Pairs), "pairs");
     }
 }

@@ -282,7 +282,7 @@ fn many_files_make_one_table_with_a_column_each_and_every_format() {
         .find(|l| l.split_whitespace().take(2).eq(["bb.zstd.compress", "1"]))
         .unwrap();
     assert!(
-        l.contains("0.500") && l.contains("2.000") && l.contains("slower") && l.contains("faster"),
+        l.contains("0.500x") && l.contains("2.00x") && l.contains("slower") && l.contains("faster"),
         "{l}"
     );
     let md = compare(&[&["--format", "markdown"], &args[..]].concat());
@@ -563,7 +563,9 @@ fn the_answer_for_two_boards_is_last_within_80_columns_and_agrees_with_the_rows(
         "{block}"
     );
     assert!(
-        answer.contains(&"bb.seek.*: same within 5% (4 rows)"),
+        answer
+            .iter()
+            .any(|l| l.starts_with("bb.seek.*: same within 5% (4 rows; could see ")),
         "{block}"
     );
     // The rows say the same: both bb.zstd rows faster, bb.seek's the same.
@@ -585,7 +587,8 @@ fn the_answer_for_two_boards_is_last_within_80_columns_and_agrees_with_the_rows(
         ),
         "{table}"
     );
-    assert!(table.lines().all(|l| l.chars().count() <= 120), "{table}");
+    // The ratio's range and what it could see take some ten columns more than a ±.
+    assert!(table.lines().all(|l| l.chars().count() <= 130), "{table}");
     // The JSON report carries the same lines.
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(v["answer"]["program"], "bb-compare");
@@ -1085,7 +1088,7 @@ fn metric_compares_a_secondary_metric_with_its_own_verdict() {
         let run = compare(&["--metric", metric, &base, &new]);
         assert_eq!(run.code, 1, "{metric}: {}", run.stdout);
         let l = line(&run, "com.victorien.matchingengine.benchmark.MatchingEngineSoABenchmark.cancelBestCase:p0.99");
-        assert!(l.contains("2.000") && l.ends_with("slower"), "{l}");
+        assert!(l.contains("2.00x, ") && l.ends_with("slower"), "{l}");
     }
     // JMH 1.21 names it method·p0.99.
     let vietj = data("vietj-sample-jmh1.21.json");
@@ -1346,7 +1349,7 @@ fn boardbench_sample_files_compare_from_their_histograms() {
     let run = compare(&["--metric", "MB/s", &own, &faster]);
     run.assert_ok();
     assert!(
-        line(&run, "bb.zstd.decompress:MB/s").contains("2.000"),
+        line(&run, "bb.zstd.decompress:MB/s").contains("2.00x"),
         "{}",
         run.stdout
     );
@@ -1647,4 +1650,107 @@ fn an_ab_file_alone_compares_its_two_builds_the_other_first() {
         "{}",
         run.stderr
     );
+}
+
+#[test]
+fn an_ab_file_is_judged_by_its_pairs_and_says_what_a_tie_could_see() {
+    // A machine that drifts by 20% through the run, this build 8% faster in every pair:
+    // as two runs the forks' spread hides it (noise), as the pairs they are it is
+    // plain; the record in `against` gives the interval the table prints.
+    let d = TempDir::new("cmp-ab-pairs");
+    let compare = |args: &[&str]| run_in(d.path(), EXE, args, &[]);
+    let other = [100.0, 120.0, 104.0, 116.0, 108.0];
+    let pairs = |f: f64, low: f64, high: f64| {
+        let mut this = entry(
+            "bb.x.op",
+            "thrpt",
+            json!({}),
+            &other.map(|v| v * f),
+            "ops/s",
+        );
+        this["boardbench"] = json!({
+            "build": {"side": "this", "path": "./bb-x", "sha1": "a".repeat(40)},
+            "against": {"ratio": f, "low": low, "high": high, "pairs": 5,
+                        "basis": "forks 5", "verdict": "faster"}
+        });
+        let mut base = entry("bb.x.op", "thrpt", json!({}), &other, "ops/s");
+        base["boardbench"] =
+            json!({"build": {"side": "against", "path": "./old/bb-x", "sha1": "b".repeat(40)}});
+        vec![this, base]
+    };
+    write(&d, "ab.json", pairs(1.08, 1.07, 1.09));
+    let run = compare(&["--format", "json", "ab.json"]);
+    run.assert_ok();
+    let cell = &run.json()["rows"][0]["results"][1];
+    assert_eq!(cell["test"], "pairs", "{cell:#}");
+    assert_eq!(cell["verdict"], "faster", "{cell:#}");
+    assert_eq!(
+        (cell["ratioLow"].as_f64(), cell["ratioHigh"].as_f64()),
+        (Some(1.07), Some(1.09))
+    );
+    // Every pair 8% apart: those pairs could see any change at all.
+    assert!(cell["smallest"].as_f64().unwrap() < 0.001, "{cell:#}");
+    // The same files as two runs: noise.
+    let plain = |i: usize| {
+        let mut e = pairs(1.08, 1.07, 1.09)[i].clone();
+        e.as_object_mut().unwrap().remove("boardbench");
+        write(&d, &format!("run{i}.json"), vec![e])
+    };
+    let (base, new) = (plain(1), plain(0));
+    let run = compare(&["--format", "json", &base, &new]);
+    let cell = &run.json()["rows"][0]["results"][1];
+    assert_eq!(
+        (cell["test"].as_str(), cell["verdict"].as_str()),
+        (Some("fork means"), Some("noise"))
+    );
+    // A tie reads as one, with what it could have seen.
+    write(&d, "tie.json", pairs(1.01, 0.98, 1.04));
+    let run = compare(&["tie.json"]);
+    run.assert_ok();
+    let tie = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("bb.x.*: a tie (1.01x; could see "))
+        .unwrap_or_else(|| panic!("{}", run.stdout));
+    assert!(tie.ends_with("% or more), same within 5%"), "{tie}");
+    assert!(
+        line(&run, "bb.x.op").contains("1.01x, 0.980x to 1.04x"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn the_table_shows_the_honest_error_and_metric_keeps_the_files_noise() {
+    // One fork a side whose iterations agree: JMH's error is tiny, the honest one is the
+    // file's noise band (5%), for the primary score and for a secondary metric alike.
+    let d = TempDir::new("cmp-honest");
+    let one = |score: f64| {
+        let mut e = entry("bb.x.op", "thrpt", json!({}), &[score], "ops/s");
+        e["primaryMetric"]["scoreError"] = json!(0.01);
+        e["primaryMetric"]["rawData"] = json!([[score, score, score]]);
+        e["secondaryMetrics"] = json!({"MB/s": {
+            "score": score, "scoreError": 0.01, "scoreUnit": "MB/s",
+            "rawData": [[score, score, score]]}});
+        e["boardbench"] = json!({"noiseBand": 0.05, "runFloor": 0.0});
+        e
+    };
+    let base = write(&d, "base.json", vec![one(100.0)]);
+    let new = write(&d, "new.json", vec![one(80.0)]);
+    for metric in [None, Some("MB/s")] {
+        let mut args = vec!["--format", "json"];
+        args.extend(metric.map(|m| ["--metric", m]).into_iter().flatten());
+        args.extend([base.as_str(), new.as_str()]);
+        let run = compare(&args);
+        // 20% apart beyond a 5% band: slower (the 25% default would call it noise).
+        assert_eq!(run.code, 1, "{metric:?}: {}", run.stdout);
+        let cell = &run.json()["rows"][0]["results"][1];
+        assert_eq!(cell["verdict"], "slower", "{metric:?}: {cell:#}");
+        assert_eq!(cell["scoreError"], 0.01, "the file's, kept");
+        assert_eq!(cell["error"], 4.0, "5% of 80");
+        assert_eq!(cell["noiseBand"], 0.05);
+        let text = compare(&args[2..]);
+        assert!(text.stdout.contains("80.000 ± 4.000"), "{}", text.stdout);
+        assert!(!text.stdout.contains("± 0.010"), "{}", text.stdout);
+    }
 }
