@@ -22,8 +22,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 const CHILD_ENV: &str = "BB_FORK_CHILD";
 /// In a fork of an A/B pair: the descriptor it reads its turns from (`turns.rs`).
 const TURNS_ENV: &str = "BB_FORK_TURNS";
-/// The line a fork driven in turn sends when it has done a step (`turns.rs`).
-pub(crate) const TURN: &str = "turn";
+
 /// The request of a copy started only to time a fork's start ([`time_start`]).
 const START_ONLY: &str = "start";
 /// Set (to the prelude's values) in a copy asked to describe itself ([`describe_command`]).
@@ -373,7 +372,7 @@ impl Child {
                 Ok(Event::Turn) if self.turns.is_some() => Step::Turned,
                 // A turn it was never given is no step: read on.
                 Ok(Event::Turn) => continue,
-                Ok(Event::Report(result)) => self.done(Ok(result)),
+                Ok(Event::Report(result)) => self.done(Ok(*result)),
                 Err(why) => self.done(Err(why)),
             };
         }
@@ -584,7 +583,7 @@ struct Report {
 enum Event {
     /// It ended a step of its work.
     Turn,
-    Report(ForkResult),
+    Report(Box<ForkResult>),
 }
 
 impl Report {
@@ -641,11 +640,11 @@ impl Report {
             }
             match line.as_str() {
                 crate::harness::watchdog::ALIVE => {}
-                TURN => return Ok(Some(Event::Turn)),
+                super::turns::TURN => return Ok(Some(Event::Turn)),
                 "end" => {
                     let text = std::mem::take(&mut self.lines).join("\n");
                     return decode(&text)
-                        .map(|r| Some(Event::Report(r)))
+                        .map(|r| Some(Event::Report(Box::new(r))))
                         .map_err(Unreported::Bad);
                 }
                 _ => self.lines.push(line),
@@ -878,7 +877,7 @@ mod tests {
         assert!(matches!(report.next(quiet), Ok(Event::Turn)));
         assert!(matches!(report.next(quiet), Ok(Event::Turn)));
         match report.next(quiet) {
-            Ok(Event::Report(r)) => assert_eq!((r.scores, r.ops), (vec![1.0, 2.0], 2)),
+            Ok(Event::Report(r)) => assert_eq!((&r.scores, r.ops), (&vec![1.0, 2.0], 2)),
             _ => panic!("no report after the turns"),
         }
     }

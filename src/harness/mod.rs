@@ -18,6 +18,7 @@ pub mod cli;
 mod drift;
 pub(crate) mod exec;
 pub mod fork;
+pub(crate) mod pair;
 pub(crate) mod plan;
 pub(crate) mod runner;
 pub(crate) mod signals;
@@ -587,7 +588,7 @@ impl Rounds<'_> {
     /// The forks of benchmark `index` in `round` (or its one run in this process), with
     /// the health around them and when they ran: this build's (None), or in an A/B run
     /// where the other build has the row (Some of its index there), a pair: one fork of
-    /// each build alive together and driven in turn (`turns`), this build's first. A
+    /// each build alive together and driven in turn (`pair`), this build's first. A
     /// pair that fails is one failure, of the side that failed.
     #[allow(clippy::type_complexity)]
     fn forks(
@@ -644,7 +645,7 @@ impl Rounds<'_> {
                 let other =
                     fork::Child::start(there, round, label, self.values, Some(&a.launcher), true)?;
                 let first = usize::from(!a.this_runs_first(round));
-                match turns::run_pair([this, other], first, quiet)? {
+                match pair::run_pair([this, other], first, quiet)? {
                     Ok([this, other]) => vec![(None, Ok(this)), (Some(there), Ok(other))],
                     Err((0, e)) => vec![(None, Err(e))],
                     Err((_, e)) => {

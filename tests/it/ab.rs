@@ -295,12 +295,12 @@ fn a_drift_through_the_run_shows_between_sequential_runs_and_cancels_in_pairs() 
 #[test]
 fn a_known_slowdown_is_called_and_the_pair_takes_turns() {
     let d = TempDir::new("ab-slower");
-    // The other build: this very binary, every invocation twice as long (spinning):
-    // far past what five pairs of a loaded debug build can miss.
+    // The other build: this very binary, every invocation three times as long
+    // (spinning): far past what six pairs of a debug build on a loaded machine can miss.
     let slower = script(
         &d,
         "slower-bb-zstd",
-        &format!("BB_FAULT_SLOWER=100 exec '{ZSTD}' \"$@\""),
+        &format!("BB_FAULT_SLOWER=200 exec '{ZSTD}' \"$@\""),
     );
     let trace = d.join("trace");
     let trace_env = trace.to_string_lossy().into_owned();
@@ -308,7 +308,7 @@ fn a_known_slowdown_is_called_and_the_pair_takes_turns() {
     let run = zstd(
         &[
             "--forks",
-            "5",
+            "6",
             "--against",
             &slower,
             "--output",
@@ -346,7 +346,7 @@ fn a_known_slowdown_is_called_and_the_pair_takes_turns() {
         .collect();
     spans.sort_by_key(|s| s.1);
     let pids: std::collections::BTreeSet<u32> = spans.iter().map(|s| s.0).collect();
-    assert_eq!(pids.len(), 10, "five pairs, two forks each");
+    assert_eq!(pids.len(), 12, "six pairs, two forks each");
     for w in spans.windows(2) {
         assert!(w[0].2 <= w[1].1, "two invocations at once: {w:?}");
     }

@@ -455,7 +455,7 @@ fn check_against(console: &Console, board: &Board) {
         "the pairs' table: {out}"
     );
     let err = &console.get("against.err").text;
-    assert!(err.contains(", against "), "the other build's forks: {err}");
+    assert!(err.contains(", paired "), "the pairs of forks: {err}");
 }
 
 fn check_quick_board(board: &Board, mem_kb: std::ops::Range<u64>, limit: Duration) {
