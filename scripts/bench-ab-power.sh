@@ -11,9 +11,10 @@
 # smallest change a run could see (`this run could see N% or more`), and the median
 # seconds a run took.
 # Usage: scripts/bench-ab-power.sh [--quick | --standard] [--reps N] [--slowdowns 0,2,5,10]
-#   (default --standard, 7 repetitions, 0,2,5,10). Builds target/fault (a release build
-#   with fault-injection) where it is missing. $AB_FLAGS are added to every run. Prints
-#   markdown.
+#   (default --standard, 7 repetitions, 0,2,5,10). The binary: $BB_FAULT_BIN, else
+#   target/fault/release/bb-zstd, built (release, with fault-injection) where it is
+#   missing; one without the fault is refused, since its table would show no slowdown.
+#   $AB_FLAGS are added to every run. Prints markdown.
 set -eu
 
 profile=--standard
@@ -43,10 +44,15 @@ done
 command -v python3 >/dev/null || { echo "bench-ab-power.sh: python3 is needed for the figures" >&2; exit 1; }
 here=$(cd "$(dirname "$0")" && pwd)
 root=$here/..
-bin=$root/target/fault/release/bb-zstd
-if [ ! -x "$bin" ]; then
+bin=${BB_FAULT_BIN:-$root/target/fault/release/bb-zstd}
+if [ -z "${BB_FAULT_BIN:-}" ] && [ ! -x "$bin" ]; then
     (cd "$root" && CARGO_TARGET_DIR=target/fault cargo build --release --features fault-injection --bin bb-zstd) >&2
 fi
+[ -x "$bin" ] || { echo "bench-ab-power.sh: $bin: not an executable" >&2; exit 2; }
+grep -q BB_FAULT_SLOWER "$bin" || {
+    echo "bench-ab-power.sh: $bin is not a fault-injection build (BB_FAULT_SLOWER unknown to it)" >&2
+    exit 2
+}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT INT TERM
 cp "$bin" "$dir/copy-bb-zstd"
@@ -59,6 +65,7 @@ for p in $slowdowns; do
     fi
     i=1
     while [ "$i" -le "$reps" ]; do
+        echo "bench-ab-power.sh: $p%, repetition $i of $reps" >&2
         start=$(date +%s.%N)
         # shellcheck disable=SC2086
         "$bin" $profile --threads 1 --lock none --op compress --against "$other" \

@@ -5,10 +5,12 @@
 //! every process that shares `START`. Two runs of one build one after the other then
 //! differ; the pairs of forks of an A/B run (`--against`) do not.
 //!
-//! `BB_FAULT_SLOWER=PERCENT` makes every invocation spin on the CPU for PERCENT of the
-//! time it took, after it: a build exactly that much slower, from the same compile (so
-//! with the same code layout), which an A/B run must see (`tests/it/ab.rs`,
-//! scripts/bench-ab-power.sh: a wrapper script that sets it is the "other build").
+//! `BB_FAULT_SLOWER=PERCENT` makes every bb-zstd job spin on its worker's CPU for PERCENT
+//! of the time it took, after it ([`spin_after`]): a build exactly that much slower,
+//! from the same compile (so with the same code layout), which an A/B run must see
+//! (`tests/it/ab.rs`, scripts/bench-ab-power.sh: a wrapper script that sets it is the
+//! "other build"). In the job, not around an invocation: the pool keeps jobs in flight
+//! on other threads while the calling thread waits, which would absorb a spin there.
 //! `BB_FAULT_TRACE=FILE` appends a line `PID START END` (nanoseconds on the monotonic
 //! clock) for every invocation to FILE: the tests read when each process worked.
 
@@ -23,19 +25,8 @@ const DRIFT_ENV: &str = "BB_FAULT_DRIFT";
 const SLOWER_ENV: &str = "BB_FAULT_SLOWER";
 const TRACE_ENV: &str = "BB_FAULT_TRACE";
 
-/// `workload` made slower and made to drift where the variables ask for it.
+/// `workload` made to drift and traced where the variables ask for it.
 pub(crate) fn wrap(workload: Box<dyn Workload>) -> Box<dyn Workload> {
-    let slower = std::env::var(SLOWER_ENV)
-        .ok()
-        .and_then(|v| v.parse::<f64>().ok())
-        .filter(|p| p.is_finite() && *p > 0.0 && *p <= 1000.0);
-    let workload = match slower {
-        Some(percent) => Box::new(Slower {
-            inner: workload,
-            share: percent / 100.0,
-        }),
-        None => workload,
-    };
     let workload = drifting(workload);
     match std::env::var_os(TRACE_ENV) {
         Some(path) => Box::new(Traced {
@@ -62,10 +53,27 @@ fn drifting(workload: Box<dyn Workload>) -> Box<dyn Workload> {
     }
 }
 
-/// Each invocation followed by `share` of its own time spent spinning.
-struct Slower {
-    inner: Box<dyn Workload>,
-    share: f64,
+/// The share of a job's time `BB_FAULT_SLOWER` adds (0.05 for 5), read once.
+fn slower_share() -> Option<f64> {
+    static SHARE: std::sync::OnceLock<Option<f64>> = std::sync::OnceLock::new();
+    *SHARE.get_or_init(|| {
+        std::env::var(SLOWER_ENV)
+            .ok()
+            .and_then(|v| v.parse::<f64>().ok())
+            .filter(|p| p.is_finite() && *p > 0.0 && *p <= 1000.0)
+            .map(|p| p / 100.0)
+    })
+}
+
+/// Where `BB_FAULT_SLOWER` asks for it: spins on this thread for its share of the time
+/// since `started` (a job's start).
+pub(crate) fn spin_after(started: std::time::Instant) {
+    if let Some(share) = slower_share() {
+        let until = std::time::Instant::now() + started.elapsed().mul_f64(share);
+        while std::time::Instant::now() < until {
+            std::hint::spin_loop();
+        }
+    }
 }
 
 /// The calls every wrapper passes through to the workload it wraps.
@@ -95,20 +103,6 @@ macro_rules! pass_through {
             self.inner.finish()
         }
     };
-}
-
-impl Workload for Slower {
-    fn run(&mut self, ops: u64) -> Result<()> {
-        let started = std::time::Instant::now();
-        self.inner.run(ops)?;
-        let until = std::time::Instant::now() + started.elapsed().mul_f64(self.share);
-        while std::time::Instant::now() < until {
-            std::hint::spin_loop();
-        }
-        Ok(())
-    }
-
-    pass_through!();
 }
 
 struct Drifting {

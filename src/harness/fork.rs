@@ -156,7 +156,7 @@ pub struct Description {
 }
 
 impl Description {
-    /// As a copy prints it: `boardbench-fork 2`, `program bb-zstd`, a `bench LABEL` line
+    /// As a copy prints it: `boardbench-fork 3`, `program bb-zstd`, a `bench LABEL` line
     /// per benchmark, then `end`.
     pub fn text(&self) -> String {
         let mut out = format!(

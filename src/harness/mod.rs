@@ -15,7 +15,7 @@ mod board;
 pub mod checks;
 pub mod cli;
 #[cfg(feature = "fault-injection")]
-mod drift;
+pub(crate) mod drift;
 pub(crate) mod exec;
 pub mod fork;
 pub(crate) mod pair;

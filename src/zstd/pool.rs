@@ -56,7 +56,12 @@ impl Pool {
                     .spawn(move || {
                         let mut worker = Worker::new(&shared);
                         while jobs_rx.recv().is_ok() {
-                            if done_tx.send(worker.job(&shared)).is_err() {
+                            #[cfg(feature = "fault-injection")]
+                            let started = std::time::Instant::now();
+                            let done = worker.job(&shared);
+                            #[cfg(feature = "fault-injection")]
+                            crate::harness::drift::spin_after(started);
+                            if done_tx.send(done).is_err() {
                                 return;
                             }
                         }

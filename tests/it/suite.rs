@@ -1540,3 +1540,33 @@ fn bench_ab_with_no_arguments_compares_sequential_and_interleaved_runs() {
     }
     assert!(run.stderr.contains("repetition 5 of 5"), "{}", run.stderr);
 }
+
+#[test]
+fn bench_ab_power_with_no_arguments_tables_every_slowdown() {
+    // Its default path (standard, seven repetitions of 0, 2, 5 and 10%), each run
+    // shortened by AB_FLAGS, on this test build (it has the fault-injection feature).
+    let script = format!("{}/scripts/bench-ab-power.sh", env!("CARGO_MANIFEST_DIR"));
+    let short = "--forks 3 --iterations 1 --time 100ms --warmup 0 --size 100k --precision off";
+    let zstd = env!("CARGO_BIN_EXE_bb-zstd");
+    let run = crate::support::run_bounded(
+        &script,
+        &[],
+        &[("AB_FLAGS", short), ("BB_FAULT_BIN", zstd)],
+        std::time::Duration::from_secs(600),
+    );
+    run.assert_ok();
+    for row in ["| 0 (a byte copy) | ", "| 2% | ", "| 5% | ", "| 10% | "] {
+        let line = run.stdout.lines().find(|l| l.starts_with(row));
+        let line = line.unwrap_or_else(|| panic!("{row}:\n{}", run.stdout));
+        assert!(line.contains(" of 7 |"), "{line}");
+    }
+    // A build without the fault is refused: its table would be a lie.
+    let run = crate::support::run_bounded(
+        &script,
+        &["--reps", "1"],
+        &[("BB_FAULT_BIN", "/bin/true")],
+        std::time::Duration::from_secs(60),
+    );
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("fault-injection"), "{}", run.stderr);
+}
