@@ -9,11 +9,14 @@
 //! from those pairs alone.
 
 use super::{verdict_of, Cell, Change, Criteria, Test};
-use crate::stats::paired::{PairedRatio, PAIRED_CONFIDENCE};
+use crate::stats::paired::PairedRatio;
 use crate::stats::power::detectable;
 use crate::stats::student_t::student_t_quantile;
 use crate::stats::uncertainty::{Basis, MIN_FORKS};
 use crate::util::json::Json;
+
+/// The level of the A/B files written before they recorded one (`level`): JMH's 99.9%.
+const LEVEL_BEFORE: f64 = 0.999;
 
 /// What an A/B run recorded of its pairs in this build's entry (`boardbench.against`):
 /// this build's speed over the other's, with its interval.
@@ -25,6 +28,11 @@ pub struct Recorded {
     /// What the interval rests on: `Forks(n)`, a t interval over `n` pairs; `Band(n)`,
     /// fewer than [`MIN_FORKS`] pairs (from `basis`, else from `pairs`).
     pub basis: Basis,
+    /// The interval's level: `level` where the file has it, else 99.9%, the level of
+    /// the builds that wrote none.
+    pub level: f64,
+    /// The smallest change the run itself recorded (`smallestChange`), where it did.
+    pub smallest: Option<f64>,
 }
 
 impl Recorded {
@@ -44,26 +52,31 @@ impl Recorded {
             None if pairs? >= MIN_FORKS => Basis::Forks(pairs?),
             None => Basis::Band(pairs?),
         };
+        let level = number("level")
+            .filter(|l| (0.5..1.0).contains(l))
+            .unwrap_or(LEVEL_BEFORE);
+        let smallest = number("smallestChange").filter(|s| s.is_finite() && *s >= 0.0);
         Some(Recorded {
             ratio,
             low,
             high,
             basis,
+            level,
+            smallest,
         })
     }
 
     /// The smallest change the recorded interval could have called at 95% power: the
-    /// standard error the interval's half-width implies at [`PAIRED_CONFIDENCE`] (its
-    /// wider side, on a log scale), as [`PairedRatio::of`] works it; by the band, the
-    /// interval itself.
-    fn smallest(&self) -> f64 {
+    /// standard error the interval's half-width implies at its level (its wider side,
+    /// on a log scale), as [`PairedRatio::of`] works it; by the band, the interval itself.
+    fn implied_smallest(&self) -> f64 {
         let half = (self.high / self.ratio)
             .ln()
             .max((self.ratio / self.low).ln());
         match self.basis {
             Basis::Band(_) => half.exp_m1(),
             Basis::Forks(n) => {
-                let (alpha, df) = (1.0 - PAIRED_CONFIDENCE, n as f64 - 1.0);
+                let (alpha, df) = (1.0 - self.level, n as f64 - 1.0);
                 let se = half / student_t_quantile(1.0 - alpha / 2.0, df);
                 detectable(se, df, alpha).exp_m1()
             }
@@ -103,7 +116,11 @@ pub fn ratio_of(this: &Cell, other: &Cell, higher_is_better: bool) -> Option<Pai
         high: recorded.high,
         basis: recorded.basis,
         spread: same_pairs.map_or(f64::NAN, |p| p.spread),
-        smallest: same_pairs.map_or_else(|| recorded.smallest(), |p| p.smallest),
+        smallest: match (recorded.smallest, same_pairs) {
+            (Some(said), _) => said,
+            (None, Some(p)) => p.smallest,
+            (None, None) => recorded.implied_smallest(),
+        },
     })
 }
 
@@ -171,9 +188,30 @@ mod tests {
                 ratio: 1.1,
                 low: 1.0,
                 high: 1.2,
-                basis: Basis::Forks(5)
+                basis: Basis::Forks(5),
+                level: LEVEL_BEFORE,
+                smallest: None,
             })
         );
+        // A file that says its level and what it could see is taken at its word.
+        let r = recorded(
+            r#"{"ratio":1.1,"low":1.0,"high":1.2,"pairs":5,"basis":"forks 5","level":0.99,"smallestChange":0.07}"#,
+        )
+        .unwrap();
+        assert_eq!((r.level, r.smallest), (0.99, Some(0.07)));
+        // At 99% the same interval implies a smaller standard error's change than at
+        // 99.9%: a wider t for the same width.
+        let old = Recorded {
+            level: LEVEL_BEFORE,
+            smallest: None,
+            ..r
+        };
+        let new = Recorded {
+            level: 0.99,
+            smallest: None,
+            ..r
+        };
+        assert!(old.implied_smallest() < new.implied_smallest());
         // Without a basis, the count of pairs says which; with neither, nothing.
         let band = recorded(r#"{"ratio":1,"low":0.5,"high":2,"pairs":1}"#).unwrap();
         assert_eq!(band.basis, Basis::Band(1));
@@ -221,7 +259,7 @@ mod tests {
         let this = [101.0, 99.0, 102.0, 98.0, 100.0];
         let rec = |basis: &str| {
             recorded(&format!(
-                r#"{{"ratio":1.0,"low":0.97,"high":1.03,"pairs":5,"basis":"{basis}"}}"#
+                r#"{{"ratio":1.0,"low":0.97,"high":1.03,"pairs":5,"basis":"{basis}","level":0.99}}"#
             ))
         };
         let from_pairs = PairedRatio::of(&[1.01, 0.99, 1.02, 0.98, 1.0], 0.25).unwrap();
