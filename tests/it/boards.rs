@@ -215,10 +215,13 @@ fn check_environment(report: &Value, board: &Board, what: &str) {
         let clocks = env["measuredClocks"]
             .as_array()
             .unwrap_or_else(|| panic!("{what}: {env}"));
+        // At the start or the end: an emulated Pi Zero busy starting the run has
+        // measured under half a megahertz at its start (0 once rounded) under load.
+        let measured = |c: &serde_json::Value, key: &str| c[key].as_f64().is_some_and(|m| m > 0.0);
         assert!(
             clocks
                 .iter()
-                .any(|c| c["startMHz"].as_f64().is_some_and(|m| m > 0.0)),
+                .any(|c| measured(c, "startMHz") || measured(c, "endMHz")),
             "{what}: {env}"
         );
         assert!(
