@@ -690,15 +690,14 @@ fn fork_means(forks: &[runner::ForkResult]) -> Vec<f64> {
 /// not depend on how the ratio turns out.
 fn planned_pairs(g: &Gathered, forks: u32, most: u32) -> u32 {
     let pilot = forks as usize;
-    let logs: Vec<f64> = fork_means(&g.forks)
+    let ratios: Vec<f64> = fork_means(&g.forks)
         .iter()
         .zip(fork_means(&g.other))
         .take(pilot)
-        .map(|(a, b)| (a / b).ln())
+        .map(|(a, b)| a / b)
         .collect();
-    let spread = crate::stats::welch::Moments::of(logs.iter().map(|&l| (l, 1)))
-        .variance
-        .sqrt();
+    // The pilot's spread as its verdict has it; the band never decides (NaN: the most).
+    let spread = PairedRatio::of(&ratios, 1.0).map_or(f64::NAN, |r| r.spread);
     let alpha = 1.0 - crate::stats::paired::PAIRED_CONFIDENCE;
     let n =
         crate::stats::power::units_for(spread, SEEN_CHANGE.ln_1p(), alpha, pilot, most as usize);
