@@ -6,7 +6,7 @@
 # POSIX sh, so it runs on a board that has only busybox.
 #
 #   scripts/run-all.sh [--quick | --standard | --full] [--dry-run] [--out DIR] [--only zstd,ipc,...]
-#                      [--against DIR]
+#                      [--against DIR] [--calibrate [N]]
 #
 # The profile: --quick (a smoke run), --standard (the default: minutes), --full (hours,
 # JMH's habits). It first prints the suite's estimated duration; --dry-run prints each
@@ -27,11 +27,17 @@
 # interleaved with this one fork by fork, and its answer block ends with the A/B lines
 # ("this build against DIR/bb-zstd:"). A DIR that is no directory, or that lacks one of
 # the binaries to run, is refused (exit 2) before anything runs.
+# --calibrate [N]: measures this board's own noise, once per board: N runs (default 3)
+# back to back, each a results directory under --out, then bb-compare --calibrate over
+# them writes the noise profile ($BB_NOISE, else $XDG_CONFIG_HOME/boardbench/noise.json,
+# else ~/.config/boardbench/noise.json), which every later run here reads: each ± then
+# includes what whole runs differ by on this board. It ends with what each binary's
+# noise came to; the last line is "noise profile: <file>".
 set -u
 set -f    # BB_FLAGS are split into words, never globbed
 
 usage() {
-    echo "usage: run-all.sh [--quick | --standard | --full] [--dry-run] [--out DIR] [--only zstd,ipc,...] [--against DIR]" >&2
+    echo "usage: run-all.sh [--quick | --standard | --full] [--dry-run] [--out DIR] [--only zstd,ipc,...] [--against DIR] [--calibrate [N]]" >&2
     exit 2
 }
 
@@ -42,6 +48,7 @@ only=
 only_given=no
 against=
 against_given=no
+calibrate=0
 while [ $# -gt 0 ]; do
     case $1 in
         --quick | --standard | --full) profile=$1 ;;
@@ -52,7 +59,11 @@ while [ $# -gt 0 ]; do
         --only=*) only=${1#--only=}; only_given=yes ;;
         --against) [ $# -ge 2 ] || usage; against=$2; against_given=yes; shift ;;
         --against=*) against=${1#--against=}; against_given=yes ;;
-        -h | --help) sed -n '2,29s/^# \{0,1\}//p' "$0"; exit 0 ;;
+        --calibrate)
+            calibrate=3
+            case ${2:-} in [0-9]*) calibrate=$2; shift ;; esac ;;
+        --calibrate=*) calibrate=${1#--calibrate=} ;;
+        -h | --help) sed -n '2,35s/^# \{0,1\}//p' "$0"; exit 0 ;;
         *) echo "run-all.sh: unknown argument '$1'" >&2; usage ;;
     esac
     shift
@@ -63,6 +74,15 @@ case $out in
     '') echo "run-all.sh: --out '': expected a directory" >&2; exit 2 ;;
     -*) echo "run-all.sh: --out '$out': expected a directory (one named so is ./$out)" >&2; exit 2 ;;
 esac
+case $calibrate in
+    '' | *[!0-9]* | 1) echo "run-all.sh: --calibrate '$calibrate': expected a number of runs, 2 to 20" >&2; exit 2 ;;
+esac
+if [ "$calibrate" -gt 20 ]; then
+    echo "run-all.sh: --calibrate $calibrate: expected a number of runs, 2 to 20" >&2; exit 2
+fi
+if [ "$calibrate" -gt 0 ] && [ $against_given = yes ]; then
+    echo "run-all.sh: --calibrate measures this build against itself: it takes no --against" >&2; exit 2
+fi
 # The other build's directory, checked here; its binaries once the names are known.
 if [ $against_given = yes ]; then
     if [ -z "$against" ]; then
@@ -126,6 +146,43 @@ if [ -n "$against" ]; then
         echo "run-all.sh: --against '$against': no $missing there, which this run needs (--only leaves a binary out)" >&2
         exit 2
     fi
+fi
+
+# --calibrate: this script N times, then bb-compare --calibrate over their results.
+if [ "$calibrate" -gt 0 ]; then
+    noise=${BB_NOISE:-}
+    if [ -z "$noise" ]; then
+        case ${XDG_CONFIG_HOME:-} in
+            /*) noise=$XDG_CONFIG_HOME/boardbench/noise.json ;;
+            *) noise=${HOME:?run-all.sh: --calibrate: set HOME or BB_NOISE}/.config/boardbench/noise.json ;;
+        esac
+    fi
+    [ -x "$bindir/bb-compare" ] || { echo "run-all.sh: --calibrate needs bb-compare in $bindir" >&2; exit 1; }
+    if [ $dry_run = yes ]; then
+        echo "run-all: --calibrate runs this $calibrate times, then writes $noise"
+        exec sh "$0" "$profile" --dry-run --out "$out" ${only:+--only "$only"}
+    fi
+    mkdir -p "$(dirname "$noise")" || { echo "run-all.sh: --calibrate: cannot create the directory of $noise" >&2; exit 1; }
+    set --
+    i=1
+    while [ $i -le "$calibrate" ]; do
+        echo "run-all: calibration run $i of $calibrate"
+        got=$(sh "$0" "$profile" --out "$out" ${only:+--only "$only"})
+        rc=$?
+        printf '%s\n' "$got"
+        res=$(printf '%s\n' "$got" | sed -n 's/^results: //p' | tail -n 1)
+        if [ $rc -ne 0 ] || [ -z "$res" ]; then
+            echo "run-all.sh: --calibrate: run $i failed (exit $rc): no profile written" >&2
+            exit 1
+        fi
+        set -- "$@" "$res"
+        i=$((i + 1))
+    done
+    echo
+    "$bindir/bb-compare" --calibrate "$noise" "$@" || exit 1
+    echo
+    echo "noise profile: $noise"
+    exit 0
 fi
 
 # The flags of one binary: the profile, then $BB_FLAGS, then $BB_FLAGS_<name>.

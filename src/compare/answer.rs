@@ -7,7 +7,7 @@
 //! `noise`) says what it is worth: the smallest change its comparison could have called
 //! at 95% power, `a tie (1.01x; could see 4% or more)`.
 
-use super::{Cell, Comparison, Row, Verdict};
+use super::{Cell, Comparison, Row, Test, Verdict};
 pub use crate::model::answer::WIDTH;
 use crate::model::answer::{times, Answer};
 use crate::stats::power::percent;
@@ -111,7 +111,35 @@ pub fn lines(c: &Comparison) -> Vec<String> {
         }
     }
     out.extend(flagged_line(c));
+    out.extend(noise_line(c));
     out
+}
+
+/// Where two runs were told apart without their board's run-to-run noise (no
+/// calibration in their files, and no `--noise`), one line says so; where `--noise`
+/// gave it, one line names the profile. An A/B file's pairs need neither.
+fn noise_line(c: &Comparison) -> Option<String> {
+    if let Some((board, measured)) = &c.noise {
+        let line = crate::util::format::printable(&format!(
+            "run-to-run noise from --noise ({measured}): {board}"
+        ));
+        return Some(match line.chars().count() > WIDTH {
+            true => line.chars().take(WIDTH - 1).chain(['…']).collect(),
+            false => line,
+        });
+    }
+    let between_runs = c.rows.iter().any(|row| {
+        let base = row.cells.first().and_then(|c| c.as_ref());
+        row.cells.iter().skip(1).flatten().any(|cell| {
+            cell.change
+                .as_ref()
+                .is_some_and(|ch| ch.test != Test::Pairs)
+                && (!cell.calibrated || base.is_some_and(|b| !b.calibrated))
+        })
+    });
+    between_runs.then(|| {
+        "verdicts leave out run-to-run noise: no calibration (run-all.sh --calibrate)".into()
+    })
 }
 
 /// `2 rows flagged as they ran (throttled, busy): no verdict; --accept-invalid judges
@@ -484,6 +512,45 @@ mod tests {
             "could see 4% to 9% or more"
         );
         assert_eq!(could_see(&[tie(f64::NAN)]), None);
+    }
+
+    #[test]
+    fn runs_without_their_boards_noise_are_said_to_leave_it_out() {
+        let run = |calibrated: bool, f: f64| {
+            let mut m = m("bb.zstd.compress", "1", around(100.0 * f));
+            m.calibrated = calibrated;
+            vec![m]
+        };
+        let judged = |a: bool, b: bool| {
+            let c = compare(
+                vec![
+                    ("board1".into(), run(a, 1.0)),
+                    ("board2".into(), run(b, 2.0)),
+                ],
+                criteria(),
+            );
+            lines(&c)
+        };
+        let said = "verdicts leave out run-to-run noise: no calibration (run-all.sh --calibrate)";
+        assert!(judged(true, false).contains(&said.to_string()));
+        assert!(judged(false, true).contains(&said.to_string()));
+        assert!(!judged(true, true).contains(&said.to_string()));
+        // A profile --noise gave is named instead.
+        let mut c = compare(
+            vec![
+                ("board1".into(), run(true, 1.0)),
+                ("board2".into(), run(true, 2.0)),
+            ],
+            criteria(),
+        );
+        c.noise = Some((
+            "pi4: Raspberry Pi 4, 4 cores, aarch64".into(),
+            "2026-12-08".into(),
+        ));
+        assert_eq!(
+            lines(&c).last().unwrap(),
+            "run-to-run noise from --noise (2026-12-08): pi4: Raspberry Pi 4, 4 cores, aarch…"
+        );
     }
 
     #[test]

@@ -55,6 +55,16 @@ pub struct Args {
         from_str_fn(crate::harness::cli::parse_size)
     )]
     pub max_input: u64,
+    /// write this board's noise profile to this file from the runs given, which are runs
+    /// of one build on this board (run-all.sh --calibrate runs three and calls this):
+    /// each binary's run floor and band of a lone fork, which the binaries then use
+    #[argh(option, from_str_fn(output_file::parse_output))]
+    pub calibrate: Option<PathBuf>,
+    /// judge with this noise profile's run floors and bands the rows whose files carry
+    /// no calibration of their own (default $BB_NOISE; a profile is its board's: give the
+    /// one of the board the runs are from)
+    #[argh(option)]
+    pub noise: Option<PathBuf>,
     /// print this machine's environment record as JSON and exit (run-all's env.json)
     #[argh(switch)]
     pub env: bool,

@@ -598,6 +598,11 @@ fn entry(
         offered_load: offered_load(e),
         noise_band: ours(e, "noiseBand").filter(|b| *b > 0.0),
         run_floor: ours(e, "runFloor"),
+        calibrated: e
+            .get("boardbench")
+            .and_then(|b| b.get("noiseSource"))
+            .and_then(Json::as_str)
+            == Some("calibration"),
         flags: flags(e),
         // The record is of the primary score's pairs; a secondary metric's pairs are
         // read from its own forks.

@@ -7,6 +7,7 @@
 
 pub mod answer;
 pub mod args;
+pub mod calibrate;
 pub mod gab;
 pub mod load;
 pub mod options;
@@ -46,6 +47,9 @@ pub struct Measurement {
     /// What its binary's whole runs differ by beyond their forks (boardbench's
     /// `runFloor`); None where the file does not say.
     pub run_floor: Option<f64>,
+    /// Whether its noise band and run floor are its board's own, from a calibration
+    /// (boardbench's `noiseSource`, or `--noise`), rather than a binary's default.
+    pub calibrated: bool,
     /// What flagged the row as it ran (boardbench's `flags`: `throttled`, `busy`).
     pub flags: Vec<String>,
     /// This build's entry of an A/B file: the pairs' result its run recorded
@@ -114,6 +118,8 @@ pub struct Cell {
     pub noise_band: f64,
     /// The run floor: the file's, else 0.
     pub run_floor: f64,
+    /// Whether the band and floor are its board's own ([`Measurement::calibrated`]).
+    pub calibrated: bool,
     /// What flagged it as it ran.
     pub flags: Vec<String>,
     /// The pairs' result an A/B run recorded ([`Measurement::against`]).
@@ -197,6 +203,8 @@ pub struct Comparison {
     /// The cells left empty because the file's score is not a number: (row, column,
     /// score), each with an `error` note.
     pub invalid: Vec<(usize, usize, f64)>,
+    /// The noise profile `--noise` gave the rows without their own: its board and day.
+    pub noise: Option<(String, String)>,
 }
 
 impl Comparison {
@@ -294,7 +302,18 @@ pub fn run(args: &args::Args) -> Result<()> {
     for ((label, _), distinct) in runs.iter_mut().zip(labels) {
         *label = distinct;
     }
-    let comparison = compare(runs, o.criteria.clone());
+    let noise = match &o.noise {
+        Some(path) => Some(crate::harness::noise::read_profile(path, "--noise")?),
+        None => None,
+    };
+    if let Some(profile) = &noise {
+        calibrate::apply(&mut runs, profile);
+    }
+    let mut comparison = compare(runs, o.criteria.clone());
+    comparison.noise = noise.map(|p| (p.board, p.measured));
+    if let Some(path) = &o.calibrate {
+        return write_calibration(&comparison, path);
+    }
     // A signal while a file is written removes its temporary file (the exit's clean-up)
     // instead of killing the process with it left behind.
     crate::harness::signals::exit_on_signals();
@@ -321,6 +340,51 @@ pub fn run(args: &args::Args) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// `--calibrate`: the noise profile of this board from the runs, written to `path`, and
+/// the answer: what each binary's noise came to.
+fn write_calibration(c: &Comparison, path: &std::path::Path) -> Result<()> {
+    use crate::model::answer::WIDTH;
+    let board = crate::system::env::board_identity();
+    let today = crate::util::format::utc_date(std::time::SystemTime::now());
+    let profile = calibrate::profile(c, &board, &today)?;
+    crate::harness::signals::exit_on_signals();
+    write_output(path, profile.to_json().to_pretty().as_bytes())?;
+    let mut lines = vec![crate::util::format::printable(&format!(
+        "this board's noise, from {} runs ({board}):",
+        c.labels.len()
+    ))];
+    lines.extend(
+        calibrate::lines(&profile)
+            .into_iter()
+            .map(|l| format!("  {l}")),
+    );
+    let shown = crate::util::format::printable(&path.display().to_string());
+    let var = |key: &str| std::env::var(key).ok();
+    let read_by_default = [
+        crate::harness::noise::default_path(&var),
+        var(crate::harness::noise::VARIABLE).map(std::path::PathBuf::from),
+    ]
+    .contains(&Some(path.to_path_buf()));
+    lines.push(if read_by_default {
+        "written where every run here reads it:".to_string()
+    } else {
+        "written to (runs read it with --noise FILE or BB_NOISE=FILE):".to_string()
+    });
+    lines.push(format!(
+        "  {}",
+        crate::model::answer::tail_of(&shown, WIDTH - 2)
+    ));
+    let mut text = answer::marker();
+    text.push('\n');
+    for line in lines {
+        for part in answer::wrap(&line, WIDTH) {
+            text.push_str(&part);
+            text.push('\n');
+        }
+    }
+    print_stdout(&text)
 }
 
 /// Matches the runs' measurements (each run a label and its measurements) and judges
@@ -363,6 +427,7 @@ pub fn compare(runs: Vec<(String, Vec<Measurement>)>, criteria: Criteria) -> Com
         rows,
         notes,
         invalid,
+        noise: None,
     }
 }
 
@@ -469,6 +534,7 @@ fn cell_of(
             .noise_band
             .unwrap_or(crate::stats::uncertainty::NOISE_BAND),
         run_floor: m.run_floor.unwrap_or(0.0),
+        calibrated: m.calibrated,
         flags: m.flags.clone(),
         against: m.against,
         paired: m.paired,
@@ -812,6 +878,9 @@ pub(crate) mod tests {
             offered_load: None,
             noise_band: None,
             run_floor: None,
+            // As a calibrated board's file (a floor of 0): the answer's line for runs
+            // without one is tested on its own.
+            calibrated: true,
             flags: vec![],
             against: None,
             paired: false,
@@ -843,6 +912,7 @@ pub(crate) mod tests {
             offered_load: None,
             noise_band: crate::stats::uncertainty::NOISE_BAND,
             run_floor: 0.0,
+            calibrated: false,
             flags: flags.iter().map(|f| f.to_string()).collect(),
             against: None,
             paired: false,
@@ -908,6 +978,7 @@ pub(crate) mod tests {
             offered_load: None,
             noise_band: crate::stats::uncertainty::NOISE_BAND,
             run_floor: 0.0,
+            calibrated: false,
             flags: vec![],
             against: None,
             paired: false,
@@ -949,6 +1020,7 @@ pub(crate) mod tests {
         assert!(c.smallest > 0.0 && c.smallest < 0.5, "{}", c.smallest);
         let floored = |x: &Cell| Cell {
             run_floor: 0.17,
+            calibrated: false,
             ..x.clone()
         };
         let f = judge(&floored(&a), &floored(&b), true, &criteria());

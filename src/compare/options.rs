@@ -25,6 +25,10 @@ pub struct Options {
     pub metric: Option<String>,
     /// The largest result file read, in bytes.
     pub max_input: u64,
+    /// `--calibrate`: where this board's noise profile is written, from the runs.
+    pub calibrate: Option<PathBuf>,
+    /// `--noise`, else `BB_NOISE`: a noise profile for the rows without their own.
+    pub noise: Option<PathBuf>,
 }
 
 impl Options {
@@ -45,6 +49,9 @@ impl Options {
                 return Err(Error::failed(format!("{}: no such file", path.display())));
             }
             check_outputs(&args.files, args.output.as_deref(), args.svg.as_deref())?;
+            if let Some(path) = &args.calibrate {
+                check_outputs(&args.files, Some(path), None)?;
+            }
         }
         Ok(Options {
             env: args.env,
@@ -60,6 +67,12 @@ impl Options {
             svg: args.svg.clone(),
             metric: args.metric.clone(),
             max_input: args.max_input,
+            calibrate: args.calibrate.clone(),
+            noise: args.noise.clone().or_else(|| {
+                std::env::var_os(crate::harness::noise::VARIABLE)
+                    .filter(|v| !v.is_empty())
+                    .map(PathBuf::from)
+            }),
         })
     }
 }

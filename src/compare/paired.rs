@@ -169,6 +169,7 @@ mod tests {
             offered_load: None,
             noise_band: 0.25,
             run_floor: 0.0,
+            calibrated: false,
             flags: vec![],
             against,
             paired: true,

@@ -64,6 +64,8 @@ pub struct CommonArgs {
     pub monitor: Duration,
     /// `--counters`: cycles and instructions per operation from the PMU.
     pub counters: bool,
+    /// `--noise`: this board's noise profile, where not `BB_NOISE`'s or the default's.
+    pub noise: Option<PathBuf>,
 }
 
 impl SettingsFlags for CommonArgs {
@@ -158,7 +160,7 @@ macro_rules! bench_args {
             /// forks: each benchmark runs in this many fresh copies of the process (0 = in this process); with --precision, the fewest
             #[argh(option)]
             pub forks: Option<u32>,
-            /// add forks to a headline row until its ± (over forks, 99.9%) is within this share of its score, up to --max-forks (2%; off: exactly --forks; default 2% in the standard profile, off otherwise)
+            /// add forks to a headline row until its ± (over forks: where the next run lands, 95%) is within this share of its score, up to --max-forks (2%; off: exactly --forks; default 2% in the standard profile, off otherwise)
             #[argh(option, from_str_fn($crate::harness::cli::parse_precision))]
             pub precision: Option<f64>,
             /// the most forks a headline row runs to reach --precision: its time budget (default 2 × --forks in the standard profile; with --against, the most pairs)
@@ -218,6 +220,9 @@ macro_rules! bench_args {
             /// count cycles and instructions (and cache misses where the PMU offers them) of the measured threads through perf_event_open: cycles/op, instructions/op, IPC and, where an operation has bytes, cycles/byte, as secondary metrics; where perf events are not permitted, one line says so and the run goes on without them
             #[argh(switch)]
             pub counters: bool,
+            /// this board's noise profile, which scripts/run-all.sh --calibrate writes: the run floor and band of a lone fork each ± uses (default $BB_NOISE, else ~/.config/boardbench/noise.json where there is one; without one, the run-to-run part is not measured and the answer says so)
+            #[argh(option)]
+            pub noise: Option<std::path::PathBuf>,
         }
 
         impl $crate::harness::cli::HasCommon for $name {
@@ -261,6 +266,7 @@ macro_rules! bench_args {
                     governor: self.governor.clone(),
                     monitor: self.monitor,
                     counters: self.counters,
+                    noise: self.noise.clone(),
                     seed: self.seed,
                     cooldown: $crate::harness::cli::Cooldown::from_flags(
                         self.cooldown,

@@ -13,6 +13,14 @@
 //! on other threads while the calling thread waits, which would absorb a spin there.
 //! `BB_FAULT_TRACE=FILE` appends a line `PID START END` (nanoseconds on the monotonic
 //! clock) for every invocation to FILE: the tests read when each process worked.
+//!
+//! `BB_FAULT_NOISE=US,RUN,FORK,ITERATION` makes a row synthetic, of known noise: each
+//! invocation spins for US microseconds × e^(r + f + i) instead of its work, where r,
+//! f and i are normal draws with those standard deviations (log scale): r once a run
+//! (seeded by `BB_FAULT_RUN`, which the test sets to the run's number, so every fork of
+//! a run shares it), f once a fork (seeded by the process), i once an iteration. The
+//! truth (r = f = i = 0) is known, so coverage and false verdicts can be counted against
+//! it through the real harness (`tests/it/noise.rs`).
 
 use super::benchmark::Workload;
 use crate::model::settings::Metric;
@@ -24,10 +32,12 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 const DRIFT_ENV: &str = "BB_FAULT_DRIFT";
 const SLOWER_ENV: &str = "BB_FAULT_SLOWER";
 const TRACE_ENV: &str = "BB_FAULT_TRACE";
+const NOISE_ENV: &str = "BB_FAULT_NOISE";
+const RUN_ENV: &str = "BB_FAULT_RUN";
 
 /// `workload` made to drift and traced where the variables ask for it.
 pub(crate) fn wrap(workload: Box<dyn Workload>) -> Box<dyn Workload> {
-    let workload = drifting(workload);
+    let workload = synthetic(drifting(workload));
     match std::env::var_os(TRACE_ENV) {
         Some(path) => Box::new(Traced {
             inner: workload,
@@ -50,6 +60,94 @@ fn drifting(workload: Box<dyn Workload>) -> Box<dyn Workload> {
             us_per_s,
         }),
         _ => workload,
+    }
+}
+
+/// `workload` made synthetic where `BB_FAULT_NOISE` asks for it, else as it is.
+fn synthetic(workload: Box<dyn Workload>) -> Box<dyn Workload> {
+    let value = std::env::var(NOISE_ENV).unwrap_or_default();
+    let numbers: Vec<f64> = value.split(',').filter_map(|v| v.parse().ok()).collect();
+    let &[us, run, fork, iteration] = numbers.as_slice() else {
+        return workload;
+    };
+    let sane = |sd: f64| sd.is_finite() && (0.0..=2.0).contains(&sd);
+    if !(us.is_finite() && us > 0.0 && us <= 1e6 && sane(run) && sane(fork) && sane(iteration)) {
+        return workload;
+    }
+    let run_seed = std::env::var(RUN_ENV)
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(0);
+    let fork_seed = u64::from(std::process::id())
+        ^ SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+    let mut rng = crate::util::rng::Rng::new(fork_seed);
+    let offset = run * crate::util::rng::Rng::new(run_seed).normal() + fork * rng.normal();
+    let mut w = Synthetic {
+        inner: workload,
+        us,
+        offset,
+        iteration,
+        rng,
+        factor: 1.0,
+    };
+    w.next_iteration();
+    Box::new(w)
+}
+
+/// A row whose every invocation costs a known time with noise at known levels.
+struct Synthetic {
+    inner: Box<dyn Workload>,
+    us: f64,
+    /// The run's and this fork's draws, summed (log scale).
+    offset: f64,
+    /// The iterations' standard deviation (log scale).
+    iteration: f64,
+    rng: crate::util::rng::Rng,
+    /// This iteration's factor on `us`.
+    factor: f64,
+}
+
+impl Synthetic {
+    fn next_iteration(&mut self) {
+        self.factor = (self.offset + self.iteration * self.rng.normal()).exp();
+    }
+}
+
+impl Workload for Synthetic {
+    fn run(&mut self, ops: u64) -> Result<()> {
+        let cost = Duration::from_secs_f64(self.us * self.factor * 1e-6 * ops as f64);
+        let until = std::time::Instant::now() + cost.min(Duration::from_secs(10));
+        while std::time::Instant::now() < until {
+            std::hint::spin_loop();
+        }
+        Ok(())
+    }
+
+    fn after_iteration(&mut self) -> Result<()> {
+        self.next_iteration();
+        self.inner.after_iteration()
+    }
+
+    fn iteration_metrics(&mut self) -> Vec<Metric> {
+        self.inner.iteration_metrics()
+    }
+
+    fn peer_cpu(&mut self) -> Result<CpuTime> {
+        self.inner.peer_cpu()
+    }
+
+    fn peer_placement(&mut self) -> Vec<usize> {
+        self.inner.peer_placement()
+    }
+
+    fn latencies(&mut self) -> Option<Histogram> {
+        self.inner.latencies()
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        self.inner.finish()
     }
 }
 

@@ -18,6 +18,7 @@ pub mod cli;
 pub(crate) mod drift;
 pub(crate) mod exec;
 pub mod fork;
+pub mod noise;
 pub(crate) mod pair;
 pub(crate) mod plan;
 pub(crate) mod runner;
@@ -28,7 +29,8 @@ pub(crate) mod watchdog;
 use self::benchmark::{Benchmark, Settings, TimeUnit};
 use self::cli::{CommonArgs, Mode, Profile};
 use crate::model::answer::{
-    against_lines, cluster_lines, counters_line, flagged_lines, precision_line, Answer, Answerer,
+    against_lines, cluster_lines, counters_line, flagged_lines, noise_line, precision_line, Answer,
+    Answerer,
 };
 use crate::model::failure::Failure;
 use crate::model::params::{label_with, varying_keys};
@@ -147,8 +149,24 @@ pub fn run_suite(suite: Suite, flags: &CommonArgs) -> Result<()> {
         Some(fork::ChildTask::Run(request)) => run_fork(suite, &settings, request),
         Some(fork::ChildTask::StartOnly) => Ok(()),
         Some(fork::ChildTask::Describe(values)) => describe(suite, &values),
-        None => run_parent(suite, settings, flags),
+        None => {
+            let settings = board_noise(settings, &suite, flags)?;
+            run_parent(suite, settings, flags)
+        }
     }
+}
+
+/// `settings` with this board's noise, where a calibration measured this binary's.
+fn board_noise(settings: Settings, suite: &Suite, flags: &CommonArgs) -> Result<Settings> {
+    let var = |key: &str| std::env::var(key).ok();
+    let board = crate::system::env::board_identity();
+    let found = noise::find(flags.noise.as_deref(), &var, &board)?;
+    let binary = noise::binary_of_names(suite.benchmarks.iter().map(|b| b.name.as_str()));
+    Ok(noise::apply(
+        settings,
+        found.as_ref(),
+        &binary.unwrap_or_default(),
+    ))
 }
 
 /// A fork child's part: the one benchmark asked for, rebuilt from the parent's prelude
@@ -365,6 +383,10 @@ fn answer_of(
     let mut tail: Vec<String> = precision_line(results).into_iter().collect();
     tail.extend(flagged_lines(results));
     tail.extend(counters_line(results));
+    // An A/B run's verdicts are its pairs', within the run.
+    if against.is_none() {
+        tail.extend(noise_line(results));
+    }
     tail.extend(cluster_lines(
         &env.clusters,
         flags.cluster.as_ref(),
@@ -1091,7 +1113,7 @@ mod tests {
                 .collect(),
             ..Gathered::default()
         };
-        // Five forks 0.1% apart: ±0.3% at 99.9%, within 2%; five forks 10% apart are not.
+        // Five forks 0.1% apart: ±0.2% for the next run, within 2%; five 10% apart are not.
         let tight = gathered(&[100.0, 100.1, 99.9, 100.05, 99.95]);
         let loose = gathered(&[100.0, 110.0, 90.0, 105.0, 95.0]);
         assert!(precise(Some(0.02), &tight) && !precise(Some(0.02), &loose));

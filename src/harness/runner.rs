@@ -434,6 +434,7 @@ mod tests {
             max_forks: 0,
             noise_band: crate::stats::uncertainty::NOISE_BAND,
             run_floor: 0.0,
+            noise_source: Default::default(),
         }
     }
 

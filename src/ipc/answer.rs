@@ -331,7 +331,7 @@ mod tests {
         assert_eq!(
             lines[..2],
             [
-                "unix: method_no_args costs 62.1 us ±18% on 2 cores, 5.10 us ±18% on 1 core",
+                "unix: method_no_args costs 62.1 us ±3.5% on 2 cores, 5.10 us ±3.5% on 1 core",
                 "  costliest shape: method_a1 at 70.0 us, 1.13x the plain call"
             ],
             "{lines:?}"

@@ -80,9 +80,6 @@ pub fn suite(options: &Options) -> Result<Suite> {
 /// One fork's noise band: the plain call moved by up to ×1.71 between quick A/A runs,
 /// the sample-mode tails most (BENCHMARKS.md, "A/A").
 const NOISE_BAND: f64 = 0.40;
-/// Whole standard runs minutes apart moved its rows by up to x1.22 (p99 over three
-/// runs): 15% a side holds 99% of such pairs in quadrature (BENCHMARKS.md, "A/A").
-const RUN_FLOOR: f64 = 0.15;
 
 fn profiles() -> Profiles {
     let settings = |warmup_iterations, warmup_ms, iterations, time_ms, forks| Settings {
@@ -96,7 +93,8 @@ fn profiles() -> Profiles {
         precision: None,
         max_forks: forks,
         noise_band: NOISE_BAND,
-        run_floor: RUN_FLOOR,
+        run_floor: 0.0,
+        noise_source: Default::default(),
     };
     Profiles {
         quick: settings(1, 50, 3, 100, 1),
@@ -349,13 +347,13 @@ mod tests {
         assert_eq!(
             answered(all, &[]),
             [
-                "unix: method_no_args costs 26.1 us ±24% on 2 cores, 7.83 us ±24% on 1 core",
+                "unix: method_no_args costs 26.1 us ±3.5% on 2 cores, 7.83 us ±3.5% on 1 core",
                 "  1.45x the bare round trip, 475x a local call (55 ns)",
                 "  costliest shape: method_a1 at 32.6 us, 1.25x the plain call",
                 "  a block (the server calls back) costs 7.00x a call without",
-                "tcp: method_no_args costs 22.4 us ±24% on 2 cores, 6.73 us ±24% on 1 core",
+                "tcp: method_no_args costs 22.4 us ±3.5% on 2 cores, 6.73 us ±3.5% on 1 core",
                 "  the bare round trip within noise",
-                "shm: method_no_args costs 2.90 us ±24% on 2 cores, 870 ns ±24% on 1 core",
+                "shm: method_no_args costs 2.90 us ±3.5% on 2 cores, 870 ns ±3.5% on 1 core",
                 "  1.45x the bare round trip",
             ]
         );
@@ -363,10 +361,10 @@ mod tests {
         assert_eq!(
             answered(two, &[]),
             [
-                "unix: method_no_args costs 26.1 us ±24% on 2 cores, 7.83 us ±24% on 1 core",
+                "unix: method_no_args costs 26.1 us ±3.5% on 2 cores, 7.83 us ±3.5% on 1 core",
                 "  1.45x the bare round trip, 475x a local call (55 ns)",
                 "  costliest shape: method_a1 at 32.6 us, 1.25x the plain call",
-                "shm: method_no_args costs 2.90 us ±24% on 2 cores, 870 ns ±24% on 1 core",
+                "shm: method_no_args costs 2.90 us ±3.5% on 2 cores, 870 ns ±3.5% on 1 core",
                 "  1.45x the bare round trip",
                 "shm's bare round trip 2.00 us: unix's 9.00x",
             ]
@@ -379,9 +377,9 @@ mod tests {
         assert_eq!(
             answered(two, &failed),
             [
-                "unix: method_a1 costs 32.6 us ±24% on 2 cores",
+                "unix: method_a1 costs 32.6 us ±3.5% on 2 cores",
                 "  1.81x the bare round trip, 475x a local call (69 ns)",
-                "shm: method_no_args costs 2.90 us ±24% on 2 cores, 870 ns ±24% on 1 core",
+                "shm: method_no_args costs 2.90 us ±3.5% on 2 cores, 870 ns ±3.5% on 1 core",
                 "  1.45x the bare round trip",
                 "shm's bare round trip 2.00 us: unix's 9.00x",
             ]

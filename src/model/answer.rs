@@ -5,11 +5,12 @@
 //! lines. Below: what every answer is made of (finding a row, a ratio with its noise, a
 //! number a person reads).
 
+use crate::model::noise::NoiseSource;
 use crate::model::params::{label_with, varying_keys};
 use crate::model::result::BenchResult;
 use crate::stats::paired::{PairedRatio, Verdict};
 use crate::stats::power::percent;
-use crate::stats::uncertainty::{judge, Side};
+use crate::stats::uncertainty::{judge, Basis, Side};
 use crate::system::topology::{Cluster, Topology};
 use crate::util::format::format_estimate;
 
@@ -313,6 +314,32 @@ pub fn precision_line(results: &[BenchResult]) -> Option<String> {
     ))
 }
 
+/// Where the ± of the headline rows comes from, where it matters: this board's
+/// calibration (`± includes this board's run-to-run noise (3 runs, 2026-12-08)`), or
+/// none yet, and how to measure it. None where no row has a ±.
+pub fn noise_line(results: &[BenchResult]) -> Option<String> {
+    let row = results
+        .iter()
+        .find(|r| r.headline)
+        .or_else(|| results.first())?;
+    let line = match &row.settings.noise_source {
+        NoiseSource::Calibration { runs, measured, .. } => {
+            format!("± includes this board's run-to-run noise ({runs} runs, {measured})")
+        }
+        NoiseSource::Default => match row.uncertainty().basis {
+            Basis::Forks(_) => {
+                "± is this run's forks: run-to-run unmeasured here (run-all.sh --calibrate)"
+                    .to_string()
+            }
+            Basis::Band(_) => {
+                "± is a default band, not this board's (measure: run-all.sh --calibrate)"
+                    .to_string()
+            }
+        },
+    };
+    Some(line)
+}
+
 /// The rows an A/B run names one by one in its answer; past them, it counts.
 pub const AB_ROWS: usize = 4;
 
@@ -385,7 +412,7 @@ fn ab_lines(shown: &str, results: &[BenchResult]) -> Vec<String> {
 
 /// `path` as it is where it has `room` characters at most, else its end after `…`: the
 /// end of a path names the build.
-fn tail_of(path: &str, room: usize) -> String {
+pub fn tail_of(path: &str, room: usize) -> String {
     let n = path.chars().count();
     match n <= room {
         true => path.to_string(),
@@ -704,7 +731,7 @@ mod tests {
         let line = precision_line(&[row(true, 0.01), row(false, 1.0), row(false, 2.0)]).unwrap();
         assert_eq!(
             line,
-            "precision: ±2% reached in 1 of 3 headline rows; not in 2 (widest ±36%, 20 s)"
+            "precision: ±2% reached in 1 of 3 headline rows; not in 2 (widest ±7.0%, 20 s)"
         );
         assert!(line.chars().count() <= WIDTH);
     }

@@ -6,6 +6,7 @@
 pub mod answer;
 pub mod failure;
 pub mod modes;
+pub mod noise;
 pub mod params;
 pub mod result;
 pub mod settings;

@@ -346,6 +346,21 @@ impl BenchResult {
             .with_floor(self.settings.run_floor)
     }
 
+    /// The variance of ln(score) at each level, so that a later run can size its
+    /// repetitions: between iterations and between forks from this row's own data, and
+    /// between runs from this board's calibration (None where there is none).
+    pub fn variance(&self) -> [Option<f64>; 3] {
+        use crate::stats::components::{Components, NEXT_RUN};
+        let own = Components::of(&[vec![self.raw.clone()]]);
+        let runs = match self.settings.noise_source {
+            crate::model::noise::NoiseSource::Calibration { .. } => {
+                Some((self.settings.run_floor.ln_1p() / NEXT_RUN).powi(2))
+            }
+            crate::model::noise::NoiseSource::Default => None,
+        };
+        [own.iterations, own.forks, runs]
+    }
+
     /// The same within this run alone, without the run floor: what two rows of one run
     /// are told apart by (a shift of the whole run moves both).
     pub fn uncertainty_in_run(&self) -> Uncertainty {

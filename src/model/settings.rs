@@ -3,6 +3,7 @@
 //! workload reports.
 
 use crate::model::modes::Mode;
+use crate::model::noise::NoiseSource;
 use crate::stats::uncertainty::NOISE_BAND;
 use std::time::Duration;
 
@@ -30,6 +31,9 @@ pub struct Settings {
     /// relative (A/A runs minutes apart, scripts/bench-aa.sh): what the interval of a
     /// score meant for the next run adds, and what two runs must differ by.
     pub run_floor: f64,
+    /// Where `noise_band` and `run_floor` came from: this board's calibration, or the
+    /// binary's default (no run floor, and a band from another machine).
+    pub noise_source: NoiseSource,
 }
 
 impl Settings {
@@ -71,6 +75,7 @@ impl Settings {
             max_forks: 1,
             noise_band: NOISE_BAND,
             run_floor: 0.0,
+            noise_source: NoiseSource::Default,
         }
     }
 
@@ -89,17 +94,14 @@ impl Settings {
             max_forks: 5,
             noise_band: NOISE_BAND,
             run_floor: 0.0,
+            noise_source: NoiseSource::Default,
         }
     }
 
-    /// `self` with a binary's measured noise: one fork's band and the run floor (see
-    /// [`Settings::noise_band`], [`Settings::run_floor`]).
-    pub fn with_noise(self, noise_band: f64, run_floor: f64) -> Settings {
-        Settings {
-            noise_band,
-            run_floor,
-            ..self
-        }
+    /// `self` with a binary's default band of a lone fork ([`Settings::noise_band`]),
+    /// where its board has no noise profile.
+    pub fn with_band(self, noise_band: f64) -> Settings {
+        Settings { noise_band, ..self }
     }
 
     /// The standard profile's precision on top of `self`: headline rows run from

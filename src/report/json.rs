@@ -11,6 +11,7 @@
 use crate::model::answer::Answer;
 use crate::model::failure::Failure;
 use crate::model::modes::Mode;
+use crate::model::noise::NoiseSource;
 use crate::model::result::{BenchResult, Build, PairedPlacements, PercentileMetric};
 use crate::stats::{percentiles_of, Summary};
 use crate::system::env::Environment;
@@ -292,6 +293,19 @@ fn boardbench_json(r: &BenchResult, env: &Environment) -> Json {
         ("errorBasis", Json::str(r.uncertainty().basis.name())),
         ("noiseBand", Json::Num(r.settings.noise_band)),
         ("runFloor", Json::Num(r.settings.run_floor)),
+        ("noiseSource", Json::str(r.settings.noise_source.name())),
+        (
+            "noiseCalibration",
+            calibration_json(&r.settings.noise_source),
+        ),
+        ("variance", {
+            let [iterations, forks, runs] = r.variance();
+            Json::obj([
+                ("iterations", Json::opt_num(iterations)),
+                ("forks", Json::opt_num(forks)),
+                ("runs", Json::opt_num(runs)),
+            ])
+        }),
         (
             "precision",
             r.precision.map_or(Json::Null, |p| {
@@ -410,6 +424,18 @@ fn health_json(h: &Health) -> Json {
 
 /// Where a paired baseline's iterations and the benchmark's ran, pair by pair, one list
 /// per fork; and how many pairs ran placed differently.
+/// Which calibration of this board a row's noise came from: its runs and day; null for
+/// the binary's default.
+fn calibration_json(source: &NoiseSource) -> Json {
+    match source {
+        NoiseSource::Calibration { runs, measured, .. } => Json::obj([
+            ("runs", Json::Num(*runs as f64)),
+            ("measured", Json::str(measured)),
+        ]),
+        NoiseSource::Default => Json::Null,
+    }
+}
+
 fn pairing(p: &PairedPlacements) -> Json {
     let cpus = |c: &[usize]| Json::Arr(c.iter().map(|&c| Json::Num(c as f64)).collect());
     let side =

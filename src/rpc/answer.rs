@@ -345,7 +345,7 @@ mod tests {
         assert_eq!(
             lines,
             [
-                "unix, 16 B, raw: sync 101k calls/s ±18%, 0.930x its floor",
+                "unix, 16 B, raw: sync 101k calls/s ±3.5%, 0.930x its floor",
                 "  async (64 in flight) 1.17M/s = 11.6x sync",
                 "  future at the same depth 870k/s = 0.744x async",
                 "  msgpack costs 9% per call over raw (sync)",

@@ -8,6 +8,7 @@
 //! `hmac`.
 
 use crate::util::digest::hex;
+use crate::util::format::civil_from_days;
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::{Digest, Sha256};
 use std::fmt;
@@ -260,20 +261,6 @@ pub fn amz_date(time: SystemTime) -> String {
         rest % 3600 / 60,
         rest % 60
     )
-}
-
-/// The Gregorian date `days` after 1970-01-01 (Howard Hinnant's civil_from_days).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
 }
 
 #[cfg(test)]

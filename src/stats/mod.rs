@@ -3,6 +3,7 @@
 //! log-bucketed latency histogram of sample mode; and beside JMH's error, the honest
 //! uncertainty over forks that answers and verdicts use (`uncertainty`).
 
+pub mod components;
 pub mod histogram;
 pub mod paired;
 pub mod percentile;

@@ -70,16 +70,13 @@ impl Environment {
         let big = topology.big();
         let big = big.as_ref();
         let meminfo = read(root, "proc/meminfo").unwrap_or_default();
+        let board = Board::at(root, &topology);
         Environment {
-            hostname: field(|u| u.nodename()),
-            arch: field(|u| u.machine()).unwrap_or_else(|| std::env::consts::ARCH.to_string()),
-            cpu_model: cpu_models(&topology)
-                .or_else(|| read(root, "proc/cpuinfo").and_then(|c| cpu_model(&c))),
-            cores_online: read(root, "sys/devices/system/cpu/online")
-                .and_then(|s| super::topology::cpu_list(&s))
-                .map(|cpus| cpus.len())
-                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
-            board_model: read(root, "proc/device-tree/model").map(|m| shown(&m)),
+            hostname: board.hostname,
+            arch: board.arch,
+            cpu_model: board.cpu_model,
+            cores_online: board.cores_online,
+            board_model: board.model,
             kernel: field(|u| u.release()),
             governor: big.and_then(|c| c.governor.clone()),
             cur_freq_mhz: big.and_then(|c| c.cur_mhz),
@@ -116,6 +113,56 @@ impl Environment {
             boardbench_version: env!("CARGO_PKG_VERSION").to_string(),
         }
     }
+}
+
+/// What tells one board from another: its name, model, cores and architecture.
+struct Board {
+    hostname: Option<String>,
+    arch: String,
+    cpu_model: Option<String>,
+    cores_online: usize,
+    model: Option<String>,
+}
+
+impl Board {
+    fn at(root: &Path, topology: &Topology) -> Board {
+        let uname = nix::sys::utsname::uname().ok();
+        let field = |f: fn(&nix::sys::utsname::UtsName) -> &std::ffi::OsStr| {
+            uname.as_ref().map(|u| f(u).to_string_lossy().into_owned())
+        };
+        Board {
+            hostname: field(|u| u.nodename()),
+            arch: field(|u| u.machine()).unwrap_or_else(|| std::env::consts::ARCH.to_string()),
+            cpu_model: cpu_models(topology)
+                .or_else(|| read(root, "proc/cpuinfo").and_then(|c| cpu_model(&c))),
+            cores_online: read(root, "sys/devices/system/cpu/online")
+                .and_then(|s| super::topology::cpu_list(&s))
+                .map(|cpus| cpus.len())
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+            model: read(root, "proc/device-tree/model").map(|m| shown(&m)),
+        }
+    }
+
+    /// `pi4: Raspberry Pi 4 Model B Rev 1.4, 4 cores, aarch64`.
+    fn identity(&self) -> String {
+        format!(
+            "{}: {}, {} cores, {}",
+            self.hostname.as_deref().unwrap_or("?"),
+            self.model
+                .as_deref()
+                .or(self.cpu_model.as_deref())
+                .unwrap_or("?"),
+            self.cores_online,
+            self.arch
+        )
+    }
+}
+
+/// This board as a noise profile names it ([`crate::model::noise::NoiseProfile::board`]):
+/// a profile measured on another board is not this one's.
+pub fn board_identity() -> String {
+    let root = sysroot();
+    Board::at(&root, &Topology::read(&root)).identity()
 }
 
 /// The core types of every cluster, the fastest first: `Cortex-A76 + Cortex-A55` on a

@@ -33,6 +33,12 @@ impl Rng {
         (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
 
+    /// A standard normal draw (Box–Muller).
+    pub fn normal(&mut self) -> f64 {
+        let u = 1.0 - self.unit();
+        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * self.unit()).cos()
+    }
+
     /// Fills `buf` with random bytes.
     pub fn fill(&mut self, buf: &mut [u8]) {
         for chunk in buf.chunks_mut(8) {

@@ -27,6 +27,7 @@ mod health;
 mod hostile;
 mod ipc;
 mod jmh;
+mod noise;
 mod outputs;
 mod plan;
 mod progress;

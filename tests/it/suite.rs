@@ -1573,3 +1573,173 @@ fn bench_ab_power_with_no_arguments_tables_every_slowdown() {
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(run.stderr.contains("fault-injection"), "{}", run.stderr);
 }
+
+/// `run-all.sh --calibrate`: runs of one build back to back, then this board's noise
+/// profile written where every later run reads it by default. A later run's JSON says
+/// where its noise came from and carries the profile's floor and band; its answer says
+/// its ± includes this board's run-to-run noise; before the calibration, it said that
+/// part was not measured here.
+#[test]
+fn run_all_calibrate_writes_the_boards_noise_and_later_runs_use_it() {
+    let dir = TempDir::new("calibrate");
+    let config = dir.join("config");
+    let config_env = ("XDG_CONFIG_HOME", config.to_str().unwrap());
+    let later_run = |name: &str| {
+        let out = dir.join(name);
+        let mut args: Vec<&str> = ZSTD_FLAGS.split_whitespace().collect();
+        args.extend(["--quick", "--forks", "3", "--idle-wait", "0", "--output"]);
+        args.push(out.to_str().unwrap());
+        let run = run_with(env!("CARGO_BIN_EXE_bb-zstd"), &args, &[config_env]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let text = run_with(
+            env!("CARGO_BIN_EXE_bb-compare"),
+            &[out.to_str().unwrap()],
+            &[],
+        );
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        (run, text, json)
+    };
+    let (before, _, json) = later_run("before.json");
+    assert_eq!(json[0]["boardbench"]["noiseSource"], "default");
+    assert_eq!(json[0]["boardbench"]["runFloor"], 0.0);
+    assert_eq!(
+        json[0]["boardbench"]["variance"]["runs"],
+        serde_json::Value::Null
+    );
+    assert!(
+        before
+            .stdout
+            .contains("± is this run's forks: run-to-run unmeasured here"),
+        "{}",
+        before.stdout
+    );
+
+    let run = run_all_with(
+        &["sh"],
+        &dir,
+        &["--quick", "--only", "zstd", "--calibrate", "2"],
+        &[config_env, ("BB_FLAGS", "--forks 2 --idle-wait 0")],
+    );
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let written = config.join("boardbench/noise.json");
+    assert_eq!(
+        run.stdout.lines().last(),
+        Some(format!("noise profile: {}", written.display()).as_str()),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("calibration run 2 of 2"),
+        "{}",
+        run.stdout
+    );
+    let answer = run
+        .stdout
+        .split("== bb-compare: the answer ==\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n\n").next())
+        .unwrap_or_else(|| panic!("no answer:\n{}", run.stdout));
+    assert!(
+        answer.starts_with("this board's noise, from 2 runs"),
+        "{answer}"
+    );
+    assert!(answer.contains("bb-zstd: run to run ±"), "{answer}");
+    assert!(answer.lines().all(|l| l.chars().count() <= 80), "{answer}");
+    let profile: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&written).unwrap()).unwrap();
+    let zstd = &profile["binaries"]["bb-zstd"];
+    assert_eq!(zstd["runs"], 2, "{profile}");
+    assert!(zstd["band"].as_f64().unwrap() > 0.0, "{profile}");
+    assert!(!zstd["variance"]["forks"].is_null(), "{profile}");
+
+    let (after, compared, json) = later_run("after.json");
+    let ours = &json[0]["boardbench"];
+    assert_eq!(ours["noiseSource"], "calibration");
+    assert_eq!(ours["runFloor"], zstd["runFloor"]);
+    assert_eq!(ours["noiseBand"], zstd["band"]);
+    assert_eq!(ours["noiseCalibration"]["runs"], 2);
+    assert!(!ours["variance"]["runs"].is_null(), "{ours}");
+    assert!(
+        after
+            .stdout
+            .contains("± includes this board's run-to-run noise (2 runs, "),
+        "{}",
+        after.stdout
+    );
+    assert_eq!(compared.code, 0, "{}", compared.stderr);
+}
+
+/// A noise profile is this board's or none: one named by `--noise` or `BB_NOISE` that was
+/// measured on another board, or holds a figure out of its range, is refused in one line
+/// (exit 2) before anything runs; one at the default path that is another board's is
+/// named in a warning and the run goes on with its defaults.
+#[test]
+fn a_noise_profile_of_another_board_or_out_of_range_is_refused() {
+    let dir = TempDir::new("noise-refused");
+    let profile = |board: &str, floor: &str| {
+        format!(
+            r#"{{"noiseProfile": 1, "board": "{board}", "measured": "2026-12-08",
+            "binaries": {{"bb-zstd": {{"band": 0.1, "runFloor": {floor}, "runs": 3,
+            "rows": 8, "variance": {{}}}}}}}}"#
+        )
+    };
+    let other = dir.join("other.json");
+    std::fs::write(
+        &other,
+        profile("a pi: Raspberry Pi 4, 4 cores, aarch64", "0.05"),
+    )
+    .unwrap();
+    let zstd = env!("CARGO_BIN_EXE_bb-zstd");
+    let quick = [
+        "--quick",
+        "--size",
+        "64k",
+        "--threads",
+        "1",
+        "--idle-wait",
+        "0",
+    ];
+    let with = |extra: &[&str], env: &[(&str, &str)]| {
+        let mut args = quick.to_vec();
+        args.extend(extra);
+        run_with(zstd, &args, env)
+    };
+    for run in [
+        with(&["--noise", other.to_str().unwrap()], &[]),
+        with(&[], &[("BB_NOISE", other.to_str().unwrap())]),
+    ] {
+        assert_eq!(run.code, 2, "{}", run.stderr);
+        assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+        assert!(run.stderr.contains("not this board's"), "{}", run.stderr);
+        assert!(
+            !run.stderr.contains("fork 1/"),
+            "nothing ran: {}",
+            run.stderr
+        );
+    }
+    let crafted = dir.join("crafted.json");
+    std::fs::write(&crafted, profile("x", "1e308")).unwrap();
+    let run = with(&["--noise", crafted.to_str().unwrap()], &[]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("runFloor"), "{}", run.stderr);
+    // Another board's profile at the default path: a warning, and the defaults.
+    let config = dir.join("config/boardbench");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::copy(&other, config.join("noise.json")).unwrap();
+    let run = with(
+        &["--format", "json"],
+        &[("XDG_CONFIG_HOME", dir.join("config").to_str().unwrap())],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("warning: the noise profile"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stdout.contains("\"noiseSource\" : \"default\""),
+        "{}",
+        run.stdout
+    );
+}

@@ -31,6 +31,8 @@
 //!   `an_output_in_an_unwritable_directory_is_refused_before_measuring`,
 //!   `bb_compare_refuses_a_directory_or_a_missing_one_before_comparing` (refused within
 //!   3 s, where measuring would take 4)
+//! - `noise::timing`: `a_run_level_shift_is_measured_by_calibration_and_then_covered` (a
+//!   synthetic row's 1% fork and iteration noise, which a busy neighbour swamps)
 
 use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
