@@ -258,8 +258,9 @@ pub(crate) fn run_child(
     values: &[f64],
     other: Option<&Launcher>,
     quiet: std::time::Duration,
+    limit: std::time::Duration,
 ) -> Result<Result<ForkResult>> {
-    let mut child = Child::start(index, fork, label, values, other, false)?;
+    let mut child = Child::start(index, fork, label, values, other, false, limit)?;
     while child.step(quiet) == Step::Turned {}
     child.finish()
 }
@@ -286,11 +287,15 @@ pub(crate) struct Child {
     /// Its report, or why there is none, once it is [`Step::Done`].
     outcome: Option<std::result::Result<ForkResult, Unreported>>,
     quiet: std::time::Duration,
+    /// When it is stopped, however it goes on saying `alive`: its deadlines are counted.
+    deadline: std::time::Instant,
+    limit: std::time::Duration,
 }
 
 impl Child {
     /// Starts fork `fork` of benchmark `index` (of this build, or of `other`); with
-    /// `in_turn`, it waits for a turn before each step of its work ([`Child::step`]).
+    /// `in_turn`, it waits for a turn before each step of its work ([`Child::step`]). It
+    /// is stopped once it has run `limit`, its report or not, and so is its exit.
     pub fn start(
         index: usize,
         fork: u32,
@@ -298,6 +303,7 @@ impl Child {
         values: &[f64],
         other: Option<&Launcher>,
         in_turn: bool,
+        limit: std::time::Duration,
     ) -> Result<Child> {
         // Errno is named, not kept as the cause: its Debug (every errno's name) would
         // double the binaries' error tables.
@@ -353,6 +359,8 @@ impl Child {
             }),
             outcome: None,
             quiet: std::time::Duration::ZERO,
+            deadline: crate::harness::watchdog::after(limit),
+            limit,
         })
     }
 
@@ -368,7 +376,7 @@ impl Child {
             let _ = turns.write_all(b"t");
         }
         loop {
-            return match self.report.next(quiet) {
+            return match self.report.next(quiet, self.deadline) {
                 Ok(Event::Turn) if self.turns.is_some() => Step::Turned,
                 // A turn it was never given is no step: read on.
                 Ok(Event::Turn) => continue,
@@ -379,7 +387,7 @@ impl Child {
     }
 
     fn done(&mut self, outcome: std::result::Result<ForkResult, Unreported>) -> Step {
-        if let Err(Unreported::Silent) = outcome {
+        if let Err(Unreported::Silent | Unreported::Overran) = outcome {
             let _ = self.process.kill();
         }
         self.outcome = Some(outcome);
@@ -410,6 +418,14 @@ impl Child {
         let (fork, quiet) = (self.fork, self.quiet);
         // Its turns pipe closed: one still waiting for a turn ends.
         self.turns = None;
+        // One that lingers after its report (or its pipe's end) is killed after a grace,
+        // within its limit.
+        let until = (std::time::Instant::now() + EXIT_GRACE).min(self.deadline);
+        let poll = std::time::Duration::from_millis(5);
+        let lingered = crate::system::exit::wait_until(&mut self.process, until, poll).is_none();
+        if lingered {
+            let _ = self.process.kill();
+        }
         let status = self.process.wait();
         crate::harness::watchdog::remove_exit_hook(self.hook);
         let status = status
@@ -424,6 +440,15 @@ impl Child {
                 "fork {fork} said nothing for {} (--timeout and {} to start): stopped, or never started by its runner; it was killed",
                 crate::util::format::format_duration(quiet),
                 crate::util::format::format_duration(FORK_GRACE)
+            ))),
+            Err(Unreported::Overran) => Err(Error::failed(format!(
+                "fork {fork} ran past its limit of {} (its deadlines at --timeout each, and {} to start) though it said it was alive; it was killed",
+                crate::util::format::format_duration(self.limit),
+                crate::util::format::format_duration(FORK_GRACE)
+            ))),
+            _ if lingered => Err(Error::failed(format!(
+                "fork {fork} did not exit within {} of its report's end; it was killed",
+                crate::util::format::format_duration(EXIT_GRACE)
             ))),
             _ if !status.success() => Err(Error::failed(format!("fork {fork} failed ({status})"))),
             Err(Unreported::Bad(e)) => {
@@ -564,6 +589,9 @@ pub fn die_with_parent(command: &mut std::process::Command, signal: nix::sys::si
 /// How much longer than `--timeout` a fork may say nothing: its start (qemu-user's too)
 /// and the time to report.
 pub(crate) const FORK_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+/// How long a fork has to exit once its report has ended (it stops its server).
+const EXIT_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// The largest report a fork may send.
 const REPORT_LIMIT: usize = 256 << 20;
 
@@ -596,16 +624,25 @@ impl Report {
         }
     }
 
-    /// Reads until the fork ends a step or its report.
-    fn next(&mut self, quiet: std::time::Duration) -> std::result::Result<Event, Unreported> {
+    /// Reads until the fork ends a step or its report, until `deadline` at most.
+    fn next(
+        &mut self,
+        quiet: std::time::Duration,
+        deadline: std::time::Instant,
+    ) -> std::result::Result<Event, Unreported> {
         use std::io::Read;
         let mut chunk = vec![0u8; 1 << 16];
         loop {
             if let Some(event) = self.parse_pending()? {
                 return Ok(event);
             }
-            if !readable_within(&self.pipe, quiet).map_err(|e| Unreported::Bad(e.to_string()))? {
-                return Err(Unreported::Silent);
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let wait = quiet.min(left);
+            if !readable_within(&self.pipe, wait).map_err(|e| Unreported::Bad(e.to_string()))? {
+                return Err(match wait < quiet {
+                    true => Unreported::Overran,
+                    false => Unreported::Silent,
+                });
             }
             let n = self
                 .pipe
@@ -680,6 +717,8 @@ enum Unreported {
     Failed(Error),
     /// It said nothing, not even `alive`, for longer than its deadline allows.
     Silent,
+    /// It ran past its limit, every deadline it may arm at --timeout.
+    Overran,
     /// Its report was missing or could not be read.
     Bad(String),
 }
@@ -838,9 +877,10 @@ mod tests {
         ] {
             let (read_end, write_end) = nix::unistd::pipe().unwrap();
             send_error(std::fs::File::from(write_end), &error);
-            let Err(Unreported::Failed(back)) =
-                Report::new(read_end).next(std::time::Duration::from_secs(5))
-            else {
+            let Err(Unreported::Failed(back)) = Report::new(read_end).next(
+                std::time::Duration::from_secs(5),
+                crate::harness::watchdog::after(std::time::Duration::from_secs(5)),
+            ) else {
                 panic!("no error came back for {error}");
             };
             let message = error.to_string().replace('\n', "; ");
@@ -862,7 +902,10 @@ mod tests {
             }
         });
         let mut report = Report::new(read_end);
-        match report.next(std::time::Duration::from_secs(5)) {
+        match report.next(
+            std::time::Duration::from_secs(5),
+            crate::harness::watchdog::after(std::time::Duration::from_secs(60)),
+        ) {
             Err(Unreported::Bad(why)) => assert!(why.contains("256 MiB"), "{why}"),
             _ => panic!("an endless report of complete lines was read"),
         }
@@ -874,9 +917,15 @@ mod tests {
             .unwrap();
         let mut report = Report::new(read_end);
         let quiet = std::time::Duration::from_secs(5);
-        assert!(matches!(report.next(quiet), Ok(Event::Turn)));
-        assert!(matches!(report.next(quiet), Ok(Event::Turn)));
-        match report.next(quiet) {
+        assert!(matches!(
+            report.next(quiet, crate::harness::watchdog::after(quiet)),
+            Ok(Event::Turn)
+        ));
+        assert!(matches!(
+            report.next(quiet, crate::harness::watchdog::after(quiet)),
+            Ok(Event::Turn)
+        ));
+        match report.next(quiet, crate::harness::watchdog::after(quiet)) {
             Ok(Event::Report(r)) => assert_eq!((&r.scores, r.ops), (&vec![1.0, 2.0], 2)),
             _ => panic!("no report after the turns"),
         }

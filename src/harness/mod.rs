@@ -632,18 +632,26 @@ impl Rounds<'_> {
         // A fork tells of each deadline its watchdog arms, at most --timeout apart: one
         // silent for longer (stopped, or a runner that never started it) is ended here.
         let quiet = settings.timeout.saturating_add(fork::FORK_GRACE);
+        // Nor may it say `alive` for ever: a fork (a pair's two together) arms a known
+        // number of deadlines.
+        let limit = (settings.timeout)
+            .saturating_mul(bench.most_deadlines(&settings).saturating_mul(sides))
+            .saturating_add(fork::FORK_GRACE);
         let before = Snapshot::take();
         let started = std::time::Instant::now();
         let outcomes = match (settings.forks, pair) {
             (0, _) => vec![(None, runner::run_in_process(bench, &settings, unit))],
             (_, None) => vec![(
                 None,
-                fork::run_child(index, round, label, self.values, None, quiet)?,
+                fork::run_child(index, round, label, self.values, None, quiet, limit)?,
             )],
             (_, Some((a, there))) => {
-                let this = fork::Child::start(index, round, label, self.values, None, true)?;
-                let other =
-                    fork::Child::start(there, round, label, self.values, Some(&a.launcher), true)?;
+                let start = |index, launcher| {
+                    let values = self.values;
+                    fork::Child::start(index, round, label, values, launcher, true, limit)
+                };
+                let this = start(index, None)?;
+                let other = start(there, Some(&a.launcher))?;
                 let first = usize::from(!a.this_runs_first(round));
                 match pair::run_pair([this, other], first, quiet)? {
                     Ok([this, other]) => vec![(None, Ok(this)), (Some(there), Ok(other))],
