@@ -70,6 +70,10 @@ pub(crate) fn child_task() -> Option<ChildTask> {
         return Some(ChildTask::StartOnly);
     }
     let (index, fd, values) = decode_request(&value)?;
+    // Started by a wrapper (another build's), it dies with the wrapper as the wrapper
+    // dies with the run: a fork never outlives its parent, whoever that is.
+    // SAFETY: prctl(2) with PR_SET_PDEATHSIG only sets this process's attribute.
+    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM as libc::c_ulong) };
     // SAFETY: the parent passed this descriptor, the write end of a pipe it made for
     // this child alone; nothing else in this process owns it.
     let pipe = unsafe { std::fs::File::from_raw_fd(fd) };
@@ -321,12 +325,12 @@ impl Child {
             }
             false => None,
         };
-        let (mut command, exe) = match other {
-            Some(launcher) => (launcher.command(), launcher.exe.clone()),
+        let (mut command, exe, purpose) = match other {
+            Some(launcher) => (launcher.command(), launcher.exe.clone(), Purpose::Other),
             None => {
                 let (mut command, exe) = command_for_self(Purpose::Fork)?;
                 command.args(std::env::args_os().skip(1));
-                (command, exe)
+                (command, exe, Purpose::Fork)
             }
         };
         command
@@ -344,7 +348,7 @@ impl Child {
             &mut command,
             &exe,
             &format!("fork {fork} of {label}"),
-            Purpose::Fork,
+            purpose,
         )?;
         drop(write_end);
         Ok(Child {
@@ -388,7 +392,7 @@ impl Child {
 
     fn done(&mut self, outcome: std::result::Result<ForkResult, Unreported>) -> Step {
         if let Err(Unreported::Silent | Unreported::Overran) = outcome {
-            let _ = self.process.kill();
+            crate::system::exit::kill_whole(&self.process);
         }
         self.outcome = Some(outcome);
         Step::Done
@@ -407,7 +411,7 @@ impl Child {
     /// Ends it where it has not ended (its pair's other fork failed), SIGKILL.
     pub fn stop(&mut self) {
         if self.outcome.is_none() {
-            let _ = self.process.kill();
+            crate::system::exit::kill_whole(&self.process);
             self.outcome = Some(Err(Unreported::Bad("stopped".into())));
         }
     }
@@ -424,7 +428,7 @@ impl Child {
         let poll = std::time::Duration::from_millis(5);
         let lingered = crate::system::exit::wait_until(&mut self.process, until, poll).is_none();
         if lingered {
-            let _ = self.process.kill();
+            crate::system::exit::kill_whole(&self.process);
         }
         let status = self.process.wait();
         crate::harness::watchdog::remove_exit_hook(self.hook);
@@ -467,12 +471,16 @@ pub enum Purpose {
     Fork,
     /// A server, killed outright: its client is gone.
     Server,
+    /// A copy of another build (`--against`'s), which may be a wrapper script that runs
+    /// the build as its child: in a process group of its own, ended whole, and nothing
+    /// blocked in it (a wrapper would never unblock it).
+    Other,
 }
 
 impl Purpose {
     fn ending(self) -> Ending {
         match self {
-            Purpose::Fork => Ending::Terminate,
+            Purpose::Fork | Purpose::Other => Ending::Terminate,
             Purpose::Server => Ending::Kill,
         }
     }
@@ -481,7 +489,7 @@ impl Purpose {
     fn alternative(self) -> &'static str {
         match self {
             Purpose::Fork => ", or use --forks 0",
-            Purpose::Server => "",
+            Purpose::Server | Purpose::Other => "",
         }
     }
 }
@@ -524,7 +532,12 @@ pub fn spawn(
     what: &str,
     purpose: Purpose,
 ) -> Result<(std::process::Child, u64)> {
-    die_with_parent(command, nix::sys::signal::Signal::SIGTERM);
+    let own = purpose != Purpose::Other;
+    die_with_parent(command, nix::sys::signal::Signal::SIGTERM, own);
+    if !own {
+        use std::os::unix::process::CommandExt;
+        command.process_group(0);
+    }
     let started = crate::harness::exec::exec_directly(command)
         .and_then(|()| crate::system::exit::spawn_with_exit_hook(command, purpose.ending()));
     started.map_err(|e| {
@@ -553,27 +566,36 @@ pub fn spawn(
 
 /// Makes the process that `command` starts receive `signal` when the thread that starts
 /// it ends (PR_SET_PDEATHSIG), so that a child never outlives a parent killed with
-/// SIGKILL. A catchable `signal` is blocked until the child's own handling is in place
-/// (`signals::install` unblocks it, the signal mask surviving exec): one that came
-/// between exec and the handler would end the child before it removed what it must (a
-/// socket file). A child whose parent died before the request took hold gets the signal
-/// at once, the same way.
-pub fn die_with_parent(command: &mut std::process::Command, signal: nix::sys::signal::Signal) {
+/// SIGKILL. It starts with no signal blocked and the signals a run handles at their
+/// defaults, except that in a copy of this binary (`own`) a catchable `signal` is
+/// blocked until the child's own handling is in place (`signals::install` unblocks it,
+/// the signal mask surviving exec): one that came between exec and the handler would
+/// end the child before it removed what it must (a socket file). Another program would
+/// never unblock it. A child whose parent died before the request took hold gets the
+/// signal at once, the same way.
+pub fn die_with_parent(
+    command: &mut std::process::Command,
+    signal: nix::sys::signal::Signal,
+    own: bool,
+) {
     use std::os::unix::process::CommandExt;
     let parent = std::process::id() as libc::pid_t;
     let catchable = signal != nix::sys::signal::Signal::SIGKILL;
     // SAFETY: the closure runs between fork and exec and only makes async-signal-safe
-    // system calls (sigemptyset, sigaddset, sigprocmask, prctl, getppid, raise); it
-    // allocates nothing and takes no lock.
+    // system calls (signal, sigemptyset, sigaddset, sigprocmask, prctl, getppid, raise);
+    // it allocates nothing and takes no lock.
     unsafe {
         command.pre_exec(move || {
-            if catchable {
-                let mut set: libc::sigset_t = std::mem::zeroed();
-                libc::sigemptyset(&mut set);
+            for s in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGPIPE] {
+                libc::signal(s, libc::SIG_DFL);
+            }
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            if catchable && own {
                 libc::sigaddset(&mut set, signal as libc::c_int);
-                if libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
+            }
+            if libc::sigprocmask(libc::SIG_SETMASK, &set, std::ptr::null_mut()) != 0 {
+                return Err(std::io::Error::last_os_error());
             }
             if libc::prctl(libc::PR_SET_PDEATHSIG, signal as libc::c_ulong) != 0 {
                 return Err(std::io::Error::last_os_error());
@@ -994,7 +1016,7 @@ mod tests {
         let child = std::thread::spawn(|| {
             let mut c = std::process::Command::new("sleep");
             c.arg("30");
-            die_with_parent(&mut c, nix::sys::signal::Signal::SIGKILL);
+            die_with_parent(&mut c, nix::sys::signal::Signal::SIGKILL, true);
             c.spawn().unwrap()
         })
         .join()

@@ -63,3 +63,125 @@ fn a_fork_that_says_alive_for_ever_is_stopped_at_its_limit() {
         run.stderr
     );
 }
+
+/// Whether process `pid` is gone (or a zombie) within `limit`.
+fn gone_within(pid: u32, limit: Duration) -> bool {
+    let until = std::time::Instant::now() + limit;
+    loop {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let state = stat.rsplit(')').next().unwrap_or("").trim_start();
+        if stat.is_empty() || state.starts_with('Z') {
+            return true;
+        }
+        if std::time::Instant::now() > until {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The processes whose environment holds `mark`.
+fn marked(mark: &str) -> Vec<u32> {
+    let needle = format!("BB_TEST_MARK={mark}\0");
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return vec![];
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let env = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+            let found = env.windows(needle.len()).any(|w| w == needle.as_bytes());
+            found && !gone_within(*pid, Duration::ZERO)
+        })
+        .collect()
+}
+
+#[test]
+fn the_forks_of_a_bash_wrapper_die_with_the_run_however_it_ends() {
+    let d = TempDir::new("ab-wrapper");
+    let forks = d.join("forks");
+    // Not exec: bash stays, the build its child (bash leaves an inherited mask as it is).
+    let wrapper = other_build(
+        &d,
+        "wrapper",
+        &format!("echo $$ >> '{}'; '{ZSTD}' \"$@\"", forks.display()),
+    );
+    let args = [
+        "--quick",
+        "--size",
+        "100k",
+        "--warmup",
+        "1",
+        "--warmup-time",
+        "60s",
+        "--iterations",
+        "1",
+        "--time",
+        "60s",
+        "--op",
+        "compress",
+        "--threads",
+        "1",
+        "--lock",
+        "none",
+        "--forks",
+        "1",
+        "--against",
+        &wrapper,
+        "--seed",
+    ];
+    // Either build may take the first long step (the seed's choice): both are tried.
+    for (seed, signal) in [
+        ("1", libc::SIGKILL),
+        ("2", libc::SIGKILL),
+        ("1", libc::SIGTERM),
+        ("2", libc::SIGTERM),
+    ] {
+        let _ = std::fs::remove_file(&forks);
+        let mark = format!("{}-{seed}-{signal}", std::process::id());
+        // Its output to a file: a process left holding a pipe would keep a reader waiting.
+        let log = d.join(&format!("log-{seed}-{signal}"));
+        let mut run = std::process::Command::new(ZSTD);
+        run.args(args)
+            .arg(seed)
+            .env("BB_TEST_MARK", &mark)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap());
+        let mut child = run.spawn().unwrap();
+        let pid = child.id() as i32;
+        let until = std::time::Instant::now() + Duration::from_secs(60);
+        while !forks.exists() && std::time::Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        // Both forks set up, one of them in its minute-long warm-up.
+        std::thread::sleep(Duration::from_secs(2));
+        // SAFETY: kill(2) on a child not yet reaped.
+        unsafe { libc::kill(pid, signal) };
+        let until = std::time::Instant::now() + Duration::from_secs(60);
+        while child.try_wait().unwrap().is_none() && std::time::Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        let stderr = std::fs::read_to_string(&log).unwrap_or_default();
+        let mut left = marked(&mark);
+        let until = std::time::Instant::now() + Duration::from_secs(10);
+        while !left.is_empty() && std::time::Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(100));
+            left = marked(&mark);
+        }
+        for pid in &left {
+            // SAFETY: kill(2) of what this test started, so that a failure leaves nothing.
+            unsafe { libc::kill(*pid as i32, libc::SIGKILL) };
+        }
+        assert!(
+            forks.exists(),
+            "seed {seed}: no fork started: {}",
+            stderr
+        );
+        assert!(
+            left.is_empty(),
+            "seed {seed}, signal {signal}: {left:?} left running"
+        );
+    }
+}
