@@ -184,43 +184,48 @@ fn describe(launcher: &Launcher, values: &[f64]) -> std::result::Result<Descript
         &mut command,
         &launcher.exe,
         "the --against build",
-        Purpose::Fork,
+        Purpose::Other,
     )
     .map_err(|e| e.to_string())?;
-    let read = |pipe: Option<Box<dyn Read + Send>>, limit: u64| {
+    // Its output is read until the pipes' end, and that end is bounded too: a process it
+    // left behind may hold them open.
+    let deadline = Instant::now() + DESCRIBE_DEADLINE;
+    let (sent, texts) = std::sync::mpsc::channel();
+    let read = |side: usize, pipe: Option<Box<dyn Read + Send>>, limit: u64| {
+        let sent = sent.clone();
         crate::util::thread::spawn("--against's output", move || {
             let mut text = Vec::new();
             if let Some(pipe) = pipe {
                 let _ = pipe.take(limit).read_to_end(&mut text);
             }
-            String::from_utf8_lossy(&text).into_owned()
+            let _ = sent.send((side, String::from_utf8_lossy(&text).into_owned()));
         })
     };
     let (out, err) = (child.stdout.take(), child.stderr.take());
-    let readers = read(out.map(|p| Box::new(p) as _), DESCRIPTION_LIMIT)
-        .and_then(|o| Ok((o, read(err.map(|p| Box::new(p) as _), COMPLAINT_LIMIT)?)));
-    let (stdout, stderr) = match readers {
-        Ok(both) => both,
-        Err(e) => {
-            let _ = child.kill();
-            let _ = child.wait();
-            crate::harness::watchdog::remove_exit_hook(hook);
-            return Err(e.to_string());
-        }
+    let readers = read(0, out.map(|p| Box::new(p) as _), DESCRIPTION_LIMIT)
+        .and_then(|_| read(1, err.map(|p| Box::new(p) as _), COMPLAINT_LIMIT));
+    let status = match readers {
+        Ok(_) => crate::system::exit::wait_until(&mut child, deadline, Duration::from_millis(2)),
+        Err(_) => None,
     };
-    let poll = Duration::from_millis(2);
-    let status =
-        crate::system::exit::wait_until(&mut child, Instant::now() + DESCRIBE_DEADLINE, poll);
-    if status.is_none() {
-        let _ = child.kill();
-        let _ = child.wait();
+    // Once it has exited (or run out of time), whatever its process group (its own,
+    // `Purpose::Other`) still holds goes: a process it left behind may hold the pipes.
+    let group = nix::unistd::Pid::from_raw(child.id() as i32);
+    let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
+    let _ = child.wait();
+    let mut output = [None, None];
+    while status.is_some() && output.iter().any(Option::is_none) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match texts.recv_timeout(left) {
+            Ok((side, text)) => output[side] = Some(text),
+            Err(_) => break,
+        }
     }
     crate::harness::watchdog::remove_exit_hook(hook);
-    let (stdout, stderr) = (
-        stdout.join().unwrap_or_default(),
-        stderr.join().unwrap_or_default(),
-    );
-    let Some(status) = status else {
+    if let Err(e) = readers {
+        return Err(e.to_string());
+    }
+    let (Some(status), [Some(stdout), Some(stderr)]) = (status, output) else {
         return Err(format!(
             "it did not describe itself within {} s (is it a boardbench binary?)",
             DESCRIBE_DEADLINE.as_secs()

@@ -64,6 +64,31 @@ fn a_fork_that_says_alive_for_ever_is_stopped_at_its_limit() {
     );
 }
 
+#[test]
+fn a_description_that_leaves_a_process_holding_its_output_is_bounded_and_cleaned() {
+    let d = TempDir::new("ab-leftover");
+    let left = d.join("left");
+    let other = other_build(&d, "leaves", &format!("exec '{ZSTD}' \"$@\""));
+    // Asked to describe itself, it starts a process that holds its stdout, then describes.
+    let text = std::fs::read_to_string(&other).unwrap().replacen(
+        "then exec",
+        &format!("then sleep 300 & echo $! >> '{}'; exec", left.display()),
+        1,
+    );
+    std::fs::write(&other, text).unwrap();
+    let run = against(&other, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let pids = std::fs::read_to_string(&left).unwrap();
+    assert!(!pids.is_empty());
+    for pid in pids.lines() {
+        let pid: u32 = pid.parse().unwrap();
+        assert!(
+            gone_within(pid, Duration::from_secs(10)),
+            "{pid} left running"
+        );
+    }
+}
+
 /// Whether process `pid` is gone (or a zombie) within `limit`.
 fn gone_within(pid: u32, limit: Duration) -> bool {
     let until = std::time::Instant::now() + limit;
