@@ -79,6 +79,12 @@ impl Against {
         };
         let identity = describe(&bare, &[]).map_err(refuse)?;
         let program = crate::util::terminal::program_name();
+        if identity.labels.is_empty() {
+            return Err(refuse(format!(
+                "it describes no rows ({} has none to pair with this run's)",
+                printable(&identity.program)
+            )));
+        }
         if family(&identity.labels) != family(labels) {
             return Err(refuse(format!(
                 "it is {}, not {program}: --against takes another build of the same binary",
@@ -202,7 +208,8 @@ fn describe(launcher: &Launcher, values: &[f64]) -> std::result::Result<Descript
         })
     };
     let (out, err) = (child.stdout.take(), child.stderr.take());
-    let readers = read(0, out.map(|p| Box::new(p) as _), DESCRIPTION_LIMIT)
+    // One byte past the limit tells a description too long from one that does not end.
+    let readers = read(0, out.map(|p| Box::new(p) as _), DESCRIPTION_LIMIT + 1)
         .and_then(|_| read(1, err.map(|p| Box::new(p) as _), COMPLAINT_LIMIT));
     let status = match readers {
         Ok(_) => crate::system::exit::wait_until(&mut child, deadline, Duration::from_millis(2)),
@@ -231,6 +238,13 @@ fn describe(launcher: &Launcher, values: &[f64]) -> std::result::Result<Descript
             DESCRIBE_DEADLINE.as_secs()
         ));
     };
+    // Before its status: one cut short by the limit may have died of SIGPIPE.
+    if stdout.len() as u64 > DESCRIPTION_LIMIT {
+        return Err(format!(
+            "its self-description is over {} MiB",
+            DESCRIPTION_LIMIT >> 20
+        ));
+    }
     let complaint = stderr.lines().find(|l| !l.trim().is_empty());
     if !status.success() {
         return Err(match complaint {
@@ -247,7 +261,7 @@ fn describe(launcher: &Launcher, values: &[f64]) -> std::result::Result<Descript
         Err(None) => Err(format!(
             "it speaks no fork protocol version; this build needs version {PROTOCOL} (a boardbench build from before --against, or another program)"
         )),
-        Err(Some(what)) => Err(format!("its description has {}", printable(&what))),
+        Err(Some(what)) => Err(format!("its self-description {}", printable(&what))),
     }
 }
 

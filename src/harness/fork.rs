@@ -178,14 +178,14 @@ impl Description {
 
     /// What [`Description::text`] wrote. Err(None) where the text is no description at
     /// all (a build from before them, or another program); Err(Some(why)) where it is one
-    /// that cannot be read.
+    /// that cannot be read, `why` a predicate ("does not end").
     pub fn parse(text: &str) -> std::result::Result<Description, Option<String>> {
         let mut lines = text.lines();
         let head = lines.next().and_then(|l| l.strip_prefix(DESCRIPTION_HEAD));
         let version = head.and_then(|h| h.strip_prefix(' ')).ok_or(None)?;
         let protocol = version.parse().map_err(|_| {
             Some(format!(
-                "a protocol version '{}'",
+                "has a protocol version '{}'",
                 printable(&version.chars().take(25).collect::<String>())
             ))
         })?;
@@ -201,10 +201,10 @@ impl Description {
                 None if line == "end" => return Ok(d),
                 // A later version's lines, where the versions match, are not errors.
                 _ if d.protocol != PROTOCOL => {}
-                _ => return Err(Some("a line it does not explain".into())),
+                _ => return Err(Some("has a line it does not explain".into())),
             }
         }
-        Err(Some("a description that does not end".into()))
+        Err(Some("does not end (no `end` line)".into()))
     }
 }
 

@@ -56,6 +56,16 @@ fn another_build_that_cannot_be_run_against_is_refused_in_one_line() {
         "picky",
         "echo 'Unrecognized argument: --lock' >&2; exit 2",
     );
+    let empty = script(
+        &d,
+        "empty",
+        "printf 'boardbench-fork 3\\nprogram bb-zstd\\nend\\n'",
+    );
+    let endless = script(
+        &d,
+        "endless",
+        "echo boardbench-fork 3; yes 'bench bb.zstd.x' | head -c 1100000",
+    );
     let missing = d.join("none").to_string_lossy().into_owned();
     // A name with a line break and a terminal escape in it reaches the screen escaped.
     let hostile = d.join("a\nb\x1b[31m").to_string_lossy().into_owned();
@@ -104,6 +114,16 @@ fn another_build_that_cannot_be_run_against_is_refused_in_one_line() {
             vec!["--against", &older],
             &[],
             "it speaks fork protocol version 1; this build needs version 3".into(),
+        ),
+        (
+            vec!["--against", &empty],
+            &[],
+            "it describes no rows (bb-zstd has none to pair with this run's)".into(),
+        ),
+        (
+            vec!["--against", &endless],
+            &[],
+            "its self-description is over 1 MiB".into(),
         ),
         (
             vec!["--against", &picky],
