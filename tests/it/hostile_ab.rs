@@ -199,11 +199,7 @@ fn the_forks_of_a_bash_wrapper_die_with_the_run_however_it_ends() {
             // SAFETY: kill(2) of what this test started, so that a failure leaves nothing.
             unsafe { libc::kill(*pid as i32, libc::SIGKILL) };
         }
-        assert!(
-            forks.exists(),
-            "seed {seed}: no fork started: {}",
-            stderr
-        );
+        assert!(forks.exists(), "seed {seed}: no fork started: {}", stderr);
         assert!(
             left.is_empty(),
             "seed {seed}, signal {signal}: {left:?} left running"
