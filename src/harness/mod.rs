@@ -262,7 +262,6 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
         start,
     );
     plan.planning = Some(planning.elapsed()).filter(|&t| t >= plan::PLANNING_SHOWN);
-    plan::check_length(plan.total())?;
     plan.prelude = suite.prelude.as_ref().map(|p| (p.what.clone(), p.estimate));
     if let Some(against) = &against {
         // A row with a pair runs every fork twice, once a build.
@@ -273,6 +272,8 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
         }
     }
     plan.idle_wait = flags.idle_wait;
+    // The whole plan: an A/B row's pairs, the prelude and the idle wait counted.
+    plan::check_length(plan.total())?;
     if flags.dry_run {
         print_notes(&suite.notes);
         print!("{}", plan.render(&program_name()));
