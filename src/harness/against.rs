@@ -66,8 +66,12 @@ impl Against {
         }
         // A relative path stays one the forks find from any directory they run in.
         let exe = std::fs::canonicalize(path).map_err(|e| refuse(not_found(&e)))?;
+        // Opened once: what is hashed is what every copy executes.
+        let mut file = std::fs::File::open(&exe).map_err(|e| refuse(not_found(&e)))?;
+        let sha1 = sha1_of(&mut file, &exe)?;
         let launcher = Launcher {
             runner: runner(&exe).map_err(refuse)?,
+            file: Some(std::sync::Arc::new(file.into())),
             exe,
             args,
         };
@@ -99,11 +103,11 @@ impl Against {
             rows: rows(labels, &description.labels),
             this: Build {
                 path: printable(&this_exe.to_string_lossy()),
-                sha1: sha1_of(&this_exe)?,
+                sha1: sha1_of_path(&this_exe)?,
             },
             other: Build {
                 path: shown.clone(),
-                sha1: sha1_of(&launcher.exe)?,
+                sha1,
             },
             launcher,
             shown,
@@ -191,6 +195,7 @@ fn describe(launcher: &Launcher, values: &[f64]) -> std::result::Result<Descript
         &launcher.exe,
         "the --against build",
         Purpose::Other,
+        launcher.exec_file().as_deref(),
     )
     .map_err(|e| e.to_string())?;
     // Its output is read until the pipes' end, and that end is bounded too: a process it
@@ -280,9 +285,14 @@ fn rows(ours: &[String], theirs: &[String]) -> Vec<Option<usize>> {
 }
 
 /// The hex SHA-1 of the file at `path`.
-fn sha1_of(path: &Path) -> Result<String> {
+fn sha1_of_path(path: &Path) -> Result<String> {
     let mut file = std::fs::File::open(path)
         .map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
+    sha1_of(&mut file, path)
+}
+
+/// The hex SHA-1 of `file`, from where it stands to its end; `path` names it.
+fn sha1_of(file: &mut std::fs::File, path: &Path) -> Result<String> {
     let mut sha = crate::util::digest::Sha1::default();
     let mut buf = vec![0u8; 1 << 16];
     loop {
@@ -324,6 +334,7 @@ mod tests {
         let against = |this_first| Against {
             launcher: Launcher {
                 exe: "/x".into(),
+                file: None,
                 runner: None,
                 args: vec![],
             },
@@ -350,7 +361,7 @@ mod tests {
         let file = dir.join("b");
         std::fs::write(&file, b"abc").unwrap();
         assert_eq!(
-            sha1_of(&file).unwrap(),
+            sha1_of_path(&file).unwrap(),
             "a9993e364706816aba3e25717850c26c9cd0d89d"
         );
     }

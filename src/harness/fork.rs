@@ -110,7 +110,7 @@ pub(crate) fn time_start() -> Option<std::time::Duration> {
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
     let started = std::time::Instant::now();
-    let (mut child, hook) = spawn(&mut command, &exe, "a fork", Purpose::Fork).ok()?;
+    let (mut child, hook) = spawn(&mut command, &exe, "a fork", Purpose::Fork, None).ok()?;
     let poll = std::time::Duration::from_micros(500);
     let status = crate::system::exit::wait_until(&mut child, started + START_DEADLINE, poll);
     let took = started.elapsed();
@@ -216,11 +216,14 @@ pub(crate) fn describe_command(command: &mut std::process::Command, values: &[f6
         .env(CHILD_ENV, START_ONLY);
 }
 
-/// How to start a copy of another build (`--against`'s) as a fork: its path, the runner
-/// it needs (qemu-user, where the kernel cannot execute it), and the arguments.
+/// How to start a copy of another build (`--against`'s) as a fork: its path, the file
+/// as it was opened and checked (what every copy executes: a build replaced or removed
+/// on disk mid-run changes nothing), the runner it needs (qemu-user, where the kernel
+/// cannot execute it), and the arguments.
 #[derive(Debug, Clone)]
 pub(crate) struct Launcher {
     pub exe: std::path::PathBuf,
+    pub file: Option<std::sync::Arc<OwnedFd>>,
     pub runner: Option<std::path::PathBuf>,
     pub args: Vec<std::ffi::OsString>,
 }
@@ -228,12 +231,15 @@ pub(crate) struct Launcher {
 impl Launcher {
     /// A command that starts the build with its arguments, through its runner; the
     /// runner is passed on to the copy (or this run's removed), for the servers it starts.
+    /// Start it with [`Launcher::exec_file`].
     pub fn command(&self) -> std::process::Command {
         use crate::harness::exec::RUNNER_ENV;
+        use std::os::unix::process::CommandExt;
         let mut command = match &self.runner {
             Some(runner) => {
                 let mut c = std::process::Command::new(runner);
-                c.arg(&self.exe).env(RUNNER_ENV, runner);
+                c.arg(self.opened().unwrap_or_else(|| self.exe.clone()))
+                    .env(RUNNER_ENV, runner);
                 c
             }
             None => {
@@ -243,7 +249,30 @@ impl Launcher {
             }
         };
         command.args(&self.args);
+        if let Some(fd) = self.file.as_ref().map(|f| f.as_raw_fd()) {
+            // SAFETY: fcntl(2) is async-signal-safe and touches only this descriptor.
+            // It stays open through exec: a script's interpreter, or the runner, opens
+            // the file by it.
+            unsafe {
+                command.pre_exec(move || {
+                    libc::fcntl(fd, libc::F_SETFD, 0);
+                    Ok(())
+                });
+            }
+        }
         command
+    }
+
+    /// The file [`spawn`] executes for [`Launcher::command`] (its program named by
+    /// `exe`, as `argv[0]`): the opened build, where it runs without a runner.
+    pub fn exec_file(&self) -> Option<std::path::PathBuf> {
+        self.runner.is_none().then(|| self.opened()).flatten()
+    }
+
+    /// The opened build as a path any process that holds the descriptor can open.
+    fn opened(&self) -> Option<std::path::PathBuf> {
+        let fd = self.file.as_ref()?.as_raw_fd();
+        Some(format!("/proc/self/fd/{fd}").into())
     }
 }
 
@@ -325,12 +354,17 @@ impl Child {
             }
             false => None,
         };
-        let (mut command, exe, purpose) = match other {
-            Some(launcher) => (launcher.command(), launcher.exe.clone(), Purpose::Other),
+        let (mut command, exe, purpose, file) = match other {
+            Some(launcher) => (
+                launcher.command(),
+                launcher.exe.clone(),
+                Purpose::Other,
+                launcher.exec_file(),
+            ),
             None => {
                 let (mut command, exe) = command_for_self(Purpose::Fork)?;
                 command.args(std::env::args_os().skip(1));
-                (command, exe, Purpose::Fork)
+                (command, exe, Purpose::Fork, None)
             }
         };
         command
@@ -349,6 +383,7 @@ impl Child {
             &exe,
             &format!("fork {fork} of {label}"),
             purpose,
+            file.as_deref(),
         )?;
         drop(write_end);
         Ok(Child {
@@ -526,11 +561,13 @@ pub fn command_for_self(purpose: Purpose) -> Result<(std::process::Command, std:
 /// signal, a timeout) it is ended as `purpose` wants and reaped before this process
 /// exits. Returns the child and the handle of that exit hook, to remove once it is
 /// reaped. A program the kernel refuses (ENOEXEC) is an error that says what to do.
+/// `file`, where given, is executed in the program's place ([`Launcher::exec_file`]).
 pub fn spawn(
     command: &mut std::process::Command,
     exe: &std::path::Path,
     what: &str,
     purpose: Purpose,
+    file: Option<&std::path::Path>,
 ) -> Result<(std::process::Child, u64)> {
     let own = purpose != Purpose::Other;
     die_with_parent(command, nix::sys::signal::Signal::SIGTERM, own);
@@ -538,7 +575,7 @@ pub fn spawn(
         use std::os::unix::process::CommandExt;
         command.process_group(0);
     }
-    let started = crate::harness::exec::exec_directly(command)
+    let started = crate::harness::exec::exec_directly(command, file)
         .and_then(|()| crate::system::exit::spawn_with_exit_hook(command, purpose.ending()));
     started.map_err(|e| {
         let program = std::path::Path::new(command.get_program());

@@ -206,3 +206,49 @@ fn the_forks_of_a_bash_wrapper_die_with_the_run_however_it_ends() {
         );
     }
 }
+
+#[test]
+fn a_build_replaced_or_removed_mid_run_is_the_one_checked_to_the_end() {
+    let d = TempDir::new("ab-redeploy");
+    let marker = d.join("replaced-ran");
+    for how in ["replaces", "removes"] {
+        let path = d.join(how);
+        let new = d.join("new");
+        // Its first fork redeploys it: a new file that fails loudly, or none at all.
+        let redeploy = match how {
+            "replaces" => format!(
+                "printf '#!/bin/sh\\necho ran >> {}\\nexit 3\\n' > '{}'; chmod +x '{}'; mv '{}' '{}'",
+                marker.display(),
+                new.display(),
+                new.display(),
+                new.display(),
+                path.display()
+            ),
+            _ => format!("rm -f '{}'", path.display()),
+        };
+        let other = other_build(&d, how, &format!("{redeploy}; exec '{ZSTD}' \"$@\""));
+        let checked = std::fs::read(&other).unwrap();
+        let out = d.join(&format!("{how}.json"));
+        let run = against(&other, &["--forks", "3", "--output", out.to_str().unwrap()]);
+        assert_eq!(run.code, 0, "{how}: {}", run.stderr);
+        assert!(!marker.exists(), "{how}: a fork ran the new file");
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        let sha1 = json[1]["boardbench"]["build"]["sha1"].as_str().unwrap();
+        assert_eq!(sha1, sha1_hex(&checked), "{how}: the checked file's hash");
+        assert_eq!(json[0]["boardbench"]["against"]["pairs"], 3, "{how}");
+    }
+}
+
+/// The hex SHA-1 of `bytes`, by sha1sum.
+fn sha1_hex(bytes: &[u8]) -> String {
+    use std::io::Write;
+    let mut sum = std::process::Command::new("sha1sum")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    sum.stdin.take().unwrap().write_all(bytes).unwrap();
+    let out = sum.wait_with_output().unwrap();
+    String::from_utf8_lossy(&out.stdout)[..40].to_string()
+}
