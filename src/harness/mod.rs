@@ -651,15 +651,24 @@ impl Rounds<'_> {
                     let values = self.values;
                     fork::Child::start(index, round, label, values, launcher, true, limit)
                 };
-                let this = start(index, None)?;
-                let other = start(there, Some(&a.launcher))?;
+                let theirs =
+                    |e: Error| vec![(Some(there), Err(e.within(format!("--against {}", a.shown))))];
+                let mut this = start(index, None)?;
+                // The other build not started (its runner gone, a limit) fails this row,
+                // not the run: what was measured is reported.
+                let other = match start(there, Some(&a.launcher)) {
+                    Ok(other) => other,
+                    Err(e) => {
+                        this.stop();
+                        let _ = this.finish()?;
+                        return Ok((theirs(e), ThrottleReport::default(), (started, started)));
+                    }
+                };
                 let first = usize::from(!a.this_runs_first(round));
                 match pair::run_pair([this, other], first, quiet)? {
                     Ok([this, other]) => vec![(None, Ok(this)), (Some(there), Ok(other))],
                     Err((0, e)) => vec![(None, Err(e))],
-                    Err((_, e)) => {
-                        vec![(Some(there), Err(e.within(format!("--against {}", a.shown))))]
-                    }
+                    Err((_, e)) => theirs(e),
                 }
             }
         };
