@@ -75,13 +75,20 @@ impl Against {
             exe,
             args,
         };
-        // Who it is first, with no flags (bb-ipc refuses bb-zstd's), then its rows with
-        // this run's.
-        let bare = Launcher {
-            args: vec![],
-            ..launcher.clone()
+        // Its rows with this run's flags tell who it is; where they give none, it is asked
+        // with no flags (bb-ipc refuses bb-zstd's). Asked bare first, bb-seek would read
+        // its default source, S3 where BUCKET is set, which this run's may not touch.
+        let description = describe(&launcher, &[]);
+        let identity = match &description {
+            Ok(d) if !d.labels.is_empty() => d.clone(),
+            _ => {
+                let bare = Launcher {
+                    args: vec![],
+                    ..launcher.clone()
+                };
+                describe(&bare, &[]).map_err(&refuse)?
+            }
         };
-        let identity = describe(&bare, &[]).map_err(refuse)?;
         let program = crate::util::terminal::program_name();
         if identity.labels.is_empty() {
             return Err(refuse(format!(
@@ -95,7 +102,7 @@ impl Against {
                 printable(&identity.program)
             )));
         }
-        let description = describe(&launcher, &[]).map_err(refuse)?;
+        let description = description.map_err(refuse)?;
         let this_exe = std::env::current_exe()
             .map_err(|e| Error::io("finding this binary to name its build", e))?;
         let mut rng = crate::util::rng::Rng::new(seed ^ 0xab_ab);

@@ -252,3 +252,24 @@ fn sha1_hex(bytes: &[u8]) -> String {
     let out = sum.wait_with_output().unwrap();
     String::from_utf8_lossy(&out.stdout)[..40].to_string()
 }
+
+#[test]
+fn bb_seek_against_itself_with_bucket_set_describes_with_the_runs_source() {
+    let seek = std::path::Path::new(ZSTD).with_file_name("bb-seek");
+    let seek = seek.to_str().unwrap();
+    let (home, data) = (TempDir::new("ab-seek-home"), TempDir::new("ab-seek-data"));
+    let source = format!("file:{}", data.path().display());
+    // BUCKET set, no credentials anywhere: only S3 would need them, and this run reads files.
+    let mut c = std::process::Command::new(seek);
+    c.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("BUCKET", "bench")
+        .args(["--source", &source, "--dry-run", "--against", seek])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let run = crate::support::finish_within(c.spawn().unwrap(), Duration::from_secs(120), seek);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("source=file:"), "{}", run.stdout);
+}
