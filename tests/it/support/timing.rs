@@ -31,6 +31,8 @@
 //!   `an_output_in_an_unwritable_directory_is_refused_before_measuring`,
 //!   `bb_compare_refuses_a_directory_or_a_missing_one_before_comparing` (refused within
 //!   3 s, where measuring would take 4)
+//! - `ab::timing`: `a_drift_through_the_run_shows_between_sequential_runs_and_cancels_in_pairs`
+//!   (two sequential runs of one drifting build called different, and a tie in pairs)
 
 use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
