@@ -261,73 +261,6 @@ fn now_ms() -> String {
     now.unwrap().as_millis().to_string()
 }
 
-#[test]
-fn a_known_slowdown_is_called_and_the_pair_takes_turns() {
-    let d = TempDir::new("ab-slower");
-    // The other build: this very binary, every invocation three times as long
-    // (spinning): far past what six pairs of a debug build on a loaded machine can miss.
-    let slower = script(
-        &d,
-        "slower-bb-zstd",
-        &format!("BB_FAULT_SLOWER=200 exec '{ZSTD}' \"$@\""),
-    );
-    let trace = d.join("trace");
-    let trace_env = trace.to_string_lossy().into_owned();
-    let out = d.join("ab.json");
-    let run = zstd(
-        &[
-            "--forks",
-            "6",
-            "--against",
-            &slower,
-            "--output",
-            out.to_str().unwrap(),
-        ],
-        &[("BB_FAULT_TRACE", trace_env.as_str())],
-    );
-    run.assert_ok();
-    assert!(
-        run.stdout.contains("\n  compress: ") && run.stdout.contains("x faster ("),
-        "{}",
-        run.stdout
-    );
-    let json: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-    let against = &json[0]["boardbench"]["against"];
-    assert_eq!(against["verdict"], "faster");
-    let ratio = against["ratio"].as_f64().unwrap();
-    assert!(
-        (2.0..4.5).contains(&ratio),
-        "three times as slow measured as {ratio}"
-    );
-    // The trace: each invocation of each fork, by pid. Two forks of a pair never work
-    // at once, and they alternate: each hands over to the other many times.
-    let text = std::fs::read_to_string(&trace).unwrap();
-    let mut spans: Vec<(u32, u128, u128)> = text
-        .lines()
-        .map(|l| {
-            let f: Vec<&str> = l.split(' ').collect();
-            (
-                f[0].parse().unwrap(),
-                f[1].parse().unwrap(),
-                f[2].parse().unwrap(),
-            )
-        })
-        .collect();
-    spans.sort_by_key(|s| s.1);
-    let pids: std::collections::BTreeSet<u32> = spans.iter().map(|s| s.0).collect();
-    assert_eq!(pids.len(), 12, "six pairs, two forks each");
-    for w in spans.windows(2) {
-        assert!(w[0].2 <= w[1].1, "two invocations at once: {w:?}");
-    }
-    let handovers = spans.windows(2).filter(|w| w[0].0 != w[1].0).count();
-    // Each pair's two forks hand over at every step (set-up, warm-up, iterations).
-    assert!(
-        handovers >= 6 * 4,
-        "{handovers} handovers in {} spans",
-        spans.len()
-    );
-}
-
 /// The tests of `--against` whose pass depends on this machine's speed: retried, one at
 /// a time ([`crate::support::timing`]).
 mod timing {
@@ -388,6 +321,80 @@ mod timing {
     );
     let json: Value = serde_json::from_str(&std::fs::read_to_string(&ab).unwrap()).unwrap();
     assert_eq!(json[0]["boardbench"]["against"]["verdict"], "tie");
+            },
+        );
+    }
+
+    #[test]
+    fn a_known_slowdown_is_called_and_the_pair_takes_turns() {
+        // Its verdict is a timing's: a try whose pairs met a neighbour's burst is retried.
+        retry(
+            "ab::timing::a_known_slowdown_is_called_and_the_pair_takes_turns",
+            || {
+                let d = TempDir::new("ab-slower");
+                // The other build: this very binary, every invocation three times as long
+                // (spinning): far past what six pairs of a debug build on a loaded machine can miss.
+                let slower = script(
+                    &d,
+                    "slower-bb-zstd",
+                    &format!("BB_FAULT_SLOWER=200 exec '{ZSTD}' \"$@\""),
+                );
+                let trace = d.join("trace");
+                let trace_env = trace.to_string_lossy().into_owned();
+                let out = d.join("ab.json");
+                let run = zstd(
+                    &[
+                        "--forks",
+                        "6",
+                        "--against",
+                        &slower,
+                        "--output",
+                        out.to_str().unwrap(),
+                    ],
+                    &[("BB_FAULT_TRACE", trace_env.as_str())],
+                );
+                run.assert_ok();
+                assert!(
+                    run.stdout.contains("\n  compress: ") && run.stdout.contains("x faster ("),
+                    "{}",
+                    run.stdout
+                );
+                let json: Value =
+                    serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+                let against = &json[0]["boardbench"]["against"];
+                assert_eq!(against["verdict"], "faster");
+                let ratio = against["ratio"].as_f64().unwrap();
+                assert!(
+                    (2.0..4.5).contains(&ratio),
+                    "three times as slow measured as {ratio}"
+                );
+                // The trace: each invocation of each fork, by pid. Two forks of a pair never work
+                // at once, and they alternate: each hands over to the other many times.
+                let text = std::fs::read_to_string(&trace).unwrap();
+                let mut spans: Vec<(u32, u128, u128)> = text
+                    .lines()
+                    .map(|l| {
+                        let f: Vec<&str> = l.split(' ').collect();
+                        (
+                            f[0].parse().unwrap(),
+                            f[1].parse().unwrap(),
+                            f[2].parse().unwrap(),
+                        )
+                    })
+                    .collect();
+                spans.sort_by_key(|s| s.1);
+                let pids: std::collections::BTreeSet<u32> = spans.iter().map(|s| s.0).collect();
+                assert_eq!(pids.len(), 12, "six pairs, two forks each");
+                for w in spans.windows(2) {
+                    assert!(w[0].2 <= w[1].1, "two invocations at once: {w:?}");
+                }
+                let handovers = spans.windows(2).filter(|w| w[0].0 != w[1].0).count();
+                // Each pair's two forks hand over at every step (set-up, warm-up, iterations).
+                assert!(
+                    handovers >= 6 * 4,
+                    "{handovers} handovers in {} spans",
+                    spans.len()
+                );
             },
         );
     }
