@@ -656,19 +656,20 @@ impl Rounds<'_> {
                 let mut this = start(index, None)?;
                 // The other build not started (its runner gone, a limit) fails this row,
                 // not the run: what was measured is reported.
-                let other = match start(there, Some(&a.launcher)) {
-                    Ok(other) => other,
+                match start(there, Some(&a.launcher)) {
                     Err(e) => {
                         this.stop();
                         let _ = this.finish()?;
-                        return Ok((theirs(e), ThrottleReport::default(), (started, started)));
+                        theirs(e)
                     }
-                };
-                let first = usize::from(!a.this_runs_first(round));
-                match pair::run_pair([this, other], first, quiet)? {
-                    Ok([this, other]) => vec![(None, Ok(this)), (Some(there), Ok(other))],
-                    Err((0, e)) => vec![(None, Err(e))],
-                    Err((_, e)) => theirs(e),
+                    Ok(other) => {
+                        let first = usize::from(!a.this_runs_first(round));
+                        match pair::run_pair([this, other], first, quiet)? {
+                            Ok([this, other]) => vec![(None, Ok(this)), (Some(there), Ok(other))],
+                            Err((0, e)) => vec![(None, Err(e))],
+                            Err((_, e)) => theirs(e),
+                        }
+                    }
                 }
             }
         };
