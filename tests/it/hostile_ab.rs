@@ -273,3 +273,32 @@ fn bb_seek_against_itself_with_bucket_set_describes_with_the_runs_source() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(run.stdout.contains("source=file:"), "{}", run.stdout);
 }
+
+#[test]
+fn a_fork_of_the_other_build_that_cannot_start_fails_its_row_and_the_report_is_written() {
+    let d = TempDir::new("ab-no-start");
+    // Its interpreter, removed by its first fork (not by the probe that tells whether
+    // this machine executes it): the next cannot be started at all.
+    let shell = d.join("bash");
+    std::fs::copy("/bin/bash", &shell).unwrap();
+    let other = other_build(
+        &d,
+        "gone",
+        &format!(
+            "[ -n \"$BB_FORK_CHILD\" ] && rm -f '{}'; exec '{ZSTD}' \"$@\"",
+            shell.display()
+        ),
+    );
+    let text = std::fs::read_to_string(&other).unwrap();
+    let text = text.replacen("#!/bin/bash", &format!("#!{}", shell.display()), 1);
+    std::fs::write(&other, text).unwrap();
+    let out = d.join("ab.json");
+    let run = against(&other, &["--forks", "2", "--output", out.to_str().unwrap()]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("--against ") && run.stderr.contains("starting fork 2 of"),
+        "{}",
+        run.stderr
+    );
+    assert!(out.exists(), "no report: {}", run.stderr);
+}
