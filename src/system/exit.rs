@@ -77,17 +77,28 @@ fn end_and_reap(pid: nix::unistd::Pid, ending: Ending) {
     use nix::sys::signal::{kill, Signal};
     use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
     let target = whole(pid);
+    let mut reaped = false;
     if ending == Ending::Terminate {
         let _ = kill(target, Signal::SIGTERM);
         let until = Instant::now() + Duration::from_secs(5);
         while Instant::now() < until {
-            match waitpid(pid, Some(WaitPidFlag::WNOHANG)) {
-                Ok(WaitStatus::StillAlive) => std::thread::sleep(Duration::from_millis(5)),
-                // Reaped here, or by the thread that started it (ECHILD): what is left
-                // of its group is killed below.
-                _ => break,
+            // Reaped here, or by the thread that started it (ECHILD).
+            reaped = reaped
+                || !matches!(
+                    waitpid(pid, Some(WaitPidFlag::WNOHANG)),
+                    Ok(WaitStatus::StillAlive)
+                );
+            // A group is waited for whole: what a wrapper started cleans up too.
+            let group_left = target != pid && kill(target, None).is_ok();
+            if reaped && !group_left {
+                break;
             }
+            std::thread::sleep(Duration::from_millis(5));
         }
+    }
+    // A reaped pid may be another process's by now: only a group still held is killed.
+    if reaped && target == pid {
+        return;
     }
     let _ = kill(target, Signal::SIGKILL);
     let _ = waitpid(pid, None);
