@@ -66,26 +66,43 @@ impl Against {
         }
         // A relative path stays one the forks find from any directory they run in.
         let exe = std::fs::canonicalize(path).map_err(|e| refuse(not_found(&e)))?;
+        // Opened once: what is hashed is what every copy executes.
+        let mut file = std::fs::File::open(&exe).map_err(|e| refuse(not_found(&e)))?;
+        let sha1 = sha1_of(&mut file, &exe)?;
         let launcher = Launcher {
             runner: runner(&exe).map_err(refuse)?,
+            file: Some(std::sync::Arc::new(file.into())),
             exe,
             args,
         };
-        // Who it is first, with no flags (bb-ipc refuses bb-zstd's), then its rows with
-        // this run's.
-        let bare = Launcher {
-            args: vec![],
-            ..launcher.clone()
+        // Its rows with this run's flags tell who it is; where they give none, it is asked
+        // with no flags (bb-ipc refuses bb-zstd's). Asked bare first, bb-seek would read
+        // its default source, S3 where BUCKET is set, which this run's may not touch.
+        let description = describe(&launcher, &[]);
+        let identity = match &description {
+            Ok(d) if !d.labels.is_empty() => d.clone(),
+            _ => {
+                let bare = Launcher {
+                    args: vec![],
+                    ..launcher.clone()
+                };
+                describe(&bare, &[]).map_err(&refuse)?
+            }
         };
-        let identity = describe(&bare, &[]).map_err(refuse)?;
         let program = crate::util::terminal::program_name();
+        if identity.labels.is_empty() {
+            return Err(refuse(format!(
+                "it describes no rows ({} has none to pair with this run's)",
+                printable(&identity.program)
+            )));
+        }
         if family(&identity.labels) != family(labels) {
             return Err(refuse(format!(
                 "it is {}, not {program}: --against takes another build of the same binary",
                 printable(&identity.program)
             )));
         }
-        let description = describe(&launcher, &[]).map_err(refuse)?;
+        let description = description.map_err(refuse)?;
         let this_exe = std::env::current_exe()
             .map_err(|e| Error::io("finding this binary to name its build", e))?;
         let mut rng = crate::util::rng::Rng::new(seed ^ 0xab_ab);
@@ -93,11 +110,11 @@ impl Against {
             rows: rows(labels, &description.labels),
             this: Build {
                 path: printable(&this_exe.to_string_lossy()),
-                sha1: sha1_of(&this_exe)?,
+                sha1: sha1_of_path(&this_exe)?,
             },
             other: Build {
                 path: shown.clone(),
-                sha1: sha1_of(&launcher.exe)?,
+                sha1,
             },
             launcher,
             shown,
@@ -184,48 +201,62 @@ fn describe(launcher: &Launcher, values: &[f64]) -> std::result::Result<Descript
         &mut command,
         &launcher.exe,
         "the --against build",
-        Purpose::Fork,
+        Purpose::Other,
+        launcher.exec_file().as_deref(),
     )
     .map_err(|e| e.to_string())?;
-    let read = |pipe: Option<Box<dyn Read + Send>>, limit: u64| {
+    // Its output is read until the pipes' end, and that end is bounded too: a process it
+    // left behind may hold them open.
+    let deadline = Instant::now() + DESCRIBE_DEADLINE;
+    let (sent, texts) = std::sync::mpsc::channel();
+    let read = |side: usize, pipe: Option<Box<dyn Read + Send>>, limit: u64| {
+        let sent = sent.clone();
         crate::util::thread::spawn("--against's output", move || {
             let mut text = Vec::new();
             if let Some(pipe) = pipe {
                 let _ = pipe.take(limit).read_to_end(&mut text);
             }
-            String::from_utf8_lossy(&text).into_owned()
+            let _ = sent.send((side, String::from_utf8_lossy(&text).into_owned()));
         })
     };
     let (out, err) = (child.stdout.take(), child.stderr.take());
-    let readers = read(out.map(|p| Box::new(p) as _), DESCRIPTION_LIMIT)
-        .and_then(|o| Ok((o, read(err.map(|p| Box::new(p) as _), COMPLAINT_LIMIT)?)));
-    let (stdout, stderr) = match readers {
-        Ok(both) => both,
-        Err(e) => {
-            let _ = child.kill();
-            let _ = child.wait();
-            crate::harness::watchdog::remove_exit_hook(hook);
-            return Err(e.to_string());
-        }
+    // One byte past the limit tells a description too long from one that does not end.
+    let readers = read(0, out.map(|p| Box::new(p) as _), DESCRIPTION_LIMIT + 1)
+        .and_then(|_| read(1, err.map(|p| Box::new(p) as _), COMPLAINT_LIMIT));
+    let status = match readers {
+        Ok(_) => crate::system::exit::wait_until(&mut child, deadline, Duration::from_millis(2)),
+        Err(_) => None,
     };
-    let poll = Duration::from_millis(2);
-    let status =
-        crate::system::exit::wait_until(&mut child, Instant::now() + DESCRIBE_DEADLINE, poll);
-    if status.is_none() {
-        let _ = child.kill();
-        let _ = child.wait();
+    // Once it has exited (or run out of time), whatever its process group (its own,
+    // `Purpose::Other`) still holds goes: a process it left behind may hold the pipes.
+    let group = nix::unistd::Pid::from_raw(child.id() as i32);
+    let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
+    let _ = child.wait();
+    let mut output = [None, None];
+    while status.is_some() && output.iter().any(Option::is_none) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match texts.recv_timeout(left) {
+            Ok((side, text)) => output[side] = Some(text),
+            Err(_) => break,
+        }
     }
     crate::harness::watchdog::remove_exit_hook(hook);
-    let (stdout, stderr) = (
-        stdout.join().unwrap_or_default(),
-        stderr.join().unwrap_or_default(),
-    );
-    let Some(status) = status else {
+    if let Err(e) = readers {
+        return Err(e.to_string());
+    }
+    let (Some(status), [Some(stdout), Some(stderr)]) = (status, output) else {
         return Err(format!(
             "it did not describe itself within {} s (is it a boardbench binary?)",
             DESCRIBE_DEADLINE.as_secs()
         ));
     };
+    // Before its status: one cut short by the limit may have died of SIGPIPE.
+    if stdout.len() as u64 > DESCRIPTION_LIMIT {
+        return Err(format!(
+            "its self-description is over {} MiB",
+            DESCRIPTION_LIMIT >> 20
+        ));
+    }
     let complaint = stderr.lines().find(|l| !l.trim().is_empty());
     if !status.success() {
         return Err(match complaint {
@@ -242,7 +273,7 @@ fn describe(launcher: &Launcher, values: &[f64]) -> std::result::Result<Descript
         Err(None) => Err(format!(
             "it speaks no fork protocol version; this build needs version {PROTOCOL} (a boardbench build from before --against, or another program)"
         )),
-        Err(Some(what)) => Err(format!("its description has {}", printable(&what))),
+        Err(Some(what)) => Err(format!("its self-description {}", printable(&what))),
     }
 }
 
@@ -261,9 +292,14 @@ fn rows(ours: &[String], theirs: &[String]) -> Vec<Option<usize>> {
 }
 
 /// The hex SHA-1 of the file at `path`.
-fn sha1_of(path: &Path) -> Result<String> {
+fn sha1_of_path(path: &Path) -> Result<String> {
     let mut file = std::fs::File::open(path)
         .map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
+    sha1_of(&mut file, path)
+}
+
+/// The hex SHA-1 of `file`, from where it stands to its end; `path` names it.
+fn sha1_of(file: &mut std::fs::File, path: &Path) -> Result<String> {
     let mut sha = crate::util::digest::Sha1::default();
     let mut buf = vec![0u8; 1 << 16];
     loop {
@@ -305,6 +341,7 @@ mod tests {
         let against = |this_first| Against {
             launcher: Launcher {
                 exe: "/x".into(),
+                file: None,
                 runner: None,
                 args: vec![],
             },
@@ -331,7 +368,7 @@ mod tests {
         let file = dir.join("b");
         std::fs::write(&file, b"abc").unwrap();
         assert_eq!(
-            sha1_of(&file).unwrap(),
+            sha1_of_path(&file).unwrap(),
             "a9993e364706816aba3e25717850c26c9cd0d89d"
         );
     }

@@ -183,6 +183,19 @@ impl Benchmark {
         }
     }
 
+    /// The most deadlines (each `--timeout` long, `watchdog::arm`) a fork of it arms:
+    /// its set-up, batch calibration, every iteration and its finish, twice with a
+    /// paired baseline.
+    pub fn most_deadlines(&self, settings: &Settings) -> u32 {
+        let one = (settings.warmup_iterations)
+            .saturating_add(settings.iterations)
+            .saturating_add(3);
+        match self.paired {
+            Some(_) => one.saturating_mul(2),
+            None => one,
+        }
+    }
+
     /// How long this benchmark runs with `settings`, each fork started in `start`: every
     /// fork (with a precision to reach, as many as its budget allows: the most it can
     /// take), or one run in process.

@@ -70,7 +70,7 @@ fn probe(exe: &Path) -> std::io::Result<()> {
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
-    exec_directly(&mut command)?;
+    exec_directly(&mut command, None)?;
     let (mut child, hook) =
         crate::system::exit::spawn_with_exit_hook(&mut command, crate::system::exit::Ending::Kill)?;
     let _ = child.kill();
@@ -157,8 +157,9 @@ unsafe impl Sync for Exec {}
 /// Makes `command` exec its program with execve(2) itself, as the last step before the
 /// execvp that `Command` would make, so that a file the kernel refuses fails the spawn
 /// with ENOEXEC instead of running as a shell script. The program is looked up on PATH
-/// as execvp would. Call it last, once arguments and environment are set.
-pub fn exec_directly(command: &mut Command) -> std::io::Result<()> {
+/// as execvp would, unless `file` names what to execute in its place (the program then
+/// only `argv[0]`). Call it last, once arguments and environment are set.
+pub fn exec_directly(command: &mut Command, file: Option<&Path>) -> std::io::Result<()> {
     use std::os::unix::process::CommandExt;
     let invalid = |what: &str| {
         std::io::Error::new(
@@ -167,7 +168,11 @@ pub fn exec_directly(command: &mut Command) -> std::io::Result<()> {
         )
     };
     let path = std::env::var_os("PATH");
-    let program = find_on_path(command.get_program(), path.as_deref()).ok_or_else(|| {
+    let found = match file {
+        Some(file) => Some(file.to_path_buf()),
+        None => find_on_path(command.get_program(), path.as_deref()),
+    };
+    let program = found.ok_or_else(|| {
         std::io::Error::new(
             std::io::ErrorKind::NotFound,
             format!("{} is not on PATH", command.get_program().to_string_lossy()),
@@ -293,7 +298,7 @@ mod tests {
     fn a_direct_exec_reports_enoexec_instead_of_running_the_file_as_a_script() {
         let (_dir, exe) = foreign("direct", 0xbeef, None);
         let mut command = Command::new(&exe);
-        exec_directly(&mut command).unwrap();
+        exec_directly(&mut command, None).unwrap();
         let error = command.spawn().unwrap_err();
         assert_eq!(error.raw_os_error(), Some(libc::ENOEXEC), "{error}");
         // And a native program runs with the arguments and environment it was given.
@@ -301,7 +306,7 @@ mod tests {
         echo.args(["-c", "echo \"$0 $BB_EXEC_TEST\"", "zero"])
             .env("BB_EXEC_TEST", "set")
             .stdout(std::process::Stdio::piped());
-        exec_directly(&mut echo).unwrap();
+        exec_directly(&mut echo, None).unwrap();
         let out = echo.output().unwrap();
         assert_eq!(String::from_utf8_lossy(&out.stdout), "zero set\n");
     }

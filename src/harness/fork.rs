@@ -70,6 +70,10 @@ pub(crate) fn child_task() -> Option<ChildTask> {
         return Some(ChildTask::StartOnly);
     }
     let (index, fd, values) = decode_request(&value)?;
+    // Started by a wrapper (another build's), it dies with the wrapper as the wrapper
+    // dies with the run: a fork never outlives its parent, whoever that is.
+    // SAFETY: prctl(2) with PR_SET_PDEATHSIG only sets this process's attribute.
+    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM as libc::c_ulong) };
     // SAFETY: the parent passed this descriptor, the write end of a pipe it made for
     // this child alone; nothing else in this process owns it.
     let pipe = unsafe { std::fs::File::from_raw_fd(fd) };
@@ -106,7 +110,7 @@ pub(crate) fn time_start() -> Option<std::time::Duration> {
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
     let started = std::time::Instant::now();
-    let (mut child, hook) = spawn(&mut command, &exe, "a fork", Purpose::Fork).ok()?;
+    let (mut child, hook) = spawn(&mut command, &exe, "a fork", Purpose::Fork, None).ok()?;
     let poll = std::time::Duration::from_micros(500);
     let status = crate::system::exit::wait_until(&mut child, started + START_DEADLINE, poll);
     let took = started.elapsed();
@@ -174,14 +178,14 @@ impl Description {
 
     /// What [`Description::text`] wrote. Err(None) where the text is no description at
     /// all (a build from before them, or another program); Err(Some(why)) where it is one
-    /// that cannot be read.
+    /// that cannot be read, `why` a predicate ("does not end").
     pub fn parse(text: &str) -> std::result::Result<Description, Option<String>> {
         let mut lines = text.lines();
         let head = lines.next().and_then(|l| l.strip_prefix(DESCRIPTION_HEAD));
         let version = head.and_then(|h| h.strip_prefix(' ')).ok_or(None)?;
         let protocol = version.parse().map_err(|_| {
             Some(format!(
-                "a protocol version '{}'",
+                "has a protocol version '{}'",
                 printable(&version.chars().take(25).collect::<String>())
             ))
         })?;
@@ -197,10 +201,10 @@ impl Description {
                 None if line == "end" => return Ok(d),
                 // A later version's lines, where the versions match, are not errors.
                 _ if d.protocol != PROTOCOL => {}
-                _ => return Err(Some("a line it does not explain".into())),
+                _ => return Err(Some("has a line it does not explain".into())),
             }
         }
-        Err(Some("a description that does not end".into()))
+        Err(Some("does not end (no `end` line)".into()))
     }
 }
 
@@ -212,11 +216,14 @@ pub(crate) fn describe_command(command: &mut std::process::Command, values: &[f6
         .env(CHILD_ENV, START_ONLY);
 }
 
-/// How to start a copy of another build (`--against`'s) as a fork: its path, the runner
-/// it needs (qemu-user, where the kernel cannot execute it), and the arguments.
+/// How to start a copy of another build (`--against`'s) as a fork: its path, the file
+/// as it was opened and checked (what every copy executes: a build replaced or removed
+/// on disk mid-run changes nothing), the runner it needs (qemu-user, where the kernel
+/// cannot execute it), and the arguments.
 #[derive(Debug, Clone)]
 pub(crate) struct Launcher {
     pub exe: std::path::PathBuf,
+    pub file: Option<std::sync::Arc<OwnedFd>>,
     pub runner: Option<std::path::PathBuf>,
     pub args: Vec<std::ffi::OsString>,
 }
@@ -224,12 +231,15 @@ pub(crate) struct Launcher {
 impl Launcher {
     /// A command that starts the build with its arguments, through its runner; the
     /// runner is passed on to the copy (or this run's removed), for the servers it starts.
+    /// Start it with [`Launcher::exec_file`].
     pub fn command(&self) -> std::process::Command {
         use crate::harness::exec::RUNNER_ENV;
+        use std::os::unix::process::CommandExt;
         let mut command = match &self.runner {
             Some(runner) => {
                 let mut c = std::process::Command::new(runner);
-                c.arg(&self.exe).env(RUNNER_ENV, runner);
+                c.arg(self.opened().unwrap_or_else(|| self.exe.clone()))
+                    .env(RUNNER_ENV, runner);
                 c
             }
             None => {
@@ -239,7 +249,30 @@ impl Launcher {
             }
         };
         command.args(&self.args);
+        if let Some(fd) = self.file.as_ref().map(|f| f.as_raw_fd()) {
+            // SAFETY: fcntl(2) is async-signal-safe and touches only this descriptor.
+            // It stays open through exec: a script's interpreter, or the runner, opens
+            // the file by it.
+            unsafe {
+                command.pre_exec(move || {
+                    libc::fcntl(fd, libc::F_SETFD, 0);
+                    Ok(())
+                });
+            }
+        }
         command
+    }
+
+    /// The file [`spawn`] executes for [`Launcher::command`] (its program named by
+    /// `exe`, as `argv[0]`): the opened build, where it runs without a runner.
+    pub fn exec_file(&self) -> Option<std::path::PathBuf> {
+        self.runner.is_none().then(|| self.opened()).flatten()
+    }
+
+    /// The opened build as a path any process that holds the descriptor can open.
+    fn opened(&self) -> Option<std::path::PathBuf> {
+        let fd = self.file.as_ref()?.as_raw_fd();
+        Some(format!("/proc/self/fd/{fd}").into())
     }
 }
 
@@ -258,8 +291,9 @@ pub(crate) fn run_child(
     values: &[f64],
     other: Option<&Launcher>,
     quiet: std::time::Duration,
+    limit: std::time::Duration,
 ) -> Result<Result<ForkResult>> {
-    let mut child = Child::start(index, fork, label, values, other, false)?;
+    let mut child = Child::start(index, fork, label, values, other, false, limit)?;
     while child.step(quiet) == Step::Turned {}
     child.finish()
 }
@@ -286,11 +320,15 @@ pub(crate) struct Child {
     /// Its report, or why there is none, once it is [`Step::Done`].
     outcome: Option<std::result::Result<ForkResult, Unreported>>,
     quiet: std::time::Duration,
+    /// When it is stopped, however it goes on saying `alive`: its deadlines are counted.
+    deadline: std::time::Instant,
+    limit: std::time::Duration,
 }
 
 impl Child {
     /// Starts fork `fork` of benchmark `index` (of this build, or of `other`); with
-    /// `in_turn`, it waits for a turn before each step of its work ([`Child::step`]).
+    /// `in_turn`, it waits for a turn before each step of its work ([`Child::step`]). It
+    /// is stopped once it has run `limit`, its report or not, and so is its exit.
     pub fn start(
         index: usize,
         fork: u32,
@@ -298,6 +336,7 @@ impl Child {
         values: &[f64],
         other: Option<&Launcher>,
         in_turn: bool,
+        limit: std::time::Duration,
     ) -> Result<Child> {
         // Errno is named, not kept as the cause: its Debug (every errno's name) would
         // double the binaries' error tables.
@@ -315,12 +354,17 @@ impl Child {
             }
             false => None,
         };
-        let (mut command, exe) = match other {
-            Some(launcher) => (launcher.command(), launcher.exe.clone()),
+        let (mut command, exe, purpose, file) = match other {
+            Some(launcher) => (
+                launcher.command(),
+                launcher.exe.clone(),
+                Purpose::Other,
+                launcher.exec_file(),
+            ),
             None => {
                 let (mut command, exe) = command_for_self(Purpose::Fork)?;
                 command.args(std::env::args_os().skip(1));
-                (command, exe)
+                (command, exe, Purpose::Fork, None)
             }
         };
         command
@@ -338,7 +382,8 @@ impl Child {
             &mut command,
             &exe,
             &format!("fork {fork} of {label}"),
-            Purpose::Fork,
+            purpose,
+            file.as_deref(),
         )?;
         drop(write_end);
         Ok(Child {
@@ -353,6 +398,8 @@ impl Child {
             }),
             outcome: None,
             quiet: std::time::Duration::ZERO,
+            deadline: crate::harness::watchdog::after(limit),
+            limit,
         })
     }
 
@@ -368,7 +415,7 @@ impl Child {
             let _ = turns.write_all(b"t");
         }
         loop {
-            return match self.report.next(quiet) {
+            return match self.report.next(quiet, self.deadline) {
                 Ok(Event::Turn) if self.turns.is_some() => Step::Turned,
                 // A turn it was never given is no step: read on.
                 Ok(Event::Turn) => continue,
@@ -379,8 +426,8 @@ impl Child {
     }
 
     fn done(&mut self, outcome: std::result::Result<ForkResult, Unreported>) -> Step {
-        if let Err(Unreported::Silent) = outcome {
-            let _ = self.process.kill();
+        if let Err(Unreported::Silent | Unreported::Overran) = outcome {
+            crate::system::exit::kill_whole(&self.process);
         }
         self.outcome = Some(outcome);
         Step::Done
@@ -399,7 +446,7 @@ impl Child {
     /// Ends it where it has not ended (its pair's other fork failed), SIGKILL.
     pub fn stop(&mut self) {
         if self.outcome.is_none() {
-            let _ = self.process.kill();
+            crate::system::exit::kill_whole(&self.process);
             self.outcome = Some(Err(Unreported::Bad("stopped".into())));
         }
     }
@@ -410,6 +457,14 @@ impl Child {
         let (fork, quiet) = (self.fork, self.quiet);
         // Its turns pipe closed: one still waiting for a turn ends.
         self.turns = None;
+        // One that lingers after its report (or its pipe's end) is killed after a grace,
+        // within its limit.
+        let until = (std::time::Instant::now() + EXIT_GRACE).min(self.deadline);
+        let poll = std::time::Duration::from_millis(5);
+        let lingered = crate::system::exit::wait_until(&mut self.process, until, poll).is_none();
+        if lingered {
+            crate::system::exit::kill_whole(&self.process);
+        }
         let status = self.process.wait();
         crate::harness::watchdog::remove_exit_hook(self.hook);
         let status = status
@@ -424,6 +479,15 @@ impl Child {
                 "fork {fork} said nothing for {} (--timeout and {} to start): stopped, or never started by its runner; it was killed",
                 crate::util::format::format_duration(quiet),
                 crate::util::format::format_duration(FORK_GRACE)
+            ))),
+            Err(Unreported::Overran) => Err(Error::failed(format!(
+                "fork {fork} ran past its limit of {} (its deadlines at --timeout each, and {} to start) though it said it was alive; it was killed",
+                crate::util::format::format_duration(self.limit),
+                crate::util::format::format_duration(FORK_GRACE)
+            ))),
+            _ if lingered => Err(Error::failed(format!(
+                "fork {fork} did not exit within {} of its report's end; it was killed",
+                crate::util::format::format_duration(EXIT_GRACE)
             ))),
             _ if !status.success() => Err(Error::failed(format!("fork {fork} failed ({status})"))),
             Err(Unreported::Bad(e)) => {
@@ -442,12 +506,16 @@ pub enum Purpose {
     Fork,
     /// A server, killed outright: its client is gone.
     Server,
+    /// A copy of another build (`--against`'s), which may be a wrapper script that runs
+    /// the build as its child: in a process group of its own, ended whole, and nothing
+    /// blocked in it (a wrapper would never unblock it).
+    Other,
 }
 
 impl Purpose {
     fn ending(self) -> Ending {
         match self {
-            Purpose::Fork => Ending::Terminate,
+            Purpose::Fork | Purpose::Other => Ending::Terminate,
             Purpose::Server => Ending::Kill,
         }
     }
@@ -456,7 +524,7 @@ impl Purpose {
     fn alternative(self) -> &'static str {
         match self {
             Purpose::Fork => ", or use --forks 0",
-            Purpose::Server => "",
+            Purpose::Server | Purpose::Other => "",
         }
     }
 }
@@ -493,14 +561,21 @@ pub fn command_for_self(purpose: Purpose) -> Result<(std::process::Command, std:
 /// signal, a timeout) it is ended as `purpose` wants and reaped before this process
 /// exits. Returns the child and the handle of that exit hook, to remove once it is
 /// reaped. A program the kernel refuses (ENOEXEC) is an error that says what to do.
+/// `file`, where given, is executed in the program's place ([`Launcher::exec_file`]).
 pub fn spawn(
     command: &mut std::process::Command,
     exe: &std::path::Path,
     what: &str,
     purpose: Purpose,
+    file: Option<&std::path::Path>,
 ) -> Result<(std::process::Child, u64)> {
-    die_with_parent(command, nix::sys::signal::Signal::SIGTERM);
-    let started = crate::harness::exec::exec_directly(command)
+    let own = purpose != Purpose::Other;
+    die_with_parent(command, nix::sys::signal::Signal::SIGTERM, own);
+    if !own {
+        use std::os::unix::process::CommandExt;
+        command.process_group(0);
+    }
+    let started = crate::harness::exec::exec_directly(command, file)
         .and_then(|()| crate::system::exit::spawn_with_exit_hook(command, purpose.ending()));
     started.map_err(|e| {
         let program = std::path::Path::new(command.get_program());
@@ -528,27 +603,36 @@ pub fn spawn(
 
 /// Makes the process that `command` starts receive `signal` when the thread that starts
 /// it ends (PR_SET_PDEATHSIG), so that a child never outlives a parent killed with
-/// SIGKILL. A catchable `signal` is blocked until the child's own handling is in place
-/// (`signals::install` unblocks it, the signal mask surviving exec): one that came
-/// between exec and the handler would end the child before it removed what it must (a
-/// socket file). A child whose parent died before the request took hold gets the signal
-/// at once, the same way.
-pub fn die_with_parent(command: &mut std::process::Command, signal: nix::sys::signal::Signal) {
+/// SIGKILL. It starts with no signal blocked and the signals a run handles at their
+/// defaults, except that in a copy of this binary (`own`) a catchable `signal` is
+/// blocked until the child's own handling is in place (`signals::install` unblocks it,
+/// the signal mask surviving exec): one that came between exec and the handler would
+/// end the child before it removed what it must (a socket file). Another program would
+/// never unblock it. A child whose parent died before the request took hold gets the
+/// signal at once, the same way.
+pub fn die_with_parent(
+    command: &mut std::process::Command,
+    signal: nix::sys::signal::Signal,
+    own: bool,
+) {
     use std::os::unix::process::CommandExt;
     let parent = std::process::id() as libc::pid_t;
     let catchable = signal != nix::sys::signal::Signal::SIGKILL;
     // SAFETY: the closure runs between fork and exec and only makes async-signal-safe
-    // system calls (sigemptyset, sigaddset, sigprocmask, prctl, getppid, raise); it
-    // allocates nothing and takes no lock.
+    // system calls (signal, sigemptyset, sigaddset, sigprocmask, prctl, getppid, raise);
+    // it allocates nothing and takes no lock.
     unsafe {
         command.pre_exec(move || {
-            if catchable {
-                let mut set: libc::sigset_t = std::mem::zeroed();
-                libc::sigemptyset(&mut set);
+            for s in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGPIPE] {
+                libc::signal(s, libc::SIG_DFL);
+            }
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            if catchable && own {
                 libc::sigaddset(&mut set, signal as libc::c_int);
-                if libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
+            }
+            if libc::sigprocmask(libc::SIG_SETMASK, &set, std::ptr::null_mut()) != 0 {
+                return Err(std::io::Error::last_os_error());
             }
             if libc::prctl(libc::PR_SET_PDEATHSIG, signal as libc::c_ulong) != 0 {
                 return Err(std::io::Error::last_os_error());
@@ -564,6 +648,9 @@ pub fn die_with_parent(command: &mut std::process::Command, signal: nix::sys::si
 /// How much longer than `--timeout` a fork may say nothing: its start (qemu-user's too)
 /// and the time to report.
 pub(crate) const FORK_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+/// How long a fork has to exit once its report has ended (it stops its server).
+const EXIT_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// The largest report a fork may send.
 const REPORT_LIMIT: usize = 256 << 20;
 
@@ -596,16 +683,25 @@ impl Report {
         }
     }
 
-    /// Reads until the fork ends a step or its report.
-    fn next(&mut self, quiet: std::time::Duration) -> std::result::Result<Event, Unreported> {
+    /// Reads until the fork ends a step or its report, until `deadline` at most.
+    fn next(
+        &mut self,
+        quiet: std::time::Duration,
+        deadline: std::time::Instant,
+    ) -> std::result::Result<Event, Unreported> {
         use std::io::Read;
         let mut chunk = vec![0u8; 1 << 16];
         loop {
             if let Some(event) = self.parse_pending()? {
                 return Ok(event);
             }
-            if !readable_within(&self.pipe, quiet).map_err(|e| Unreported::Bad(e.to_string()))? {
-                return Err(Unreported::Silent);
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let wait = quiet.min(left);
+            if !readable_within(&self.pipe, wait).map_err(|e| Unreported::Bad(e.to_string()))? {
+                return Err(match wait < quiet {
+                    true => Unreported::Overran,
+                    false => Unreported::Silent,
+                });
             }
             let n = self
                 .pipe
@@ -680,6 +776,8 @@ enum Unreported {
     Failed(Error),
     /// It said nothing, not even `alive`, for longer than its deadline allows.
     Silent,
+    /// It ran past its limit, every deadline it may arm at --timeout.
+    Overran,
     /// Its report was missing or could not be read.
     Bad(String),
 }
@@ -838,9 +936,10 @@ mod tests {
         ] {
             let (read_end, write_end) = nix::unistd::pipe().unwrap();
             send_error(std::fs::File::from(write_end), &error);
-            let Err(Unreported::Failed(back)) =
-                Report::new(read_end).next(std::time::Duration::from_secs(5))
-            else {
+            let Err(Unreported::Failed(back)) = Report::new(read_end).next(
+                std::time::Duration::from_secs(5),
+                crate::harness::watchdog::after(std::time::Duration::from_secs(5)),
+            ) else {
                 panic!("no error came back for {error}");
             };
             let message = error.to_string().replace('\n', "; ");
@@ -862,7 +961,10 @@ mod tests {
             }
         });
         let mut report = Report::new(read_end);
-        match report.next(std::time::Duration::from_secs(5)) {
+        match report.next(
+            std::time::Duration::from_secs(5),
+            crate::harness::watchdog::after(std::time::Duration::from_secs(60)),
+        ) {
             Err(Unreported::Bad(why)) => assert!(why.contains("256 MiB"), "{why}"),
             _ => panic!("an endless report of complete lines was read"),
         }
@@ -874,9 +976,15 @@ mod tests {
             .unwrap();
         let mut report = Report::new(read_end);
         let quiet = std::time::Duration::from_secs(5);
-        assert!(matches!(report.next(quiet), Ok(Event::Turn)));
-        assert!(matches!(report.next(quiet), Ok(Event::Turn)));
-        match report.next(quiet) {
+        assert!(matches!(
+            report.next(quiet, crate::harness::watchdog::after(quiet)),
+            Ok(Event::Turn)
+        ));
+        assert!(matches!(
+            report.next(quiet, crate::harness::watchdog::after(quiet)),
+            Ok(Event::Turn)
+        ));
+        match report.next(quiet, crate::harness::watchdog::after(quiet)) {
             Ok(Event::Report(r)) => assert_eq!((&r.scores, r.ops), (&vec![1.0, 2.0], 2)),
             _ => panic!("no report after the turns"),
         }
@@ -945,7 +1053,7 @@ mod tests {
         let child = std::thread::spawn(|| {
             let mut c = std::process::Command::new("sleep");
             c.arg("30");
-            die_with_parent(&mut c, nix::sys::signal::Signal::SIGKILL);
+            die_with_parent(&mut c, nix::sys::signal::Signal::SIGKILL, true);
             c.spawn().unwrap()
         })
         .join()

@@ -280,7 +280,6 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
         start,
     );
     plan.planning = Some(planning.elapsed()).filter(|&t| t >= plan::PLANNING_SHOWN);
-    plan::check_length(plan.total())?;
     plan.prelude = suite.prelude.as_ref().map(|p| (p.what.clone(), p.estimate));
     if let Some(against) = &against {
         // A row with a pair runs every fork twice, once a build.
@@ -291,6 +290,8 @@ fn run_parent(mut suite: Suite, settings: Settings, flags: &CommonArgs) -> Resul
         }
     }
     plan.idle_wait = flags.idle_wait;
+    // The whole plan: an A/B row's pairs, the prelude and the idle wait counted.
+    plan::check_length(plan.total())?;
     if flags.dry_run {
         print_notes(&suite.notes);
         print!("{}", plan.render(&program_name()));
@@ -654,24 +655,42 @@ impl Rounds<'_> {
         // A fork tells of each deadline its watchdog arms, at most --timeout apart: one
         // silent for longer (stopped, or a runner that never started it) is ended here.
         let quiet = settings.timeout.saturating_add(fork::FORK_GRACE);
+        // Nor may it say `alive` for ever: a fork (a pair's two together) arms a known
+        // number of deadlines.
+        let limit = (settings.timeout)
+            .saturating_mul(bench.most_deadlines(&settings).saturating_mul(sides))
+            .saturating_add(fork::FORK_GRACE);
         let before = Snapshot::take();
         let started = std::time::Instant::now();
         let outcomes = match (settings.forks, pair) {
             (0, _) => vec![(None, runner::run_in_process(bench, &settings, unit))],
             (_, None) => vec![(
                 None,
-                fork::run_child(index, round, label, self.values, None, quiet)?,
+                fork::run_child(index, round, label, self.values, None, quiet, limit)?,
             )],
             (_, Some((a, there))) => {
-                let this = fork::Child::start(index, round, label, self.values, None, true)?;
-                let other =
-                    fork::Child::start(there, round, label, self.values, Some(&a.launcher), true)?;
-                let first = usize::from(!a.this_runs_first(round));
-                match pair::run_pair([this, other], first, quiet)? {
-                    Ok([this, other]) => vec![(None, Ok(this)), (Some(there), Ok(other))],
-                    Err((0, e)) => vec![(None, Err(e))],
-                    Err((_, e)) => {
-                        vec![(Some(there), Err(e.within(format!("--against {}", a.shown))))]
+                let start = |index, launcher| {
+                    let values = self.values;
+                    fork::Child::start(index, round, label, values, launcher, true, limit)
+                };
+                let theirs =
+                    |e: Error| vec![(Some(there), Err(e.within(format!("--against {}", a.shown))))];
+                let mut this = start(index, None)?;
+                // The other build not started (its runner gone, a limit) fails this row,
+                // not the run: what was measured is reported.
+                match start(there, Some(&a.launcher)) {
+                    Err(e) => {
+                        this.stop();
+                        let _ = this.finish()?;
+                        theirs(e)
+                    }
+                    Ok(other) => {
+                        let first = usize::from(!a.this_runs_first(round));
+                        match pair::run_pair([this, other], first, quiet)? {
+                            Ok([this, other]) => vec![(None, Ok(this)), (Some(there), Ok(other))],
+                            Err((0, e)) => vec![(None, Err(e))],
+                            Err((_, e)) => theirs(e),
+                        }
                     }
                 }
             }

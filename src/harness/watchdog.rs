@@ -31,10 +31,15 @@ pub fn arm(timeout: Duration, what: String) {
         // A parent that is gone has nothing to be told.
         let _ = pipe.write_all(format!("{ALIVE}\n").as_bytes());
     }
-    let at = Instant::now()
-        .checked_add(timeout)
-        .unwrap_or_else(|| Instant::now() + Duration::from_secs(1 << 32));
+    let at = after(timeout);
     *DEADLINE.lock().unwrap_or_else(|e| e.into_inner()) = Some(Deadline { at, timeout, what });
+}
+
+/// `timeout` from now, or as far as an Instant goes (absurd flags).
+pub(crate) fn after(timeout: Duration) -> Instant {
+    let now = Instant::now();
+    now.checked_add(timeout)
+        .unwrap_or_else(|| now + Duration::from_secs(1 << 32))
 }
 
 /// In a fork: tell the parent over `pipe` (a copy of its report pipe) of every deadline

@@ -93,7 +93,7 @@ pub(crate) fn spawn(
         });
     }
     let (child, hook) =
-        crate::harness::fork::spawn(&mut command, &exe, "the server", Purpose::Server)?;
+        crate::harness::fork::spawn(&mut command, &exe, "the server", Purpose::Server, None)?;
     drop(fds);
     Ok(ServerChild {
         child,

@@ -361,7 +361,12 @@ fn ab_lines(shown: &str, results: &[BenchResult]) -> Vec<String> {
     // The path on a line of its own, its end kept where it is long: it names the build.
     let head = format!("this build against {}:", tail_of(shown, WIDTH - 20));
     if compared.is_empty() {
-        return vec![head, "  no row both builds ran".into()];
+        let ran = results.iter().any(|r| r.versus.is_some());
+        let why = match ran {
+            true => "  both builds ran; no pair gave a usable score (0, negative, NaN or infinite)",
+            false => "  no row both builds ran",
+        };
+        return vec![head, why.into()];
     }
     let keys = varying_keys(compared.iter().map(|(r, _)| r.params.as_slice()));
     let name = |r: &BenchResult| {
@@ -666,6 +671,11 @@ mod tests {
         assert!(
             lines.iter().all(|l| l.chars().count() <= WIDTH),
             "{lines:?}"
+        );
+        let unusable = ab_row("compress", "1", &[0.0, f64::NAN, -1.0, f64::INFINITY]);
+        assert_eq!(
+            against_lines("x", &[unusable])[1],
+            "  both builds ran; no pair gave a usable score (0, negative, NaN or infinite)"
         );
         let plain = sample_result("bb.zstd.compress", "1", vec![1.0]);
         assert_eq!(

@@ -92,10 +92,8 @@ fn entries(r: &BenchResult, this: Option<&Build>, env: &Environment) -> Vec<Json
             ("ratio", Json::Num(p.ratio)),
             ("low", Json::Num(p.low)),
             ("high", Json::Num(p.high)),
-            (
-                "pairs",
-                Json::Num(r.raw.len().min(versus.result.raw.len()) as f64),
-            ),
+            // The pairs the ratio used: one with a score of 0 or not a number is left out.
+            ("pairs", Json::Num(p.basis.count() as f64)),
             ("basis", Json::str(p.basis.name())),
             ("verdict", Json::str(p.verdict().name())),
             ("level", Json::Num(crate::stats::paired::PAIRED_CONFIDENCE)),
@@ -763,7 +761,8 @@ mod tests {
             .get("against")
             .unwrap();
         assert_eq!(against.get("verdict").unwrap().as_str(), Some("faster"));
-        assert_eq!(against.get("pairs").unwrap().as_f64(), Some(1.0));
+        // The pairs the ratio used, not the forks each side ran.
+        assert_eq!(against.get("pairs").unwrap().as_f64(), Some(5.0));
     }
 
     #[test]

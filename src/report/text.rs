@@ -318,7 +318,7 @@ fn ab_table(results: &[BenchResult]) -> String {
             Some(p) => row.extend([
                 format!("{:.3}x", p.ratio),
                 format!("{}-{}", format_score(p.low), format_score(p.high)),
-                r.raw.len().min(versus.result.raw.len()).to_string(),
+                p.basis.count().to_string(),
                 p.verdict().name().to_string(),
                 crate::stats::power::percent(p.smallest),
             ]),

@@ -76,7 +76,7 @@ impl LocalServer {
             .stdout(Stdio::piped());
         // A client killed outright (SIGKILL) does not leave its server behind either.
         let (mut child, hook) =
-            crate::harness::fork::spawn(&mut command, &exe, "the server", Purpose::Server)?;
+            crate::harness::fork::spawn(&mut command, &exe, "the server", Purpose::Server, None)?;
         server.hooks.push(hook);
         let mut line = String::new();
         let stdout = child.stdout.take().expect("stdout is piped");

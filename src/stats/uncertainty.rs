@@ -49,6 +49,13 @@ pub enum Basis {
 }
 
 impl Basis {
+    /// How many forks (or pairs) it was computed from.
+    pub fn count(self) -> usize {
+        match self {
+            Basis::Forks(n) | Basis::Band(n) => n,
+        }
+    }
+
     /// As the JSON names it (`boardbench.errorBasis`): `forks 3`, `band 1`.
     pub fn name(self) -> String {
         match self {

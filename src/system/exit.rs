@@ -70,23 +70,54 @@ pub fn spawn_with_exit_hook(
     Ok((child, id))
 }
 
-/// Ends child `pid` and waits for it, so that no zombie is left for init to reap.
+/// Ends child `pid` and waits for it, so that no zombie is left for init to reap. A
+/// child started in a process group of its own is ended with its group: what it started
+/// goes too.
 fn end_and_reap(pid: nix::unistd::Pid, ending: Ending) {
     use nix::sys::signal::{kill, Signal};
     use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
+    let target = whole(pid);
+    let mut reaped = false;
     if ending == Ending::Terminate {
-        let _ = kill(pid, Signal::SIGTERM);
+        let _ = kill(target, Signal::SIGTERM);
         let until = Instant::now() + Duration::from_secs(5);
         while Instant::now() < until {
-            match waitpid(pid, Some(WaitPidFlag::WNOHANG)) {
-                Ok(WaitStatus::StillAlive) => std::thread::sleep(Duration::from_millis(5)),
-                // Reaped here, or by the thread that started it (ECHILD).
-                _ => return,
+            // Reaped here, or by the thread that started it (ECHILD).
+            reaped = reaped
+                || !matches!(
+                    waitpid(pid, Some(WaitPidFlag::WNOHANG)),
+                    Ok(WaitStatus::StillAlive)
+                );
+            // A group is waited for whole: what a wrapper started cleans up too.
+            let group_left = target != pid && kill(target, None).is_ok();
+            if reaped && !group_left {
+                break;
             }
+            std::thread::sleep(Duration::from_millis(5));
         }
     }
-    let _ = kill(pid, Signal::SIGKILL);
+    // A reaped pid may be another process's by now: only a group still held is killed.
+    if reaped && target == pid {
+        return;
+    }
+    let _ = kill(target, Signal::SIGKILL);
     let _ = waitpid(pid, None);
+}
+
+/// `pid`, or its whole process group where it leads one (a child started in a group of
+/// its own), for kill(2).
+fn whole(pid: nix::unistd::Pid) -> nix::unistd::Pid {
+    match nix::unistd::getpgid(Some(pid)) == Ok(pid) {
+        true => nix::unistd::Pid::from_raw(-pid.as_raw()),
+        false => pid,
+    }
+}
+
+/// Kills `child` with SIGKILL, and everything in its process group where it leads one:
+/// what a wrapper script started goes with it. Reaping is the caller's.
+pub fn kill_whole(child: &std::process::Child) {
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    let _ = nix::sys::signal::kill(whole(pid), nix::sys::signal::Signal::SIGKILL);
 }
 
 /// Whether a pid is gone: the temporary files' check, shared.

@@ -124,6 +124,32 @@ fn a_plan_past_a_year_is_refused_in_one_line_not_overflowed() {
             );
         }
     }
+    // Seven months a build, both builds of each pair counted.
+    let run = run_bounded(
+        ZSTD,
+        &[
+            "--op",
+            "compress",
+            "--threads",
+            "1",
+            "--lock",
+            "none",
+            "--forks",
+            "1",
+            "--warmup",
+            "0",
+            "--iterations",
+            "5",
+            "--time",
+            "1000h",
+            "--against",
+            ZSTD,
+        ],
+        &[],
+        Duration::from_secs(60),
+    );
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("more than a year"), "{}", run.stderr);
     // A plan of a few days is a plan.
     let run = run_bounded(
         ZSTD,

@@ -25,6 +25,7 @@ mod docs;
 mod fuzz_corpus;
 mod health;
 mod hostile;
+mod hostile_ab;
 mod ipc;
 mod jmh;
 mod noise;

@@ -33,6 +33,10 @@
 //!   3 s, where measuring would take 4)
 //! - `noise::timing`: `a_run_level_shift_is_measured_by_calibration_and_then_covered` (a
 //!   synthetic row's 1% fork and iteration noise, which a busy neighbour swamps)
+//! - `ab::timing`: `a_drift_through_the_run_shows_between_sequential_runs_and_cancels_in_pairs`
+//!   (two sequential runs of one drifting build called different, and a tie in pairs)
+//!   and `a_known_slowdown_is_called_and_the_pair_takes_turns` (a threefold slowdown
+//!   called faster, measured between 2 and 4.5)
 
 use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
