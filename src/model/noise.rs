@@ -49,7 +49,7 @@ impl BinaryNoise {
 /// The noise every binary measured on one board.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NoiseProfile {
-    /// The board it was measured on ([`crate::system::env::Environment::identity`]).
+    /// The board it was measured on ([`crate::system::env::board_identity`]).
     pub board: String,
     /// The day it was measured, `YYYY-MM-DD`.
     pub measured: String,
