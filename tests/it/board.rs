@@ -350,7 +350,21 @@ fn governor_is_set_for_the_run_and_set_back_on_every_way_out() {
     assert_eq!(governor_of(&root), "ondemand");
 
     // A signal in the middle of the run: set back by the exit hooks.
-    for signal in [Signal::SIGINT, Signal::SIGTERM] {
+    // Every signal whose default would end the run, not only the documented two.
+    let signals = [
+        Signal::SIGINT,
+        Signal::SIGTERM,
+        Signal::SIGHUP,
+        Signal::SIGQUIT,
+        Signal::SIGUSR1,
+        Signal::SIGUSR2,
+        Signal::SIGALRM,
+        Signal::SIGVTALRM,
+        Signal::SIGPROF,
+        Signal::SIGXCPU,
+        Signal::SIGXFSZ,
+    ];
+    for signal in signals {
         let mut long: Vec<&str> = ZSTD_SMALL.to_vec();
         long.extend(["--time", "20s", "--governor", "performance"]);
         let mut child = std::process::Command::new(ZSTD)
