@@ -4,7 +4,7 @@
 //! swap in and out, and the memory available. Bounded: past [`MOST_READINGS`] every other
 //! reading is dropped and the interval doubles, so a long run keeps its whole span.
 
-use super::sysfs::{read, read_num};
+use super::sysfs::read;
 use super::topology::{current_mhz, Cluster};
 use super::validity::VmCounts;
 use std::path::{Path, PathBuf};
@@ -179,9 +179,10 @@ fn zones(root: &Path) -> Vec<(String, PathBuf)> {
     zones
 }
 
-/// A zone's temperature in °C.
+/// A zone's temperature in °C, from signed millidegrees (below zero on a cold board).
 fn zone_temp(dir: &Path) -> Option<f64> {
-    read_num(dir, "temp").map(|milli| milli as f64 / 1000.0)
+    let milli: i64 = read(dir, "temp")?.parse().ok()?;
+    Some(milli as f64 / 1000.0)
 }
 
 #[cfg(test)]
@@ -239,5 +240,12 @@ mod tests {
         assert!(Monitor::start(d.path().to_path_buf(), Duration::ZERO, &[])
             .unwrap()
             .is_none());
+    }
+
+    #[test]
+    fn a_cold_zone_reads_below_zero() {
+        let d = crate::util::temp::TempDir::new("monitor-cold");
+        std::fs::write(d.path().join("temp"), "-5000\n").unwrap();
+        assert_eq!(zone_temp(d.path()), Some(-5.0));
     }
 }
