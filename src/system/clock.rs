@@ -290,6 +290,10 @@ pub const TOLERANCE: f64 = 0.05;
 /// How long each cluster's clock is measured for, at the start and at the end of a run.
 pub const BUDGET: Duration = Duration::from_millis(150);
 
+/// The most CPUs whose clock a run measures: a big.LITTLE board has two or three
+/// clusters; a server's per-core policies need not cost a second each.
+pub const MOST_CLOCKS: usize = 8;
+
 /// One cluster's clock as measured at the start and the end of a run, beside the one
 /// cpufreq reported right after each measurement (the core still busy from it).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -304,16 +308,36 @@ pub struct ClusterClock {
 impl ClusterClock {
     /// Measures every cluster of `topology` that holds one of the `allowed` CPUs, on the
     /// first of those CPUs; `reported` reads the cluster's current clock (MHz) after.
+    /// A CPU is measured once, however many policies claim it (a crafted or broken tree
+    /// may list a hundred over the same cores), and at most [`MOST_CLOCKS`] in all.
     pub fn start(
         clusters: &[super::topology::Cluster],
         allowed: &[usize],
         reported: impl Fn(&super::topology::Cluster) -> Option<u64>,
     ) -> Vec<ClusterClock> {
-        clusters
-            .iter()
-            .filter_map(|c| {
-                let cpu = c.cpus.iter().copied().find(|cpu| allowed.contains(cpu))?;
-                let measured = measure(cpu, BUDGET)?;
+        Self::start_with(clusters, allowed, reported, |cpu| measure(cpu, BUDGET))
+    }
+
+    /// [`ClusterClock::start`] with `measure` measuring a CPU (the real loop, or a
+    /// count of calls in tests).
+    fn start_with(
+        clusters: &[super::topology::Cluster],
+        allowed: &[usize],
+        reported: impl Fn(&super::topology::Cluster) -> Option<u64>,
+        mut measure: impl FnMut(usize) -> Option<MeasuredClock>,
+    ) -> Vec<ClusterClock> {
+        let mut cpus: Vec<(usize, &super::topology::Cluster)> = Vec::new();
+        for c in clusters {
+            let Some(cpu) = c.cpus.iter().copied().find(|cpu| allowed.contains(cpu)) else {
+                continue;
+            };
+            if cpus.len() < MOST_CLOCKS && !cpus.iter().any(|&(seen, _)| seen == cpu) {
+                cpus.push((cpu, c));
+            }
+        }
+        cpus.into_iter()
+            .filter_map(|(cpu, c)| {
+                let measured = measure(cpu)?;
                 Some(ClusterClock {
                     policy: c.policy,
                     cpu,
@@ -454,5 +478,31 @@ mod tests {
         assert!((off + 0.2).abs() < 1e-9, "{slow}: {off}");
         let fair = measure_with(0, BUDGET, 1.0, |_| Some(1800.0)).unwrap().mhz;
         assert_eq!(mismatch(fair, 1800.0, TOLERANCE), None);
+    }
+
+    #[test]
+    fn a_cpu_is_measured_once_however_many_policies_claim_it() {
+        use super::super::topology::Cluster;
+        let cluster = |policy: usize, cpus: &[usize]| Cluster {
+            policy: Some(policy),
+            cpus: cpus.to_vec(),
+            ..Cluster::default()
+        };
+        let mut clusters: Vec<Cluster> = (0..100).map(|p| cluster(p, &[0, 1])).collect();
+        clusters.extend((0..100).map(|p| cluster(100 + p, &[2 + p])));
+        let allowed: Vec<usize> = (0..200).collect();
+        let mut measured = Vec::new();
+        let clocks = ClusterClock::start_with(
+            &clusters,
+            &allowed,
+            |_| Some(1800),
+            |cpu| {
+                measured.push(cpu);
+                Some(MeasuredClock { cpu, mhz: 1800.0 })
+            },
+        );
+        assert_eq!(measured.len(), MOST_CLOCKS, "{measured:?}");
+        assert_eq!(measured[..3], [0, 2, 3]);
+        assert_eq!(clocks.len(), MOST_CLOCKS);
     }
 }
