@@ -596,8 +596,8 @@ fn entry(
         unit,
         samples,
         offered_load: offered_load(e),
-        noise_band: ours(e, "noiseBand").filter(|b| *b > 0.0),
-        run_floor: ours(e, "runFloor"),
+        noise_band: ours(e, "noiseBand").map_err(|why| format!("{what}: {why}"))?,
+        run_floor: ours(e, "runFloor").map_err(|why| format!("{what}: {why}"))?,
         flags: flags(e),
         // The record is of the primary score's pairs; a secondary metric's pairs are
         // read from its own forks.
@@ -605,7 +605,10 @@ fn entry(
             .is_none()
             .then(|| e.get("boardbench")?.get("against"))
             .flatten()
-            .and_then(super::paired::Recorded::read),
+            .map(super::paired::Recorded::read)
+            .transpose()
+            .map_err(|why| format!("{what}: boardbench.against: {why}"))?
+            .flatten(),
         paired: false,
     }))
 }
@@ -628,14 +631,20 @@ fn flags(e: &Json) -> Vec<String> {
 }
 
 /// A number of boardbench's own about the row's noise (`boardbench.KEY`: `noiseBand`,
-/// `runFloor`), finite and not negative. Both are relative and the row's, measured
-/// where its forks ran: a secondary metric (`--metric`) comes from the same forks and
-/// runs, so it carries them as the primary score does, never the defaults.
-fn ours(e: &Json, key: &str) -> Option<f64> {
-    e.get("boardbench")?
-        .get(key)?
-        .as_f64()
-        .filter(|v| v.is_finite() && *v >= 0.0)
+/// `runFloor`): a share from 0 to 1, where 0 says nothing (the default is kept). Both are
+/// relative and the row's, measured where its forks ran: a secondary metric (`--metric`)
+/// comes from the same forks and runs, so it carries them as the primary score does,
+/// never the defaults. One past its range is refused, not obeyed: a floor of 1e308
+/// would have silenced every verdict.
+fn ours(e: &Json, key: &str) -> std::result::Result<Option<f64>, String> {
+    let Some(v) = e.get("boardbench").and_then(|b| b.get(key)) else {
+        return Ok(None);
+    };
+    match v.as_f64() {
+        None if *v == Json::Null => Ok(None),
+        Some(v) if (0.0..=1.0).contains(&v) => Ok((v > 0.0).then_some(v)),
+        _ => Err(format!("boardbench.{key} is not a share from 0 to 1")),
+    }
 }
 
 /// boardbench's `offeredLoad` of an open loop (`targetRate`, `achievedRate`); None for
