@@ -625,6 +625,8 @@ fn flags(e: &Json) -> Vec<String> {
         .take(16)
         .map(|n| match crate::system::validity::Flag::parse(n) {
             Some(f) => f.name().to_string(),
+            // Still a flag (the row is not judged), but one a reader can see.
+            None if n.trim().is_empty() => "unnamed".to_string(),
             None => crate::util::format::printable(&n.chars().take(32).collect::<String>()),
         })
         .collect()

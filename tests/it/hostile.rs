@@ -242,7 +242,7 @@ fn a_missing_fork_runner_is_named_not_the_binary() {
 }
 
 #[test]
-fn bb_compare_refuses_a_noise_field_past_its_range() {
+fn bb_compare_refuses_a_noise_field_past_its_range_and_names_an_unnamed_flag() {
     let d = TempDir::new("compare-ranges");
     let entry = |score: f64, ours: serde_json::Value| {
         serde_json::json!({
@@ -280,4 +280,17 @@ fn bb_compare_refuses_a_noise_field_past_its_range() {
         assert!(run.stderr.contains(named), "{ours}: {}", run.stderr);
         assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
     }
+    // An empty flag's name: the row is still flagged, and the answer says by what.
+    let b = d.join("b.json");
+    let flagged = serde_json::json!({"flags": [""]});
+    std::fs::write(&b, serde_json::json!([entry(50.0, flagged)]).to_string()).unwrap();
+    let run = run_bounded(
+        compare,
+        &[a.to_str().unwrap(), b.to_str().unwrap()],
+        &[],
+        Duration::from_secs(60),
+    );
+    assert!(run.code == 0 || run.code == 1, "{}", run.stderr);
+    assert!(!run.stdout.contains("()"), "{}", run.stdout);
+    assert!(run.stdout.contains("flagged as they ran (unnamed)"), "{}", run.stdout);
 }
