@@ -262,7 +262,7 @@ fuzz:
 	done
 
 # make test's fuzzing pass: every target, FUZZ_TEST_TIME (300) seconds shared among them
-# (25 s each for 12), after their build (4 to 7 minutes from nothing on 2 busy cores).
+# (21 s each for 14), after their build (4 to 7 minutes from nothing on 2 busy cores).
 test-fuzz:
 	$(MAKE) fuzz FUZZ_TIME=$$(( $(FUZZ_TEST_TIME) / $(words $(FUZZ_TARGETS)) ))
 

@@ -362,11 +362,10 @@ fn assert_short_and_printable(what: &str, message: &str, most: usize) {
 }
 
 /// A fork's report as its parent reads it (`harness::fork::decode`: the lines before
-/// `end`) and a build's description of itself (`fork::Description::parse`: what
-/// `--against` reads from the other build's stdout), the same text given to both, bytes
-/// that are not UTF-8 replaced as the parent replaces them.
+/// `end`), bytes that are not UTF-8 replaced as the parent replaces them, and the same
+/// bytes as a build's description of itself ([`description`]).
 pub fn fork_report(data: &[u8]) {
-    use boardbench::harness::fork::{decode, encode, Description};
+    use boardbench::harness::fork::{decode, encode};
     let text = String::from_utf8_lossy(data);
     // A histogram is its 7,424 counters (58 KiB), however short its line ("ihist empty"):
     // that much is allowed per histogram line, and a multiple of the input besides.
@@ -397,6 +396,16 @@ pub fn fork_report(data: &[u8]) {
             assert_eq!(encode(&again), once);
         }
     }
+    description(data);
+}
+
+/// A build's description of itself (`fork::Description::parse`): what `--against` reads
+/// from the other build's stdout, bytes that are not UTF-8 replaced as the parent
+/// replaces them. None exactly where the first line does not claim to be one; a refusal
+/// short and printable; one read back the same once written.
+pub fn description(data: &[u8]) {
+    use boardbench::harness::fork::Description;
+    let text = String::from_utf8_lossy(data);
     let (described, held) = peak_during(|| Description::parse(&text));
     assert_bounded("Description::parse", held, text.len(), 80, 4096);
     let claims = text
@@ -661,4 +670,45 @@ pub fn object_spec(data: &[u8]) {
     let again = ObjectSpec::parse(&o.label)
         .unwrap_or_else(|e| panic!("{o:?}: its label does not parse: {e}"));
     assert_eq!(again, o);
+}
+
+/// The monitor's readers (`--monitor`): a thermal zone's `temp` (`monitor::celsius`),
+/// /proc/vmstat's swap counters (`validity::VmCounts::parse`) and /proc/meminfo's
+/// `MemAvailable` (`sysfs::meminfo_kib`), each given the whole input. A temperature is one
+/// a sensor can give, read back the same from its millidegrees; the counters and the
+/// memory are their lines' values; memory ≤ 8 × input + 4 KiB.
+pub fn monitor(data: &[u8]) {
+    use boardbench::system::monitor::celsius;
+    use boardbench::system::sysfs::meminfo_kib;
+    use boardbench::system::validity::VmCounts;
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let (temp, held) = peak_during(|| celsius(text));
+    assert_bounded("celsius", held, data.len(), 8, 4096);
+    if let Some(c) = temp {
+        assert!((-273.15..=1000.0).contains(&c), "{c} °C from {text:?}");
+        let milli = (c * 1000.0).round() as i64;
+        assert_eq!(celsius(&milli.to_string()), Some(c), "{text:?}");
+    }
+    let (vm, held) = peak_during(|| VmCounts::parse(text));
+    assert_bounded("VmCounts::parse", held, data.len(), 8, 4096);
+    let value = |key: &str| {
+        text.lines().find_map(|l| {
+            let (k, v) = l.split_once(' ')?;
+            (k == key).then(|| v.trim().parse::<u64>().ok())?
+        })
+    };
+    if let Some(vm) = vm {
+        assert!(value("pswpin").is_some() || value("pswpout").is_some(), "{text:?}");
+        assert_eq!(vm.swapped_in, value("pswpin").unwrap_or(0), "{text:?}");
+        assert_eq!(vm.swapped_out, value("pswpout").unwrap_or(0), "{text:?}");
+    } else {
+        assert!(value("pswpin").is_none() && value("pswpout").is_none(), "{text:?}");
+    }
+    let (available, held) = peak_during(|| meminfo_kib(text, "MemAvailable"));
+    assert_bounded("meminfo_kib", held, data.len(), 8, 4096);
+    if available.is_some() {
+        assert!(text.lines().any(|l| l.starts_with("MemAvailable:")), "{text:?}");
+    }
 }

@@ -190,10 +190,17 @@ fn zones(root: &Path) -> Vec<(String, PathBuf)> {
     zones
 }
 
-/// A zone's temperature in °C, from signed millidegrees (below zero on a cold board).
+/// A zone's temperature in °C.
 fn zone_temp(dir: &Path) -> Option<f64> {
-    let milli: i64 = read(dir, "temp")?.parse().ok()?;
-    Some(milli as f64 / 1000.0)
+    celsius(&read(dir, "temp")?)
+}
+
+/// A thermal zone's `temp` (signed millidegrees: below zero on a cold board) in °C;
+/// None for anything else, and for a figure no sensor gives (below absolute zero, above
+/// 1000 °C).
+pub fn celsius(temp: &str) -> Option<f64> {
+    let milli: i64 = temp.trim().parse().ok()?;
+    Some(milli as f64 / 1000.0).filter(|c| (-273.15..=1000.0).contains(c))
 }
 
 #[cfg(test)]
@@ -258,6 +265,8 @@ mod tests {
         let d = crate::util::temp::TempDir::new("monitor-cold");
         std::fs::write(d.path().join("temp"), "-5000\n").unwrap();
         assert_eq!(zone_temp(d.path()), Some(-5.0));
+        assert_eq!(celsius("9223372036854775807"), None, "no sensor says so");
+        assert_eq!(celsius("-300000"), None, "below absolute zero");
     }
 
     #[test]
