@@ -700,15 +700,24 @@ pub fn monitor(data: &[u8]) {
         })
     };
     if let Some(vm) = vm {
-        assert!(value("pswpin").is_some() || value("pswpout").is_some(), "{text:?}");
+        assert!(
+            value("pswpin").is_some() || value("pswpout").is_some(),
+            "{text:?}"
+        );
         assert_eq!(vm.swapped_in, value("pswpin").unwrap_or(0), "{text:?}");
         assert_eq!(vm.swapped_out, value("pswpout").unwrap_or(0), "{text:?}");
     } else {
-        assert!(value("pswpin").is_none() && value("pswpout").is_none(), "{text:?}");
+        assert!(
+            value("pswpin").is_none() && value("pswpout").is_none(),
+            "{text:?}"
+        );
     }
     let (available, held) = peak_during(|| meminfo_kib(text, "MemAvailable"));
     assert_bounded("meminfo_kib", held, data.len(), 8, 4096);
     if available.is_some() {
-        assert!(text.lines().any(|l| l.starts_with("MemAvailable:")), "{text:?}");
+        assert!(
+            text.lines().any(|l| l.starts_with("MemAvailable:")),
+            "{text:?}"
+        );
     }
 }

@@ -42,10 +42,11 @@ impl Recorded {
     /// run never measured.
     pub fn read(against: &Json) -> Result<Option<Recorded>, String> {
         let number = |key: &str| against.get(key)?.as_f64();
-        let in_range = |key: &str, range: std::ops::RangeInclusive<f64>, text: &str| match number(key) {
-            Some(v) if !range.contains(&v) => Err(format!("{key} is not {text}")),
-            v => Ok(v),
-        };
+        let in_range =
+            |key: &str, range: std::ops::RangeInclusive<f64>, text: &str| match number(key) {
+                Some(v) if !range.contains(&v) => Err(format!("{key} is not {text}")),
+                v => Ok(v),
+            };
         let level = in_range("level", 0.5..=0.999_999, "a level from 50% to below 100%")?;
         let smallest = in_range("smallestChange", 0.0..=10.0, "a change from 0 to 1000%")?;
         let (Some(ratio), Some(low), Some(high)) = (number("ratio"), number("low"), number("high"))

@@ -481,10 +481,7 @@ mod tests {
 
     /// A trial that had the core all along.
     fn on_cpu(wall: Duration) -> Option<Timed> {
-        Some(Timed {
-            wall,
-            on_cpu: wall,
-        })
+        Some(Timed { wall, on_cpu: wall })
     }
 
     #[test]

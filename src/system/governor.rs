@@ -176,7 +176,11 @@ fn write_governor(cpu: &Path, policy: &str, governor: &str) -> std::io::Result<(
     let cpu = open(None, cpu, dir)?;
     let cpufreq = open(Some(&cpu), Path::new("cpufreq"), dir)?;
     let policy = open(Some(&cpufreq), Path::new(policy), dir)?;
-    let file = open(Some(&policy), Path::new("scaling_governor"), OFlag::O_WRONLY)?;
+    let file = open(
+        Some(&policy),
+        Path::new("scaling_governor"),
+        OFlag::O_WRONLY,
+    )?;
     let mut file = std::fs::File::from(file);
     if !file.metadata()?.is_file() {
         return Err(std::io::Error::other("not a regular file"));

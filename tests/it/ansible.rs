@@ -615,21 +615,40 @@ fn make_fleet_hands_against_to_ansible_as_one_untemplated_string() {
     // An ansible-playbook first on PATH that prints its arguments, one a line.
     let dir = TempDir::new("fleet-against");
     let fake = dir.join("ansible-playbook");
-    std::fs::write(&fake, "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done\n").unwrap();
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done\n",
+    )
+    .unwrap();
     std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let path = format!("{}:{}", dir.path().display(), std::env::var("PATH").unwrap());
+    let path = format!(
+        "{}:{}",
+        dir.path().display(),
+        std::env::var("PATH").unwrap()
+    );
     // A quote ends a hand-made JSON string, a backslash changes the path, and the rest
     // would add a variable or be templated.
     let crafted = r#"/tmp/a"b\c", "remote_dir": "/etc {{ lookup('pipe', 'id') }}"#;
     let run = crate::support::run_bounded(
         "make",
-        &["-s", "-C", REPO, "fleet", "INVENTORY=/nonexistent inv", &format!("AGAINST={crafted}")],
+        &[
+            "-s",
+            "-C",
+            REPO,
+            "fleet",
+            "INVENTORY=/nonexistent inv",
+            &format!("AGAINST={crafted}"),
+        ],
         &[("PATH", &path)],
         std::time::Duration::from_secs(60),
     );
     assert_eq!(run.code, 0, "{}", run.stderr);
     let args: Vec<&str> = run.stdout.lines().collect();
-    assert_eq!(args[..3], ["-i", "/nonexistent inv", "ansible/boardbench.yml"], "{args:?}");
+    assert_eq!(
+        args[..3],
+        ["-i", "/nonexistent inv", "ansible/boardbench.yml"],
+        "{args:?}"
+    );
     let extra = args.iter().skip_while(|a| **a != "-e").nth(1).expect("-e");
     // Tagged !unsafe (never templated), and otherwise JSON: exactly the one variable.
     let json = extra.replacen(": !unsafe ", ": ", 1);

@@ -428,7 +428,11 @@ fn a_signal_while_the_governor_is_being_set_sets_back_what_was_written() {
     for p in &policies[..policies.len() - 1] {
         std::fs::create_dir(p).unwrap();
         std::fs::write(p.join("scaling_governor"), "ondemand\n").unwrap();
-        std::fs::write(p.join("scaling_available_governors"), "ondemand performance\n").unwrap();
+        std::fs::write(
+            p.join("scaling_available_governors"),
+            "ondemand performance\n",
+        )
+        .unwrap();
     }
     let mut long: Vec<&str> = ZSTD_SMALL.to_vec();
     long.extend(["--time", "20s", "--governor", "performance"]);
@@ -454,7 +458,12 @@ fn a_signal_while_the_governor_is_being_set_sets_back_what_was_written() {
         })
         .map(|p| p.display().to_string())
         .collect();
-    assert!(left.is_empty(), "{} left set, such as {:?}", left.len(), left.first());
+    assert!(
+        left.is_empty(),
+        "{} left set, such as {:?}",
+        left.len(),
+        left.first()
+    );
 }
 
 #[test]

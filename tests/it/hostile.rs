@@ -255,11 +255,17 @@ fn bb_compare_refuses_a_noise_field_past_its_range_and_names_an_unnamed_flag() {
     let compare = std::path::Path::new(ZSTD).with_file_name("bb-compare");
     let compare = compare.to_str().unwrap();
     let a = d.join("a.json");
-    std::fs::write(&a, serde_json::json!([entry(100.0, serde_json::json!({}))]).to_string())
-        .unwrap();
+    std::fs::write(
+        &a,
+        serde_json::json!([entry(100.0, serde_json::json!({}))]).to_string(),
+    )
+    .unwrap();
     // A run floor of 1e308 would have made every change noise, with no note.
     for (ours, named) in [
-        (serde_json::json!({"runFloor": 1e308}), "boardbench.runFloor"),
+        (
+            serde_json::json!({"runFloor": 1e308}),
+            "boardbench.runFloor",
+        ),
         (serde_json::json!({"noiseBand": 5}), "boardbench.noiseBand"),
         (serde_json::json!({"runFloor": -1}), "boardbench.runFloor"),
         (
@@ -269,7 +275,11 @@ fn bb_compare_refuses_a_noise_field_past_its_range_and_names_an_unnamed_flag() {
         ),
     ] {
         let b = d.join("b.json");
-        std::fs::write(&b, serde_json::json!([entry(50.0, ours.clone())]).to_string()).unwrap();
+        std::fs::write(
+            &b,
+            serde_json::json!([entry(50.0, ours.clone())]).to_string(),
+        )
+        .unwrap();
         let run = run_bounded(
             compare,
             &[a.to_str().unwrap(), b.to_str().unwrap()],
@@ -292,5 +302,9 @@ fn bb_compare_refuses_a_noise_field_past_its_range_and_names_an_unnamed_flag() {
     );
     assert!(run.code == 0 || run.code == 1, "{}", run.stderr);
     assert!(!run.stdout.contains("()"), "{}", run.stdout);
-    assert!(run.stdout.contains("flagged as they ran (unnamed)"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("flagged as they ran (unnamed)"),
+        "{}",
+        run.stdout
+    );
 }

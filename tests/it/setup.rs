@@ -216,7 +216,9 @@ fn not_root_setup_prints_whole_commands_and_no_lone_apt_get_update() {
     );
     // No foreign architecture is missing at this level: nothing to update for.
     assert!(
-        !run.stderr.lines().any(|l| l.trim() == "sudo apt-get update"),
+        !run.stderr
+            .lines()
+            .any(|l| l.trim() == "sudo apt-get update"),
         "{}",
         run.stderr
     );

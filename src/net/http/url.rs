@@ -111,7 +111,12 @@ impl fmt::Display for Url {
 /// host and port when the URL is written out and read again.
 fn valid_host(host: &str) -> bool {
     match host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
-        Some(v6) => !v6.is_empty() && v6.chars().all(|c| c.is_ascii_hexdigit() || c == ':' || c == '.'),
+        Some(v6) => {
+            !v6.is_empty()
+                && v6
+                    .chars()
+                    .all(|c| c.is_ascii_hexdigit() || c == ':' || c == '.')
+        }
         None => !host.is_empty() && !host.contains([':', '[', ']', '@']),
     }
 }
@@ -150,7 +155,11 @@ mod tests {
         ] {
             assert!(Url::parse(bad).unwrap_err().contains(bad), "{bad}");
         }
-        for good in ["http://[::1]:9000/p/", "http://[fe80::1]/", "http://10.0.0.1:80/"] {
+        for good in [
+            "http://[::1]:9000/p/",
+            "http://[fe80::1]/",
+            "http://10.0.0.1:80/",
+        ] {
             let u = Url::parse(good).unwrap();
             assert_eq!(Url::parse(&u.to_string()).unwrap(), u, "{good}");
         }
