@@ -180,9 +180,18 @@ fn cluster_little_pins_the_run_and_the_answer_names_it() {
         flags.as_array().unwrap().contains(&"clock-mismatch".into()),
         "{flags}"
     );
+    // Measured at the start or the end: one the core was not the run's for (this
+    // machine under make test's load) is recorded as not measured, null.
     let clocks = &e["environment"]["measuredClocks"][0];
-    assert!(clocks["startMHz"].as_f64().unwrap() > 0.0, "{clocks}");
-    assert_eq!(clocks["startReportedMHz"], 1800, "{clocks}");
+    let when = ["start", "end"]
+        .into_iter()
+        .find(|when| {
+            clocks[format!("{when}MHz")]
+                .as_f64()
+                .is_some_and(|m| m > 0.0)
+        })
+        .unwrap_or_else(|| panic!("never measured: {clocks}"));
+    assert_eq!(clocks[format!("{when}ReportedMHz")], 1800, "{clocks}");
 
     // Cores this process may not run on, another policy, and --pin beside it: refused.
     let run = zstd_on("rk3588", &["--cluster", "big"]);
