@@ -162,7 +162,7 @@ fn restore(saved: &Mutex<Saved>) {
 /// crafted tree (or a hostile sysroot) cannot point the write, and its truncation,
 /// anywhere else.
 fn write_governor(cpu: &Path, policy: &str, governor: &str) -> std::io::Result<()> {
-    use nix::fcntl::{openat, OFlag};
+    use nix::fcntl::{openat, AtFlags, OFlag};
     use nix::sys::stat::Mode;
     use std::io::Write;
     use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -176,14 +176,18 @@ fn write_governor(cpu: &Path, policy: &str, governor: &str) -> std::io::Result<(
     let cpu = open(None, cpu, dir)?;
     let cpufreq = open(Some(&cpu), Path::new("cpufreq"), dir)?;
     let policy = open(Some(&cpufreq), Path::new(policy), dir)?;
-    let file = open(
-        Some(&policy),
-        Path::new("scaling_governor"),
-        OFlag::O_WRONLY,
-    )?;
-    let mut file = std::fs::File::from(file);
+    let name = Path::new("scaling_governor");
+    // Looked at before it is opened: opening a device or a FIFO for writing may do
+    // something already (a watchdog starts); and after, in case it was swapped meanwhile.
+    let not_regular = || std::io::Error::other("not a regular file");
+    let kind =
+        nix::sys::stat::fstatat(Some(policy.as_raw_fd()), name, AtFlags::AT_SYMLINK_NOFOLLOW)?;
+    if kind.st_mode & libc::S_IFMT != libc::S_IFREG {
+        return Err(not_regular());
+    }
+    let mut file = std::fs::File::from(open(Some(&policy), name, OFlag::O_WRONLY)?);
     if !file.metadata()?.is_file() {
-        return Err(std::io::Error::other("not a regular file"));
+        return Err(not_regular());
     }
     // sysfs takes the write whole and ignores the length; a made-up board's file needs
     // the old text gone.
@@ -291,5 +295,12 @@ mod tests {
         std::fs::create_dir(&policy).unwrap();
         nix::unistd::mkfifo(&file, nix::sys::stat::Mode::S_IRWXU).unwrap();
         assert!(set(d.path(), "performance").unwrap().before().is_empty());
+        let cpu = d.path().join("sys/devices/system/cpu");
+        let refused = write_governor(&cpu, "policy0", "performance").unwrap_err();
+        assert_eq!(
+            refused.to_string(),
+            "not a regular file",
+            "looked at, not opened"
+        );
     }
 }
