@@ -362,11 +362,10 @@ fn assert_short_and_printable(what: &str, message: &str, most: usize) {
 }
 
 /// A fork's report as its parent reads it (`harness::fork::decode`: the lines before
-/// `end`) and a build's description of itself (`fork::Description::parse`: what
-/// `--against` reads from the other build's stdout), the same text given to both, bytes
-/// that are not UTF-8 replaced as the parent replaces them.
+/// `end`), bytes that are not UTF-8 replaced as the parent replaces them, and the same
+/// bytes as a build's description of itself ([`description`]).
 pub fn fork_report(data: &[u8]) {
-    use boardbench::harness::fork::{decode, encode, Description};
+    use boardbench::harness::fork::{decode, encode};
     let text = String::from_utf8_lossy(data);
     // A histogram is its 7,424 counters (58 KiB), however short its line ("ihist empty"):
     // that much is allowed per histogram line, and a multiple of the input besides.
@@ -397,6 +396,16 @@ pub fn fork_report(data: &[u8]) {
             assert_eq!(encode(&again), once);
         }
     }
+    description(data);
+}
+
+/// A build's description of itself (`fork::Description::parse`): what `--against` reads
+/// from the other build's stdout, bytes that are not UTF-8 replaced as the parent
+/// replaces them. None exactly where the first line does not claim to be one; a refusal
+/// short and printable; one read back the same once written.
+pub fn description(data: &[u8]) {
+    use boardbench::harness::fork::Description;
+    let text = String::from_utf8_lossy(data);
     let (described, held) = peak_during(|| Description::parse(&text));
     assert_bounded("Description::parse", held, text.len(), 80, 4096);
     let claims = text
@@ -654,9 +663,6 @@ pub fn object_spec(data: &[u8]) {
     let clean = |s: &str| !s.is_empty() && !s.chars().any(char::is_control);
     assert!(clean(&o.name) && !o.name.contains('/'), "{o:?}");
     assert!(clean(&o.label), "{o:?}");
-    if object_spec_finding(text, &o) {
-        return;
-    }
     assert!(o.label.ends_with(&o.name), "{o:?}");
     if !matches!(o.place, SourceSpec::File(_)) {
         assert!(o.label.starts_with(&o.place.label()), "{o:?}");
@@ -666,21 +672,52 @@ pub fn object_spec(data: &[u8]) {
     assert_eq!(again, o);
 }
 
-/// The objects whose label does not yet end with their name or read back as the same
-/// object: findings of `object_spec` (docs/fuzzing.md, each kind's input in the corpus),
-/// left out of its checks until spec.rs or url.rs is fixed; drop each case then.
-fn object_spec_finding(text: &str, o: &boardbench::seek::spec::ObjectSpec) -> bool {
-    use boardbench::seek::spec::SourceSpec;
-    // `//x/k`, a path from the root: its label `file://x/k` reads as a URL.
-    o.label.starts_with("file://")
-        // `dir/.` names the directory `dir`, yet is taken for the object `dir`.
-        || o.label.ends_with("/.")
-        // An S3 key with an empty segment (`a//k`, `/k`): read as another key (`a/k`).
-        || text
-            .strip_prefix("s3://")
-            .and_then(|rest| rest.split_once('/'))
-            .is_some_and(|(_, key)| key.starts_with('/') || key.contains("//"))
-        // A URL whose host holds a `:` (`http://a:b:80/k`, `http://h::80/k`): taken as the
-        // host `a:b`, which its label cannot give back.
-        || matches!(&o.place, SourceSpec::Http(u) if u.host.contains(':'))
+/// The monitor's readers (`--monitor`): a thermal zone's `temp` (`monitor::celsius`),
+/// /proc/vmstat's swap counters (`validity::VmCounts::parse`) and /proc/meminfo's
+/// `MemAvailable` (`sysfs::meminfo_kib`), each given the whole input. A temperature is one
+/// a sensor can give, read back the same from its millidegrees; the counters and the
+/// memory are their lines' values; memory ≤ 8 × input + 4 KiB.
+pub fn monitor(data: &[u8]) {
+    use boardbench::system::monitor::celsius;
+    use boardbench::system::sysfs::meminfo_kib;
+    use boardbench::system::validity::VmCounts;
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let (temp, held) = peak_during(|| celsius(text));
+    assert_bounded("celsius", held, data.len(), 8, 4096);
+    if let Some(c) = temp {
+        assert!((-273.15..=1000.0).contains(&c), "{c} °C from {text:?}");
+        let milli = (c * 1000.0).round() as i64;
+        assert_eq!(celsius(&milli.to_string()), Some(c), "{text:?}");
+    }
+    let (vm, held) = peak_during(|| VmCounts::parse(text));
+    assert_bounded("VmCounts::parse", held, data.len(), 8, 4096);
+    let value = |key: &str| {
+        text.lines().find_map(|l| {
+            let (k, v) = l.split_once(' ')?;
+            (k == key).then(|| v.trim().parse::<u64>().ok())?
+        })
+    };
+    if let Some(vm) = vm {
+        assert!(
+            value("pswpin").is_some() || value("pswpout").is_some(),
+            "{text:?}"
+        );
+        assert_eq!(vm.swapped_in, value("pswpin").unwrap_or(0), "{text:?}");
+        assert_eq!(vm.swapped_out, value("pswpout").unwrap_or(0), "{text:?}");
+    } else {
+        assert!(
+            value("pswpin").is_none() && value("pswpout").is_none(),
+            "{text:?}"
+        );
+    }
+    let (available, held) = peak_during(|| meminfo_kib(text, "MemAvailable"));
+    assert_bounded("meminfo_kib", held, data.len(), 8, 4096);
+    if available.is_some() {
+        assert!(
+            text.lines().any(|l| l.starts_with("MemAvailable:")),
+            "{text:?}"
+        );
+    }
 }

@@ -183,7 +183,9 @@ if [ "$(id -u)" != 0 ]; then
     [ -n "$missing_components" ] && echo "  rustup component add $missing_components" >&2
     [ -n "$pip_packages" ] && echo "  python3 -m pip install $pip_packages" >&2
     [ -n "$missing_nightly" ] && echo "  rustup toolchain install $nightly --profile minimal --component rust-src" >&2
-    missing_archs=$(echo $missing_archs | tr ' ' '\n' | sort -u | tr '\n' ' ')
+    # Each architecture once; none is the empty string (a lone `sudo apt-get update`
+    # followed a blank list that tr had turned into one space).
+    missing_archs=$(echo $missing_archs | tr ' ' '\n' | sort -u | grep . | tr '\n' ' ' || true)
     for a in $missing_archs; do echo "  sudo dpkg --add-architecture $a" >&2; done
     [ -n "$missing_archs" ] && echo "  sudo apt-get update" >&2
     [ -n "$missing_boards" ] && echo "  scripts/setup.sh boards   (again, as root: it fetches the boards' kernels into target/boards)" >&2

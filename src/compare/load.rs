@@ -9,6 +9,7 @@ use super::{Measurement, OfferedLoad, Samples};
 use crate::stats::welch::Moments;
 use crate::util::error::{Error, Result};
 use crate::util::file::read_regular;
+use crate::model::noise::MAX_NOISE;
 use crate::util::json::Json;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -596,8 +597,8 @@ fn entry(
         unit,
         samples,
         offered_load: offered_load(e),
-        noise_band: ours(e, "noiseBand").filter(|b| *b > 0.0),
-        run_floor: ours(e, "runFloor"),
+        noise_band: ours(e, "noiseBand").map_err(|why| format!("{what}: {why}"))?,
+        run_floor: ours(e, "runFloor").map_err(|why| format!("{what}: {why}"))?,
         calibrated: e
             .get("boardbench")
             .and_then(|b| b.get("noiseSource"))
@@ -610,7 +611,10 @@ fn entry(
             .is_none()
             .then(|| e.get("boardbench")?.get("against"))
             .flatten()
-            .and_then(super::paired::Recorded::read),
+            .map(super::paired::Recorded::read)
+            .transpose()
+            .map_err(|why| format!("{what}: boardbench.against: {why}"))?
+            .flatten(),
         paired: false,
     }))
 }
@@ -627,20 +631,31 @@ fn flags(e: &Json) -> Vec<String> {
         .take(16)
         .map(|n| match crate::system::validity::Flag::parse(n) {
             Some(f) => f.name().to_string(),
+            // Still a flag (the row is not judged), but one a reader can see.
+            None if n.trim().is_empty() => "unnamed".to_string(),
             None => crate::util::format::printable(&n.chars().take(32).collect::<String>()),
         })
         .collect()
 }
 
 /// A number of boardbench's own about the row's noise (`boardbench.KEY`: `noiseBand`,
-/// `runFloor`), finite and not negative. Both are relative and the row's, measured
-/// where its forks ran: a secondary metric (`--metric`) comes from the same forks and
-/// runs, so it carries them as the primary score does, never the defaults.
-fn ours(e: &Json, key: &str) -> Option<f64> {
-    e.get("boardbench")?
-        .get(key)?
-        .as_f64()
-        .filter(|v| v.is_finite() && *v >= 0.0)
+/// `runFloor`): a relative figure from 0 to [`MAX_NOISE`] (a calibrated band of a lone
+/// fork on a noisy board passes 1: ×2.5), where 0 says nothing (the default is kept). Both are
+/// relative and the row's, measured where its forks ran: a secondary metric (`--metric`)
+/// comes from the same forks and runs, so it carries them as the primary score does,
+/// never the defaults. One past its range is refused, not obeyed: a floor of 1e308
+/// would have silenced every verdict.
+fn ours(e: &Json, key: &str) -> std::result::Result<Option<f64>, String> {
+    let Some(v) = e.get("boardbench").and_then(|b| b.get(key)) else {
+        return Ok(None);
+    };
+    match v.as_f64() {
+        None if *v == Json::Null => Ok(None),
+        Some(v) if (0.0..=MAX_NOISE).contains(&v) => Ok((v > 0.0).then_some(v)),
+        _ => Err(format!(
+            "boardbench.{key} is not a relative figure from 0 to {MAX_NOISE}"
+        )),
+    }
 }
 
 /// boardbench's `offeredLoad` of an open loop (`targetRate`, `achievedRate`); None for

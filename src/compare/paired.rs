@@ -37,33 +37,43 @@ pub struct Recorded {
 
 impl Recorded {
     /// From `boardbench.against`; None where it is null, or where its numbers are not a
-    /// positive ratio inside its interval with a count of pairs or a basis.
-    pub fn read(against: &Json) -> Option<Recorded> {
+    /// positive ratio inside its interval with a count of pairs or a basis. A `level` or
+    /// `smallestChange` past its range is an error: obeyed, it would have said what the
+    /// run never measured.
+    pub fn read(against: &Json) -> Result<Option<Recorded>, String> {
         let number = |key: &str| against.get(key)?.as_f64();
-        let (ratio, low, high) = (number("ratio")?, number("low")?, number("high")?);
+        let in_range =
+            |key: &str, range: std::ops::RangeInclusive<f64>, text: &str| match number(key) {
+                Some(v) if !range.contains(&v) => Err(format!("{key} is not {text}")),
+                v => Ok(v),
+            };
+        let level = in_range("level", 0.5..=0.999_999, "a level from 50% to below 100%")?;
+        let smallest = in_range("smallestChange", 0.0..=10.0, "a change from 0 to 1000%")?;
+        let (Some(ratio), Some(low), Some(high)) = (number("ratio"), number("low"), number("high"))
+        else {
+            return Ok(None);
+        };
         if !(low > 0.0 && low <= ratio && ratio <= high && high.is_finite()) {
-            return None;
+            return Ok(None);
         }
         let pairs = number("pairs")
             .filter(|n| *n >= 1.0 && n.fract() == 0.0)
             .map(|n| n as usize);
         let basis = match against.get("basis").and_then(Json::as_str) {
-            Some(text) => Basis::parse(text)?,
-            None if pairs? >= MIN_FORKS => Basis::Forks(pairs?),
-            None => Basis::Band(pairs?),
+            Some(text) => Basis::parse(text),
+            None => pairs.map(|n| match n >= MIN_FORKS {
+                true => Basis::Forks(n),
+                false => Basis::Band(n),
+            }),
         };
-        let level = number("level")
-            .filter(|l| (0.5..1.0).contains(l))
-            .unwrap_or(LEVEL_BEFORE);
-        let smallest = number("smallestChange").filter(|s| s.is_finite() && *s >= 0.0);
-        Some(Recorded {
+        Ok(basis.map(|basis| Recorded {
             ratio,
             low,
             high,
             basis,
-            level,
+            level: level.unwrap_or(LEVEL_BEFORE),
             smallest,
-        })
+        }))
     }
 
     /// The smallest change the recorded interval could have called at 95% power: the
@@ -177,7 +187,22 @@ mod tests {
     }
 
     fn recorded(text: &str) -> Option<Recorded> {
-        Recorded::read(&Json::parse(text).unwrap())
+        Recorded::read(&Json::parse(text).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_level_or_smallest_change_out_of_range_is_refused_not_obeyed() {
+        let base = r#""ratio":1.1,"low":1.0,"high":1.2,"pairs":5,"basis":"forks 5""#;
+        for (field, named) in [
+            (r#""level":7"#, "level"),
+            (r#""level":0.1"#, "level"),
+            (r#""smallestChange":1e308"#, "smallestChange"),
+            (r#""smallestChange":-1"#, "smallestChange"),
+        ] {
+            let text = format!("{{{base},{field}}}");
+            let why = Recorded::read(&Json::parse(&text).unwrap()).unwrap_err();
+            assert!(why.starts_with(named), "{field}: {why}");
+        }
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use super::benchmark::{Benchmark, Settings, TimeUnit};
 use super::cli::{Mode, Profile};
 use crate::system::activity;
-use crate::util::format::{count, format_duration, format_estimate};
+use crate::util::format::{count, format_duration, format_estimate, percent};
 use std::time::Duration;
 
 /// One benchmark as it will run.
@@ -179,7 +179,7 @@ impl Plan {
 pub(crate) fn forks(s: &Settings, most: u32) -> String {
     match s.precision {
         Some(p) if most > s.forks => {
-            format!("{}-{most} forks to ±{}%", s.forks, p * 100.0)
+            format!("{}-{most} forks to ±{}%", s.forks, percent(p))
         }
         _ => count(s.forks, "fork"),
     }

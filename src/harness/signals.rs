@@ -1,4 +1,7 @@
-//! SIGINT, SIGTERM and SIGHUP handled outside the signal handler: the handler only writes
+//! Every signal that ends the process by default and can be caught ([`SIGNALS`]: SIGINT,
+//! SIGTERM, SIGHUP, SIGQUIT, the user and timer signals, SIGXCPU, SIGXFSZ) handled
+//! outside the signal handler, so that none leaves a governor set or a file behind: the
+//! handler only writes
 //! the signal number to a pipe; a thread reads it and either cleans up and exits (a
 //! benchmark: socket files removed, children stopped) or raises a stop flag (a server
 //! that finishes its in-flight calls first). The handler saves and restores errno and
@@ -25,7 +28,21 @@ type StopHook = Box<dyn Fn() + Send>;
 /// mode leaves it alone rather than storing a hook-less value.
 static WAKE: Mutex<Option<StopHook>> = Mutex::new(None);
 
-const SIGNALS: [Signal; 3] = [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP];
+/// Every catchable signal whose default ends the process. SIGPIPE is left as Rust sets
+/// it (ignored: a closed pipe is an error where the write happens).
+const SIGNALS: [Signal; 11] = [
+    Signal::SIGINT,
+    Signal::SIGTERM,
+    Signal::SIGHUP,
+    Signal::SIGQUIT,
+    Signal::SIGUSR1,
+    Signal::SIGUSR2,
+    Signal::SIGALRM,
+    Signal::SIGVTALRM,
+    Signal::SIGPROF,
+    Signal::SIGXCPU,
+    Signal::SIGXFSZ,
+];
 
 extern "C" fn on_signal(signal: libc::c_int) {
     // SAFETY: __errno_location returns this thread's errno, valid for the thread's life.
@@ -51,14 +68,14 @@ extern "C" fn on_signal(signal: libc::c_int) {
     }
 }
 
-/// On SIGINT, SIGTERM or SIGHUP: run the exit hooks (children killed and reaped, socket
+/// On any of [`SIGNALS`]: run the exit hooks (children killed and reaped, socket
 /// files removed) and exit with 128 + the signal.
 pub fn exit_on_signals() {
     STOP_MODE.store(false, Ordering::SeqCst);
     install();
 }
 
-/// On SIGINT, SIGTERM or SIGHUP: set the flag that [`stop_requested`] reads and call
+/// On any of [`SIGNALS`]: set the flag that [`stop_requested`] reads and call
 /// `wake` (to unblock an accept loop, say). A second signal exits at once, with status
 /// 0 as the graceful stop would have (after the exit hooks): the stop was asked for.
 pub fn stop_on_signals(wake: impl Fn() + Send + 'static) {
@@ -103,7 +120,16 @@ fn install() {
     );
     for s in SIGNALS {
         // SAFETY: the handler only calls write(2), which is async-signal-safe.
-        let _ = unsafe { sigaction(s, &action) };
+        let before = unsafe { sigaction(s, &action) };
+        // One ignored when this process started (nohup's SIGHUP, a test's SIGXFSZ) ends
+        // nothing, and stays ignored.
+        match before {
+            // SAFETY: sets back the disposition this process was started with.
+            Ok(ignored) if ignored.handler() == SigHandler::SigIgn => {
+                let _ = unsafe { sigaction(s, &ignored) };
+            }
+            _ => {}
+        }
     }
     // A child started to die with its parent has that signal blocked until now
     // (`fork::die_with_parent`); one that came meanwhile is handled here.

@@ -303,7 +303,7 @@ pub fn precision_line(results: &[BenchResult]) -> Option<String> {
     })?;
     Some(format!(
         "precision: ±{}% reached in {} of {} headline rows; not in {} (widest {}, {})",
-        target * 100.0,
+        crate::util::format::percent(target),
         aimed.len() - short.len(),
         aimed.len(),
         short.len(),

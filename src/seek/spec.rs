@@ -304,8 +304,9 @@ impl ObjectSpec {
             }
         };
         let file = std::path::Path::new(path);
+        // `dir/.` is the directory itself, though file_name() reads it as `dir`.
         let name = match file.file_name().and_then(|n| n.to_str()) {
-            Some(name) if !path.ends_with('/') => name,
+            Some(name) if !path.ends_with('/') && !path.ends_with("/.") => name,
             _ => return Err(prefix_only("a directory")),
         };
         if path.chars().any(char::is_control) {
@@ -317,6 +318,11 @@ impl ObjectSpec {
         let dir = match file.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
+        };
+        // `//x/k` is `/x/k`; as `file://x/k` its label would read as a URL of host `x`.
+        let path = match path.starts_with("//") {
+            true => format!("/{}", path.trim_start_matches('/')),
+            false => path.to_string(),
         };
         Ok(ObjectSpec {
             place: SourceSpec::File(dir),
@@ -464,6 +470,11 @@ mod tests {
             ObjectSpec::parse("disk.img").unwrap().label,
             "file:disk.img"
         );
+        // A path from the root with its slashes doubled: a file's label, not a URL's, that
+        // reads back as the same object.
+        let o = ObjectSpec::parse("//sky/k").unwrap();
+        assert_eq!((o.label.as_str(), o.name.as_str()), ("file:/sky/k", "k"));
+        assert_eq!(ObjectSpec::parse(&o.label).unwrap(), o);
         for (bad, needle) in [
             ("s3://bench/other/", "not an object"),
             ("s3://bench", "not an object"),
@@ -475,6 +486,8 @@ mod tests {
             ("ftp://h/x", "invalid URL"),
             ("file:", "not an object"),
             ("file:/tmp/", "not an object"),
+            ("n/.", "not an object"),
+            ("file:/tmp/.", "not an object"),
             (
                 "nas.local:8080/x.img",
                 "did you mean http://nas.local:8080/x.img?",

@@ -100,36 +100,78 @@ fn pin_this_thread(cpu: usize) -> bool {
 /// next.
 const FEWEST_TRIALS: u32 = 3;
 
+/// The most trials a measurement takes: a clock that never held still in them is not
+/// measured.
+const MOST_TRIALS: u32 = 64;
+
+/// A trial counts only where its thread ran on the core for at least this share of it:
+/// one that waited for the core (another thread, the emulator's host) timed the wait too.
+const ON_CPU: f64 = 0.95;
+
+/// The best two trials that count agree within this, or the clock is not measured.
+const AGREEMENT: f64 = 0.02;
+
+/// The slowest clock taken for one, in MHz: below it, the core was not the trial's.
+const SLOWEST_MHZ: f64 = 1.0;
+
+/// One trial's time: on the wall, and on this thread's CPU clock.
+#[derive(Debug, Clone, Copy)]
+struct Timed {
+    wall: Duration,
+    on_cpu: Duration,
+}
+
 /// The highest clock, in MHz, of the trials that fit in `budget` (at least
-/// [`FEWEST_TRIALS`] after the calibration), on the CPU this thread runs on.
+/// [`FEWEST_TRIALS`] after the calibration), on the CPU this thread runs on; None where
+/// no two trials that had the core to themselves agree (see [`stable`]).
 fn best_mhz(budget: Duration) -> Option<f64> {
     best_mhz_timed(budget, time)
 }
 
 /// [`best_mhz`] with `time` timing the turns of the chain (the real loop, or a known
-/// figure in tests).
-fn best_mhz_timed(budget: Duration, mut time: impl FnMut(u64) -> Option<Duration>) -> Option<f64> {
+/// figure in tests). Past the budget, trials go on until two agree, up to three budgets
+/// and [`MOST_TRIALS`].
+fn best_mhz_timed(budget: Duration, mut time: impl FnMut(u64) -> Option<Timed>) -> Option<f64> {
     let started = Instant::now();
-    let (mut turns, took) = calibrate(&mut time)?;
+    let (shortest, took) = calibrate(&mut time)?;
     let trial = (budget / TRIALS).max(SHORTEST_TRIAL);
-    turns = turns_for(turns, took, trial);
-    let mut best: Option<f64> = None;
-    for done in 1.. {
-        let mhz = mhz(turns, time(turns)?);
-        best = Some(best.map_or(mhz, |b| b.max(mhz)));
-        if done >= FEWEST_TRIALS && started.elapsed() + trial > budget {
+    let mut turns = turns_for(shortest, took, trial);
+    let mut counted: Vec<f64> = Vec::new();
+    for done in 1..=MOST_TRIALS {
+        let timed = time(turns)?;
+        if timed.on_cpu.as_secs_f64() >= ON_CPU * timed.wall.as_secs_f64() {
+            counted.push(mhz(turns, timed.wall));
+        } else {
+            // The core is shared: shorter trials, down to the shortest, fit between the
+            // others' turns on it.
+            turns = (turns / 2).max(shortest);
+        }
+        let spent = started.elapsed() + trial;
+        let enough = stable(&counted).is_some() || spent > budget * 3;
+        if done >= FEWEST_TRIALS && spent > budget && enough {
             break;
         }
     }
-    best.filter(|m| m.is_finite() && *m > 0.0)
+    stable(&counted)
+}
+
+/// The best of `mhz` where the next best agrees with it within [`AGREEMENT`] and it is
+/// a clock at all ([`SLOWEST_MHZ`]): one lucky or unlucky trial is not the clock.
+fn stable(mhz: &[f64]) -> Option<f64> {
+    let mut sorted: Vec<f64> = mhz.iter().copied().filter(|m| m.is_finite()).collect();
+    sorted.sort_by(|a, b| b.total_cmp(a));
+    match sorted[..] {
+        [best, next, ..] if next >= best * (1.0 - AGREEMENT) && best >= SLOWEST_MHZ => Some(best),
+        _ => None,
+    }
 }
 
 /// A number of turns that takes at least [`SHORTEST_TRIAL`], and how long it took,
 /// doubled from a few; None where even a huge count reads no time.
-fn calibrate(time: &mut impl FnMut(u64) -> Option<Duration>) -> Option<(u64, Duration)> {
+fn calibrate(time: &mut impl FnMut(u64) -> Option<Timed>) -> Option<(u64, Duration)> {
     let mut turns = 16u64;
     loop {
-        let took = time(turns)?;
+        let took = time(turns)?.wall;
         if took >= SHORTEST_TRIAL {
             return Some((turns, took));
         }
@@ -143,11 +185,30 @@ fn turns_for(turns: u64, took: Duration, trial: Duration) -> u64 {
     (scaled as u64).max(turns)
 }
 
-/// How long `turns` turns of the chain take; None on an architecture without it.
-fn time(turns: u64) -> Option<Duration> {
+/// How long `turns` turns of the chain take, on the wall and on this thread's CPU
+/// clock; None on an architecture without it.
+fn time(turns: u64) -> Option<Timed> {
+    let cpu_started = thread_cpu_time();
     let started = Instant::now();
     chain(turns)?;
-    Some(started.elapsed())
+    let wall = started.elapsed();
+    // Where the thread's CPU clock cannot be read, whether it had the core is unknown:
+    // the trials' agreement is left to tell.
+    let on_cpu = thread_cpu_time()
+        .zip(cpu_started)
+        .map_or(wall, |(end, start)| end.saturating_sub(start));
+    Some(Timed { wall, on_cpu })
+}
+
+/// This thread's CPU time so far.
+fn thread_cpu_time() -> Option<Duration> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes only the timespec it is handed, which lives here.
+    let ok = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } == 0;
+    ok.then(|| Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32))
 }
 
 /// The clock, in MHz, at which `turns` turns took `took`.
@@ -290,6 +351,10 @@ pub const TOLERANCE: f64 = 0.05;
 /// How long each cluster's clock is measured for, at the start and at the end of a run.
 pub const BUDGET: Duration = Duration::from_millis(150);
 
+/// The most CPUs whose clock a run measures: a big.LITTLE board has two or three
+/// clusters; a server's per-core policies need not cost a second each.
+pub const MOST_CLOCKS: usize = 8;
+
 /// One cluster's clock as measured at the start and the end of a run, beside the one
 /// cpufreq reported right after each measurement (the core still busy from it).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -304,22 +369,41 @@ pub struct ClusterClock {
 impl ClusterClock {
     /// Measures every cluster of `topology` that holds one of the `allowed` CPUs, on the
     /// first of those CPUs; `reported` reads the cluster's current clock (MHz) after.
+    /// A CPU is measured once, however many policies claim it (a crafted or broken tree
+    /// may list a hundred over the same cores), and at most [`MOST_CLOCKS`] in all.
     pub fn start(
         clusters: &[super::topology::Cluster],
         allowed: &[usize],
         reported: impl Fn(&super::topology::Cluster) -> Option<u64>,
     ) -> Vec<ClusterClock> {
-        clusters
-            .iter()
-            .filter_map(|c| {
-                let cpu = c.cpus.iter().copied().find(|cpu| allowed.contains(cpu))?;
-                let measured = measure(cpu, BUDGET)?;
-                Some(ClusterClock {
-                    policy: c.policy,
-                    cpu,
-                    start: Some((measured.mhz, reported(c))),
-                    end: None,
-                })
+        Self::start_with(clusters, allowed, reported, |cpu| measure(cpu, BUDGET))
+    }
+
+    /// [`ClusterClock::start`] with `measure` measuring a CPU (the real loop, or a
+    /// count of calls in tests).
+    fn start_with(
+        clusters: &[super::topology::Cluster],
+        allowed: &[usize],
+        reported: impl Fn(&super::topology::Cluster) -> Option<u64>,
+        mut measure: impl FnMut(usize) -> Option<MeasuredClock>,
+    ) -> Vec<ClusterClock> {
+        let mut cpus: Vec<(usize, &super::topology::Cluster)> = Vec::new();
+        for c in clusters {
+            let Some(cpu) = c.cpus.iter().copied().find(|cpu| allowed.contains(cpu)) else {
+                continue;
+            };
+            if cpus.len() < MOST_CLOCKS && !cpus.iter().any(|&(seen, _)| seen == cpu) {
+                cpus.push((cpu, c));
+            }
+        }
+        // One not measured at the start (its trials never agreed) stays, to be measured
+        // at the end: not measured is recorded as such, never as a figure.
+        cpus.into_iter()
+            .map(|(cpu, c)| ClusterClock {
+                policy: c.policy,
+                cpu,
+                start: measure(cpu).map(|m| (m.mhz, reported(c))),
+                end: None,
             })
             .collect()
     }
@@ -399,6 +483,11 @@ mod tests {
         assert_eq!(mismatch(f64::NAN, 1800.0, 0.05), None);
     }
 
+    /// A trial that had the core all along.
+    fn on_cpu(wall: Duration) -> Option<Timed> {
+        Some(Timed { wall, on_cpu: wall })
+    }
+
     #[test]
     fn a_trial_that_lost_its_cpu_is_outrun_by_the_next() {
         // A 2 GHz core: 256 adds a turn take 128 ns. The first trial after the
@@ -409,17 +498,41 @@ mod tests {
             if ns >= 1_000_000 {
                 trials += 1;
             }
-            Some(match trials {
+            on_cpu(match trials {
                 2 => Duration::from_secs(1),
                 _ => Duration::from_nanos(ns),
             })
         };
         let best = best_mhz_timed(Duration::from_millis(1), timed).unwrap();
         assert!((best - 2000.0).abs() < 1.0, "{best}");
-        // Every trial stalled: the best of them says so, slow, never zero or infinite.
-        let stalled = best_mhz_timed(Duration::ZERO, |_| Some(Duration::from_secs(1)));
-        assert!(stalled.is_some_and(|m| m > 0.0 && m < 1.0), "{stalled:?}");
         assert_eq!(best_mhz_timed(Duration::ZERO, |_| None), None);
+    }
+
+    #[test]
+    fn a_core_that_was_not_the_runs_is_not_measured_never_zero() {
+        // Every trial stalled a second while its thread waited for the core (an
+        // emulated Pi Zero under load read 0 MHz so): not measured, not 0.3 MHz.
+        let waited = |_| {
+            Some(Timed {
+                wall: Duration::from_secs(1),
+                on_cpu: Duration::from_millis(1),
+            })
+        };
+        assert_eq!(best_mhz_timed(Duration::ZERO, waited), None);
+        // Had the core but never held still: each trial 10% off the one before.
+        let mut wall = 1_000_000u64;
+        let drifting = move |_| {
+            wall = wall * 11 / 10;
+            on_cpu(Duration::from_nanos(wall))
+        };
+        assert_eq!(best_mhz_timed(Duration::ZERO, drifting), None);
+        // Consistently below a megahertz is no clock either.
+        let crawling = |_| on_cpu(Duration::from_secs(1));
+        assert_eq!(best_mhz_timed(Duration::ZERO, crawling), None);
+        // The best needs a second trial that agrees with it, and to be a clock at all.
+        assert_eq!(stable(&[2000.0, 1990.0]), Some(2000.0));
+        assert_eq!(stable(&[2000.0]), None);
+        assert_eq!(stable(&[0.3, 0.3]), None);
     }
 
     #[test]
@@ -454,5 +567,31 @@ mod tests {
         assert!((off + 0.2).abs() < 1e-9, "{slow}: {off}");
         let fair = measure_with(0, BUDGET, 1.0, |_| Some(1800.0)).unwrap().mhz;
         assert_eq!(mismatch(fair, 1800.0, TOLERANCE), None);
+    }
+
+    #[test]
+    fn a_cpu_is_measured_once_however_many_policies_claim_it() {
+        use super::super::topology::Cluster;
+        let cluster = |policy: usize, cpus: &[usize]| Cluster {
+            policy: Some(policy),
+            cpus: cpus.to_vec(),
+            ..Cluster::default()
+        };
+        let mut clusters: Vec<Cluster> = (0..100).map(|p| cluster(p, &[0, 1])).collect();
+        clusters.extend((0..100).map(|p| cluster(100 + p, &[2 + p])));
+        let allowed: Vec<usize> = (0..200).collect();
+        let mut measured = Vec::new();
+        let clocks = ClusterClock::start_with(
+            &clusters,
+            &allowed,
+            |_| Some(1800),
+            |cpu| {
+                measured.push(cpu);
+                Some(MeasuredClock { cpu, mhz: 1800.0 })
+            },
+        );
+        assert_eq!(measured.len(), MOST_CLOCKS, "{measured:?}");
+        assert_eq!(measured[..3], [0, 2, 3]);
+        assert_eq!(clocks.len(), MOST_CLOCKS);
     }
 }

@@ -5,22 +5,36 @@
 
 use super::exit::{add_exit_hook, remove_exit_hook};
 use super::sysfs::read;
+use crate::util::format::printable;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 /// The governors set for a run, to be set back; dropping it sets them back.
 #[derive(Debug)]
 pub struct GovernorSet {
-    /// Each policy's `scaling_governor` file and the governor it had.
-    saved: Vec<(PathBuf, String)>,
+    saved: Arc<Mutex<Saved>>,
     hook: Option<u64>,
+}
+
+/// What was written so far, shared with the exit hook: each policy's name and the
+/// governor it had. A write and its record are made under the lock, and once set back
+/// (`done`) nothing more is written, so a signal mid-way leaves nothing at `performance`.
+#[derive(Debug)]
+struct Saved {
+    /// `…/sys/devices/system/cpu`, under the sysroot.
+    cpu: PathBuf,
+    policies: Vec<(String, String)>,
+    done: bool,
 }
 
 impl GovernorSet {
     /// What each policy was set back to on the way out: `policy0 ondemand`.
     pub fn before(&self) -> Vec<String> {
-        self.saved
+        let saved = self.saved.lock().unwrap_or_else(|e| e.into_inner());
+        saved
+            .policies
             .iter()
-            .map(|(path, g)| format!("{} {g}", policy_name(path)))
+            .map(|(policy, g)| format!("{policy} {g}"))
             .collect()
     }
 }
@@ -59,81 +73,126 @@ pub struct Refusal {
 
 /// Sets every policy under `root` to `governor`: the set to undo, or why not (a policy
 /// that does not offer it, a file boardbench may not write: those written are set back
-/// first). No policies: nothing to set, an empty set.
+/// first). No policies: nothing to set, an empty set. Every policy is checked before
+/// the first write, and the exit hook that sets them back is registered before it too.
 pub fn set(root: &Path, governor: &str) -> Result<GovernorSet, Refusal> {
-    let dir = root.join("sys/devices/system/cpu/cpufreq");
-    let mut policies: Vec<PathBuf> = std::fs::read_dir(&dir)
+    let cpu = root.join("sys/devices/system/cpu");
+    let mut names: Vec<String> = std::fs::read_dir(cpu.join("cpufreq"))
         .into_iter()
         .flatten()
         .filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_string_lossy().starts_with("policy"))
-        .map(|e| e.path())
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| n.starts_with("policy"))
         .take(4096)
         .collect();
-    policies.sort();
-    let mut saved: Vec<(PathBuf, String)> = Vec::new();
-    for policy in policies {
-        let file = policy.join("scaling_governor");
-        let rel = |name: &str| {
-            let p = policy.join(name);
-            p.strip_prefix(root).map(|r| r.display().to_string()).ok()
-        };
-        let Some(was) = rel("scaling_governor").and_then(|r| read(root, &r)) else {
+    names.sort();
+    let mut to_set: Vec<(String, String)> = Vec::new();
+    for policy in names {
+        let rel = |name: &str| format!("sys/devices/system/cpu/cpufreq/{policy}/{name}");
+        let Some(was) = read(root, &rel("scaling_governor")) else {
             continue;
         };
-        let offered = rel("scaling_available_governors").and_then(|r| read(root, &r));
+        let offered = read(root, &rel("scaling_available_governors"));
         if offered
             .as_deref()
             .is_some_and(|o| !o.split_whitespace().any(|g| g == governor))
         {
-            restore(&saved);
             return Err(Refusal {
                 why: format!(
                     "{} does not offer it ({})",
-                    policy_name(&file),
-                    crate::util::format::printable(&offered.unwrap_or_default())
+                    printable(&policy),
+                    printable(&offered.unwrap_or_default())
                 ),
                 permission: false,
             });
         }
-        if was == governor {
-            continue;
+        if was != governor {
+            to_set.push((policy, was));
         }
-        if let Err(e) = std::fs::write(&file, governor) {
-            restore(&saved);
-            return Err(Refusal {
-                why: format!("{}: {e}", policy_name(&file)),
-                permission: e.kind() == std::io::ErrorKind::PermissionDenied,
-            });
-        }
-        saved.push((file, was));
     }
-    let hook = (!saved.is_empty()).then(|| {
+    let saved = Arc::new(Mutex::new(Saved {
+        cpu,
+        policies: Vec::new(),
+        done: false,
+    }));
+    let hook = (!to_set.is_empty()).then(|| {
         let on_exit = saved.clone();
         add_exit_hook(move || restore(&on_exit))
     });
-    Ok(GovernorSet { saved, hook })
+    let set = GovernorSet { saved, hook };
+    for (policy, was) in to_set {
+        let mut saved = set.saved.lock().unwrap_or_else(|e| e.into_inner());
+        if saved.done {
+            break;
+        }
+        if let Err(e) = write_governor(&saved.cpu, &policy, governor) {
+            drop(saved);
+            // Dropping the set writes back those written so far.
+            return Err(Refusal {
+                why: format!("{}: {e}", printable(&policy)),
+                permission: e.kind() == std::io::ErrorKind::PermissionDenied,
+            });
+        }
+        saved.policies.push((policy, was));
+    }
+    Ok(set)
 }
 
-/// Writes each saved governor back, the latest first; a write that fails is left (the
-/// run is ending, and there is no one to tell but stderr).
-fn restore(saved: &[(PathBuf, String)]) {
-    for (file, governor) in saved.iter().rev() {
-        if let Err(e) = std::fs::write(file, governor) {
+/// Writes each saved governor back, the latest first, once; a write that fails is left
+/// (the run is ending, and there is no one to tell but stderr).
+fn restore(saved: &Mutex<Saved>) {
+    let mut saved = saved.lock().unwrap_or_else(|e| e.into_inner());
+    if std::mem::replace(&mut saved.done, true) {
+        return;
+    }
+    for (policy, governor) in saved.policies.iter().rev() {
+        if let Err(e) = write_governor(&saved.cpu, policy, governor) {
             crate::stderr!(
-                "{}: could not set {} back to {governor}: {e}",
+                "{}: could not set {} back to {}: {e}",
                 crate::util::terminal::program_name(),
-                policy_name(file)
+                printable(policy),
+                printable(governor)
             );
         }
     }
 }
 
-/// `policy4` for `…/cpufreq/policy4/scaling_governor`.
-fn policy_name(file: &Path) -> String {
-    file.parent()
-        .and_then(|p| p.file_name())
-        .map_or_else(|| "a policy".into(), |n| n.to_string_lossy().into_owned())
+/// Writes `governor` to `cpufreq/<policy>/scaling_governor` under `cpu`, opening every
+/// component below `cpu` without following a link and writing only a regular file: a
+/// crafted tree (or a hostile sysroot) cannot point the write, and its truncation,
+/// anywhere else.
+fn write_governor(cpu: &Path, policy: &str, governor: &str) -> std::io::Result<()> {
+    use nix::fcntl::{openat, AtFlags, OFlag};
+    use nix::sys::stat::Mode;
+    use std::io::Write;
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    let open = |dir: Option<&OwnedFd>, name: &Path, flags: OFlag| -> std::io::Result<OwnedFd> {
+        let flags = flags | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC | OFlag::O_NONBLOCK;
+        let fd = openat(dir.map(|d| d.as_raw_fd()), name, flags, Mode::empty())?;
+        // SAFETY: openat just returned this descriptor, owned by nothing else.
+        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    };
+    let dir = OFlag::O_RDONLY | OFlag::O_DIRECTORY;
+    let cpu = open(None, cpu, dir)?;
+    let cpufreq = open(Some(&cpu), Path::new("cpufreq"), dir)?;
+    let policy = open(Some(&cpufreq), Path::new(policy), dir)?;
+    let name = Path::new("scaling_governor");
+    // Looked at before it is opened: opening a device or a FIFO for writing may do
+    // something already (a watchdog starts); and after, in case it was swapped meanwhile.
+    let not_regular = || std::io::Error::other("not a regular file");
+    let kind =
+        nix::sys::stat::fstatat(Some(policy.as_raw_fd()), name, AtFlags::AT_SYMLINK_NOFOLLOW)?;
+    if kind.st_mode & libc::S_IFMT != libc::S_IFREG {
+        return Err(not_regular());
+    }
+    let mut file = std::fs::File::from(open(Some(&policy), name, OFlag::O_WRONLY)?);
+    if !file.metadata()?.is_file() {
+        return Err(not_regular());
+    }
+    // sysfs takes the write whole and ignores the length; a made-up board's file needs
+    // the old text gone.
+    let _ = file.set_len(0);
+    file.write_all(governor.as_bytes())
 }
 
 #[cfg(test)]
@@ -204,5 +263,44 @@ mod tests {
     fn no_policies_is_nothing_to_set() {
         let d = crate::util::temp::TempDir::new("governor-none");
         assert!(set(d.path(), "performance").unwrap().before().is_empty());
+    }
+
+    #[test]
+    fn a_link_out_of_the_tree_is_never_written_through() {
+        let all = "ondemand performance\n";
+        let d = board("governor-links", &[("ondemand", all)]);
+        let outside = d.path().join("outside");
+        std::fs::write(&outside, "ondemand\n").unwrap();
+        let policy = d.path().join("sys/devices/system/cpu/cpufreq/policy0");
+        let file = policy.join("scaling_governor");
+        std::fs::remove_file(&file).unwrap();
+        std::os::unix::fs::symlink(&outside, &file).unwrap();
+        let refusal = set(d.path(), "performance").unwrap_err();
+        assert!(refusal.why.starts_with("policy0: "), "{}", refusal.why);
+        assert_eq!(std::fs::read_to_string(&outside).unwrap(), "ondemand\n");
+
+        // A policy that is itself a link to a folder elsewhere.
+        std::fs::remove_file(&file).unwrap();
+        let elsewhere = d.path().join("elsewhere");
+        std::fs::create_dir(&elsewhere).unwrap();
+        std::fs::write(elsewhere.join("scaling_governor"), "ondemand\n").unwrap();
+        std::fs::remove_dir_all(&policy).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &policy).unwrap();
+        assert!(set(d.path(), "performance").is_err());
+        let kept = std::fs::read_to_string(elsewhere.join("scaling_governor")).unwrap();
+        assert_eq!(kept, "ondemand\n");
+
+        // A FIFO is not a policy's file: skipped, never opened for writing.
+        std::fs::remove_file(&policy).unwrap();
+        std::fs::create_dir(&policy).unwrap();
+        nix::unistd::mkfifo(&file, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        assert!(set(d.path(), "performance").unwrap().before().is_empty());
+        let cpu = d.path().join("sys/devices/system/cpu");
+        let refused = write_governor(&cpu, "policy0", "performance").unwrap_err();
+        assert_eq!(
+            refused.to_string(),
+            "not a regular file",
+            "looked at, not opened"
+        );
     }
 }

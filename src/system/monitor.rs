@@ -4,7 +4,7 @@
 //! swap in and out, and the memory available. Bounded: past [`MOST_READINGS`] every other
 //! reading is dropped and the interval doubles, so a long run keeps its whole span.
 
-use super::sysfs::{read, read_num};
+use super::sysfs::read;
 use super::topology::{current_mhz, Cluster};
 use super::validity::VmCounts;
 use std::path::{Path, PathBuf};
@@ -158,14 +158,19 @@ impl Drop for Monitor {
     }
 }
 
-/// Every thermal zone under `root` (at most 64): its type and its folder.
+/// The most thermal zones the monitor reads.
+const MOST_ZONES: usize = 64;
+
+/// The thermal zones under `root`, at most [`MOST_ZONES`]: their type and folder, in
+/// the folders' order. Where there are more, the CPU's and the SoC's are kept first:
+/// which others read_dir happens to list first says nothing.
 fn zones(root: &Path) -> Vec<(String, PathBuf)> {
     let mut zones: Vec<(String, PathBuf)> = std::fs::read_dir(root.join("sys/class/thermal"))
         .into_iter()
         .flatten()
         .filter_map(|e| e.ok())
+        .take(4096)
         .filter(|e| e.file_name().to_string_lossy().starts_with("thermal_zone"))
-        .take(64)
         .map(|e| {
             let dir = e.path();
             let name = super::sysfs::read_file(&dir.join("type"))
@@ -175,13 +180,27 @@ fn zones(root: &Path) -> Vec<(String, PathBuf)> {
             (name, dir)
         })
         .collect();
+    let other = |name: &str| {
+        let name = name.to_ascii_lowercase();
+        !(name.contains("cpu") || name.contains("soc"))
+    };
+    zones.sort_by(|a, b| (other(&a.0), &a.1).cmp(&(other(&b.0), &b.1)));
+    zones.truncate(MOST_ZONES);
     zones.sort_by(|a, b| a.1.cmp(&b.1));
     zones
 }
 
 /// A zone's temperature in °C.
 fn zone_temp(dir: &Path) -> Option<f64> {
-    read_num(dir, "temp").map(|milli| milli as f64 / 1000.0)
+    celsius(&read(dir, "temp")?)
+}
+
+/// A thermal zone's `temp` (signed millidegrees: below zero on a cold board) in °C;
+/// None for anything else, and for a figure no sensor gives (below absolute zero, above
+/// 1000 °C).
+pub fn celsius(temp: &str) -> Option<f64> {
+    let milli: i64 = temp.trim().parse().ok()?;
+    Some(milli as f64 / 1000.0).filter(|c| (-273.15..=1000.0).contains(c))
 }
 
 #[cfg(test)]
@@ -239,5 +258,33 @@ mod tests {
         assert!(Monitor::start(d.path().to_path_buf(), Duration::ZERO, &[])
             .unwrap()
             .is_none());
+    }
+
+    #[test]
+    fn a_cold_zone_reads_below_zero() {
+        let d = crate::util::temp::TempDir::new("monitor-cold");
+        std::fs::write(d.path().join("temp"), "-5000\n").unwrap();
+        assert_eq!(zone_temp(d.path()), Some(-5.0));
+        assert_eq!(celsius("9223372036854775807"), None, "no sensor says so");
+        assert_eq!(celsius("-300000"), None, "below absolute zero");
+    }
+
+    #[test]
+    fn past_the_bound_the_cpu_and_soc_zones_are_kept() {
+        let d = crate::util::temp::TempDir::new("monitor-zones");
+        for n in 0..200 {
+            let zone = d.path().join(format!("sys/class/thermal/thermal_zone{n}"));
+            std::fs::create_dir_all(&zone).unwrap();
+            let name = match n {
+                100 => "cpu-thermal".to_string(),
+                150 => "soc_thermal".to_string(),
+                _ => format!("battery{n}"),
+            };
+            std::fs::write(zone.join("type"), name).unwrap();
+        }
+        let zones: Vec<String> = zones(d.path()).into_iter().map(|z| z.0).collect();
+        assert_eq!(zones.len(), MOST_ZONES);
+        assert!(zones.contains(&"cpu-thermal".to_string()), "{zones:?}");
+        assert!(zones.contains(&"soc_thermal".to_string()), "{zones:?}");
     }
 }

@@ -38,6 +38,22 @@ pub fn format_score(v: f64) -> String {
     }
 }
 
+/// A fraction as a percentage a person reads, without the `%`: three significant
+/// digits at most, trailing zeros dropped (`0.02` → `2`, `0.000001` → `0.0001`,
+/// `0.0123456` → `1.23`), never a float's binary tail (`0.00009999999999999999`).
+pub fn percent(fraction: f64) -> String {
+    let v = fraction * 100.0;
+    if !v.is_finite() || v == 0.0 {
+        return format!("{v}");
+    }
+    let decimals = (2 - v.abs().log10().floor() as i32).clamp(0, 12) as usize;
+    let text = format!("{v:.decimals$}");
+    match text.contains('.') {
+        true => text.trim_end_matches('0').trim_end_matches('.').to_string(),
+        false => text,
+    }
+}
+
 /// A duration as a person reads an estimate: `40 s`, `12 min 5 s`, `2 h 6 min`.
 pub fn format_estimate(d: Duration) -> String {
     if d < Duration::from_secs(10) {
@@ -153,5 +169,16 @@ mod tests {
         assert_eq!(format_estimate(Duration::from_millis(3_140)), "3.1 s");
         assert_eq!(format_estimate(Duration::from_secs(725)), "12 min 5 s");
         assert_eq!(format_estimate(Duration::from_secs(7560)), "2 h 6 min");
+    }
+
+    #[test]
+    fn a_percentage_has_sane_significant_digits() {
+        assert_eq!(percent(0.000001), "0.0001");
+        assert_eq!(percent(0.02), "2");
+        assert_eq!(percent(0.025), "2.5");
+        assert_eq!(percent(0.0123456), "1.23");
+        assert_eq!(percent(0.5), "50");
+        assert_eq!(percent(0.9999), "100");
+        assert_eq!(percent(0.0), "0");
     }
 }

@@ -3,7 +3,8 @@
 //! 127.0.0.1 as two boards, with a board that does not answer and one refused for its
 //! architecture; as Ansible users run it (--limit, --check, each tag alone, a second
 //! deploy, a bad variable, the role imported from their own playbook); and ansible-lint
-//! passes on ansible/ at its production profile.
+//! passes on ansible/ at its production profile. What `make fleet` hands ansible-playbook
+//! (a crafted `AGAINST`) is checked with a stand-in that prints its arguments.
 
 use crate::support::boards::{
     check_default_suite, check_zstd_results, start_boards, user, x86_musl_bb_zstd, Boards, REPO,
@@ -606,4 +607,52 @@ fn ansible_lint_passes_on_the_playbook() {
     run.assert_ok();
     let all = format!("{}{}", run.stdout, run.stderr);
     assert!(all.contains("Passed: 0 failure(s), 0 warning(s)"), "{all}");
+}
+
+#[test]
+fn make_fleet_hands_against_to_ansible_as_one_untemplated_string() {
+    use std::os::unix::fs::PermissionsExt;
+    // An ansible-playbook first on PATH that prints its arguments, one a line.
+    let dir = TempDir::new("fleet-against");
+    let fake = dir.join("ansible-playbook");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        dir.path().display(),
+        std::env::var("PATH").unwrap()
+    );
+    // A quote ends a hand-made JSON string, a backslash changes the path, and the rest
+    // would add a variable or be templated.
+    let crafted = r#"/tmp/a"b\c", "remote_dir": "/etc {{ lookup('pipe', 'id') }}"#;
+    let run = crate::support::run_bounded(
+        "make",
+        &[
+            "-s",
+            "-C",
+            REPO,
+            "fleet",
+            "INVENTORY=/nonexistent inv",
+            &format!("AGAINST={crafted}"),
+        ],
+        &[("PATH", &path)],
+        std::time::Duration::from_secs(60),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let args: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(
+        args[..3],
+        ["-i", "/nonexistent inv", "ansible/boardbench.yml"],
+        "{args:?}"
+    );
+    let extra = args.iter().skip_while(|a| **a != "-e").nth(1).expect("-e");
+    // Tagged !unsafe (never templated), and otherwise JSON: exactly the one variable.
+    let json = extra.replacen(": !unsafe ", ": ", 1);
+    assert_ne!(&json, extra, "{extra}");
+    let vars: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(vars, serde_json::json!({ "against": crafted }), "{extra}");
 }

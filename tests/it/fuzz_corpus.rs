@@ -44,6 +44,8 @@ fn every_corpus_input_keeps_its_targets_invariants() {
         ("sysfs", checks::sysfs),
         ("sts", checks::sts),
         ("object_spec", checks::object_spec),
+        ("description", checks::description),
+        ("monitor", checks::monitor),
     ] {
         let (n, failed) = replay(target, check);
         assert!(n >= 3, "{target}: its seed corpus is missing");

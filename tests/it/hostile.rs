@@ -266,3 +266,71 @@ fn a_missing_fork_runner_is_named_not_the_binary() {
         "the binary is not to blame: {last}"
     );
 }
+
+#[test]
+fn bb_compare_refuses_a_noise_field_past_its_range_and_names_an_unnamed_flag() {
+    let d = TempDir::new("compare-ranges");
+    let entry = |score: f64, ours: serde_json::Value| {
+        serde_json::json!({
+            "benchmark": "bb.x.y", "mode": "thrpt", "threads": 1,
+            "primaryMetric": {"score": score, "scoreError": "NaN", "scoreUnit": "ops/s",
+                              "rawData": [[score], [score], [score]]},
+            "secondaryMetrics": {}, "boardbench": ours
+        })
+    };
+    let compare = std::path::Path::new(ZSTD).with_file_name("bb-compare");
+    let compare = compare.to_str().unwrap();
+    let a = d.join("a.json");
+    std::fs::write(
+        &a,
+        serde_json::json!([entry(100.0, serde_json::json!({}))]).to_string(),
+    )
+    .unwrap();
+    // A run floor of 1e308 would have made every change noise, with no note.
+    for (ours, named) in [
+        (
+            serde_json::json!({"runFloor": 1e308}),
+            "boardbench.runFloor",
+        ),
+        (serde_json::json!({"noiseBand": 50}), "boardbench.noiseBand"),
+        (serde_json::json!({"runFloor": -1}), "boardbench.runFloor"),
+        (
+            serde_json::json!({"against": {"ratio": 1.0, "low": 0.9, "high": 1.1, "pairs": 5,
+                                           "level": 2}}),
+            "level",
+        ),
+    ] {
+        let b = d.join("b.json");
+        std::fs::write(
+            &b,
+            serde_json::json!([entry(50.0, ours.clone())]).to_string(),
+        )
+        .unwrap();
+        let run = run_bounded(
+            compare,
+            &[a.to_str().unwrap(), b.to_str().unwrap()],
+            &[],
+            Duration::from_secs(60),
+        );
+        assert_eq!(run.code, 2, "{ours}: {}{}", run.stdout, run.stderr);
+        assert!(run.stderr.contains(named), "{ours}: {}", run.stderr);
+        assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+    }
+    // An empty flag's name: the row is still flagged, and the answer says by what.
+    let b = d.join("b.json");
+    let flagged = serde_json::json!({"flags": [""]});
+    std::fs::write(&b, serde_json::json!([entry(50.0, flagged)]).to_string()).unwrap();
+    let run = run_bounded(
+        compare,
+        &[a.to_str().unwrap(), b.to_str().unwrap()],
+        &[],
+        Duration::from_secs(60),
+    );
+    assert!(run.code == 0 || run.code == 1, "{}", run.stderr);
+    assert!(!run.stdout.contains("()"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("flagged as they ran (unnamed)"),
+        "{}",
+        run.stdout
+    );
+}

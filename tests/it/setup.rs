@@ -1,5 +1,6 @@
 //! scripts/setup.sh against registries that fail: its steps run against stand-ins for
-//! apt-get, python3 (-m pip, -m venv, and a venv's pip), rustup, cargo and id (root),
+//! apt-get, python3 (-m pip, -m venv, and a venv's pip), rustup, cargo and id (root, or
+//! the uid in $SHIM_UID),
 //! first and alone on PATH with the few tools setup.sh uses, in a copy of the checkout,
 //! so that nothing is installed and every step has something to do. Each stand-in fails
 //! its first call of each kind, as a mirror mid-sync does (exit 100), and works the
@@ -15,7 +16,7 @@ const SHIM: &str = r#"#!/bin/sh
 me=${0##*/}
 echo "$me $*" >>"$SHIM_LOG"
 case "$me $*" in
-    "id -u") echo 0; exit 0 ;;
+    "id -u") echo "${SHIM_UID:-0}"; exit 0 ;;
     cargo*) exit 0 ;;
     "python3 -c import msgpack") exit 1 ;;
     "python3 -c "*) exit 0 ;;
@@ -199,4 +200,27 @@ fn setup_refuses_retry_delays_that_are_not_seconds() {
         "setup: BB_SETUP_RETRY_DELAYS '5s 15s': expected the seconds between tries, such as '5 15 30'\n"
     );
     assert_eq!(setup.calls(""), 0, "nothing ran");
+}
+
+#[test]
+fn not_root_setup_prints_whole_commands_and_no_lone_apt_get_update() {
+    let setup = Setup::new("setup-not-root");
+    let run = setup.run("test", &[("SHIM_UID", "1000")]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .lines()
+            .any(|l| l.starts_with("  sudo apt-get update && sudo apt-get install -y ")),
+        "{}",
+        run.stderr
+    );
+    // No foreign architecture is missing at this level: nothing to update for.
+    assert!(
+        !run.stderr
+            .lines()
+            .any(|l| l.trim() == "sudo apt-get update"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(setup.calls("apt-get"), 0, "nothing run as a user");
 }

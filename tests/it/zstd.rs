@@ -702,8 +702,9 @@ fn a_fork_runner_the_kernel_cannot_execute_is_named_not_run_as_a_script() {
 
 #[test]
 fn precision_adds_forks_to_headline_rows_up_to_the_budget_and_says_where_it_fell_short() {
-    // A precision no run reaches (0.001% at 99.9%): every row runs its budget, four forks
+    // A precision no run reaches (0.0001% at 99.9%): every row runs its budget, four forks
     // against its two, and the answer ends saying so; with it off, the two forks alone.
+    // The percentage as given, not a float's tail (±0.00009999999999999999%).
     let short = [
         "--threads",
         "1",
@@ -716,10 +717,10 @@ fn precision_adds_forks_to_headline_rows_up_to_the_budget_and_says_where_it_fell
         "--format",
         "json",
     ];
-    let run = bb_zstd(&[&short[..], &["--precision", "0.001%"]].concat(), &[]);
+    let run = bb_zstd(&[&short[..], &["--precision", "0.0001%"]].concat(), &[]);
     run.assert_ok();
     assert!(
-        run.stderr.contains("2-4 forks to ±0.001%"),
+        run.stderr.contains("2-4 forks to ±0.0001%"),
         "{}",
         run.stderr
     );
@@ -734,7 +735,7 @@ fn precision_adds_forks_to_headline_rows_up_to_the_budget_and_says_where_it_fell
         let p = &e["boardbench"]["precision"];
         assert_eq!(
             (p["target"].as_f64(), p["reached"].as_bool()),
-            (Some(1e-5), Some(false))
+            (Some(1e-6), Some(false))
         );
         assert!(p["seconds"].as_f64().unwrap() > 0.0);
         assert_eq!(e["boardbench"]["errorBasis"], "forks 4");
@@ -742,7 +743,7 @@ fn precision_adds_forks_to_headline_rows_up_to_the_budget_and_says_where_it_fell
     let answer = json[0]["boardbench"]["answer"]["lines"].as_array().unwrap();
     assert!(
         answer.iter().filter_map(|l| l.as_str()).any(|l| l
-            .starts_with("precision: ±0.001% reached in 0 of 2 headline rows; not in 2 (widest ±")),
+            .starts_with("precision: ±0.0001% reached in 0 of 2 headline rows; not in 2 (widest ±")),
         "{answer:?}"
     );
     let off = bb_zstd(&[&short[..], &["--precision", "off"]].concat(), &[]);

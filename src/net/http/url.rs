@@ -40,7 +40,7 @@ impl Url {
             Some((h, p)) if !p.contains(']') => (h, p.parse::<u16>().map_err(|_| bad())?),
             _ => (authority, Url::default_port(https)),
         };
-        if host.is_empty() || path.contains(['?', '#', ' ']) {
+        if !valid_host(host) || path.contains(['?', '#', ' ']) {
             return Err(bad());
         }
         let mut prefix = if path.is_empty() {
@@ -106,6 +106,21 @@ impl fmt::Display for Url {
     }
 }
 
+/// A host as a URL can give it back: a name or IPv4 address without `:`, `[`, `]` or
+/// `@`, or an IPv6 literal in brackets. `a:b` or `nas.local:` would be read as another
+/// host and port when the URL is written out and read again.
+fn valid_host(host: &str) -> bool {
+    match host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+        Some(v6) => {
+            !v6.is_empty()
+                && v6
+                    .chars()
+                    .all(|c| c.is_ascii_hexdigit() || c == ':' || c == '.')
+        }
+        None => !host.is_empty() && !host.contains([':', '[', ']', '@']),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -130,8 +145,23 @@ mod tests {
             "http://x:port/",
             "http://x/a?b",
             "x",
+            // A host holding a `:` whose label would read back as another host and port
+            // (fuzzing's findings).
+            "http://12a:wme8sk.127.1:080/g",
+            "http://nas.local::080/k",
+            "http://197.:190:80/k",
+            "http://[::1/",
+            "http://[]:80/",
         ] {
             assert!(Url::parse(bad).unwrap_err().contains(bad), "{bad}");
+        }
+        for good in [
+            "http://[::1]:9000/p/",
+            "http://[fe80::1]/",
+            "http://10.0.0.1:80/",
+        ] {
+            let u = Url::parse(good).unwrap();
+            assert_eq!(Url::parse(&u.to_string()).unwrap(), u, "{good}");
         }
     }
 

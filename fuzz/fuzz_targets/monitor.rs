@@ -1,0 +1,7 @@
+//! Fuzz target: monitor (the invariants are in fuzz/checks.rs).
+#![no_main]
+
+#[path = "../checks.rs"]
+mod checks;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| checks::monitor(data));
