@@ -93,9 +93,9 @@ impl FileSource {
     /// Returns the fraction of its pages that stayed cached through the drop (tmpfs keeps
     /// them all: its pages stay where they were written) and the fraction cached after.
     pub fn place_afresh(&mut self) -> Result<(f64, f64)> {
-        self.file
-            .sync_data()
-            .map_err(|e| Error::io(format!("writing back {}", self.path.display()), e))?;
+        // Dirty pages are not dropped; one that cannot be written back (a read-only
+        // mount's file has none) only stays where it was.
+        let _ = self.file.sync_data();
         let stayed = self.drop_cache()?;
         let mut buf = vec![0; (self.size.min(PLACE_CHUNK as u64)) as usize];
         let mut at = 0;
