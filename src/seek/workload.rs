@@ -446,8 +446,10 @@ mod tests {
     fn each_hot_fork_places_its_objects_pages_afresh_and_a_cold_one_leaves_them() {
         let dir = crate::util::temp::TempDir::new("seek-place");
         let size = 1 << 20;
-        crate::seek::gen::write_dir(&dir, &[size], 42).unwrap();
         let object = Object::new(size, 42);
+        let mut file = std::fs::File::create(dir.join(&object.name)).unwrap();
+        object.write_range(0, size, &mut file).unwrap();
+        drop(file);
         let case = |cold| Case {
             source: SourceSpec::File(dir.to_path_buf()),
             object: object.clone(),
