@@ -41,10 +41,10 @@ pub fn held(reads: &Reads) -> u64 {
 }
 
 /// The largest local object whose page-cache pages each hot fork places afresh before its
-/// shots ([`FileSource::place_afresh`]: dropped and read back whole, about 10 ms for
+/// shots ([`FileSource::place_afresh`]: dropped and read back whole, about 13 ms for
 /// 16 MiB here): the pages' placement, fixed for a whole run when it was left to the run,
-/// moved hot rows by up to x2.6 between runs whose forks agreed (BENCHMARKS.md, "bb-seek's
-/// run-level shift"). Larger objects keep the run's placement: reading a 1 GiB object
+/// made one run's hot rows up to x2 slower than another's, its forks agreeing
+/// (BENCHMARKS.md, "bb-seek's run-level shift"). Larger objects keep the run's placement: reading a 1 GiB object
 /// back from an SD card at 20 MB/s would add most of a minute to every fork.
 pub const PLACE_MAX: u64 = 64 << 20;
 
