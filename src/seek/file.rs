@@ -1,6 +1,7 @@
 //! Local objects read with positioned reads (pread64 and preadv64, so offsets past 2 GiB work on
-//! 32-bit boards too), and the page-cache controls of `--cold`: dropping an object's
-//! pages (posix_fadvise DONTNEED) and checking with mincore that they really went.
+//! 32-bit boards too), and the page-cache controls: `--cold`'s, dropping an object's
+//! pages (posix_fadvise DONTNEED) and checking with mincore that they really went, and a
+//! hot fork's, placing its object's pages afresh before its shots.
 
 use crate::seek::data::Object;
 use crate::seek::mapping::Mapping;
@@ -13,6 +14,9 @@ use std::path::{Path, PathBuf};
 /// The most buffers one preadv fills (more take another call: only a stream whose cache
 /// holds more blocks than this fills more at once; a file's holds 4 by default).
 const IOVECS: usize = 16;
+
+/// The reads [`FileSource::place_afresh`] brings an object back into the page cache with.
+const PLACE_CHUNK: usize = 1 << 20;
 
 /// One local object.
 pub struct FileSource {
@@ -76,6 +80,31 @@ impl FileSource {
             ));
         }
         self.cached_fraction()
+    }
+
+    /// Places the object's page-cache pages afresh, as a reader's first read places them:
+    /// its dirty pages written back, all of them dropped (posix_fadvise DONTNEED), then
+    /// the whole object read back in [`PLACE_CHUNK`] preads, so the page cache's readahead
+    /// gives it new pages (their folio sizes, their physical places). A fork's hot shots
+    /// then read pages placed for that fork, not pages placed once for the whole run (by
+    /// `gen`, whose written folios read up to x2 faster than readahead's, or by whatever
+    /// read them back after an eviction): what differed between runs varies between forks,
+    /// where the run's interval sees it (issue 44, BENCHMARKS.md "bb-seek's run-level shift").
+    /// Returns the fraction of its pages that stayed cached through the drop (tmpfs keeps
+    /// them all: its pages stay where they were written) and the fraction cached after.
+    pub fn place_afresh(&mut self) -> Result<(f64, f64)> {
+        // Dirty pages are not dropped; one that cannot be written back (a read-only
+        // mount's file has none) only stays where it was.
+        let _ = self.file.sync_data();
+        let stayed = self.drop_cache()?;
+        let mut buf = vec![0; (self.size.min(PLACE_CHUNK as u64)) as usize];
+        let mut at = 0;
+        while at < self.size {
+            let n = (self.size - at).min(buf.len() as u64) as usize;
+            self.read_at(at, &mut [&mut buf[..n]])?;
+            at += n as u64;
+        }
+        Ok((stayed, self.cached_fraction()?))
     }
 
     /// The fraction of the object's pages in the page cache (mincore over a mapping).

@@ -4,6 +4,7 @@
 //! existing object against the fingerprint of the bytes read when it was checked before
 //! the run; a pattern larger than the ring is also read once more, untimed, every byte
 //! checked as it arrives. With the requests and bytes it fetched per operation as metrics.
+//! A hot fork over a local file first places the file's page-cache pages afresh.
 
 use super::client::{Plain, Reader, SeekableStream, StreamConfig};
 use super::data::{fnv_of, Expected, Fingerprint, Object};
@@ -38,6 +39,14 @@ pub fn held(reads: &Reads) -> u64 {
     };
     hold.min(reads.asked())
 }
+
+/// The largest local object whose page-cache pages each hot fork places afresh before its
+/// shots ([`FileSource::place_afresh`]: dropped and read back whole, about 13 ms for
+/// 16 MiB here): the pages' placement, fixed for a whole run when it was left to the run,
+/// made one run's hot rows up to x2 slower than another's, its forks agreeing
+/// (BENCHMARKS.md, "bb-seek's run-level shift"). Larger objects keep the run's placement: reading a 1 GiB object
+/// back from an SD card at 20 MB/s would add most of a minute to every fork.
+pub const PLACE_MAX: u64 = 64 << 20;
 
 /// One benchmark's fixed description, captured by its set-up.
 #[derive(Clone)]
@@ -161,6 +170,13 @@ impl SeekOp {
                 "{}: the pattern reads nothing of it",
                 case.object.name
             )));
+        }
+        if let (SourceSpec::File(dir), false) = (&case.source, case.cold) {
+            if case.object.size <= PLACE_MAX {
+                let path = dir.join(&case.object.name);
+                // What it did is not checked: tmpfs keeps its pages where they are.
+                FileSource::open_object(&path, &case.object)?.place_afresh()?;
+            }
         }
         let reader = reader(case)?;
         let cold = match (&case.source, case.cold) {
@@ -396,5 +412,86 @@ impl Workload for SeekOp {
             });
         }
         metrics
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::seek::client::StreamConfig;
+    use crate::seek::source::Source;
+
+    /// The bytes this thread has had read from storage (`read_bytes` of
+    /// /proc/thread-self/io), where the kernel keeps the count.
+    fn read_from_storage() -> Option<u64> {
+        let io = std::fs::read_to_string("/proc/thread-self/io").ok()?;
+        io.lines()
+            .find_map(|l| l.strip_prefix("read_bytes: "))
+            .and_then(|n| n.trim().parse().ok())
+    }
+
+    /// Whether `dir` is on tmpfs, whose pages cannot be dropped.
+    fn on_tmpfs(dir: &std::path::Path) -> bool {
+        let path = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: statfs fills the zeroed struct it is given; the path is a C string.
+        let mut fs: libc::statfs = unsafe { std::mem::zeroed() };
+        let rc = unsafe { libc::statfs(path.as_ptr(), &mut fs) };
+        // Their types differ between targets (c_long, u32): compared as i64 everywhere.
+        #[allow(clippy::unnecessary_cast)]
+        let tmpfs = fs.f_type as i64 == libc::TMPFS_MAGIC as i64;
+        rc != 0 || tmpfs
+    }
+
+    #[test]
+    fn each_hot_fork_places_its_objects_pages_afresh_and_a_cold_one_leaves_them() {
+        let dir = crate::util::temp::TempDir::new("seek-place");
+        let size = 1 << 20;
+        let object = Object::new(size, 42);
+        let mut file = std::fs::File::create(dir.join(&object.name)).unwrap();
+        object.write_range(0, size, &mut file).unwrap();
+        drop(file);
+        let case = |cold| Case {
+            source: SourceSpec::File(dir.to_path_buf()),
+            object: object.clone(),
+            reads: Arc::new(Reads::built_in("parquet", size, 0)),
+            client: "plain".into(),
+            stream: StreamConfig::local(),
+            cold,
+            request_timeout: Duration::from_secs(5),
+            fingerprint: None,
+            changed: None,
+        };
+        let path = dir.join(&object.name);
+        let cached = || {
+            FileSource::open(&path, size)
+                .unwrap()
+                .cached_fraction()
+                .unwrap()
+        };
+        // Every page cached, as gen (or an earlier fork) left them.
+        FileSource::open(&path, size)
+            .unwrap()
+            .read_at(0, &mut [&mut vec![0; size as usize]])
+            .unwrap();
+        let (Some(before), false) = (read_from_storage(), on_tmpfs(&dir)) else {
+            eprintln!("no per-thread I/O counts, or tmpfs (whose pages stay put): skipped");
+            return;
+        };
+        // A hot fork's set-up drops them and reads the object back from storage: its
+        // shots read pages placed for it, not the ones the run found.
+        let mut op = SeekOp::set_up(&case(false)).unwrap();
+        let read = read_from_storage().unwrap() - before;
+        assert!(
+            read >= size,
+            "the set-up read {read} bytes from storage, not the object's {size}"
+        );
+        assert_eq!(cached(), 1.0, "a hot fork's shots find every page cached");
+        op.run(2).unwrap();
+        op.after_iteration().unwrap();
+        op.finish().unwrap();
+        // A cold fork drops them before each shot anyway: its set-up reads nothing back.
+        let before = read_from_storage().unwrap();
+        drop(SeekOp::set_up(&case(true)).unwrap());
+        assert_eq!(read_from_storage().unwrap() - before, 0);
     }
 }
