@@ -157,11 +157,11 @@ if [ "$calibrate" -gt 0 ]; then
             *) noise=${HOME:?run-all.sh: --calibrate: set HOME or BB_NOISE}/.config/boardbench/noise.json ;;
         esac
     fi
-    [ -x "$bindir/bb-compare" ] || { echo "run-all.sh: --calibrate needs bb-compare in $bindir" >&2; exit 1; }
     if [ $dry_run = yes ]; then
         echo "run-all: --calibrate runs this $calibrate times, then writes $noise"
         exec sh "$0" "$profile" --dry-run --out "$out" ${only:+--only "$only"}
     fi
+    [ -x "$bindir/bb-compare" ] || { echo "run-all.sh: --calibrate needs bb-compare in $bindir" >&2; exit 1; }
     mkdir -p "$(dirname "$noise")" || { echo "run-all.sh: --calibrate: cannot create the directory of $noise" >&2; exit 1; }
     set --
     i=1
