@@ -170,7 +170,8 @@ mod tests {
             let _ = tx.send(());
         });
         assert!(!stop_requested());
-        nix::sys::signal::raise(Signal::SIGHUP).unwrap();
+        // Not SIGHUP: under nohup it is ignored from the start, and stays so.
+        nix::sys::signal::raise(Signal::SIGUSR2).unwrap();
         rx.recv_timeout(std::time::Duration::from_secs(5))
             .expect("the wake hook ran");
         assert!(stop_requested());
