@@ -6,10 +6,10 @@
 //! measured it) is read as its two runs, the other build first.
 
 use super::{Measurement, OfferedLoad, Samples};
+use crate::model::noise::MAX_NOISE;
 use crate::stats::welch::Moments;
 use crate::util::error::{Error, Result};
 use crate::util::file::read_regular;
-use crate::model::noise::MAX_NOISE;
 use crate::util::json::Json;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};

@@ -35,6 +35,39 @@ const TRACE_ENV: &str = "BB_FAULT_TRACE";
 const NOISE_ENV: &str = "BB_FAULT_NOISE";
 const RUN_ENV: &str = "BB_FAULT_RUN";
 
+/// The calls every wrapper passes through to the workload it wraps; `but
+/// after_iteration` leaves that one to the wrapper.
+macro_rules! pass_through {
+    () => {
+        pass_through!(but after_iteration);
+
+        fn after_iteration(&mut self) -> Result<()> {
+            self.inner.after_iteration()
+        }
+    };
+    (but after_iteration) => {
+        fn iteration_metrics(&mut self) -> Vec<Metric> {
+            self.inner.iteration_metrics()
+        }
+
+        fn peer_cpu(&mut self) -> Result<CpuTime> {
+            self.inner.peer_cpu()
+        }
+
+        fn peer_placement(&mut self) -> Vec<usize> {
+            self.inner.peer_placement()
+        }
+
+        fn latencies(&mut self) -> Option<Histogram> {
+            self.inner.latencies()
+        }
+
+        fn finish(&mut self) -> Result<()> {
+            self.inner.finish()
+        }
+    };
+}
+
 /// `workload` made to drift and traced where the variables ask for it.
 pub(crate) fn wrap(workload: Box<dyn Workload>) -> Box<dyn Workload> {
     let workload = synthetic(drifting(workload));
@@ -130,25 +163,7 @@ impl Workload for Synthetic {
         self.inner.after_iteration()
     }
 
-    fn iteration_metrics(&mut self) -> Vec<Metric> {
-        self.inner.iteration_metrics()
-    }
-
-    fn peer_cpu(&mut self) -> Result<CpuTime> {
-        self.inner.peer_cpu()
-    }
-
-    fn peer_placement(&mut self) -> Vec<usize> {
-        self.inner.peer_placement()
-    }
-
-    fn latencies(&mut self) -> Option<Histogram> {
-        self.inner.latencies()
-    }
-
-    fn finish(&mut self) -> Result<()> {
-        self.inner.finish()
-    }
+    pass_through!(but after_iteration);
 }
 
 /// The share of a job's time `BB_FAULT_SLOWER` adds (0.05 for 5), read once.
@@ -172,35 +187,6 @@ pub(crate) fn spin_after(started: std::time::Instant) {
             std::hint::spin_loop();
         }
     }
-}
-
-/// The calls every wrapper passes through to the workload it wraps.
-macro_rules! pass_through {
-    () => {
-        fn iteration_metrics(&mut self) -> Vec<Metric> {
-            self.inner.iteration_metrics()
-        }
-
-        fn peer_cpu(&mut self) -> Result<CpuTime> {
-            self.inner.peer_cpu()
-        }
-
-        fn peer_placement(&mut self) -> Vec<usize> {
-            self.inner.peer_placement()
-        }
-
-        fn after_iteration(&mut self) -> Result<()> {
-            self.inner.after_iteration()
-        }
-
-        fn latencies(&mut self) -> Option<Histogram> {
-            self.inner.latencies()
-        }
-
-        fn finish(&mut self) -> Result<()> {
-            self.inner.finish()
-        }
-    };
 }
 
 struct Drifting {

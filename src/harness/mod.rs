@@ -638,7 +638,10 @@ impl Rounds<'_> {
         let place = format!("[{}/{}]", index + 1, self.benchmarks.len());
         let tag = match (settings.forks, settings.precision) {
             (n, Some(p)) if round > n && pair.is_none() => {
-                format!("{place} fork {round}, to ±{}%", crate::util::format::percent(p))
+                format!(
+                    "{place} fork {round}, to ±{}%",
+                    crate::util::format::percent(p)
+                )
             }
             (n, _) if round > n => format!("{place} fork {round}"),
             (0 | 1, _) => place,

@@ -109,27 +109,10 @@ pub fn binary_of_names<'a>(mut names: impl Iterator<Item = &'a str>) -> Option<S
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::noise::BinaryNoise;
+    use crate::model::noise::tests::profile_of as profile;
     use std::collections::HashMap;
 
     const BOARD: &str = "pi4: Raspberry Pi 4 Model B, 4 cores, aarch64";
-
-    fn profile(board: &str) -> NoiseProfile {
-        NoiseProfile {
-            board: board.into(),
-            measured: "2026-12-08".into(),
-            binaries: vec![(
-                "bb-zstd".into(),
-                BinaryNoise {
-                    band: 0.08,
-                    run_floor: 0.03,
-                    runs: 3,
-                    rows: 8,
-                    variance: [None, None, None],
-                },
-            )],
-        }
-    }
 
     fn vars(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
         let map: HashMap<String, String> = pairs

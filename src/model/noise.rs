@@ -213,12 +213,13 @@ fn binary(name: &str, n: &Json) -> Result<BinaryNoise, String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn profile() -> NoiseProfile {
+    /// A profile of bb-zstd's noise measured on `board`.
+    pub(crate) fn profile_of(board: &str) -> NoiseProfile {
         NoiseProfile {
-            board: "pi4, Raspberry Pi 4 Model B, 4 cores, aarch64".into(),
+            board: board.into(),
             measured: "2026-12-08".into(),
             binaries: vec![(
                 "bb-zstd".into(),
@@ -231,6 +232,10 @@ mod tests {
                 },
             )],
         }
+    }
+
+    fn profile() -> NoiseProfile {
+        profile_of("pi4, Raspberry Pi 4 Model B, 4 cores, aarch64")
     }
 
     #[test]

@@ -742,8 +742,12 @@ fn precision_adds_forks_to_headline_rows_up_to_the_budget_and_says_where_it_fell
     }
     let answer = json[0]["boardbench"]["answer"]["lines"].as_array().unwrap();
     assert!(
-        answer.iter().filter_map(|l| l.as_str()).any(|l| l
-            .starts_with("precision: ±0.0001% reached in 0 of 2 headline rows; not in 2 (widest ±")),
+        answer
+            .iter()
+            .filter_map(|l| l.as_str())
+            .any(|l| l.starts_with(
+                "precision: ±0.0001% reached in 0 of 2 headline rows; not in 2 (widest ±"
+            )),
         "{answer:?}"
     );
     let off = bb_zstd(&[&short[..], &["--precision", "off"]].concat(), &[]);
