@@ -122,10 +122,13 @@ fn install() {
         // SAFETY: the handler only calls write(2), which is async-signal-safe.
         let before = unsafe { sigaction(s, &action) };
         // One ignored when this process started (nohup's SIGHUP, a test's SIGXFSZ) ends
-        // nothing, and stays ignored.
+        // nothing, and stays ignored. Not the stop signals a person sends: a shell
+        // starts every background job with SIGINT and SIGQUIT ignored unasked, and a
+        // script's `kill -INT` must still end the run (the emulated boards' check).
+        let stop = matches!(s, Signal::SIGINT | Signal::SIGQUIT | Signal::SIGTERM);
         match before {
             // SAFETY: sets back the disposition this process was started with.
-            Ok(ignored) if ignored.handler() == SigHandler::SigIgn => {
+            Ok(ignored) if ignored.handler() == SigHandler::SigIgn && !stop => {
                 let _ = unsafe { sigaction(s, &ignored) };
             }
             _ => {}

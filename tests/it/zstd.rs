@@ -593,6 +593,52 @@ fn sigterm_ends_the_run_and_its_fork() {
     assert!(all_gone(&forks), "the fork was stopped too");
 }
 
+/// A shell starts a background job (`bb-zstd … &` in a script) with SIGINT and SIGQUIT
+/// ignored; a `kill -INT` from the script must still end the run and its fork, as the
+/// emulated boards' checks send it. (Ignored from the start, SIGHUP stays ignored: nohup.)
+#[test]
+fn sigint_ends_a_run_a_shell_started_with_it_ignored() {
+    use std::os::unix::process::{CommandExt, ExitStatusExt};
+    let mut command = std::process::Command::new(EXE);
+    command
+        .args(STUCK.iter().chain(&["--forks", "1"]))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    // SAFETY: signal(2) is async-signal-safe, as pre_exec requires.
+    unsafe {
+        command.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_IGN);
+            Ok(())
+        });
+    }
+    let mut parent = command.spawn().unwrap();
+    let mut forks = Vec::new();
+    let started = crate::support::wait_for(std::time::Duration::from_secs(10), || {
+        forks = crate::support::children_of(parent.id());
+        !forks.is_empty()
+    });
+    assert!(started, "the fork started");
+    let pid = nix::unistd::Pid::from_raw(parent.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let mut status = None;
+    let ended = crate::support::wait_for(std::time::Duration::from_secs(20), || {
+        status = parent.try_wait().unwrap();
+        status.is_some()
+    });
+    if !ended {
+        let _ = parent.kill();
+        let _ = parent.wait();
+        panic!("SIGINT did not end a run started with it ignored");
+    }
+    let status = status.unwrap();
+    assert_eq!(
+        status.code().or(status.signal().map(|s| 128 + s)),
+        Some(130),
+        "{status:?}"
+    );
+    assert!(all_gone(&forks), "the fork was stopped too");
+}
+
 #[test]
 fn pinned_to_one_cpu_two_threads_use_one_core() {
     let run = bb_zstd(
